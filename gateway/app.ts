@@ -1,0 +1,62 @@
+/**
+ * Assembles the service: stores, identity, routes, the routing core and the
+ * HTTP listener. `startService` is what `npm start` and the tests both run.
+ */
+import type { Logger } from 'pino';
+import { IdentityService } from '../runtime/auth/identity.js';
+import { openCollections } from '../runtime/collections.js';
+import type { ServiceConfig } from '../runtime/config.js';
+import { HealthReporter, registerCoreProbes } from '../runtime/health.js';
+import { createOrganizationProvisioner } from '../runtime/organizations.js';
+import { openMetadataStore } from '../runtime/store/open.js';
+import { IdempotencyGuard } from './idempotency.js';
+import { Pipeline } from './pipeline.js';
+import type { AnyRoute } from './route.js';
+import { allRoutes } from './routes/index.js';
+import type { Services } from './services.js';
+import { listen } from './uws-server.js';
+
+export interface RunningService {
+  readonly url: string;
+  readonly port: number;
+  readonly services: Services;
+  /** stops accepting, lets in-flight requests finish, closes the stores */
+  stop(): Promise<void>;
+}
+
+export async function startService(config: ServiceConfig, logger: Logger): Promise<RunningService> {
+  const store = await openMetadataStore(config);
+  try {
+    const collections = await openCollections(store);
+    const health = new HealthReporter(config);
+    registerCoreProbes(health, config, store);
+    const identity = new IdentityService(config, collections, createOrganizationProvisioner(collections));
+    const services: Services = { config, collections, identity, health, logger };
+
+    const routes: AnyRoute[] = allRoutes(services, () => routes);
+    const pipeline = new Pipeline({
+      routes,
+      authenticator: identity,
+      idempotency: new IdempotencyGuard(collections.idempotency),
+      features: config.features,
+      logger,
+    });
+    const server = await listen(pipeline, config.host, config.port);
+    let stopping: Promise<void> | null = null;
+    return {
+      url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}/api/v1`,
+      port: server.port,
+      services,
+      stop: () => {
+        stopping ??= (async () => {
+          await server.close();
+          await store.close();
+        })();
+        return stopping;
+      },
+    };
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+}

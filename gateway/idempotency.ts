@@ -1,0 +1,96 @@
+/**
+ * `Idempotency-Key` on creates: the first request with a key reserves it; a
+ * retry with the same key, organization, route and body answers the stored
+ * status and body and creates nothing. Failed requests release the key so the
+ * client can retry. Keys expire after 24 hours.
+ */
+import { ServiceError } from '../runtime/errors.js';
+import { sha256Hex } from '../runtime/crypto.js';
+import { UniqueViolation, type OrgCollection, type OrgId, type StoredFields } from '../runtime/store/types.js';
+import type { HttpRequest, HttpResponse } from './http.js';
+
+export interface IdempotencyRecord extends StoredFields {
+  readonly scope: string;
+  readonly key: string;
+  readonly request_hash: string;
+  readonly state: 'pending' | 'done';
+  readonly status?: number;
+  readonly response_body?: string;
+  readonly response_headers?: Record<string, string>;
+}
+
+export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+export class IdempotencyGuard {
+  constructor(private readonly records: OrgCollection<IdempotencyRecord>) {}
+
+  /** Runs `create` at most once per key; returns the original response on a retry. */
+  async run(org: OrgId, request: HttpRequest, create: () => Promise<HttpResponse>): Promise<HttpResponse> {
+    const key = request.headers['idempotency-key'];
+    if (key === undefined) return create();
+    if (!KEY_PATTERN.test(key)) {
+      throw new ServiceError('validation_error', 'Idempotency-Key must be 1-255 printable ASCII characters');
+    }
+    const scope = `${request.method} ${request.path}`;
+    const requestHash = sha256Hex(request.body);
+    const reservation = await this.reserve(org, scope, key, requestHash);
+    if (reservation.kind === 'replay') return reservation.response;
+
+    let response: HttpResponse;
+    try {
+      response = await create();
+    } catch (error) {
+      await this.records.delete(org, reservation.id);
+      throw error;
+    }
+    if (response.status >= 200 && response.status < 300) {
+      await this.records.update(org, reservation.id, {
+        state: 'done',
+        status: response.status,
+        response_body: response.body.toString(),
+        response_headers: { ...response.headers },
+      });
+    } else {
+      await this.records.delete(org, reservation.id);
+    }
+    return response;
+  }
+
+  private async reserve(
+    org: OrgId,
+    scope: string,
+    key: string,
+    requestHash: string,
+  ): Promise<{ kind: 'reserved'; id: string } | { kind: 'replay'; response: HttpResponse }> {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        const record = await this.records.insert(org, { scope, key, request_hash: requestHash, state: 'pending' });
+        return { kind: 'reserved', id: record.id };
+      } catch (error) {
+        if (!(error instanceof UniqueViolation)) throw error;
+      }
+      const existing = await this.records.findOne(org, { scope, key });
+      if (!existing) continue; // released between our insert and read: try again
+      if (Date.parse(existing.created_at) + IDEMPOTENCY_TTL_MS < Date.now()) {
+        await this.records.delete(org, existing.id);
+        continue;
+      }
+      if (existing.request_hash !== requestHash) {
+        throw new ServiceError('idempotency_key_reused', 'this Idempotency-Key was used with a different request body');
+      }
+      if (existing.state === 'pending' || existing.status === undefined) {
+        throw new ServiceError('idempotency_in_progress', 'a request with this Idempotency-Key is still in progress');
+      }
+      return {
+        kind: 'replay',
+        response: {
+          status: existing.status,
+          headers: { ...existing.response_headers, 'idempotent-replayed': 'true' },
+          body: existing.response_body ?? '',
+        },
+      };
+    }
+    throw new ServiceError('idempotency_in_progress', 'a request with this Idempotency-Key is still in progress');
+  }
+}

@@ -1,0 +1,145 @@
+/**
+ * The routing core: request in, response out. Matching, feature gates, auth,
+ * permission, validation, idempotency and the error envelope all happen here,
+ * independent of the transport (gateway/uws-server.ts is the thin adapter).
+ */
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import type { AuthContext } from '../runtime/auth/context.js';
+import type { FeatureFlags } from '../runtime/config.js';
+import { ServiceError } from '../runtime/errors.js';
+import type { OrgId } from '../runtime/store/types.js';
+import { jsonResponse, type HttpRequest, type HttpResponse } from './http.js';
+import type { IdempotencyGuard } from './idempotency.js';
+import { DEFAULT_MAX_BODY_BYTES, type AnyRoute, type HandlerResult } from './route.js';
+import { Router, type Match } from './router.js';
+
+export const API_PREFIX = '/api/v1';
+
+export interface Authenticator {
+  /** resolves the bearer credential or throws a 401 ServiceError */
+  authenticate(authorization: string | undefined): Promise<AuthContext>;
+}
+
+export interface PipelineDeps {
+  readonly routes: readonly AnyRoute[];
+  readonly authenticator: Authenticator;
+  readonly idempotency: IdempotencyGuard;
+  readonly features: FeatureFlags;
+  readonly logger: Logger;
+}
+
+/** Public organization bucket for idempotency keys of unauthenticated creates (registration). */
+const PUBLIC_SCOPE = 'public' as OrgId;
+
+function validationDetails(error: z.ZodError): Record<string, unknown> {
+  return {
+    issues: error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message })),
+  };
+}
+
+function parse<T extends z.ZodType>(schema: T | undefined, value: unknown, where: string): z.output<T> | undefined {
+  if (schema === undefined) return undefined;
+  const result = schema.safeParse(value);
+  if (!result.success) {
+    const first = result.error.issues[0];
+    const path = first && first.path.length > 0 ? `${first.path.map(String).join('.')}: ` : '';
+    throw new ServiceError('validation_error', `invalid ${where}: ${path}${first?.message ?? 'bad value'}`, validationDetails(result.error));
+  }
+  return result.data;
+}
+
+function readJson(request: HttpRequest): unknown {
+  if (request.body.length === 0) return undefined;
+  const type = request.headers['content-type'];
+  if (type !== undefined && !/^application\/(.+\+)?json\b/i.test(type)) {
+    throw new ServiceError('unsupported_media_type', `expected application/json, got ${type}`);
+  }
+  try {
+    return JSON.parse(request.body.toString('utf8')) as unknown;
+  } catch (error) {
+    throw new ServiceError('invalid_json', `request body is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+function toResponse(result: HandlerResult): HttpResponse {
+  return 'json' in result ? jsonResponse(result.status, result.json, result.headers) : result;
+}
+
+export function errorResponse(error: ServiceError, requestId: string): HttpResponse {
+  return jsonResponse(error.status, error.toEnvelope(), { ...error.headers, 'x-request-id': requestId });
+}
+
+export class Pipeline {
+  private readonly router: Router;
+
+  constructor(private readonly deps: PipelineDeps) {
+    this.router = new Router(deps.routes);
+  }
+
+  /** Which route a request goes to; the transport reads the body limit from it before reading the body. */
+  match(method: string, path: string): Match {
+    if (!path.startsWith(API_PREFIX + '/') && path !== API_PREFIX) return { kind: 'not_found' };
+    return this.router.match(method, path.slice(API_PREFIX.length));
+  }
+
+  static maxBodyBytes(match: Match): number {
+    return match.kind === 'found' ? (match.route.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES) : DEFAULT_MAX_BODY_BYTES;
+  }
+
+  /** Never throws: every failure becomes the error envelope. */
+  async handle(match: Match, request: HttpRequest): Promise<HttpResponse> {
+    try {
+      const response = await this.dispatch(match, request);
+      return { ...response, headers: { ...response.headers, 'x-request-id': request.requestId } };
+    } catch (error) {
+      if (error instanceof ServiceError) return errorResponse(error, request.requestId);
+      this.deps.logger.error(
+        { err: error, request_id: request.requestId, method: request.method, path: request.path },
+        'unhandled error',
+      );
+      return errorResponse(
+        new ServiceError('internal_error', `internal error; quote request id ${request.requestId}`),
+        request.requestId,
+      );
+    }
+  }
+
+  private async dispatch(match: Match, request: HttpRequest): Promise<HttpResponse> {
+    if (match.kind === 'not_found') throw new ServiceError('not_found', `no route for ${request.method} ${request.path}`);
+    if (match.kind === 'method_not_allowed') {
+      throw new ServiceError('method_not_allowed', `${request.method} is not allowed here`, { allowed: match.allowed }, {
+        allow: match.allowed.join(', '),
+      });
+    }
+    const { route } = match;
+    if (route.feature && !this.deps.features[route.feature]) {
+      throw new ServiceError('feature_disabled', `feature "${route.feature}" is disabled on this server`, {
+        feature: route.feature,
+        enable_with: `SERVICE_FEATURES_${route.feature.toUpperCase()}=true`,
+      });
+    }
+
+    // authenticate before reading the body: an anonymous caller learns nothing about validation
+    const auth = route.auth === 'bearer' ? await this.deps.authenticator.authenticate(request.headers['authorization']) : null;
+    if (auth && route.auth === 'bearer' && route.permission && !auth.permissions.has(route.permission)) {
+      throw new ServiceError('forbidden', `this action needs the permission "${route.permission}"`, {
+        permission: route.permission,
+      });
+    }
+
+    const params = parse(route.params, match.params, 'path parameter');
+    const query = parse(route.query, Object.fromEntries(request.query), 'query');
+    const body = route.bodyKind === 'raw' ? undefined : parse(route.body, readJson(request), 'body');
+
+    const run = async (): Promise<HttpResponse> => {
+      const result =
+        route.auth === 'bearer'
+          ? await route.handler({ request, params, query, body, auth: auth as AuthContext })
+          : await route.handler({ request, params, query, body });
+      return toResponse(result);
+    };
+    if (route.creates) return this.deps.idempotency.run(auth?.orgId ?? PUBLIC_SCOPE, request, run);
+    return run();
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * A route is data: method, path, auth, the zod schemas of its inputs and
+ * output, and a handler. The same schemas validate requests and generate
+ * `/openapi.json`, so there is one source of truth.
+ */
+import type { z } from 'zod';
+import type { AuthContext } from '../runtime/auth/context.js';
+import type { Permission } from '../runtime/auth/permissions.js';
+import type { FeatureFlags } from '../runtime/config.js';
+import type { HttpRequest, HttpResponse } from './http.js';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** 1 MiB: JSON resource bodies; routes with bigger bodies (ingest, hooks) say so. */
+export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
+
+export interface RouteContext<P, Q, B> {
+  readonly request: HttpRequest;
+  readonly params: P;
+  readonly query: Q;
+  readonly body: B;
+}
+
+export interface AuthedContext<P, Q, B> extends RouteContext<P, Q, B> {
+  readonly auth: AuthContext;
+}
+
+/** What a handler returns: a full response, or `{status, body}` to serialize as JSON. */
+export type HandlerResult = HttpResponse | { readonly status: number; readonly json: unknown; readonly headers?: Record<string, string> };
+
+interface RouteBase<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> {
+  readonly method: Method;
+  /** relative to /api/v1, with `:name` parameters */
+  readonly path: string;
+  readonly summary: string;
+  readonly tag: string;
+  readonly params?: P;
+  readonly query?: Q;
+  readonly body?: B;
+  /** documents the success body in /openapi.json */
+  readonly response?: z.ZodType;
+  /** @default 200 */
+  readonly status?: number;
+  /** a create: honours Idempotency-Key */
+  readonly creates?: boolean;
+  /** @default DEFAULT_MAX_BODY_BYTES */
+  readonly maxBodyBytes?: number;
+  /** answers 404 `feature_disabled` while the flag is off */
+  readonly feature?: keyof FeatureFlags;
+  /**
+   * `json` (default): the body must be JSON when present. `raw`: the handler
+   * reads `request.body` itself (NDJSON, forms, signed payloads).
+   */
+  readonly bodyKind?: 'json' | 'raw';
+}
+
+export interface PublicRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> extends RouteBase<P, Q, B> {
+  readonly auth: 'public';
+  handler(ctx: RouteContext<z.output<P>, z.output<Q>, z.output<B>>): Promise<HandlerResult>;
+}
+
+export interface ProtectedRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> extends RouteBase<P, Q, B> {
+  readonly auth: 'bearer';
+  /** the permission the caller needs; omitted = any authenticated caller */
+  readonly permission?: Permission;
+  handler(ctx: AuthedContext<z.output<P>, z.output<Q>, z.output<B>>): Promise<HandlerResult>;
+}
+
+export type Route<P extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType, B extends z.ZodType = z.ZodType> =
+  | PublicRoute<P, Q, B>
+  | ProtectedRoute<P, Q, B>;
+
+/** Erased form kept in the route table. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyRoute = Route<any, any, any>;
+
+/** Identity helper that keeps the schema types flowing into the handler. */
+export function route<P extends z.ZodType = z.ZodUndefined, Q extends z.ZodType = z.ZodUndefined, B extends z.ZodType = z.ZodUndefined>(
+  definition: Route<P, Q, B>,
+): AnyRoute {
+  return definition;
+}

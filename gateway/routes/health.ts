@@ -1,0 +1,32 @@
+/** /health (public) and /openapi.json (generated from the route table). */
+import { z } from 'zod';
+import { buildOpenApi } from '../openapi.js';
+import { route, type AnyRoute } from '../route.js';
+import type { Services } from '../services.js';
+
+export function healthRoutes({ health }: Services, allRoutes: () => readonly AnyRoute[]): AnyRoute[] {
+  let document: string | null = null;
+  return [
+    route({
+      method: 'GET', path: '/health', tag: 'meta', auth: 'public', summary: 'Service and dependency health',
+      response: z.object({
+        status: z.enum(['ok', 'degraded', 'down']),
+        features: z.record(z.string(), z.boolean()),
+        dependencies: z.record(z.string(), z.string()),
+        engines: z.record(z.string(), z.string()),
+      }),
+      handler: async () => {
+        const report = await health.report();
+        // 503 only when the metadata store is down: load balancers should keep a degraded server
+        return { status: report.status === 'down' ? 503 : 200, json: report };
+      },
+    }),
+    route({
+      method: 'GET', path: '/openapi.json', tag: 'meta', auth: 'public', summary: 'This API as an OpenAPI 3.1 document',
+      handler: async () => {
+        document ??= JSON.stringify(buildOpenApi(allRoutes()));
+        return { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body: document };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,141 @@
+/**
+ * The thin uWebSockets.js adapter: copies the request out of uWS's
+ * stack-allocated objects, reads the body as raw bytes under the route's size
+ * limit (413 as soon as the limit is crossed, without buffering the excess),
+ * hands it to the routing core and writes the response corked.
+ */
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import uws from 'uWebSockets.js';
+import { ServiceError } from '../runtime/errors.js';
+import type { HttpRequest, HttpResponse } from './http.js';
+import { errorResponse, Pipeline } from './pipeline.js';
+
+export interface ListeningServer {
+  readonly host: string;
+  readonly port: number;
+  /** stops accepting, waits for in-flight requests (up to `graceMs`) */
+  close(graceMs?: number): Promise<void>;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+const statusLine = (status: number): string => `${status} ${STATUS_CODES[status] ?? 'Unknown'}`;
+
+export async function listen(pipeline: Pipeline, host: string, port: number): Promise<ListeningServer> {
+  const app = uws.App();
+  let inFlight = 0;
+  let draining = false;
+  let drained: (() => void) | null = null;
+
+  const finish = (): void => {
+    inFlight -= 1;
+    if (draining && inFlight === 0) drained?.();
+  };
+
+  app.any('/*', (res, req) => {
+    inFlight += 1;
+    const method = req.getMethod().toUpperCase();
+    const path = req.getUrl();
+    const query = new URLSearchParams(req.getQuery() ?? '');
+    const headers: Record<string, string> = {};
+    req.forEach((key, value) => {
+      headers[key] = value;
+    });
+    const givenId = headers['x-request-id'];
+    const requestId = givenId !== undefined && REQUEST_ID.test(givenId) ? givenId : randomUUID();
+
+    let aborted = false;
+    let responded = false;
+    res.onAborted(() => {
+      aborted = true;
+      if (!responded) {
+        responded = true;
+        finish();
+      }
+    });
+
+    const send = (response: HttpResponse, closeConnection = false): void => {
+      if (aborted || responded) return;
+      responded = true;
+      res.cork(() => {
+        res.writeStatus(statusLine(response.status));
+        for (const [key, value] of Object.entries(response.headers ?? {})) res.writeHeader(key, value);
+        res.end(response.body, closeConnection || draining);
+      });
+      finish();
+    };
+
+    const match = pipeline.match(method, path);
+    const limit = Pipeline.maxBodyBytes(match);
+    const tooLarge = (): HttpResponse =>
+      errorResponse(
+        new ServiceError('payload_too_large', `request body is over the ${limit}-byte limit of this route`, { limit_bytes: limit }),
+        requestId,
+      );
+
+    const dispatch = (body: Buffer): void => {
+      const request: HttpRequest = { method, path, query, headers, body, requestId };
+      pipeline.handle(match, request).then(send, () => {
+        // handle() never rejects; this guards the process if that ever changes
+        send(errorResponse(new ServiceError('internal_error', 'internal error'), requestId));
+      });
+    };
+
+    const declared = headers['content-length'];
+    const hasBody = (declared !== undefined && declared !== '0') || headers['transfer-encoding'] !== undefined;
+    if (!hasBody) {
+      dispatch(Buffer.alloc(0));
+      return;
+    }
+    if (declared !== undefined && Number(declared) > limit) {
+      // refuse before reading a byte; close so the unread body is not parsed as the next request
+      send(tooLarge(), true);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let received = 0;
+    res.onData((chunk, isLast) => {
+      if (responded) return;
+      received += chunk.byteLength;
+      if (received > limit) {
+        send(tooLarge(), true);
+        return;
+      }
+      // uWS reuses the chunk's memory after this callback returns: copy it
+      chunks.push(Buffer.from(chunk.slice(0)));
+      if (isLast) dispatch(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, received));
+    });
+  });
+
+  const listenSocket = await new Promise<uws.us_listen_socket>((resolve, reject) => {
+    app.listen(host, port, (socket) => {
+      if (socket) resolve(socket);
+      else reject(new Error(`cannot listen on ${host}:${port} (address in use or not permitted)`));
+    });
+  });
+  const boundPort = uws.us_socket_local_port(listenSocket as unknown as uws.us_socket);
+
+  return {
+    host,
+    port: boundPort,
+    close: (graceMs = 10_000) =>
+      new Promise<void>((resolve) => {
+        if (draining) {
+          resolve();
+          return;
+        }
+        draining = true;
+        uws.us_listen_socket_close(listenSocket);
+        if (inFlight === 0) {
+          resolve();
+          return;
+        }
+        const timer = setTimeout(resolve, graceMs);
+        drained = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      }),
+  };
+}

@@ -1,0 +1,269 @@
+/**
+ * Identity: registration, login, token issue and the bearer middleware's
+ * resolution of a credential (local HS256 JWT, OIDC RS256 JWT, or API key)
+ * into an AuthContext. Membership and role are read on every request, so a
+ * removed user or a changed role takes effect at once.
+ */
+import { createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
+import type { Collections, MembershipDoc, OrganizationDoc, UserDoc } from '../collections.js';
+import type { ServiceConfig } from '../config.js';
+import { randomAlphanumeric, sha256Hex } from '../crypto.js';
+import { ServiceError } from '../errors.js';
+import { nowIso } from '../ids.js';
+import { asOrgId, UniqueViolation, type OrgId } from '../store/types.js';
+import type { AuthContext } from './context.js';
+import { dummyPasswordHash, hashPassword, verifyPassword } from './passwords.js';
+import { builtinRole, isPermission, type Permission } from './permissions.js';
+
+const LOCAL_ISSUER = 'agent-context-service';
+export const API_KEY_PREFIX = 'sk_';
+const API_KEY_LENGTH = 40;
+/** verified JWTs kept by their exact text; bounded so a flood of tokens cannot grow memory */
+const TOKEN_CACHE_LIMIT = 10_000;
+/** last_used_at is written at most this often per key */
+const LAST_USED_WRITE_MS = 60_000;
+
+export interface LoginResult {
+  readonly token: string;
+  readonly expires_at: string;
+  readonly user: { readonly id: string; readonly email: string; readonly role: string };
+  readonly organization: { readonly id: string; readonly name: string };
+}
+
+interface VerifiedToken {
+  readonly userId: string;
+  readonly orgId: OrgId;
+  readonly expiresAtMs: number;
+}
+
+/** Hook run when an organization is created (default realm, settings, default agent). */
+export type OrganizationProvisioner = (org: OrgId, organizationName: string) => Promise<void>;
+
+export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
+
+export class IdentityService {
+  private readonly tokenCache = new Map<string, VerifiedToken>();
+  private readonly jwks: ReturnType<typeof createRemoteJWKSet> | null;
+
+  constructor(
+    private readonly config: ServiceConfig,
+    private readonly collections: Collections,
+    private readonly provision: OrganizationProvisioner,
+  ) {
+    this.jwks = config.auth.jwksUrl ? createRemoteJWKSet(new URL(config.auth.jwksUrl), { cooldownDuration: 30_000 }) : null;
+  }
+
+  /** Creates an organization and its owner; an existing user with the right password gets one more organization. */
+  async register(input: { email: string; password: string; organization_name: string }): Promise<LoginResult> {
+    const email = normalizeEmail(input.email);
+    let user = await this.collections.users.findOne({ email });
+    if (user) {
+      if (!(await verifyPassword(input.password, user.password_hash))) {
+        throw new ServiceError('conflict', 'a user with this email already exists', { field: 'email' });
+      }
+    } else {
+      try {
+        user = await this.collections.users.insert({ email, password_hash: await hashPassword(input.password) });
+      } catch (error) {
+        if (error instanceof UniqueViolation) throw new ServiceError('conflict', 'a user with this email already exists', { field: 'email' });
+        throw error;
+      }
+    }
+    const organization = await this.createOrganization(input.organization_name, user.id);
+    return this.issue(user, organization, 'owner');
+  }
+
+  async createOrganization(name: string, ownerUserId: string): Promise<OrganizationDoc> {
+    const organization = await this.collections.organizations.insert({ name });
+    const org = asOrgId(organization.id);
+    await this.collections.memberships.insert(org, { user_id: ownerUserId, role: 'owner' });
+    await this.provision(org, name);
+    return organization;
+  }
+
+  async login(input: { email: string; password: string; organization_id?: string | undefined }): Promise<LoginResult> {
+    const user = await this.collections.users.findOne({ email: normalizeEmail(input.email) });
+    const valid = await verifyPassword(input.password, user?.password_hash ?? (await dummyPasswordHash()));
+    if (!user || !valid) throw new ServiceError('invalid_credentials', 'email or password is wrong');
+
+    const memberships = await this.collections.memberships.findAcrossOrgs({ user_id: user.id }, 1000);
+    if (memberships.length === 0) throw new ServiceError('invalid_credentials', 'this user belongs to no organization');
+    let chosen: (MembershipDoc & { org_id: OrgId }) | undefined;
+    if (input.organization_id !== undefined) {
+      chosen = memberships.find((membership) => membership.org_id === input.organization_id);
+    } else if (memberships.length === 1) {
+      chosen = memberships[0];
+    }
+    if (!chosen) {
+      const organizations = await Promise.all(
+        memberships.map(async (membership) => ({
+          id: membership.org_id,
+          name: (await this.collections.organizations.get(membership.org_id))?.name ?? null,
+          role: membership.role,
+        })),
+      );
+      throw new ServiceError(
+        'organization_required',
+        input.organization_id === undefined
+          ? 'this user belongs to several organizations: repeat the login with organization_id'
+          : 'this user is not a member of that organization',
+        { organizations },
+      );
+    }
+    const organization = await this.collections.organizations.get(chosen.org_id);
+    if (!organization) throw new ServiceError('invalid_credentials', 'organization no longer exists');
+    return this.issue(user, organization, chosen.role);
+  }
+
+  /** Signs a local HS256 token scoped to one organization. */
+  async issue(user: UserDoc, organization: OrganizationDoc, role: string): Promise<LoginResult> {
+    const issuedAt = Math.floor(Date.now() / 1000);
+    const expiresAt = issuedAt + this.config.auth.jwtTtlSeconds;
+    const token = await new SignJWT({ org: organization.id })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setSubject(user.id)
+      .setIssuer(LOCAL_ISSUER)
+      .setIssuedAt(issuedAt)
+      .setExpirationTime(expiresAt)
+      .sign(this.config.auth.jwtSecret);
+    return {
+      token,
+      expires_at: new Date(expiresAt * 1000).toISOString(),
+      user: { id: user.id, email: user.email, role },
+      organization: { id: organization.id, name: organization.name },
+    };
+  }
+
+  /** The bearer middleware: JWT (local or OIDC) or API key, same header. */
+  async authenticate(authorization: string | undefined): Promise<AuthContext> {
+    if (authorization === undefined) throw new ServiceError('unauthorized', 'missing Authorization: Bearer <token>');
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    if (!match?.[1]) throw new ServiceError('unauthorized', 'Authorization must be "Bearer <token>"');
+    const credential = match[1];
+    if (credential.startsWith(API_KEY_PREFIX)) return this.authenticateApiKey(credential);
+    const verified = await this.verifyJwt(credential);
+    return this.contextFor(verified.userId, verified.orgId, 'user', null);
+  }
+
+  private async contextFor(userId: string, org: OrgId, kind: 'user', apiKey: null): Promise<AuthContext> {
+    const membership = await this.collections.memberships.findOne(org, { user_id: userId });
+    if (!membership) throw new ServiceError('unauthorized', 'this user is not a member of the organization');
+    return {
+      kind,
+      orgId: org,
+      userId,
+      role: membership.role,
+      permissions: await this.permissionsOf(org, membership.role),
+      apiKeyId: apiKey,
+      sourceIds: null,
+    };
+  }
+
+  /** Permissions of a built-in or custom role; an unknown role grants nothing. */
+  async permissionsOf(org: OrgId, role: string): Promise<ReadonlySet<Permission>> {
+    const builtin = builtinRole(role);
+    if (builtin) return new Set(builtin.permissions);
+    const custom = await this.collections.roles.findOne(org, { name: role });
+    return new Set((custom?.permissions ?? []).filter(isPermission));
+  }
+
+  private async verifyJwt(token: string): Promise<VerifiedToken> {
+    const cached = this.tokenCache.get(token);
+    if (cached) {
+      if (cached.expiresAtMs > Date.now()) return cached;
+      this.tokenCache.delete(token);
+      throw new ServiceError('token_expired', 'token has expired; log in again');
+    }
+    let alg: string | undefined;
+    try {
+      alg = decodeProtectedHeader(token).alg;
+    } catch {
+      throw new ServiceError('unauthorized', 'bearer token is not a JWT or an API key');
+    }
+    const verified = alg === 'HS256' ? await this.verifyLocal(token) : await this.verifyOidc(token);
+    if (this.tokenCache.size >= TOKEN_CACHE_LIMIT) this.tokenCache.clear();
+    this.tokenCache.set(token, verified);
+    return verified;
+  }
+
+  private async verifyLocal(token: string): Promise<VerifiedToken> {
+    const payload = await this.guardJose(() =>
+      jwtVerify(token, this.config.auth.jwtSecret, { algorithms: ['HS256'], issuer: LOCAL_ISSUER }),
+    );
+    if (typeof payload.sub !== 'string' || typeof payload['org'] !== 'string' || typeof payload.exp !== 'number') {
+      throw new ServiceError('unauthorized', 'token lacks sub, org or exp');
+    }
+    return { userId: payload.sub, orgId: asOrgId(payload['org']), expiresAtMs: payload.exp * 1000 };
+  }
+
+  /**
+   * OIDC: RS256 against JWKS_URL with issuer and audience checked. The `email`
+   * claim names the local user (invited or registered first); an `org_id`
+   * claim picks the organization, else the user's only one.
+   */
+  private async verifyOidc(token: string): Promise<VerifiedToken> {
+    const { jwks } = this;
+    const { issuer, audience } = this.config.auth;
+    if (this.config.auth.provider !== 'oidc' || !jwks || !issuer || !audience) {
+      throw new ServiceError('unauthorized', 'token algorithm is not accepted by this server');
+    }
+    const payload = await this.guardJose(() => jwtVerify(token, jwks, { algorithms: ['RS256'], issuer, audience }));
+    if (typeof payload.exp !== 'number') throw new ServiceError('unauthorized', 'token has no expiry');
+    const email = payload['email'];
+    if (typeof email !== 'string' || payload['email_verified'] === false) {
+      throw new ServiceError('unauthorized', 'identity token has no verified email claim');
+    }
+    const user = await this.collections.users.findOne({ email: normalizeEmail(email) });
+    if (!user) throw new ServiceError('unauthorized', 'no user with this email; ask an administrator for an invite');
+    const memberships = await this.collections.memberships.findAcrossOrgs({ user_id: user.id }, 1000);
+    const claimedOrg = payload['org_id'];
+    const membership =
+      typeof claimedOrg === 'string'
+        ? memberships.find((candidate) => candidate.org_id === claimedOrg)
+        : memberships.length === 1
+          ? memberships[0]
+          : undefined;
+    if (!membership) {
+      throw new ServiceError('unauthorized', 'cannot tell the organization: add an org_id claim naming one the user belongs to');
+    }
+    return { userId: user.id, orgId: membership.org_id, expiresAtMs: payload.exp * 1000 };
+  }
+
+  private async guardJose(verify: () => Promise<{ payload: JWTPayload }>): Promise<JWTPayload> {
+    try {
+      return (await verify()).payload;
+    } catch (error) {
+      if (error instanceof joseErrors.JWTExpired) throw new ServiceError('token_expired', 'token has expired; log in again');
+      if (error instanceof joseErrors.JOSEError) throw new ServiceError('unauthorized', `invalid token: ${error.code}`);
+      throw error;
+    }
+  }
+
+  private async authenticateApiKey(key: string): Promise<AuthContext> {
+    const [record] = await this.collections.apiKeys.findAcrossOrgs({ key_hash: sha256Hex(key) }, 1);
+    if (!record) throw new ServiceError('unauthorized', 'unknown API key');
+    if (!record.active) throw new ServiceError('api_key_revoked', 'this API key was revoked');
+    const now = Date.now();
+    if (record.expires_at !== null && Date.parse(record.expires_at) <= now) {
+      throw new ServiceError('api_key_revoked', 'this API key has expired');
+    }
+    if (record.last_used_at === null || Date.parse(record.last_used_at) + LAST_USED_WRITE_MS < now) {
+      await this.collections.apiKeys.update(record.org_id, record.id, { last_used_at: nowIso() });
+    }
+    return {
+      kind: 'api_key',
+      orgId: record.org_id,
+      userId: record.created_by,
+      role: 'api_key',
+      permissions: new Set(record.permissions.filter(isPermission)),
+      apiKeyId: record.id,
+      sourceIds: record.source_ids,
+    };
+  }
+
+  /** A new plaintext API key and what is stored of it. */
+  static newApiKey(): { key: string; hash: string; prefix: string } {
+    const key = API_KEY_PREFIX + randomAlphanumeric(API_KEY_LENGTH);
+    return { key, hash: sha256Hex(key), prefix: key.slice(0, API_KEY_PREFIX.length + 6) };
+  }
+}

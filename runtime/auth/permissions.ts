@@ -1,0 +1,79 @@
+/**
+ * The catalog of permission strings and the built-in roles. A route names the
+ * permission it needs; a caller without it gets 403 `forbidden`.
+ */
+
+export const PERMISSIONS = {
+  'org:manage': 'change organization settings, invite and remove users, manage roles',
+  'settings:read': 'read organization settings',
+  'settings:manage': 'change organization settings',
+  'user:read': 'list the users of the organization',
+  'user:manage': 'invite users, change their roles, remove them',
+  'role:read': 'list roles and the permission catalog',
+  'role:manage': 'create, change and delete custom roles',
+  'api_key:read': 'list API keys',
+  'api_key:manage': 'create, rotate and revoke API keys',
+  'realm:read': 'read realms',
+  'realm:manage': 'create, change and delete realms',
+  'agent:read': 'read agents and the agent-type catalog',
+  'agent:manage': 'create, change and delete agents',
+  'skill:read': 'read skills',
+  'skill:manage': 'create, change and delete skills',
+  'memory:read': 'read and recall memory',
+  'memory:manage': 'create, change and delete memory entries',
+  'source:read': 'read sources and their sync history',
+  'source:manage': 'create, change, sync and delete sources',
+  'graph:read': 'search and query the context graph',
+  'graph:write': 'write nodes and relationships to the context graph',
+  'pipeline:read': 'read ingest pipelines and their runs',
+  'pipeline:manage': 'create, change and delete ingest pipelines and their tokens',
+  'task:read': 'read tasks and their runs',
+  'task:manage': 'create, change, run, cancel and delete tasks',
+  'webhook:read': 'read outbound webhooks, samples and deliveries',
+  'webhook:manage': 'create, change and delete outbound webhooks and samples; replay deliveries',
+  'chat:use': 'hold conversations with agents and answer approvals',
+  'binding:read': 'read channels and bindings',
+  'binding:manage': 'create, change and delete channels and bindings',
+  'policy:read': 'read policies',
+  'policy:manage': 'create, change and delete policies',
+  'worker:read': 'read worker status',
+} as const;
+
+export type Permission = keyof typeof PERMISSIONS;
+
+export const ALL_PERMISSIONS = Object.keys(PERMISSIONS) as Permission[];
+
+export function isPermission(value: string): value is Permission {
+  return Object.hasOwn(PERMISSIONS, value);
+}
+
+const READ_PERMISSIONS = ALL_PERMISSIONS.filter((permission) => permission.endsWith(':read'));
+
+export interface BuiltinRole {
+  readonly name: string;
+  readonly description: string;
+  readonly permissions: readonly Permission[];
+}
+
+export const BUILTIN_ROLES: readonly BuiltinRole[] = [
+  { name: 'owner', description: 'everything, including the organization itself', permissions: ALL_PERMISSIONS },
+  {
+    name: 'admin',
+    description: 'everything except organization-level changes',
+    permissions: ALL_PERMISSIONS.filter((permission) => permission !== 'org:manage'),
+  },
+  {
+    name: 'member',
+    description: 'uses agents, chat, memory and the graph; reads the rest',
+    permissions: [
+      ...READ_PERMISSIONS.filter((permission) => permission !== 'api_key:read'),
+      'chat:use',
+      'memory:manage',
+      'graph:write',
+      'task:manage',
+    ],
+  },
+  { name: 'viewer', description: 'reads everything, changes nothing', permissions: READ_PERMISSIONS },
+];
+
+export const builtinRole = (name: string): BuiltinRole | undefined => BUILTIN_ROLES.find((role) => role.name === name);

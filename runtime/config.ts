@@ -1,0 +1,207 @@
+/**
+ * The only module that reads `process.env`.
+ *
+ * raw environment -> defaults -> validated -> frozen. Every option is documented
+ * in README.md with its default; contradictions are rejected at start with a
+ * message naming the variable.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+export interface FeatureFlags {
+  readonly rag: boolean;
+  readonly workers: boolean;
+  readonly orchestrator: boolean;
+  readonly voice: boolean;
+  readonly policies: boolean;
+}
+
+export interface ServiceConfig {
+  readonly nodeEnv: string;
+  readonly production: boolean;
+  /** @default "127.0.0.1" */
+  readonly host: string;
+  /** @default 8080; 0 picks a free port */
+  readonly port: number;
+  /** @default "./data" */
+  readonly dataDir: string;
+  /** @default "info" */
+  readonly logLevel: string;
+  readonly auth: {
+    /** @default "local" */
+    readonly provider: 'local' | 'oidc';
+    readonly jwtSecret: Uint8Array;
+    /** where the generated development secret lives, when one was generated or reused */
+    readonly jwtSecretFile: string | null;
+    /** @default 43200 (12 h) */
+    readonly jwtTtlSeconds: number;
+    readonly jwksUrl: string | null;
+    readonly issuer: string | null;
+    readonly audience: string | null;
+  };
+  readonly workerToken: string | null;
+  readonly features: FeatureFlags;
+  /** @default 1048576 (1 MiB) */
+  readonly webhookMaxBodyBytes: number;
+  /** @default 30 */
+  readonly webhookRetentionDays: number;
+  /** @default 8000000 (8 MB) */
+  readonly contextIngestMaxBytes: number;
+  /** @default 300 seconds */
+  readonly workerLeaseTtlSeconds: number;
+  readonly mongodbUrl: string | null;
+  readonly graphUrl: string | null;
+  readonly natsUrl: string | null;
+  readonly llmApiKey: string | null;
+  /** @default "<DATA_DIR>/context.duckdb" */
+  readonly contextDbPath: string;
+  /** @default "<DATA_DIR>/files" */
+  readonly filesDir: string;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function text(env: Env, name: string): string | null {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? null : value.trim();
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = text(env, name);
+  if (raw === null) return fallback;
+  if (!/^-?\d+$/.test(raw)) throw new ConfigError(name, `must be an integer, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function flag(env: Env, name: string): boolean {
+  const raw = text(env, name);
+  if (raw === null) return false;
+  const lowered = raw.toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(lowered)) return true;
+  if (['false', '0', 'no', 'off'].includes(lowered)) return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function url(env: Env, name: string, protocols: readonly string[]): string | null {
+  const raw = text(env, name);
+  if (raw === null) return null;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `is not a valid URL: "${raw}"`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
+  }
+  return raw;
+}
+
+const MIN_SECRET_BYTES = 32;
+
+/** Development only: a random secret kept in DATA_DIR so tokens survive restarts. */
+function developmentSecret(dataDir: string): { secret: Uint8Array; file: string } {
+  const file = join(dataDir, 'jwt-secret');
+  if (existsSync(file)) {
+    const stored = readFileSync(file, 'utf8').trim();
+    if (stored.length >= MIN_SECRET_BYTES) return { secret: new TextEncoder().encode(stored), file };
+  }
+  mkdirSync(dataDir, { recursive: true });
+  const generated = randomBytes(48).toString('base64url');
+  writeFileSync(file, generated + '\n', { mode: 0o600 });
+  return { secret: new TextEncoder().encode(generated), file };
+}
+
+/** Builds the frozen configuration from an environment (process.env by default). */
+export function loadConfig(env: Env = process.env): ServiceConfig {
+  const nodeEnv = text(env, 'NODE_ENV') ?? 'development';
+  const production = nodeEnv === 'production';
+  const dataDir = resolve(text(env, 'DATA_DIR') ?? './data');
+
+  const providerRaw = (text(env, 'AUTH_PROVIDER') ?? 'local').toLowerCase();
+  if (providerRaw !== 'local' && providerRaw !== 'oidc') {
+    throw new ConfigError('AUTH_PROVIDER', `must be "local" or "oidc", got "${providerRaw}"`);
+  }
+  const jwksUrl = url(env, 'JWKS_URL', ['http:', 'https:']);
+  const issuer = text(env, 'JWT_ISSUER');
+  const audience = text(env, 'JWT_AUDIENCE');
+  if (providerRaw === 'oidc') {
+    if (jwksUrl === null) throw new ConfigError('JWKS_URL', 'is required when AUTH_PROVIDER=oidc');
+    if (issuer === null) throw new ConfigError('JWT_ISSUER', 'is required when AUTH_PROVIDER=oidc');
+    if (audience === null) throw new ConfigError('JWT_AUDIENCE', 'is required when AUTH_PROVIDER=oidc');
+  }
+
+  let jwtSecret: Uint8Array;
+  let jwtSecretFile: string | null = null;
+  const secretRaw = text(env, 'JWT_SECRET');
+  if (secretRaw !== null) {
+    if (secretRaw.length < MIN_SECRET_BYTES) {
+      throw new ConfigError('JWT_SECRET', `must be at least ${MIN_SECRET_BYTES} characters`);
+    }
+    jwtSecret = new TextEncoder().encode(secretRaw);
+  } else if (production) {
+    throw new ConfigError('JWT_SECRET', 'is required when NODE_ENV=production');
+  } else {
+    const generated = developmentSecret(dataDir);
+    jwtSecret = generated.secret;
+    jwtSecretFile = generated.file;
+  }
+
+  const logLevel = (text(env, 'LOG_LEVEL') ?? 'info').toLowerCase();
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `unknown level "${logLevel}"`);
+  }
+
+  const config: ServiceConfig = {
+    nodeEnv,
+    production,
+    host: text(env, 'HOST') ?? '127.0.0.1',
+    port: integer(env, 'PORT', 8080, 0, 65535),
+    dataDir,
+    logLevel,
+    auth: {
+      provider: providerRaw,
+      jwtSecret,
+      jwtSecretFile,
+      jwtTtlSeconds: integer(env, 'JWT_TTL_SECONDS', 43_200, 60, 30 * 86_400),
+      jwksUrl,
+      issuer,
+      audience,
+    },
+    workerToken: text(env, 'WORKER_TOKEN'),
+    features: Object.freeze({
+      rag: flag(env, 'SERVICE_FEATURES_RAG'),
+      workers: flag(env, 'SERVICE_FEATURES_WORKERS'),
+      orchestrator: flag(env, 'SERVICE_FEATURES_ORCHESTRATOR'),
+      voice: flag(env, 'SERVICE_FEATURES_VOICE'),
+      policies: flag(env, 'SERVICE_FEATURES_POLICIES'),
+    }),
+    webhookMaxBodyBytes: integer(env, 'WEBHOOK_MAX_BODY_BYTES', 1_048_576, 1, 1_073_741_824),
+    webhookRetentionDays: integer(env, 'WEBHOOK_RETENTION_DAYS', 30, 1, 3650),
+    contextIngestMaxBytes: integer(env, 'CONTEXT_INGEST_MAX_BYTES', 8_000_000, 1, 1_073_741_824),
+    workerLeaseTtlSeconds: integer(env, 'WORKER_LEASE_TTL', 300, 1, 86_400),
+    mongodbUrl: url(env, 'MONGODB_URL', ['mongodb:', 'mongodb+srv:']),
+    graphUrl: url(env, 'GRAPH_URL', ['bolt:', 'neo4j:', 'bolt+s:', 'neo4j+s:']),
+    natsUrl: url(env, 'NATS_URL', ['nats:', 'tls:']),
+    llmApiKey: text(env, 'LLM_API_KEY'),
+    contextDbPath: resolve(text(env, 'CONTEXT_DB_PATH') ?? join(dataDir, 'context.duckdb')),
+    filesDir: resolve(text(env, 'FILES_DIR') ?? join(dataDir, 'files')),
+  };
+  if (config.workerToken !== null && config.workerToken.length < 16) {
+    throw new ConfigError('WORKER_TOKEN', 'must be at least 16 characters');
+  }
+  return Object.freeze(config);
+}

@@ -1,0 +1,78 @@
+/**
+ * The error catalogue: every `snake_case` code the API answers with, its HTTP
+ * status, its fault class and when it is thrown. Anything that fails a request
+ * throws a `ServiceError` built from this table; the gateway turns it into the
+ * envelope `{"error":{"code","message","details?"}}`.
+ */
+
+/** Who is at fault: drives retry decisions (never parse message text). */
+export type Fault = 'user' | 'system' | 'third_party';
+
+interface CatalogEntry {
+  readonly status: number;
+  readonly fault: Fault;
+  readonly retryable: boolean;
+  /** thrown when */
+  readonly when: string;
+}
+
+export const ERROR_CATALOG = {
+  validation_error: { status: 400, fault: 'user', retryable: false, when: 'a body, query or path parameter fails its schema' },
+  invalid_json: { status: 400, fault: 'user', retryable: false, when: 'the request body is not valid JSON' },
+  invalid_cursor: { status: 400, fault: 'user', retryable: false, when: 'a pagination cursor was not issued by this server' },
+  immutable_field: { status: 400, fault: 'user', retryable: false, when: 'an update tries to change a field that is fixed at creation' },
+  organization_required: { status: 400, fault: 'user', retryable: false, when: 'a user of several organizations logs in without choosing one' },
+  unauthorized: { status: 401, fault: 'user', retryable: false, when: 'a protected route is called without valid credentials' },
+  invalid_credentials: { status: 401, fault: 'user', retryable: false, when: 'login with an unknown email or a wrong password' },
+  token_expired: { status: 401, fault: 'user', retryable: false, when: 'a bearer token is past its expiry' },
+  api_key_revoked: { status: 401, fault: 'user', retryable: false, when: 'an API key was revoked or has expired' },
+  forbidden: { status: 403, fault: 'user', retryable: false, when: 'the caller lacks the permission a route needs' },
+  not_found: { status: 404, fault: 'user', retryable: false, when: 'a route or resource does not exist, or belongs to another organization' },
+  method_not_allowed: { status: 405, fault: 'user', retryable: false, when: 'the path exists but not with this method' },
+  conflict: { status: 409, fault: 'user', retryable: false, when: 'a unique name is taken, or the state forbids the change' },
+  idempotency_key_reused: { status: 409, fault: 'user', retryable: false, when: 'an Idempotency-Key is reused with a different request body' },
+  idempotency_in_progress: { status: 409, fault: 'user', retryable: true, when: 'a request with the same Idempotency-Key is still being processed' },
+  payload_too_large: { status: 413, fault: 'user', retryable: false, when: 'a request body is over the route limit' },
+  unsupported_media_type: { status: 415, fault: 'user', retryable: false, when: 'a body is sent with a content type the route does not read' },
+  source_validation_failed: { status: 422, fault: 'third_party', retryable: false, when: 'an upstream system rejects a source configuration (bad credentials, missing scopes)' },
+  rate_limited: { status: 429, fault: 'user', retryable: true, when: 'a caller is over its rate; Retry-After says when to come back' },
+  internal_error: { status: 500, fault: 'system', retryable: true, when: 'an unexpected exception; logged with the request id' },
+  service_unavailable: { status: 503, fault: 'system', retryable: true, when: 'a dependency (store, sidecar, engine) is down or shutting down' },
+  feature_disabled: { status: 404, fault: 'user', retryable: false, when: 'a route belongs to a subsystem whose feature flag is off' },
+} as const satisfies Record<string, CatalogEntry>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+export class ServiceError extends Error {
+  readonly status: number;
+  readonly fault: Fault;
+  readonly retryable: boolean;
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: Readonly<Record<string, unknown>>,
+    headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(message);
+    this.name = 'ServiceError';
+    const entry: CatalogEntry = ERROR_CATALOG[code];
+    this.status = entry.status;
+    this.fault = entry.fault;
+    this.retryable = entry.retryable;
+    this.headers = headers;
+  }
+
+  toEnvelope(): { error: { code: string; message: string; details?: Readonly<Record<string, unknown>> } } {
+    return this.details === undefined
+      ? { error: { code: this.code, message: this.message } }
+      : { error: { code: this.code, message: this.message, details: this.details } };
+  }
+}
+
+export const notFound = (what: string): ServiceError => new ServiceError('not_found', `${what} not found`);
+export const conflict = (message: string, details?: Record<string, unknown>): ServiceError =>
+  new ServiceError('conflict', message, details);
+export const badRequest = (message: string, details?: Record<string, unknown>): ServiceError =>
+  new ServiceError('validation_error', message, details);

@@ -1,0 +1,342 @@
+/**
+ * Embedded metadata store: one SQLite file (WAL) through better-sqlite3.
+ *
+ * Each collection is a table `(rowid, id, org_id, data JSON)`; unique sets and
+ * indexes are expression indexes on `json_extract`, text search is an FTS5
+ * table kept in step inside the same transaction.
+ */
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { newId, nowIso } from '../ids.js';
+import {
+  UniqueViolation,
+  type CollectionSpec,
+  type Filter,
+  type GlobalCollection,
+  type ListOptions,
+  type MetadataStore,
+  type NewDoc,
+  type OrgCollection,
+  type OrgId,
+  type Page,
+  type Patch,
+  type Scalar,
+  type SearchHit,
+  type StoredFields,
+} from './types.js';
+
+const GLOBAL_ORG = '';
+const FIELD_NAME = /^[a-z_][a-z0-9_]*$/;
+
+function checkField(field: string): string {
+  if (!FIELD_NAME.test(field)) throw new Error(`invalid field name "${field}"`);
+  return field;
+}
+
+const jsonPath = (field: string): string => `json_extract(data, '$.${checkField(field)}')`;
+
+/** SQLite keeps JSON booleans as 1/0 in json_extract. */
+function bindable(value: Scalar): string | number | null {
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  return value;
+}
+
+function whereClause(filter: Filter | undefined): { sql: string; params: (string | number | null)[] } {
+  const parts: string[] = [];
+  const params: (string | number | null)[] = [];
+  for (const [field, condition] of Object.entries(filter ?? {})) {
+    if (condition !== null && typeof condition === 'object') {
+      if (condition.in.length === 0) {
+        parts.push('0');
+        continue;
+      }
+      parts.push(`${jsonPath(field)} IN (${condition.in.map(() => '?').join(', ')})`);
+      params.push(...condition.in.map(bindable));
+    } else if (condition === null) {
+      parts.push(`${jsonPath(field)} IS NULL`);
+    } else {
+      parts.push(`${jsonPath(field)} = ?`);
+      params.push(bindable(condition));
+    }
+  }
+  return { sql: parts.length === 0 ? '' : ' AND ' + parts.join(' AND '), params };
+}
+
+/** Turns free text into an FTS5 query of optional quoted terms (no syntax injection). */
+function ftsQuery(text: string): string | null {
+  const terms = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  if (terms.length === 0) return null;
+  return [...new Set(terms)].map((term) => `"${term}"`).join(' OR ');
+}
+
+interface Row {
+  readonly data: string;
+}
+
+class SqliteCollection<T extends StoredFields> {
+  private readonly table: string;
+  private readonly fts: string | null;
+  private readonly statements: {
+    insert: Database.Statement;
+    get: Database.Statement;
+    update: Database.Statement;
+    delete: Database.Statement;
+    ftsInsert: Database.Statement | null;
+    ftsDelete: Database.Statement | null;
+  };
+
+  /** prepared statements by SQL text: filters vary, the shapes repeat */
+  private readonly prepared = new Map<string, Database.Statement>();
+
+  constructor(
+    private readonly db: Database.Database,
+    readonly spec: CollectionSpec,
+  ) {
+    checkField(spec.name);
+    this.table = `c_${spec.name}`;
+    this.fts = spec.text && spec.text.length > 0 ? `f_${spec.name}` : null;
+    this.createSchema();
+    this.statements = {
+      insert: db.prepare(`INSERT INTO ${this.table} (id, org_id, data) VALUES (?, ?, ?)`),
+      get: db.prepare(`SELECT rowid, data FROM ${this.table} WHERE org_id = ? AND id = ?`),
+      update: db.prepare(`UPDATE ${this.table} SET data = ? WHERE org_id = ? AND id = ?`),
+      delete: db.prepare(`DELETE FROM ${this.table} WHERE org_id = ? AND id = ? RETURNING rowid`),
+      ftsInsert: this.fts
+        ? db.prepare(`INSERT INTO ${this.fts} (rowid, body) VALUES (?, ?)`)
+        : null,
+      ftsDelete: this.fts ? db.prepare(`DELETE FROM ${this.fts} WHERE rowid = ?`) : null,
+    };
+  }
+
+  private sql(text: string): Database.Statement {
+    let statement = this.prepared.get(text);
+    if (!statement) {
+      // `in` filters of many lengths could grow the cache without end
+      if (this.prepared.size >= 256) this.prepared.clear();
+      statement = this.db.prepare(text);
+      this.prepared.set(text, statement);
+    }
+    return statement;
+  }
+
+  private createSchema(): void {
+    const { db, table, spec } = this;
+    db.exec(`CREATE TABLE IF NOT EXISTS ${table} (
+      id TEXT NOT NULL UNIQUE,
+      org_id TEXT NOT NULL,
+      data TEXT NOT NULL
+    )`);
+    db.exec(`CREATE INDEX IF NOT EXISTS ${table}_org_id ON ${table} (org_id, id)`);
+    for (const fields of spec.unique ?? []) {
+      const name = `${table}_u_${fields.join('_')}`;
+      db.exec(`CREATE UNIQUE INDEX IF NOT EXISTS ${name} ON ${table} (org_id, ${fields.map(jsonPath).join(', ')})`);
+    }
+    for (const field of spec.indexes ?? []) {
+      db.exec(`CREATE INDEX IF NOT EXISTS ${table}_i_${checkField(field)} ON ${table} (org_id, ${jsonPath(field)})`);
+    }
+    if (this.fts) {
+      db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS ${this.fts} USING fts5(body, tokenize = 'porter unicode61')`);
+    }
+  }
+
+  private ftsBody(doc: Record<string, unknown>): string {
+    return (this.spec.text ?? [])
+      .map((field) => doc[field])
+      .filter((value): value is string => typeof value === 'string')
+      .join('\n');
+  }
+
+  private translateUnique(error: unknown): never {
+    if (error instanceof Error && 'code' in error && error.code === 'SQLITE_CONSTRAINT_UNIQUE') {
+      const match = /UNIQUE constraint failed: (.*)$/.exec(error.message);
+      const failed = match?.[1] ?? '';
+      const fields =
+        (this.spec.unique ?? []).find((set) => set.every((field) => failed.includes(field))) ??
+        (failed.includes('.id') ? ['id'] : (this.spec.unique?.[0] ?? ['id']));
+      throw new UniqueViolation(this.spec.name, fields);
+    }
+    throw error;
+  }
+
+  insert(org: string, input: NewDoc<T>): T {
+    const now = nowIso();
+    const doc = { ...input, id: input.id ?? newId(this.spec.idPrefix), created_at: now, updated_at: now } as unknown as T;
+    const write = this.db.transaction(() => {
+      const info = this.statements.insert.run(doc.id, org, JSON.stringify(doc));
+      this.statements.ftsInsert?.run(info.lastInsertRowid, this.ftsBody(doc as unknown as Record<string, unknown>));
+    });
+    try {
+      write();
+    } catch (error) {
+      this.translateUnique(error);
+    }
+    return doc;
+  }
+
+  get(org: string, id: string): T | null {
+    const row = this.statements.get.get(org, id) as Row | undefined;
+    return row ? (JSON.parse(row.data) as T) : null;
+  }
+
+  findOne(org: string, filter: Filter): T | null {
+    const where = whereClause(filter);
+    const row = this
+      .sql(`SELECT data FROM ${this.table} WHERE org_id = ?${where.sql} ORDER BY id LIMIT 1`)
+      .get(org, ...where.params) as Row | undefined;
+    return row ? (JSON.parse(row.data) as T) : null;
+  }
+
+  findAll(org: string, filter?: Filter): T[] {
+    const where = whereClause(filter);
+    const rows = this
+      .sql(`SELECT data FROM ${this.table} WHERE org_id = ?${where.sql} ORDER BY id`)
+      .all(org, ...where.params) as Row[];
+    return rows.map((row) => JSON.parse(row.data) as T);
+  }
+
+  count(org: string, filter?: Filter): number {
+    const where = whereClause(filter);
+    const row = this
+      .sql(`SELECT count(*) AS n FROM ${this.table} WHERE org_id = ?${where.sql}`)
+      .get(org, ...where.params) as { n: number };
+    return row.n;
+  }
+
+  list(org: string, options: ListOptions): Page<T> {
+    const where = whereClause(options.filter);
+    const after = options.after ?? '';
+    const rows = this
+      .sql(`SELECT data FROM ${this.table} WHERE org_id = ?${where.sql} AND id > ? ORDER BY id LIMIT ?`)
+      .all(org, ...where.params, after, options.limit + 1) as Row[];
+    const more = rows.length > options.limit;
+    const items = rows.slice(0, options.limit).map((row) => JSON.parse(row.data) as T);
+    return { items, total: this.count(org, options.filter), nextAfter: more ? (items.at(-1)?.id ?? null) : null };
+  }
+
+  update(org: string, id: string, patch: Patch<Omit<T, keyof StoredFields>>): T | null {
+    const apply = this.db.transaction((): T | null => {
+      const row = this.statements.get.get(org, id) as (Row & { rowid: number }) | undefined;
+      if (!row) return null;
+      const next: Record<string, unknown> = { ...(JSON.parse(row.data) as Record<string, unknown>) };
+      for (const [key, value] of Object.entries(patch)) {
+        if (key === 'id' || key === 'created_at') continue;
+        if (value === undefined) delete next[key];
+        else next[key] = value;
+      }
+      next['updated_at'] = nowIso();
+      this.statements.update.run(JSON.stringify(next), org, id);
+      if (this.fts) {
+        this.statements.ftsDelete?.run(row.rowid);
+        this.statements.ftsInsert?.run(row.rowid, this.ftsBody(next));
+      }
+      return next as unknown as T;
+    });
+    try {
+      return apply();
+    } catch (error) {
+      return this.translateUnique(error);
+    }
+  }
+
+  delete(org: string, id: string): boolean {
+    const remove = this.db.transaction((): boolean => {
+      const row = this.statements.delete.get(org, id) as { rowid: number } | undefined;
+      if (!row) return false;
+      this.statements.ftsDelete?.run(row.rowid);
+      return true;
+    });
+    return remove();
+  }
+
+  deleteWhere(org: string, filter: Filter): number {
+    const where = whereClause(filter);
+    const remove = this.db.transaction((): number => {
+      const rows = this
+      .sql(`DELETE FROM ${this.table} WHERE org_id = ?${where.sql} RETURNING rowid`)
+        .all(org, ...where.params) as { rowid: number }[];
+      for (const row of rows) this.statements.ftsDelete?.run(row.rowid);
+      return rows.length;
+    });
+    return remove();
+  }
+
+  search(org: string, query: string, options: { filter?: Filter; limit: number }): SearchHit<T>[] {
+    if (!this.fts) throw new Error(`collection ${this.spec.name} declares no text fields`);
+    const match = ftsQuery(query);
+    if (match === null) return [];
+    const where = whereClause(options.filter);
+    const rows = this
+      .sql(
+        `SELECT c.data AS data, bm25(${this.fts}) AS rank FROM ${this.fts} f
+         JOIN ${this.table} c ON c.rowid = f.rowid
+         WHERE ${this.fts} MATCH ? AND c.org_id = ?${where.sql.replaceAll('json_extract(data', 'json_extract(c.data')}
+         ORDER BY rank LIMIT ?`,
+      )
+      .all(match, org, ...where.params, options.limit) as (Row & { rank: number })[];
+    // bm25() is lower-is-better and negative; flip it so higher is better
+    return rows.map((row) => ({ doc: JSON.parse(row.data) as T, score: -row.rank }));
+  }
+
+  findAcrossOrgs(filter: Filter, limit: number): (T & { org_id: OrgId })[] {
+    const where = whereClause(filter);
+    const rows = this
+      .sql(`SELECT org_id, data FROM ${this.table} WHERE 1 = 1${where.sql} ORDER BY id LIMIT ?`)
+      .all(...where.params, limit) as (Row & { org_id: OrgId })[];
+    return rows.map((row) => ({ ...(JSON.parse(row.data) as T), org_id: row.org_id }));
+  }
+}
+
+export class SqliteMetadataStore implements MetadataStore {
+  readonly engine = 'sqlite';
+  private readonly db: Database.Database;
+
+  constructor(readonly path: string) {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    this.db = new Database(path);
+    this.db.pragma('journal_mode = WAL');
+    // NORMAL under WAL survives a process kill; only an OS crash can lose the last commits
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.pragma('foreign_keys = ON');
+  }
+
+  async orgCollection<T extends StoredFields>(spec: CollectionSpec & { scope: 'org' }): Promise<OrgCollection<T>> {
+    const c = new SqliteCollection<T>(this.db, spec);
+    return {
+      spec,
+      insert: async (org, doc) => c.insert(org, doc),
+      get: async (org, id) => c.get(org, id),
+      findOne: async (org, filter) => c.findOne(org, filter),
+      findAll: async (org, filter) => c.findAll(org, filter),
+      list: async (org, options) => c.list(org, options),
+      count: async (org, filter) => c.count(org, filter),
+      update: async (org, id, patch) => c.update(org, id, patch),
+      delete: async (org, id) => c.delete(org, id),
+      deleteWhere: async (org, filter) => c.deleteWhere(org, filter),
+      search: async (org, query, options) => c.search(org, query, options),
+      findAcrossOrgs: async (filter, limit) => c.findAcrossOrgs(filter, limit),
+    };
+  }
+
+  async globalCollection<T extends StoredFields>(spec: CollectionSpec & { scope: 'global' }): Promise<GlobalCollection<T>> {
+    const c = new SqliteCollection<T>(this.db, spec);
+    return {
+      spec,
+      insert: async (doc) => c.insert(GLOBAL_ORG, doc),
+      get: async (id) => c.get(GLOBAL_ORG, id),
+      findOne: async (filter) => c.findOne(GLOBAL_ORG, filter),
+      findAll: async (filter) => c.findAll(GLOBAL_ORG, filter),
+      update: async (id, patch) => c.update(GLOBAL_ORG, id, patch),
+      delete: async (id) => c.delete(GLOBAL_ORG, id),
+    };
+  }
+
+  async ping(): Promise<void> {
+    this.db.prepare('SELECT 1').get();
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+}

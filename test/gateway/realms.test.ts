@@ -1,0 +1,92 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+
+describe('realms', () => {
+  let server: TestServer;
+  let alice: Session;
+  let bob: Session;
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    alice = await server.register('Alice Inc');
+    bob = await server.register('Bob Ltd');
+  });
+  afterAll(async () => server.stop());
+
+  it('starts every organization with the default realm', async () => {
+    const list = await server.request('GET', '/realms', { token: alice.token });
+    expect(list.status).toBe(200);
+    expect(list.body.total).toBe(1);
+    expect(list.body.items.map((realm: { name: string }) => realm.name)).toEqual(['default']);
+    expect(list.body.next_cursor).toBeNull();
+  });
+
+  it('creates, reads, updates and deletes a realm', async () => {
+    const created = await server.request('POST', '/realms', {
+      token: alice.token,
+      body: { name: 'prod-eu_1', display_name: 'Prod EU', color: '#1f6feb' },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ name: 'prod-eu_1', display_name: 'Prod EU', color: '#1f6feb', description: null });
+    const id = created.body.id as string;
+
+    expect((await server.request('GET', `/realms/${id}`, { token: alice.token })).body.name).toBe('prod-eu_1');
+    expect((await server.request('GET', '/realms/prod-eu_1', { token: alice.token })).body.id).toBe(id);
+
+    const patched = await server.request('PATCH', `/realms/${id}`, { token: alice.token, body: { description: 'EU production' } });
+    expect(patched.status).toBe(200);
+    expect(patched.body.description).toBe('EU production');
+
+    expect((await server.request('DELETE', `/realms/${id}`, { token: alice.token })).status).toBe(204);
+    expect((await server.request('GET', `/realms/${id}`, { token: alice.token })).status).toBe(404);
+  });
+
+  it('rejects bad names with 400 and duplicates with 409', async () => {
+    for (const name of ['Upper', 'has space', 'a'.repeat(101), '', 'dot.ted']) {
+      const response = await server.request('POST', '/realms', { token: alice.token, body: { name } });
+      expect(response.status, name).toBe(400);
+      expect(response.body.error.code).toBe('validation_error');
+    }
+    expect((await server.request('POST', '/realms', { token: alice.token, body: { name: 'a'.repeat(100) } })).status).toBe(201);
+    await server.request('POST', '/realms', { token: alice.token, body: { name: 'dup' } });
+    const again = await server.request('POST', '/realms', { token: alice.token, body: { name: 'dup' } });
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe('conflict');
+    // the same name in another organization is fine
+    expect((await server.request('POST', '/realms', { token: bob.token, body: { name: 'dup' } })).status).toBe(201);
+  });
+
+  it('rejects a bad colour and unknown fields', async () => {
+    expect((await server.request('POST', '/realms', { token: alice.token, body: { name: 'c1', color: 'red' } })).status).toBe(400);
+    const unknown = await server.request('POST', '/realms', { token: alice.token, body: { name: 'c2', colour: '#fff' } });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error.code).toBe('validation_error');
+  });
+
+  it('keeps the name immutable', async () => {
+    const created = await server.request('POST', '/realms', { token: alice.token, body: { name: 'fixed' } });
+    const renamed = await server.request('PATCH', `/realms/${created.body.id}`, { token: alice.token, body: { name: 'other' } });
+    expect(renamed.status).toBe(400);
+    expect(renamed.body.error).toMatchObject({ code: 'immutable_field', details: { field: 'name' } });
+    const same = await server.request('PATCH', `/realms/${created.body.id}`, { token: alice.token, body: { name: 'fixed', color: '#000' } });
+    expect(same.status).toBe(200);
+  });
+
+  it('refuses to delete the default realm', async () => {
+    const list = await server.request('GET', '/realms', { token: alice.token });
+    const defaultRealm = list.body.items.find((realm: { name: string }) => realm.name === 'default');
+    const response = await server.request('DELETE', `/realms/${defaultRealm.id}`, { token: alice.token });
+    expect(response.status).toBe(409);
+    expect((await server.request('GET', `/realms/${defaultRealm.id}`, { token: alice.token })).status).toBe(200);
+  });
+
+  it("answers 404 for another organization's realm, on every verb", async () => {
+    const created = await server.request('POST', '/realms', { token: bob.token, body: { name: 'bobs' } });
+    const id = created.body.id as string;
+    expect((await server.request('GET', `/realms/${id}`, { token: alice.token })).status).toBe(404);
+    expect((await server.request('GET', '/realms/bobs', { token: alice.token })).status).toBe(404);
+    expect((await server.request('PATCH', `/realms/${id}`, { token: alice.token, body: { color: '#fff' } })).status).toBe(404);
+    expect((await server.request('DELETE', `/realms/${id}`, { token: alice.token })).status).toBe(404);
+    expect((await server.request('GET', `/realms/${id}`, { token: bob.token })).status).toBe(200);
+  });
+});

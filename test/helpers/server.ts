@@ -1,0 +1,98 @@
+/**
+ * Starts the real service in this process on a free port with a fresh
+ * DATA_DIR, and talks HTTP to it. Every integration suite uses this.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startService, type RunningService } from '../../gateway/app.js';
+import { loadConfig } from '../../runtime/config.js';
+import { createLogger } from '../../runtime/logger.js';
+
+export interface ApiResponse<T = any> {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly body: T;
+  readonly text: string;
+}
+
+export interface RequestOptions {
+  readonly token?: string;
+  /** serialized as JSON unless a string or Buffer */
+  readonly body?: unknown;
+  readonly headers?: Record<string, string>;
+}
+
+export interface Session {
+  readonly token: string;
+  readonly user: { id: string; email: string; role: string };
+  readonly organization: { id: string; name: string };
+  readonly email: string;
+  readonly password: string;
+}
+
+export interface TestServer {
+  readonly url: string;
+  readonly dataDir: string;
+  readonly service: RunningService;
+  request<T = any>(method: string, path: string, options?: RequestOptions): Promise<ApiResponse<T>>;
+  /** registers a new organization with a fresh owner */
+  register(organizationName?: string): Promise<Session>;
+  stop(): Promise<void>;
+}
+
+let counter = 0;
+
+export async function request<T = any>(baseUrl: string, method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token) headers['authorization'] = `Bearer ${options.token}`;
+  let body: string | Buffer | undefined;
+  if (options.body !== undefined) {
+    if (typeof options.body === 'string' || Buffer.isBuffer(options.body)) {
+      body = options.body;
+    } else {
+      body = JSON.stringify(options.body);
+      headers['content-type'] ??= 'application/json';
+    }
+  }
+  const response = await fetch(baseUrl + path, { method, headers, body });
+  const text = await response.text();
+  let parsed: unknown = undefined;
+  if (text.length > 0 && (response.headers.get('content-type') ?? '').includes('json')) parsed = JSON.parse(text);
+  return { status: response.status, headers: response.headers, body: parsed as T, text };
+}
+
+export async function startTestServer(env: Record<string, string> = {}, options: { dataDir?: string } = {}): Promise<TestServer> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-test-'));
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    JWT_SECRET: randomBytes(32).toString('hex'),
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
+  const service = await startService(config, createLogger(config));
+  const server: TestServer = {
+    url: service.url,
+    dataDir,
+    service,
+    request: (method, path, requestOptions) => request(service.url, method, path, requestOptions),
+    register: async (organizationName) => {
+      counter += 1;
+      const email = `owner${counter}-${randomBytes(4).toString('hex')}@example.test`;
+      const password = 'correct horse battery staple';
+      const response = await server.request('POST', '/auth/register', {
+        body: { email, password, organization_name: organizationName ?? `Org ${counter}` },
+      });
+      if (response.status !== 201) throw new Error(`register failed: ${response.status} ${response.text}`);
+      return { ...(response.body as Omit<Session, 'email' | 'password'>), email, password };
+    },
+    stop: async () => {
+      await service.stop();
+      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return server;
+}
