@@ -3,12 +3,15 @@
  * HTTP listener. `startService` is what `npm start` and the tests both run.
  */
 import type { Logger } from 'pino';
+import { ContextTables } from '../ingest/context-tables.js';
 import { IdentityService } from '../runtime/auth/identity.js';
+import { deriveKey } from '../runtime/crypto.js';
 import { openCollections } from '../runtime/collections.js';
 import type { ServiceConfig } from '../runtime/config.js';
 import { HealthReporter, registerCoreProbes } from '../runtime/health.js';
 import { createOrganizationProvisioner } from '../runtime/organizations.js';
 import { openMetadataStore } from '../runtime/store/open.js';
+import type { MetadataStore } from '../runtime/store/types.js';
 import { IdempotencyGuard } from './idempotency.js';
 import { Pipeline } from './pipeline.js';
 import type { AnyRoute } from './route.js';
@@ -20,24 +23,28 @@ export interface RunningService {
   readonly url: string;
   readonly port: number;
   readonly services: Services;
+  readonly metadataStore: MetadataStore;
   /** stops accepting, lets in-flight requests finish, closes the stores */
   stop(): Promise<void>;
 }
 
 export async function startService(config: ServiceConfig, logger: Logger): Promise<RunningService> {
   const store = await openMetadataStore(config);
+  let contextTables: ContextTables | null = null;
   try {
     const collections = await openCollections(store);
     const health = new HealthReporter(config);
     registerCoreProbes(health, config, store);
+    contextTables = new ContextTables(config, logger);
+    await contextTables.open(health);
     const identity = new IdentityService(config, collections, createOrganizationProvisioner(collections));
-    const services: Services = { config, collections, identity, health, logger };
+    const services: Services = { config, collections, identity, health, logger, contextTables };
 
     const routes: AnyRoute[] = allRoutes(services, () => routes);
     const pipeline = new Pipeline({
       routes,
       authenticator: identity,
-      idempotency: new IdempotencyGuard(collections.idempotency),
+      idempotency: new IdempotencyGuard(collections.idempotency, deriveKey(config.auth.jwtSecret, 'idempotency-responses')),
       features: config.features,
       logger,
     });
@@ -47,15 +54,18 @@ export async function startService(config: ServiceConfig, logger: Logger): Promi
       url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}/api/v1`,
       port: server.port,
       services,
+      metadataStore: store,
       stop: () => {
         stopping ??= (async () => {
           await server.close();
+          await contextTables?.close();
           await store.close();
         })();
         return stopping;
       },
     };
   } catch (error) {
+    await contextTables?.close();
     await store.close();
     throw error;
   }

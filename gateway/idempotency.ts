@@ -3,9 +3,13 @@
  * retry with the same key, organization, route and body answers the stored
  * status and body and creates nothing. Failed requests release the key so the
  * client can retry. Keys expire after 24 hours.
+ *
+ * Stored responses are sealed (AES-256-GCM): creates such as API keys and
+ * invites answer a plaintext secret exactly once, and that secret must not sit
+ * readable in the database while the key lives.
  */
 import { ServiceError } from '../runtime/errors.js';
-import { sha256Hex } from '../runtime/crypto.js';
+import { seal, sha256Hex, unseal } from '../runtime/crypto.js';
 import { UniqueViolation, type OrgCollection, type OrgId, type StoredFields } from '../runtime/store/types.js';
 import type { HttpRequest, HttpResponse } from './http.js';
 
@@ -15,6 +19,7 @@ export interface IdempotencyRecord extends StoredFields {
   readonly request_hash: string;
   readonly state: 'pending' | 'done';
   readonly status?: number;
+  /** the response body, sealed with the guard's key */
   readonly response_body?: string;
   readonly response_headers?: Record<string, string>;
 }
@@ -23,7 +28,11 @@ export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 export class IdempotencyGuard {
-  constructor(private readonly records: OrgCollection<IdempotencyRecord>) {}
+  /** @param sealingKey 32 bytes; responses stored under a key are encrypted with it */
+  constructor(
+    private readonly records: OrgCollection<IdempotencyRecord>,
+    private readonly sealingKey: Uint8Array,
+  ) {}
 
   /** Runs `create` at most once per key; returns the original response on a retry. */
   async run(org: OrgId, request: HttpRequest, create: () => Promise<HttpResponse>): Promise<HttpResponse> {
@@ -48,13 +57,23 @@ export class IdempotencyGuard {
       await this.records.update(org, reservation.id, {
         state: 'done',
         status: response.status,
-        response_body: response.body.toString(),
+        response_body: seal(this.sealingKey, response.body.toString(), reservation.id),
         response_headers: { ...response.headers },
       });
     } else {
       await this.records.delete(org, reservation.id);
     }
     return response;
+  }
+
+  private open(record: IdempotencyRecord): string {
+    if (record.response_body === undefined) return '';
+    try {
+      return unseal(this.sealingKey, record.response_body, record.id);
+    } catch {
+      // sealed under another server secret (JWT_SECRET changed): never re-run the create silently
+      throw new ServiceError('conflict', 'the stored response of this Idempotency-Key can no longer be read; retry with a new key');
+    }
   }
 
   private async reserve(
@@ -87,7 +106,7 @@ export class IdempotencyGuard {
         response: {
           status: existing.status,
           headers: { ...existing.response_headers, 'idempotent-replayed': 'true' },
-          body: existing.response_body ?? '',
+          body: this.open(existing),
         },
       };
     }

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { ContextTables } from '../ingest/context-tables.js';
 import type { IdentityService } from '../runtime/auth/identity.js';
 import type { Collections } from '../runtime/collections.js';
 import type { ServiceConfig } from '../runtime/config.js';
@@ -11,4 +12,6 @@ export interface Services {
   readonly identity: IdentityService;
   readonly health: HealthReporter;
   readonly logger: Logger;
+  /** DuckDB context tables: ingest, runs, reads */
+  readonly contextTables: ContextTables;
 }

@@ -61,7 +61,7 @@ export interface RealmDoc extends StoredFields {
 export interface SettingsDoc extends StoredFields {
   /** always true: makes the document a singleton per organization */
   readonly singleton: true;
-  readonly llm_provider: string | null;
+  readonly llm_provider: 'openai' | 'anthropic' | null;
   readonly llm_model: string | null;
   readonly llm_base_url: string | null;
   readonly embedding_model: string | null;
@@ -86,11 +86,24 @@ export interface SkillDoc extends StoredFields {
   readonly scope: 'org' | 'user';
   /** the user a `user`-scoped skill belongs to */
   readonly owner_user_id: string | null;
-  readonly status: 'draft' | 'pending_approval' | 'approved' | 'rejected';
+  /** `org`, or the owner's user id: lets one `in` filter list what a caller may see */
+  readonly visible_to: string;
+  readonly status: SkillStatus;
+  readonly created_by: string;
+  /** who moved it to `pending_approval` last; the four-eyes rule compares the approver with it */
+  readonly submitted_by: string | null;
+  readonly reviewed_by: string | null;
+  readonly reviewed_at: string | null;
+  readonly review_note: string | null;
 }
 
+export type SkillStatus = 'draft' | 'pending_approval' | 'approved' | 'rejected';
+
+export type MemoryKind = 'fact' | 'guideline' | 'preference' | 'note';
+
 export interface MemoryDoc extends StoredFields {
-  readonly kind: string;
+  readonly kind: MemoryKind;
+  /** the realm's name (immutable, so it never goes stale) */
   readonly realm: string;
   readonly text: string;
   readonly title: string | null;
@@ -98,6 +111,28 @@ export interface MemoryDoc extends StoredFields {
   /** 32-bit float in [0, 1] */
   readonly importance: number;
   readonly created_by: string;
+}
+
+/** A context ingest pipeline: where the NDJSON posted with its tokens lands. */
+export interface ContextPipelineDoc extends StoredFields {
+  readonly name: string;
+  readonly kind: 'webhook';
+  readonly target_table: 'context_events' | 'context_nodes';
+  /** the realm's name */
+  readonly realm: string;
+  readonly require_signature: boolean;
+  readonly created_by: string;
+}
+
+/** An ingest token of a pipeline: only its sha256 is kept; the signing secret is kept to check HMACs and never shown again. */
+export interface IngestTokenDoc extends StoredFields {
+  readonly pipeline_id: string;
+  readonly token_hash: string;
+  /** `ctx_` plus the first 4 random characters, to recognise a token in a list */
+  readonly token_prefix: string;
+  readonly signing_secret: string;
+  readonly created_by: string;
+  readonly revoked_at: string | null;
 }
 
 export interface Collections {
@@ -113,6 +148,8 @@ export interface Collections {
   readonly skills: OrgCollection<SkillDoc>;
   readonly memory: OrgCollection<MemoryDoc>;
   readonly idempotency: OrgCollection<IdempotencyRecord>;
+  readonly contextPipelines: OrgCollection<ContextPipelineDoc>;
+  readonly ingestTokens: OrgCollection<IngestTokenDoc>;
 }
 
 export async function openCollections(store: MetadataStore): Promise<Collections> {
@@ -130,12 +167,18 @@ export async function openCollections(store: MetadataStore): Promise<Collections
     realms: await store.orgCollection<RealmDoc>({ name: 'realms', idPrefix: 'rlm', scope: 'org', unique: [['name']] }),
     settings: await store.orgCollection<SettingsDoc>({ name: 'settings', idPrefix: 'set', scope: 'org', unique: [['singleton']] }),
     agents: await store.orgCollection<AgentDoc>({ name: 'agents', idPrefix: 'agt', scope: 'org', unique: [['name']] }),
-    skills: await store.orgCollection<SkillDoc>({ name: 'skills', idPrefix: 'skl', scope: 'org', unique: [['slug']], indexes: ['scope'] }),
+    skills: await store.orgCollection<SkillDoc>({ name: 'skills', idPrefix: 'skl', scope: 'org', unique: [['slug']], indexes: ['visible_to', 'status'] }),
     memory: await store.orgCollection<MemoryDoc>({
       name: 'memory', idPrefix: 'mem', scope: 'org', indexes: ['realm', 'kind'], text: ['text', 'title'],
     }),
     idempotency: await store.orgCollection<IdempotencyRecord>({
       name: 'idempotency_keys', idPrefix: 'idk', scope: 'org', unique: [['scope', 'key']],
+    }),
+    contextPipelines: await store.orgCollection<ContextPipelineDoc>({
+      name: 'context_pipelines', idPrefix: 'cpl', scope: 'org', unique: [['name']],
+    }),
+    ingestTokens: await store.orgCollection<IngestTokenDoc>({
+      name: 'ingest_tokens', idPrefix: 'itk', scope: 'org', unique: [['token_hash']], indexes: ['pipeline_id'],
     }),
   };
 }

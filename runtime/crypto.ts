@@ -1,5 +1,5 @@
 /** The one place for secret generation, hashing and constant-time comparison. */
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -39,3 +39,25 @@ export function verifyHmacSignature(secret: string | Uint8Array, rawBody: Uint8A
 
 export const signHmac = (secret: string | Uint8Array, rawBody: Uint8Array): string =>
   'sha256=' + createHmac('sha256', secret).update(rawBody).digest('hex');
+
+/** A 32-byte key for one purpose, derived from a root secret (HMAC-SHA256 as a KDF). */
+export const deriveKey = (root: Uint8Array, purpose: string): Buffer => createHmac('sha256', root).update(purpose).digest();
+
+/** AES-256-GCM: `v1.<iv>.<tag>.<ciphertext>` (base64url), bound to `context` as associated data. */
+export function seal(key: Uint8Array, plaintext: string, context: string): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  cipher.setAAD(Buffer.from(context));
+  const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+  return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), body.toString('base64url')].join('.');
+}
+
+/** Inverse of `seal`; throws when the key, context or bytes do not match. */
+export function unseal(key: Uint8Array, sealed: string, context: string): string {
+  const [version, iv, tag, body] = sealed.split('.');
+  if (version !== 'v1' || iv === undefined || tag === undefined || body === undefined) throw new Error('not a sealed value');
+  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+  decipher.setAAD(Buffer.from(context));
+  decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+  return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+}

@@ -39,6 +39,11 @@ export const ERROR_CATALOG = {
   internal_error: { status: 500, fault: 'system', retryable: true, when: 'an unexpected exception; logged with the request id' },
   service_unavailable: { status: 503, fault: 'system', retryable: true, when: 'a dependency (store, sidecar, engine) is down or shutting down' },
   feature_disabled: { status: 404, fault: 'user', retryable: false, when: 'a route belongs to a subsystem whose feature flag is off' },
+  bad_ndjson: { status: 400, fault: 'user', retryable: false, when: 'an ingest body line is not a JSON object (details.line is the 1-based line), or the body has no rows' },
+  unknown_token: { status: 401, fault: 'user', retryable: false, when: 'an ingest token was revoked or never existed' },
+  bad_signature: { status: 401, fault: 'user', retryable: false, when: 'a pipeline requires signatures and X-Service-Signature is missing or does not match the body' },
+  table_not_found: { status: 404, fault: 'user', retryable: false, when: 'a context table does not exist (ingest with X-Auto-Create: false, or a read of a table never written)' },
+  engine_unavailable: { status: 503, fault: 'system', retryable: true, when: 'the context tables engine (DuckDB) refuses work, e.g. its file is locked by another process; retry with backoff' },
 } as const satisfies Record<string, CatalogEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

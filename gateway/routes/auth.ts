@@ -10,7 +10,7 @@ export const PASSWORD = z
   .min(8, { message: 'password needs at least 8 characters' })
   .max(1024, { message: 'password is at most 1024 characters' });
 
-const loginResult = z.object({
+export const loginResult = z.object({
   token: z.string(),
   expires_at: z.string(),
   user: z.object({ id: z.string(), email: z.string(), role: z.string() }),

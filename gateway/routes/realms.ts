@@ -102,6 +102,14 @@ export function realmRoutes({ collections }: Services): AnyRoute[] {
         if (realm.name === DEFAULT_REALM) {
           throw new ServiceError('conflict', 'the default realm cannot be deleted', { realm: DEFAULT_REALM });
         }
+        // entries that name the realm would be orphaned: refuse until they are moved or deleted
+        const memoryEntries = await collections.memory.count(auth.orgId, { realm: realm.name });
+        if (memoryEntries > 0) {
+          throw new ServiceError('conflict', `realm ${realm.name} still holds ${memoryEntries} memory entries`, {
+            realm: realm.name,
+            memory_entries: memoryEntries,
+          });
+        }
         await realms.delete(auth.orgId, realm.id);
         return { status: 204, json: null };
       },

@@ -4,7 +4,15 @@
  * into an AuthContext. Membership and role are read on every request, so a
  * removed user or a changed role takes effect at once.
  */
-import { createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
+import {
+  createRemoteJWKSet,
+  decodeProtectedHeader,
+  errors as joseErrors,
+  jwtVerify,
+  SignJWT,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+} from 'jose';
 import type { Collections, MembershipDoc, OrganizationDoc, UserDoc } from '../collections.js';
 import type { ServiceConfig } from '../config.js';
 import { randomAlphanumeric, sha256Hex } from '../crypto.js';
@@ -18,6 +26,8 @@ import { builtinRole, isPermission, type Permission } from './permissions.js';
 const LOCAL_ISSUER = 'agent-context-service';
 export const API_KEY_PREFIX = 'sk_';
 const API_KEY_LENGTH = 40;
+const INVITE_TOKEN_PREFIX = 'inv_';
+const INVITE_TOKEN_LENGTH = 40;
 /** verified JWTs kept by their exact text; bounded so a flood of tokens cannot grow memory */
 const TOKEN_CACHE_LIMIT = 10_000;
 /** last_used_at is written at most this often per key */
@@ -207,7 +217,18 @@ export class IdentityService {
     if (this.config.auth.provider !== 'oidc' || !jwks || !issuer || !audience) {
       throw new ServiceError('unauthorized', 'token algorithm is not accepted by this server');
     }
-    const payload = await this.guardJose(() => jwtVerify(token, jwks, { algorithms: ['RS256'], issuer, audience }));
+    // a key set that cannot be fetched is the provider's outage (503), not a bad token (401)
+    const keyFor: JWTVerifyGetKey = async (header, input) => {
+      try {
+        return await jwks(header, input);
+      } catch (error) {
+        if (error instanceof joseErrors.JWKSNoMatchingKey || error instanceof joseErrors.JWKSMultipleMatchingKeys) throw error;
+        throw new ServiceError('service_unavailable', 'the identity provider key set (JWKS_URL) cannot be read; try again later', {
+          dependency: 'oidc_jwks',
+        });
+      }
+    };
+    const payload = await this.guardJose(() => jwtVerify(token, keyFor, { algorithms: ['RS256'], issuer, audience }));
     if (typeof payload.exp !== 'number') throw new ServiceError('unauthorized', 'token has no expiry');
     const email = payload['email'];
     if (typeof email !== 'string' || payload['email_verified'] === false) {
@@ -259,6 +280,53 @@ export class IdentityService {
       apiKeyId: record.id,
       sourceIds: record.source_ids,
     };
+  }
+
+  /**
+   * Redeems an invite: a new email becomes a user with this password, a known
+   * one must prove it with theirs; either way the user joins the inviting
+   * organization with the invited role and gets a token scoped to it.
+   * Thrown when: the token is unknown, used or expired (404), the password is
+   * wrong (401), the user already belongs to the organization (409).
+   */
+  async acceptInvite(input: { token: string; password: string }): Promise<LoginResult> {
+    const gone = (): ServiceError => new ServiceError('not_found', 'invite not found or already used');
+    const [invite] = await this.collections.invites.findAcrossOrgs({ token_hash: sha256Hex(input.token) }, 1);
+    if (!invite || invite.accepted_at !== null || Date.parse(invite.expires_at) <= Date.now()) throw gone();
+    const organization = await this.collections.organizations.get(invite.org_id);
+    if (!organization) throw gone();
+
+    let user = await this.collections.users.findOne({ email: invite.email });
+    if (user) {
+      if (!(await verifyPassword(input.password, user.password_hash))) {
+        throw new ServiceError('invalid_credentials', 'this email already has an account: give its password to accept');
+      }
+      if (await this.collections.memberships.findOne(invite.org_id, { user_id: user.id })) {
+        throw new ServiceError('conflict', 'this user already belongs to the organization');
+      }
+    } else {
+      try {
+        user = await this.collections.users.insert({ email: invite.email, password_hash: await hashPassword(input.password) });
+      } catch (error) {
+        if (error instanceof UniqueViolation) throw new ServiceError('conflict', 'the account was created meanwhile; accept again');
+        throw error;
+      }
+    }
+    try {
+      await this.collections.memberships.insert(invite.org_id, { user_id: user.id, role: invite.role });
+    } catch (error) {
+      // a concurrent acceptance of the same invite got there first
+      if (error instanceof UniqueViolation) throw gone();
+      throw error;
+    }
+    await this.collections.invites.update(invite.org_id, invite.id, { accepted_at: nowIso() });
+    return this.issue(user, organization, invite.role);
+  }
+
+  /** A new plaintext invite token and the hash that is stored. */
+  static newInviteToken(): { token: string; hash: string } {
+    const token = INVITE_TOKEN_PREFIX + randomAlphanumeric(INVITE_TOKEN_LENGTH);
+    return { token, hash: sha256Hex(token) };
   }
 
   /** A new plaintext API key and what is stored of it. */

@@ -80,6 +80,17 @@ describe('realms', () => {
     expect((await server.request('GET', `/realms/${defaultRealm.id}`, { token: alice.token })).status).toBe(200);
   });
 
+  it('refuses to delete a realm that still holds memory entries', async () => {
+    const created = await server.request('POST', '/realms', { token: alice.token, body: { name: 'busy' } });
+    const memory = await server.request('POST', '/memory', { token: alice.token, body: { realm: 'busy', text: 'kept here' } });
+    expect(memory.status).toBe(201);
+    const refused = await server.request('DELETE', `/realms/${created.body.id}`, { token: alice.token });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.details).toEqual({ realm: 'busy', memory_entries: 1 });
+    await server.request('DELETE', `/memory/${memory.body.id}`, { token: alice.token });
+    expect((await server.request('DELETE', `/realms/${created.body.id}`, { token: alice.token })).status).toBe(204);
+  });
+
   it("answers 404 for another organization's realm, on every verb", async () => {
     const created = await server.request('POST', '/realms', { token: bob.token, body: { name: 'bobs' } });
     const id = created.body.id as string;

@@ -47,10 +47,10 @@ let counter = 0;
 export async function request<T = any>(baseUrl: string, method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token) headers['authorization'] = `Bearer ${options.token}`;
-  let body: string | Buffer | undefined;
+  let body: string | Uint8Array<ArrayBuffer> | undefined;
   if (options.body !== undefined) {
     if (typeof options.body === 'string' || Buffer.isBuffer(options.body)) {
-      body = options.body;
+      body = typeof options.body === "string" ? options.body : new Uint8Array(options.body);
     } else {
       body = JSON.stringify(options.body);
       headers['content-type'] ??= 'application/json';

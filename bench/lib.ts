@@ -1,0 +1,88 @@
+/** Shared bench plumbing: argument parsing, child servers, load generation, the final JSON line. */
+import autocannon from 'autocannon';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const QUICK = process.argv.includes('--quick');
+
+export interface LoadResult {
+  readonly rps: number;
+  readonly p50_ms: number;
+  readonly p99_ms: number;
+  readonly errors: number;
+  readonly non2xx: number;
+}
+
+export interface LoadOptions {
+  readonly seconds: number;
+  readonly connections: number;
+  readonly headers?: Record<string, string>;
+}
+
+/** wrk (C, one thread) when installed: it needs far less CPU per request than a Node load generator. */
+export const GENERATOR: 'wrk' | 'autocannon' = spawnSync('wrk', ['--version']).error ? 'autocannon' : 'wrk';
+
+const toMs = (value: string, unit: string): number =>
+  Number(value) * (unit === 'us' ? 0.001 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 1);
+
+function wrk(url: string, options: LoadOptions): LoadResult {
+  const args = ['-t1', `-c${options.connections}`, `-d${options.seconds}s`, '--latency'];
+  for (const [key, value] of Object.entries(options.headers ?? {})) args.push('-H', `${key}: ${value}`);
+  const out = execFileSync('wrk', [...args, url], { encoding: 'utf8' });
+  const latency = (percentile: string): number => {
+    const match = new RegExp(`\\s${percentile}%\\s+([\\d.]+)(us|ms|s|m)`).exec(out);
+    return match ? Number(toMs(match[1] ?? '0', match[2] ?? 'ms').toFixed(3)) : NaN;
+  };
+  return {
+    rps: Math.round(Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0)),
+    p50_ms: latency('50'),
+    p99_ms: latency('99'),
+    errors: Number(/Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out)?.slice(1).reduce((a, b) => a + Number(b), 0) ?? 0),
+    non2xx: Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0),
+  };
+}
+
+/** Drives `url` from outside the server process: wrk when installed, else autocannon. */
+export async function load(url: string, options: LoadOptions): Promise<LoadResult> {
+  if (GENERATOR === 'wrk') return wrk(url, options);
+  const result = await autocannon({
+    url,
+    connections: options.connections,
+    duration: options.seconds,
+    headers: options.headers ?? {},
+  });
+  return {
+    rps: Math.round(result.requests.average),
+    p50_ms: result.latency.p50,
+    p99_ms: result.latency.p99,
+    errors: result.errors,
+    non2xx: result.non2xx,
+  };
+}
+
+/** Starts a child process and resolves with the first stdout line matching `ready`. */
+export function startChild(args: string[], env: Record<string, string>, ready: (line: string) => string | null): Promise<{ child: ChildProcess; value: string }> {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const value = ready(line);
+      if (value !== null) resolve({ child, value });
+    });
+  });
+}
+
+export function stop(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+/** The last line every bench prints: one JSON object with its figures. */
+export function printSummary(summary: Record<string, unknown>): void {
+  process.stdout.write(JSON.stringify(summary) + '\n');
+}

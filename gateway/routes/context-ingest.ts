@@ -1,0 +1,73 @@
+/**
+ * POST /context/ingest/webhook/:token: NDJSON into the pipeline's table.
+ * The token in the path is the credential; when the pipeline requires it, the
+ * HMAC of the raw bytes is checked (constant time) before anything is parsed.
+ * The body limit (CONTEXT_INGEST_MAX_BYTES) is enforced by the transport while
+ * reading, so an oversized body is refused with 413 without being buffered.
+ */
+import { z } from 'zod';
+import { verifyHmacSignature } from '../../runtime/crypto.js';
+import { ServiceError } from '../../runtime/errors.js';
+import { resolveToken } from '../../ingest/tokens.js';
+import { route, type AnyRoute } from '../route.js';
+import type { Services } from '../services.js';
+
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+/** `X-Auto-Create` / `X-Schema-Evolve`: absent = true; only `true` / `false` accepted. */
+function booleanHeader(headers: Readonly<Record<string, string>>, name: string): boolean {
+  const raw = headers[name];
+  if (raw === undefined) return true;
+  const value = raw.trim().toLowerCase();
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  throw new ServiceError('validation_error', `header ${name} must be "true" or "false", got "${raw}"`, { header: name });
+}
+
+export function contextIngestRoutes({ collections, config, contextTables }: Services): AnyRoute[] {
+  return [
+    route({
+      method: 'POST', path: '/context/ingest/webhook/:token', tag: 'context', auth: 'public', bodyKind: 'raw',
+      maxBodyBytes: config.contextIngestMaxBytes,
+      summary: 'Ingest NDJSON (one JSON object per line) into the pipeline table; answers after the rows are committed',
+      params: z.object({ token: z.string().max(200) }),
+      response: z.object({ rows_in: z.number().int(), rows_out: z.number().int(), run_id: z.number().int() }),
+      handler: async ({ request, params }) => {
+        const arrival = new Date();
+        const resolved = await resolveToken(collections, params.token);
+        if (!resolved) throw new ServiceError('unknown_token', 'this ingest token was revoked or never existed');
+        const { orgId, pipeline, token } = resolved;
+        const target = {
+          orgId,
+          pipelineId: pipeline.id,
+          tokenId: token.id,
+          realm: pipeline.realm,
+          table: pipeline.target_table,
+          body: request.body,
+          arrival,
+        };
+        if (pipeline.require_signature && !verifyHmacSignature(token.signing_secret, request.body, request.headers['x-service-signature'])) {
+          throw await contextTables.writer.refuse(
+            target,
+            new ServiceError('bad_signature', 'X-Service-Signature is missing or is not sha256=<hex HMAC-SHA256 of the body keyed by the token signing secret>'),
+          );
+        }
+        const idempotencyKey = request.headers['idempotency-key'] ?? null;
+        if (idempotencyKey !== null && !KEY_PATTERN.test(idempotencyKey)) {
+          throw new ServiceError('validation_error', 'Idempotency-Key must be 1-255 printable ASCII characters');
+        }
+        const outcome = await contextTables.writer.ingest({
+          ...target,
+          autoCreate: booleanHeader(request.headers, 'x-auto-create'),
+          schemaEvolve: booleanHeader(request.headers, 'x-schema-evolve'),
+          idempotencyKey,
+        });
+        return {
+          status: 200,
+          json: { rows_in: outcome.rows_in, rows_out: outcome.rows_out, run_id: outcome.run_id },
+          headers: outcome.replayed ? { 'idempotent-replayed': 'true' } : {},
+        };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,183 @@
+/**
+ * /memory: facts, guidelines, preferences and notes agents recall, each in a
+ * realm of the organization. `POST /memory/recall` ranks entries by the
+ * store's full-text search weighted by importance.
+ */
+import { z } from 'zod';
+import type { MemoryDoc } from '../../runtime/collections.js';
+import { ServiceError } from '../../runtime/errors.js';
+import { DEFAULT_REALM } from '../../runtime/organizations.js';
+import type { Filter, OrgId } from '../../runtime/store/types.js';
+import { listOptions, pageEnvelope, pageQuery, pageSchema } from '../pagination.js';
+import { getOr404, idParams, storedSchema, stripUndefined } from '../resource.js';
+import { route, type AnyRoute } from '../route.js';
+import type { Services } from '../services.js';
+
+const MAX_TEXT_BYTES = 32 * 1024;
+const MAX_RECALL_LIMIT = 50;
+/** recall ranks more text hits than it returns, so importance can lift an entry into the top `limit` */
+const RECALL_CANDIDATES_PER_RESULT = 4;
+
+const KIND = z.enum(['fact', 'guideline', 'preference', 'note'], { message: 'kind is one of fact, guideline, preference, note' });
+const REALM = z.string().min(1).max(100);
+const TEXT = z
+  .string()
+  .min(1, { message: 'text must not be empty' })
+  .refine((text) => Buffer.byteLength(text, 'utf8') <= MAX_TEXT_BYTES, {
+    message: `text is at most 32 KiB (${MAX_TEXT_BYTES} bytes of UTF-8)`,
+  });
+const TITLE = z.string().trim().max(200);
+const TAGS = z.array(z.string().trim().min(1).max(100)).max(50, { message: 'at most 50 tags' });
+const IMPORTANCE = z.number().min(0, { message: 'importance is at least 0' }).max(1, { message: 'importance is at most 1' });
+
+const memoryCreate = z.strictObject({
+  kind: KIND.default('fact'),
+  realm: REALM.default(DEFAULT_REALM),
+  text: TEXT,
+  title: TITLE.nullish(),
+  tags: TAGS.default([]),
+  importance: IMPORTANCE.default(0.5),
+});
+const memoryPatch = z.strictObject({
+  kind: KIND.optional(),
+  realm: REALM.optional(),
+  text: TEXT.optional(),
+  title: TITLE.nullable().optional(),
+  tags: TAGS.optional(),
+  importance: IMPORTANCE.optional(),
+});
+const memoryQuery = pageQuery.extend({ realm: REALM.optional(), kind: KIND.optional() });
+const recallBody = z.strictObject({
+  query: z.string().trim().min(1, { message: 'query must not be empty' }).max(1000, { message: 'query is at most 1000 characters' }),
+  realm: REALM.optional(),
+  kind: KIND.optional(),
+  limit: z.number().int().min(1).max(MAX_RECALL_LIMIT, { message: `limit is at most ${MAX_RECALL_LIMIT}` }).default(10),
+});
+
+const memorySchema = z.object({
+  ...storedSchema,
+  kind: KIND,
+  realm: z.string(),
+  text: z.string(),
+  title: z.string().nullable(),
+  tags: z.array(z.string()),
+  importance: z.number(),
+  created_by: z.string(),
+});
+const recallSchema = z.object({ items: z.array(z.object({ memory: memorySchema, score: z.number() })) });
+
+const present = (memory: MemoryDoc) => ({
+  id: memory.id,
+  kind: memory.kind,
+  realm: memory.realm,
+  text: memory.text,
+  title: memory.title,
+  tags: memory.tags,
+  importance: memory.importance,
+  created_by: memory.created_by,
+  created_at: memory.created_at,
+  updated_at: memory.updated_at,
+});
+
+/**
+ * Recall score: the store's text relevance scaled by importance,
+ * `score = text_score * (0.5 + importance)`. Importance 0.5 leaves relevance
+ * as it is; the scale runs from 0.5x (importance 0) to 1.5x (importance 1), so
+ * importance reorders entries of similar relevance without letting an
+ * important but barely matching entry beat a strong match by much.
+ */
+export const recallScore = (textScore: number, importance: number): number => textScore * (0.5 + importance);
+
+export function memoryRoutes({ collections }: Services): AnyRoute[] {
+  const { memory, realms } = collections;
+
+  /** 400 naming `field` unless `realm` is a realm of the organization. */
+  const requireRealm = async (org: OrgId, realm: string, field: string): Promise<void> => {
+    if (!(await realms.findOne(org, { name: realm }))) {
+      throw new ServiceError('validation_error', `invalid ${field}: realm "${realm}" does not exist in this organization`, {
+        issues: [{ path: field, message: `no realm named "${realm}"` }],
+      });
+    }
+  };
+
+  const filterOf = (query: { realm?: string | undefined; kind?: string | undefined }): Filter => {
+    const filter: Record<string, Filter[string]> = {};
+    if (query.realm !== undefined) filter['realm'] = query.realm;
+    if (query.kind !== undefined) filter['kind'] = query.kind;
+    return filter;
+  };
+
+  return [
+    route({
+      method: 'GET', path: '/memory', tag: 'memory', summary: 'List memory entries (filters: realm, kind)', auth: 'bearer',
+      permission: 'memory:read', query: memoryQuery, response: pageSchema(memorySchema),
+      handler: async ({ auth, query }) => {
+        if (query.realm !== undefined) await requireRealm(auth.orgId, query.realm, 'realm');
+        return { status: 200, json: pageEnvelope(await memory.list(auth.orgId, listOptions(query, filterOf(query))), present) };
+      },
+    }),
+    route({
+      method: 'POST', path: '/memory', tag: 'memory', summary: 'Store a memory entry', auth: 'bearer', permission: 'memory:manage',
+      body: memoryCreate, response: memorySchema, status: 201, creates: true,
+      handler: async ({ auth, body }) => {
+        await requireRealm(auth.orgId, body.realm, 'realm');
+        const entry = await memory.insert(auth.orgId, {
+          kind: body.kind,
+          realm: body.realm,
+          text: body.text,
+          title: body.title ?? null,
+          tags: body.tags,
+          // stored as a 32-bit float, as the provisioning contract describes it
+          importance: Math.fround(body.importance),
+          created_by: auth.userId,
+        });
+        return { status: 201, json: present(entry) };
+      },
+    }),
+    route({
+      method: 'POST', path: '/memory/recall', tag: 'memory', auth: 'bearer', permission: 'memory:read',
+      summary: 'Recall entries by full-text relevance weighted by importance', body: recallBody, response: recallSchema,
+      handler: async ({ auth, body }) => {
+        if (body.realm !== undefined) await requireRealm(auth.orgId, body.realm, 'realm');
+        const hits = await memory.search(auth.orgId, body.query, {
+          filter: filterOf(body),
+          limit: body.limit * RECALL_CANDIDATES_PER_RESULT,
+        });
+        const items = hits
+          .map((hit) => ({ memory: present(hit.doc), score: recallScore(hit.score, hit.doc.importance) }))
+          .sort((a, b) => b.score - a.score || (a.memory.id < b.memory.id ? 1 : -1))
+          .slice(0, body.limit);
+        return { status: 200, json: { items } };
+      },
+    }),
+    route({
+      method: 'GET', path: '/memory/:id', tag: 'memory', summary: 'Get a memory entry', auth: 'bearer',
+      permission: 'memory:read', params: idParams, response: memorySchema,
+      handler: async ({ auth, params }) => ({ status: 200, json: present(await getOr404(memory, auth.orgId, params.id, 'memory entry')) }),
+    }),
+    route({
+      method: 'PATCH', path: '/memory/:id', tag: 'memory', summary: 'Update a memory entry', auth: 'bearer',
+      permission: 'memory:manage', params: idParams, body: memoryPatch, response: memorySchema,
+      handler: async ({ auth, params, body }) => {
+        const entry = await getOr404(memory, auth.orgId, params.id, 'memory entry');
+        if (body.realm !== undefined && body.realm !== entry.realm) await requireRealm(auth.orgId, body.realm, 'realm');
+        // a store patch's `undefined` deletes the field: drop what the caller left out
+        const updated = await memory.update(auth.orgId, entry.id, {
+          ...stripUndefined(body),
+          ...(body.importance === undefined ? {} : { importance: Math.fround(body.importance) }),
+        });
+        if (!updated) throw new ServiceError('not_found', `memory entry ${params.id} not found`);
+        return { status: 200, json: present(updated) };
+      },
+    }),
+    route({
+      method: 'DELETE', path: '/memory/:id', tag: 'memory', summary: 'Delete a memory entry', auth: 'bearer',
+      permission: 'memory:manage', params: idParams, status: 204,
+      handler: async ({ auth, params }) => {
+        const entry = await getOr404(memory, auth.orgId, params.id, 'memory entry');
+        await memory.delete(auth.orgId, entry.id);
+        return { status: 204, json: null };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,135 @@
+/**
+ * /platform: the caller's organizations and the invites of the current one,
+ * plus the public `POST /auth/invites/accept` that redeems an invite token.
+ * Invite tokens (`inv_` + 40 alphanumerics) are answered once and stored as
+ * their sha256; they are single-use and valid for seven days.
+ */
+import { z } from 'zod';
+import type { AuthContext } from '../../runtime/auth/context.js';
+import { IdentityService, normalizeEmail } from '../../runtime/auth/identity.js';
+import type { InviteDoc } from '../../runtime/collections.js';
+import { ServiceError } from '../../runtime/errors.js';
+import { assignableRole } from '../grants.js';
+import { listOptions, pageEnvelope, pageQuery, pageSchema } from '../pagination.js';
+import { getOr404, idParams, storedSchema } from '../resource.js';
+import { loginResult } from './auth.js';
+import { route, type AnyRoute } from '../route.js';
+import type { Services } from '../services.js';
+import { EMAIL, PASSWORD } from './auth.js';
+
+const INVITE_TTL_MS = 7 * 86_400_000;
+/** the login lookup reads at most this many memberships of one user */
+const MAX_MEMBERSHIPS = 1000;
+
+const organizationSchema = z.object({ id: z.string(), name: z.string(), role: z.string() });
+
+const inviteSchema = z.object({
+  ...storedSchema,
+  email: z.string(),
+  role: z.string(),
+  expires_at: z.string(),
+  invited_by: z.string(),
+  accepted_at: z.string().nullable(),
+});
+
+const presentInvite = (invite: InviteDoc) => ({
+  id: invite.id,
+  email: invite.email,
+  role: invite.role,
+  expires_at: invite.expires_at,
+  invited_by: invite.invited_by,
+  accepted_at: invite.accepted_at,
+  created_at: invite.created_at,
+  updated_at: invite.updated_at,
+});
+
+
+/** Organizations belong to people: an API key (scoped to one organization) may not list or create them. */
+function requireUser(auth: AuthContext): void {
+  if (auth.kind !== 'user') throw new ServiceError('forbidden', 'this route needs a user token, not an API key');
+}
+
+export function platformRoutes({ collections, identity }: Services): AnyRoute[] {
+  const { invites, memberships, organizations, users } = collections;
+  return [
+    route({
+      method: 'GET', path: '/platform/organizations', tag: 'platform', summary: 'The organizations the caller belongs to',
+      auth: 'bearer', response: pageSchema(organizationSchema),
+      handler: async ({ auth }) => {
+        requireUser(auth);
+        const mine = await memberships.findAcrossOrgs({ user_id: auth.userId }, MAX_MEMBERSHIPS);
+        const found = await organizations.findAll({ id: { in: mine.map((membership) => membership.org_id) } });
+        const names = new Map(found.map((organization) => [organization.id, organization.name]));
+        const items = mine.flatMap((membership) => {
+          const name = names.get(membership.org_id);
+          return name === undefined ? [] : [{ id: membership.org_id, name, role: membership.role }];
+        });
+        return { status: 200, json: { items, next_cursor: null, total: items.length } };
+      },
+    }),
+    route({
+      method: 'POST', path: '/platform/organizations', tag: 'platform', summary: 'Create another organization owned by the caller',
+      auth: 'bearer', body: z.strictObject({ name: z.string().trim().min(1).max(200) }), response: organizationSchema,
+      status: 201, creates: true,
+      handler: async ({ auth, body }) => {
+        requireUser(auth);
+        const organization = await identity.createOrganization(body.name, auth.userId);
+        return { status: 201, json: { id: organization.id, name: organization.name, role: 'owner' } };
+      },
+    }),
+    route({
+      method: 'POST', path: '/platform/invites', tag: 'platform',
+      summary: 'Invite someone to this organization; the plaintext `token` is answered only here',
+      auth: 'bearer', permission: 'user:manage', status: 201, creates: true,
+      body: z.strictObject({ email: EMAIL, role: z.string().min(1).max(64) }),
+      response: inviteSchema.extend({ token: z.string() }),
+      handler: async ({ auth, body }) => {
+        const role = await assignableRole(collections, auth, body.role);
+        const email = normalizeEmail(body.email);
+        const existing = await users.findOne({ email });
+        if (existing && (await memberships.findOne(auth.orgId, { user_id: existing.id }))) {
+          throw new ServiceError('conflict', 'this user already belongs to the organization', { fields: ['email'] });
+        }
+        const open = await invites.findAll(auth.orgId, { email, accepted_at: null });
+        if (open.some((invite) => Date.parse(invite.expires_at) > Date.now())) {
+          throw new ServiceError('conflict', 'a pending invite for this email exists; revoke it first', { fields: ['email'] });
+        }
+        const { token, hash } = IdentityService.newInviteToken();
+        const invite = await invites.insert(auth.orgId, {
+          email,
+          role: role.name,
+          token_hash: hash,
+          expires_at: new Date(Date.now() + INVITE_TTL_MS).toISOString(),
+          invited_by: auth.userId,
+          accepted_at: null,
+        });
+        return { status: 201, json: { ...presentInvite(invite), token } };
+      },
+    }),
+    route({
+      method: 'GET', path: '/platform/invites', tag: 'platform', summary: 'Invites not yet accepted (expired ones included until revoked)',
+      auth: 'bearer', permission: 'user:read', query: pageQuery, response: pageSchema(inviteSchema),
+      handler: async ({ auth, query }) => ({
+        status: 200,
+        json: pageEnvelope(await invites.list(auth.orgId, listOptions(query, { accepted_at: null })), presentInvite),
+      }),
+    }),
+    route({
+      method: 'DELETE', path: '/platform/invites/:id', tag: 'platform', summary: 'Revoke an invite', auth: 'bearer',
+      permission: 'user:manage', params: idParams, status: 204,
+      handler: async ({ auth, params }) => {
+        const invite = await getOr404(invites, auth.orgId, params.id, 'invite');
+        if (invite.accepted_at !== null) throw new ServiceError('conflict', 'this invite was already accepted', { id: invite.id });
+        await invites.delete(auth.orgId, invite.id);
+        return { status: 204, json: null };
+      },
+    }),
+    route({
+      method: 'POST', path: '/auth/invites/accept', tag: 'auth', auth: 'public', status: 201,
+      summary: 'Redeem an invite token: joins the organization (creating the user if new); answers like login',
+      body: z.strictObject({ token: z.string().min(1).max(200), password: PASSWORD }),
+      response: loginResult,
+      handler: async ({ body }) => ({ status: 201, json: await identity.acceptInvite(body) }),
+    }),
+  ];
+}

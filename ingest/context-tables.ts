@@ -1,0 +1,52 @@
+/**
+ * The context tables store: the DuckDB engine, the table catalog, the spill
+ * folder and the ingest writer behind one object, which gateway/app.ts opens
+ * and closes and the context routes use.
+ */
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { ServiceConfig } from '../runtime/config.js';
+import type { HealthReporter } from '../runtime/health.js';
+import { ContextEngine } from './engine.js';
+import { IngestWriter } from './ingest-writer.js';
+import { listRuns, type RunPage } from './ledger.js';
+import { SpillFolder } from './spill.js';
+import { listTables, schemaName, TableCatalog, type TableInfo } from './table-catalog.js';
+import { readRows, type RowsCursor, type RowsPage } from './table-rows.js';
+
+export class ContextTables {
+  readonly engine: ContextEngine;
+  readonly writer: IngestWriter;
+  private readonly catalog = new TableCatalog();
+  private readonly spill: SpillFolder;
+
+  constructor(config: ServiceConfig, logger: Logger) {
+    const log = logger.child({ component: 'context-tables' });
+    this.engine = new ContextEngine({ path: config.contextDbPath, logger: log, onOpen: () => this.catalog.reset() });
+    this.spill = new SpillFolder(join(config.dataDir, 'ingest-spill'));
+    this.writer = new IngestWriter(this.engine, this.catalog, this.spill, log);
+  }
+
+  /** Opens the engine (a refusal leaves it `down`, reported by /health) and registers its health probe. */
+  async open(health: HealthReporter): Promise<void> {
+    this.spill.reset();
+    health.register('context_tables', { engine: 'duckdb', check: () => this.engine.check() });
+    await this.engine.open();
+  }
+
+  close(): Promise<void> {
+    return this.engine.close();
+  }
+
+  listTables(orgId: string, realm: string | null): Promise<TableInfo[]> {
+    return this.engine.use((connection) => listTables(connection, orgId, realm));
+  }
+
+  readRows(orgId: string, realm: string, table: string, limit: number, after: RowsCursor | null): Promise<RowsPage | null> {
+    return this.engine.use((connection) => readRows(connection, schemaName(orgId, realm), table, limit, after));
+  }
+
+  listRuns(orgId: string, pipelineId: string, limit: number, before: number | null): Promise<RunPage> {
+    return this.engine.use((connection) => listRuns(connection, orgId, pipelineId, limit, before));
+  }
+}

@@ -1,0 +1,174 @@
+/**
+ * Ingest runs and ingest idempotency records, kept in the DuckDB database
+ * itself (schema `_ingest`): a successful request commits its rows, its run
+ * record and its Idempotency-Key record in one transaction, so a retry after a
+ * crash either finds the committed result or writes the rows exactly once.
+ */
+import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
+
+/** Schema of the engine's own tables; organization schemas never start with `_`. */
+export const LEDGER_SCHEMA = '_ingest';
+
+/** Idempotency-Key records older than this no longer dedupe. */
+export const INGEST_IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+
+export async function bootstrapLedger(connection: DuckDBConnection): Promise<void> {
+  await connection.run(`CREATE SCHEMA IF NOT EXISTS ${LEDGER_SCHEMA}`);
+  await connection.run(`CREATE SEQUENCE IF NOT EXISTS ${LEDGER_SCHEMA}.run_ids START 1`);
+  await connection.run(`CREATE TABLE IF NOT EXISTS ${LEDGER_SCHEMA}.runs (
+    run_id BIGINT NOT NULL,
+    org_id VARCHAR NOT NULL,
+    pipeline_id VARCHAR NOT NULL,
+    token_id VARCHAR,
+    realm VARCHAR NOT NULL,
+    target_table VARCHAR NOT NULL,
+    status VARCHAR NOT NULL,
+    rows_in BIGINT NOT NULL,
+    rows_out BIGINT NOT NULL,
+    error_code VARCHAR,
+    error VARCHAR,
+    idempotency_key VARCHAR,
+    started_at TIMESTAMPTZ NOT NULL,
+    finished_at TIMESTAMPTZ NOT NULL
+  )`);
+  await connection.run(`CREATE TABLE IF NOT EXISTS ${LEDGER_SCHEMA}.idempotency (
+    org_id VARCHAR NOT NULL,
+    pipeline_id VARCHAR NOT NULL,
+    "key" VARCHAR NOT NULL,
+    request_hash VARCHAR NOT NULL,
+    run_id BIGINT NOT NULL,
+    rows_in BIGINT NOT NULL,
+    rows_out BIGINT NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL
+  )`);
+}
+
+export interface RunRecord {
+  readonly run_id: number;
+  readonly pipeline_id: string;
+  readonly token_id: string | null;
+  readonly realm: string;
+  readonly target_table: string;
+  readonly status: 'succeeded' | 'failed';
+  readonly rows_in: number;
+  readonly rows_out: number;
+  readonly error_code: string | null;
+  readonly error: string | null;
+  readonly idempotency_key: string | null;
+  readonly started_at: string;
+  readonly finished_at: string;
+}
+
+export async function nextRunId(connection: DuckDBConnection): Promise<number> {
+  const reader = await connection.runAndReadAll(`SELECT nextval('${LEDGER_SCHEMA}.run_ids')::BIGINT`);
+  return Number(reader.getRowsJS()[0]?.[0]);
+}
+
+export async function insertRun(connection: DuckDBConnection, orgId: string, run: RunRecord): Promise<void> {
+  const values: DuckDBValue[] = [
+    run.run_id, orgId, run.pipeline_id, run.token_id, run.realm, run.target_table, run.status, run.rows_in, run.rows_out,
+    run.error_code, run.error, run.idempotency_key, run.started_at, run.finished_at,
+  ];
+  await connection.run(
+    `INSERT INTO ${LEDGER_SCHEMA}.runs VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::TIMESTAMPTZ, $14::TIMESTAMPTZ)`,
+    values,
+  );
+}
+
+export interface IdempotentResult {
+  readonly request_hash: string;
+  readonly run_id: number;
+  readonly rows_in: number;
+  readonly rows_out: number;
+}
+
+export async function findIdempotent(
+  connection: DuckDBConnection,
+  orgId: string,
+  pipelineId: string,
+  key: string,
+  now: Date,
+): Promise<IdempotentResult | null> {
+  const reader = await connection.runAndReadAll(
+    `SELECT request_hash, run_id, rows_in, rows_out FROM ${LEDGER_SCHEMA}.idempotency
+     WHERE org_id = $1 AND pipeline_id = $2 AND "key" = $3 AND created_at > $4::TIMESTAMPTZ
+     ORDER BY created_at DESC LIMIT 1`,
+    [orgId, pipelineId, key, new Date(now.getTime() - INGEST_IDEMPOTENCY_TTL_MS).toISOString()],
+  );
+  const row = reader.getRowObjectsJS()[0];
+  if (!row) return null;
+  return {
+    request_hash: String(row['request_hash']),
+    run_id: Number(row['run_id']),
+    rows_in: Number(row['rows_in']),
+    rows_out: Number(row['rows_out']),
+  };
+}
+
+/** Inside the ingest transaction; an expired record of the same key is replaced. */
+export async function insertIdempotent(
+  connection: DuckDBConnection,
+  orgId: string,
+  pipelineId: string,
+  key: string,
+  result: IdempotentResult,
+  now: Date,
+): Promise<void> {
+  await connection.run(`DELETE FROM ${LEDGER_SCHEMA}.idempotency WHERE org_id = $1 AND pipeline_id = $2 AND "key" = $3`, [
+    orgId, pipelineId, key,
+  ]);
+  await connection.run(`INSERT INTO ${LEDGER_SCHEMA}.idempotency VALUES ($1, $2, $3, $4, $5, $6, $7, $8::TIMESTAMPTZ)`, [
+    orgId, pipelineId, key, result.request_hash, result.run_id, result.rows_in, result.rows_out, now.toISOString(),
+  ]);
+}
+
+export interface RunPage {
+  readonly items: RunRecord[];
+  readonly total: number;
+  /** run_id of the last item when more follow */
+  readonly nextAfter: number | null;
+}
+
+/** Newest first; `before` is an exclusive upper bound on run_id. */
+export async function listRuns(
+  connection: DuckDBConnection,
+  orgId: string,
+  pipelineId: string,
+  limit: number,
+  before: number | null,
+): Promise<RunPage> {
+  const reader = await connection.runAndReadAll(
+    `SELECT run_id, pipeline_id, token_id, realm, target_table, status, rows_in, rows_out, error_code, error, idempotency_key,
+            epoch_ms(started_at) AS started_ms, epoch_ms(finished_at) AS finished_ms
+     FROM ${LEDGER_SCHEMA}.runs
+     WHERE org_id = $1 AND pipeline_id = $2 AND ($3::BIGINT IS NULL OR run_id < $3::BIGINT)
+     ORDER BY run_id DESC LIMIT $4`,
+    [orgId, pipelineId, before, limit + 1],
+  );
+  const rows = reader.getRowObjectsJS();
+  const counted = await connection.runAndReadAll(
+    `SELECT count(*) FROM ${LEDGER_SCHEMA}.runs WHERE org_id = $1 AND pipeline_id = $2`,
+    [orgId, pipelineId],
+  );
+  const items = rows.slice(0, limit).map((row): RunRecord => ({
+    run_id: Number(row['run_id']),
+    pipeline_id: String(row['pipeline_id']),
+    token_id: row['token_id'] === null ? null : String(row['token_id']),
+    realm: String(row['realm']),
+    target_table: String(row['target_table']),
+    status: row['status'] === 'succeeded' ? 'succeeded' : 'failed',
+    rows_in: Number(row['rows_in']),
+    rows_out: Number(row['rows_out']),
+    error_code: row['error_code'] === null ? null : String(row['error_code']),
+    error: row['error'] === null ? null : String(row['error']),
+    idempotency_key: row['idempotency_key'] === null ? null : String(row['idempotency_key']),
+    started_at: new Date(Number(row['started_ms'])).toISOString(),
+    finished_at: new Date(Number(row['finished_ms'])).toISOString(),
+  }));
+  const last = items[items.length - 1];
+  return {
+    items,
+    total: Number(counted.getRowsJS()[0]?.[0] ?? 0),
+    nextAfter: rows.length > limit && last ? last.run_id : null,
+  };
+}

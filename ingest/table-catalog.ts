@@ -1,0 +1,128 @@
+/**
+ * Where context tables live and what columns they have. Every organization
+ * and realm gets its own DuckDB schema (`<org id>:<realm>`), so a query built
+ * for one organization cannot name another's table. This process is the only
+ * writer of the database file (DuckDB locks it), so the column cache is
+ * authoritative once loaded.
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { quoteIdent } from './columns.js';
+import { KeyedRwLocks } from './rw-lock.js';
+
+export const TARGET_TABLES = ['context_events', 'context_nodes'] as const;
+export type TargetTable = (typeof TARGET_TABLES)[number];
+
+const ORG_ID = /^[a-z0-9_]{1,64}$/;
+const REALM = /^[a-z0-9_-]{1,100}$/;
+
+/** The DuckDB schema of one organization's realm. */
+export function schemaName(orgId: string, realm: string): string {
+  // both are validated upstream; checked again because they become identifiers
+  if (!ORG_ID.test(orgId)) throw new Error(`unexpected organization id ${JSON.stringify(orgId)}`);
+  if (!REALM.test(realm)) throw new Error(`unexpected realm name ${JSON.stringify(realm)}`);
+  return `${orgId}:${realm}`;
+}
+
+/** Prefix of every schema of an organization. */
+export const orgSchemaPrefix = (orgId: string): string => `${orgId}:`;
+
+export const qualified = (schema: string, table: string): string => `${quoteIdent(schema)}.${quoteIdent(table)}`;
+
+export class TableCatalog {
+  private readonly columns = new Map<string, Set<string>>();
+  /** shared for inserts, exclusive for CREATE / ALTER of the same table */
+  readonly locks = new KeyedRwLocks();
+
+  /** Forgets everything (the engine was reopened). */
+  reset(): void {
+    this.columns.clear();
+  }
+
+  /** The table's columns, or null when it does not exist. */
+  async columnsOf(connection: DuckDBConnection, schema: string, table: string): Promise<ReadonlySet<string> | null> {
+    const key = `${schema}.${table}`;
+    const cached = this.columns.get(key);
+    if (cached) return cached;
+    const reader = await connection.runAndReadAll(
+      `SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = $1 AND table_name = $2 ORDER BY column_index`,
+      [schema, table],
+    );
+    const names = reader.getRowsJS().map((row) => String(row[0]));
+    if (names.length === 0) return null;
+    const set = new Set(names);
+    this.columns.set(key, set);
+    return set;
+  }
+
+  /** Creates the schema and the table with its default columns; idempotent. Call under the exclusive lock. */
+  async createTable(connection: DuckDBConnection, schema: string, table: string): Promise<ReadonlySet<string>> {
+    await connection.run(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
+    await connection.run(
+      `CREATE TABLE IF NOT EXISTS ${qualified(schema, table)} ("at" TIMESTAMPTZ NOT NULL, "label" VARCHAR, "body" VARCHAR, "props" BLOB)`,
+    );
+    this.columns.delete(`${schema}.${table}`);
+    return (await this.columnsOf(connection, schema, table)) ?? new Set();
+  }
+
+  /** Adds Utf8 columns (skipping any a concurrent request added first). Call under the exclusive lock. */
+  async addColumns(connection: DuckDBConnection, schema: string, table: string, names: readonly string[]): Promise<ReadonlySet<string>> {
+    const key = `${schema}.${table}`;
+    try {
+      for (const name of names) {
+        await connection.run(`ALTER TABLE ${qualified(schema, table)} ADD COLUMN IF NOT EXISTS ${quoteIdent(name)} VARCHAR`);
+      }
+    } finally {
+      this.columns.delete(key);
+    }
+    return (await this.columnsOf(connection, schema, table)) ?? new Set();
+  }
+}
+
+export interface TableInfo {
+  readonly realm: string;
+  readonly name: string;
+  readonly columns: { readonly name: string; readonly type: string }[];
+  readonly row_count: number;
+}
+
+/** Every context table of an organization (optionally one realm), with columns and exact row counts. */
+export async function listTables(connection: DuckDBConnection, orgId: string, realm: string | null): Promise<TableInfo[]> {
+  const prefix = orgSchemaPrefix(orgId);
+  const reader = await connection.runAndReadAll(
+    `SELECT schema_name, table_name, column_name, data_type FROM duckdb_columns()
+     WHERE database_name = current_database() AND starts_with(schema_name, $1) AND ($2::VARCHAR IS NULL OR schema_name = $3)
+     ORDER BY schema_name, table_name, column_index`,
+    [prefix, realm, realm === null ? null : schemaName(orgId, realm)],
+  );
+  const tables = new Map<string, { realm: string; name: string; schema: string; columns: { name: string; type: string }[] }>();
+  for (const row of reader.getRowsJS()) {
+    const [schema, table, column, type] = row.map(String) as [string, string, string, string];
+    const key = `${schema}.${table}`;
+    let entry = tables.get(key);
+    if (!entry) {
+      entry = { realm: schema.slice(prefix.length), name: table, schema, columns: [] };
+      tables.set(key, entry);
+    }
+    entry.columns.push({ name: column, type: duckTypeName(type) });
+  }
+  const result: TableInfo[] = [];
+  for (const entry of tables.values()) {
+    const counted = await connection.runAndReadAll(`SELECT count(*) FROM ${qualified(entry.schema, entry.name)}`);
+    result.push({ realm: entry.realm, name: entry.name, columns: entry.columns, row_count: Number(counted.getRowsJS()[0]?.[0] ?? 0) });
+  }
+  return result;
+}
+
+/** Column types as users read them: Arrow-style names for the types context tables use. */
+function duckTypeName(type: string): string {
+  switch (type) {
+    case 'VARCHAR':
+      return 'utf8';
+    case 'BLOB':
+      return 'binary';
+    case 'TIMESTAMP WITH TIME ZONE':
+      return 'timestamp';
+    default:
+      return type.toLowerCase();
+  }
+}

@@ -1,0 +1,380 @@
+/** The HTTP edge: envelope, routing errors, auth errors, body limits, pagination, idempotency, faults. */
+import { SignJWT } from 'jose';
+import { request as httpRequest } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { asOrgId } from '../../runtime/store/types.js';
+import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+
+const SECRET = 'edge-test-secret-0123456789abcdef0123456789';
+
+/** Sends a body with Transfer-Encoding: chunked (no Content-Length) and returns status + body. */
+function postChunked(url: string, token: string, chunks: Buffer[]): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const target = new URL(url);
+    const req = httpRequest(
+      { host: target.hostname, port: target.port, path: target.pathname, method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' } },
+      (res) => {
+        let body = '';
+        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      // the server may close the socket right after its 413 while we are still writing
+      if (error.code !== 'EPIPE' && error.code !== 'ECONNRESET') reject(error);
+    });
+    for (const chunk of chunks) req.write(chunk);
+    req.end();
+  });
+}
+
+describe('HTTP edge', () => {
+  let server: TestServer;
+  let alice: Session;
+  let bob: Session;
+
+  beforeAll(async () => {
+    server = await startTestServer({ JWT_SECRET: SECRET });
+    alice = await server.register();
+    bob = await server.register();
+  });
+  afterAll(async () => server.stop());
+
+  describe('routing and envelope', () => {
+    it('answers unknown routes with 404 in the envelope', async () => {
+      for (const path of ['/nope', '/realms/x/y/z']) {
+        const response = await server.request('GET', path, { token: alice.token });
+        expect(response.status).toBe(404);
+        expect(response.body.error.code).toBe('not_found');
+        expect(typeof response.body.error.message).toBe('string');
+      }
+      const outside = await fetch(server.url.replace('/api/v1', '/other'));
+      expect(outside.status).toBe(404);
+      expect((await outside.json()).error.code).toBe('not_found');
+    });
+
+    it('answers a known path with a wrong method with 405 and Allow', async () => {
+      const response = await server.request('PUT', '/realms', { token: alice.token, body: {} });
+      expect(response.status).toBe(405);
+      expect(response.body.error.code).toBe('method_not_allowed');
+      expect(response.headers.get('allow')).toBe('GET, POST');
+    });
+
+    it('answers malformed JSON with 400 invalid_json', async () => {
+      const response = await server.request('POST', '/realms', {
+        token: alice.token, body: '{"name": "x",', headers: { 'content-type': 'application/json' },
+      });
+      expect(response.status).toBe(400);
+      expect(response.body.error.code).toBe('invalid_json');
+    });
+
+    it('answers a non-JSON content type with 415', async () => {
+      const response = await server.request('POST', '/realms', {
+        token: alice.token, body: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
+      expect(response.status).toBe(415);
+      expect(response.body.error.code).toBe('unsupported_media_type');
+    });
+
+    it('lists every failing path of a body in details', async () => {
+      const response = await server.request('POST', '/realms', { token: alice.token, body: { name: 'BAD', color: 'nope' } });
+      expect(response.status).toBe(400);
+      expect(response.body.error.details.issues.map((issue: { path: string }) => issue.path).sort()).toEqual(['color', 'name']);
+    });
+
+    it('echoes a request id, or makes one', async () => {
+      const given = await server.request('GET', '/health', { headers: { 'x-request-id': 'trace-123' } });
+      expect(given.headers.get('x-request-id')).toBe('trace-123');
+      const made = await server.request('GET', '/health');
+      expect(made.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    });
+  });
+
+  describe('authentication', () => {
+    it('answers 401 without credentials, with a malformed header, and with an unknown token', async () => {
+      const cases: [Record<string, string>, string][] = [
+        [{}, 'unauthorized'],
+        [{ authorization: 'Basic abc' }, 'unauthorized'],
+        [{ authorization: 'Bearer not-a-jwt' }, 'unauthorized'],
+        [{ authorization: 'Bearer sk_unknownkey0000000000000000000000000000000' }, 'unauthorized'],
+      ];
+      for (const [headers, code] of cases) {
+        const response = await server.request('GET', '/realms', { headers });
+        expect(response.status).toBe(401);
+        expect(response.body.error.code).toBe(code);
+      }
+    });
+
+    it('rejects a token signed with another secret, and an expired one', async () => {
+      const forged = await new SignJWT({ org: alice.organization.id })
+        .setProtectedHeader({ alg: 'HS256' }).setSubject(alice.user.id).setIssuer('agent-context-service')
+        .setIssuedAt().setExpirationTime('1h').sign(new TextEncoder().encode('another-secret-0123456789abcdef0123456789'));
+      const forgedResponse = await server.request('GET', '/realms', { token: forged });
+      expect(forgedResponse.status).toBe(401);
+      expect(forgedResponse.body.error.code).toBe('unauthorized');
+
+      const now = Math.floor(Date.now() / 1000);
+      const expired = await new SignJWT({ org: alice.organization.id })
+        .setProtectedHeader({ alg: 'HS256' }).setSubject(alice.user.id).setIssuer('agent-context-service')
+        .setIssuedAt(now - 7200).setExpirationTime(now - 3600).sign(new TextEncoder().encode(SECRET));
+      const expiredResponse = await server.request('GET', '/realms', { token: expired });
+      expect(expiredResponse.status).toBe(401);
+      expect(expiredResponse.body.error.code).toBe('token_expired');
+    });
+
+    it('rejects a token naming an organization the user does not belong to', async () => {
+      const crossed = await new SignJWT({ org: bob.organization.id })
+        .setProtectedHeader({ alg: 'HS256' }).setSubject(alice.user.id).setIssuer('agent-context-service')
+        .setIssuedAt().setExpirationTime('1h').sign(new TextEncoder().encode(SECRET));
+      const response = await server.request('GET', '/realms', { token: crossed });
+      expect(response.status).toBe(401);
+    });
+
+    it('logs in, and refuses a wrong password or unknown email the same way', async () => {
+      const ok = await server.request('POST', '/auth/login', { body: { email: alice.email, password: alice.password } });
+      expect(ok.status).toBe(200);
+      expect(ok.body.user).toEqual({ id: alice.user.id, email: alice.email, role: 'owner' });
+      expect(Date.parse(ok.body.expires_at)).toBeGreaterThan(Date.now());
+      const me = await server.request('GET', '/auth/me', { token: ok.body.token });
+      expect(me.body).toMatchObject({ id: alice.user.id, email: alice.email, role: 'owner', kind: 'user' });
+      for (const body of [{ email: alice.email, password: 'wrong password' }, { email: 'nobody@example.test', password: 'whatever1' }]) {
+        const response = await server.request('POST', '/auth/login', { body });
+        expect(response.status).toBe(401);
+        expect(response.body.error.code).toBe('invalid_credentials');
+      }
+    });
+
+    it('validates registration and refuses a taken email', async () => {
+      const weak = await server.request('POST', '/auth/register', { body: { email: 'new@example.test', password: 'short', organization_name: 'X' } });
+      expect(weak.status).toBe(400);
+      const badEmail = await server.request('POST', '/auth/register', { body: { email: 'not-an-email', password: 'long enough', organization_name: 'X' } });
+      expect(badEmail.status).toBe(400);
+      const taken = await server.request('POST', '/auth/register', { body: { email: alice.email, password: 'some other password', organization_name: 'X' } });
+      expect(taken.status).toBe(409);
+      expect(taken.body.error.code).toBe('conflict');
+    });
+  });
+
+  describe('body limits', () => {
+    it('answers 413 from Content-Length before reading', async () => {
+      const big = JSON.stringify({ name: 'big', description: 'x'.repeat(1_100_000) });
+      const response = await server.request('POST', '/realms', { token: alice.token, body: big, headers: { 'content-type': 'application/json' } });
+      expect(response.status).toBe(413);
+      expect(response.body.error).toMatchObject({ code: 'payload_too_large', details: { limit_bytes: 1_048_576 } });
+    });
+
+    it('answers 413 while reading a chunked body that crosses the limit', async () => {
+      const chunk = Buffer.alloc(256 * 1024, 'a');
+      const response = await postChunked(`${server.url}/realms`, alice.token, [chunk, chunk, chunk, chunk, chunk, chunk]);
+      expect(response.status).toBe(413);
+      expect(JSON.parse(response.body).error.code).toBe('payload_too_large');
+      // the server is still serving
+      expect((await server.request('GET', '/realms', { token: alice.token })).status).toBe(200);
+    });
+  });
+
+  describe('pagination', () => {
+    let session: Session;
+    beforeAll(async () => {
+      session = await server.register();
+      for (let i = 0; i < 120; i++) {
+        await server.request('POST', '/realms', { token: session.token, body: { name: `r-${String(i).padStart(3, '0')}` } });
+      }
+    });
+
+    it('defaults to 50, pages with a stable cursor to the end, and counts the total', async () => {
+      const names: string[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const query: string = cursor === null ? '' : `?cursor=${encodeURIComponent(cursor)}`;
+        const page = await server.request('GET', `/realms${query}`, { token: session.token });
+        expect(page.status).toBe(200);
+        expect(page.body.total).toBe(121);
+        expect(page.body.items.length).toBe(pages < 2 ? 50 : 21);
+        names.push(...page.body.items.map((realm: { name: string }) => realm.name));
+        cursor = page.body.next_cursor;
+        pages += 1;
+      } while (cursor !== null);
+      expect(pages).toBe(3);
+      expect(new Set(names).size).toBe(121);
+    });
+
+    it('accepts limit up to 200 and refuses more, zero or junk', async () => {
+      const max = await server.request('GET', '/realms?limit=200', { token: session.token });
+      expect(max.body.items.length).toBe(121);
+      expect(max.body.next_cursor).toBeNull();
+      for (const limit of ['201', '0', '-1', 'ten', '1.5']) {
+        const response = await server.request('GET', `/realms?limit=${limit}`, { token: session.token });
+        expect(response.status, limit).toBe(400);
+        expect(response.body.error.code).toBe('validation_error');
+      }
+    });
+
+    it('refuses a cursor it did not issue', async () => {
+      const response = await server.request('GET', '/realms?cursor=garbage', { token: session.token });
+      expect(response.status).toBe(400);
+      expect(response.body.error.code).toBe('invalid_cursor');
+    });
+
+    it('keeps a cursor valid when earlier items are deleted', async () => {
+      const first = await server.request('GET', '/realms?limit=10', { token: session.token });
+      const next = first.body.next_cursor as string;
+      await server.request('DELETE', `/realms/${first.body.items[5].id}`, { token: session.token });
+      const second = await server.request('GET', `/realms?limit=10&cursor=${encodeURIComponent(next)}`, { token: session.token });
+      expect(second.body.items[0].name).toBe('r-009');
+    });
+  });
+
+  describe('Idempotency-Key', () => {
+    it('answers a retry with the original resource and creates nothing', async () => {
+      const session = await server.register();
+      const send = () => server.request('POST', '/realms', { token: session.token, body: { name: 'once' }, headers: { 'idempotency-key': 'key-1' } });
+      const first = await send();
+      const second = await send();
+      expect(first.status).toBe(201);
+      expect(second.status).toBe(201);
+      expect(second.body).toEqual(first.body);
+      expect(second.headers.get('idempotent-replayed')).toBe('true');
+      const list = await server.request('GET', '/realms', { token: session.token });
+      expect(list.body.total).toBe(2);
+    });
+
+    it('runs concurrent retries once', async () => {
+      const session = await server.register();
+      const responses = await Promise.all(
+        Array.from({ length: 5 }, () =>
+          server.request('POST', '/realms', { token: session.token, body: { name: 'race' }, headers: { 'idempotency-key': 'race-key' } })),
+      );
+      const created = responses.filter((response) => response.status === 201);
+      expect(created.length).toBeGreaterThanOrEqual(1);
+      for (const response of responses) {
+        if (response.status !== 201) expect(response.body.error.code).toBe('idempotency_in_progress');
+        else expect(response.body.id).toBe(created[0]?.body.id);
+      }
+      expect((await server.request('GET', '/realms', { token: session.token })).body.total).toBe(2);
+    });
+
+    it('refuses the same key with a different body', async () => {
+      const session = await server.register();
+      await server.request('POST', '/realms', { token: session.token, body: { name: 'a1' }, headers: { 'idempotency-key': 'k' } });
+      const reused = await server.request('POST', '/realms', { token: session.token, body: { name: 'a2' }, headers: { 'idempotency-key': 'k' } });
+      expect(reused.status).toBe(409);
+      expect(reused.body.error.code).toBe('idempotency_key_reused');
+    });
+
+    it('scopes keys to the organization and releases them when the request fails', async () => {
+      const one = await server.register();
+      const two = await server.register();
+      const a = await server.request('POST', '/realms', { token: one.token, body: { name: 'shared' }, headers: { 'idempotency-key': 'same' } });
+      const b = await server.request('POST', '/realms', { token: two.token, body: { name: 'shared' }, headers: { 'idempotency-key': 'same' } });
+      expect(a.status).toBe(201);
+      expect(b.status).toBe(201);
+      expect(b.body.id).not.toBe(a.body.id);
+
+      const bad = await server.request('POST', '/realms', { token: one.token, body: { name: 'BAD' }, headers: { 'idempotency-key': 'retry-me' } });
+      expect(bad.status).toBe(400);
+      // the failed request released the key: a corrected body under the same key is a new request, not a reuse
+      const fixed = await server.request('POST', '/realms', { token: one.token, body: { name: 'good' }, headers: { 'idempotency-key': 'retry-me' } });
+      expect(fixed.status).toBe(201);
+      expect(fixed.body.name).toBe('good');
+    });
+
+    it('keeps stored responses sealed, so a secret answered once is not readable at rest', async () => {
+      const session = await server.register();
+      const created = await server.request('POST', '/api-keys', {
+        token: session.token, body: { name: 'ci', permissions: ['realm:read'] }, headers: { 'idempotency-key': 'sealed-1' },
+      });
+      expect(created.status).toBe(201);
+      const key = created.body.key as string;
+      const replay = await server.request('POST', '/api-keys', {
+        token: session.token, body: { name: 'ci', permissions: ['realm:read'] }, headers: { 'idempotency-key': 'sealed-1' },
+      });
+      expect(replay.body.key).toBe(key);
+      const stored = await server.service.services.collections.idempotency.findAll(asOrgId(session.organization.id), { key: 'sealed-1' });
+      expect(stored.length).toBe(1);
+      expect(stored[0]?.response_body?.startsWith('v1.')).toBe(true);
+      expect(stored[0]?.response_body).not.toContain(key);
+      expect(stored[0]?.response_body).not.toContain(key.slice(3, 20));
+    });
+
+    it('refuses a malformed key', async () => {
+      const response = await server.request('POST', '/realms', { token: alice.token, body: { name: 'k' }, headers: { 'idempotency-key': 'x'.repeat(300) } });
+      expect(response.status).toBe(400);
+    });
+  });
+
+  describe('health and OpenAPI', () => {
+    it('reports features and dependency statuses', async () => {
+      const response = await server.request('GET', '/health');
+      expect(response.status).toBe(200);
+      expect(response.body.features).toEqual({ rag: false, workers: false, orchestrator: false, voice: false, policies: false });
+      expect(response.body.dependencies.metadata).toBe('ok');
+      expect(response.body.dependencies.bus).toBe('ok');
+      expect(response.body.dependencies.llm).toBe('unconfigured');
+      expect(Object.keys(response.body.dependencies).sort()).toEqual(['bus', 'context_tables', 'graph', 'llm', 'metadata']);
+    });
+
+    it('serves an OpenAPI 3.1 document generated from the route schemas', async () => {
+      const response = await server.request('GET', '/openapi.json');
+      expect(response.status).toBe(200);
+      expect(response.body.openapi).toBe('3.1.0');
+      const post = response.body.paths['/api/v1/realms'].post;
+      expect(post.requestBody.content['application/json'].schema.properties.name.pattern).toBe('^[a-z0-9_-]+$');
+      expect(post.parameters.map((parameter: { name: string }) => parameter.name)).toContain('Idempotency-Key');
+      expect(post['x-permission']).toBe('realm:manage');
+      const list = response.body.paths['/api/v1/realms'].get;
+      expect(list.parameters.find((parameter: { name: string }) => parameter.name === 'limit').schema.maximum).toBe(200);
+      expect(response.body.paths['/api/v1/realms/{id}'].patch.parameters[0]).toMatchObject({ name: 'id', in: 'path', required: true });
+    });
+  });
+});
+
+describe('health with a message bus', () => {
+  it('probes NATS for real: down when nothing listens', async () => {
+    const server = await startTestServer({ NATS_URL: 'nats://127.0.0.1:1' });
+    try {
+      const response = await server.request('GET', '/health');
+      expect(response.body.dependencies.bus).toBe('down');
+      expect(response.body.status).toBe('degraded');
+      expect(response.body.engines.bus).toBe('nats');
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('probes NATS for real: ok against the local server', async () => {
+    const server = await startTestServer({ NATS_URL: 'nats://127.0.0.1:4222' });
+    try {
+      const response = await server.request('GET', '/health');
+      if (response.body.dependencies.bus !== 'ok') {
+        console.log('SKIP NATS health probe: no NATS server answers on 127.0.0.1:4222');
+        return;
+      }
+      expect(response.body.status).toBe('ok');
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe('unexpected failures', () => {
+  it('answers 500 in the envelope with the request id and keeps serving', async () => {
+    const server = await startTestServer();
+    try {
+      const session = await server.register();
+      // a real fault: the metadata store goes away under the running server
+      await server.service.metadataStore.close();
+      const response = await server.request('GET', '/realms', { token: session.token, headers: { 'x-request-id': 'req-500' } });
+      expect(response.status).toBe(500);
+      expect(response.body.error.code).toBe('internal_error');
+      expect(response.body.error.message).toContain('req-500');
+      const health = await server.request('GET', '/health');
+      expect(health.status).toBe(503);
+      expect(health.body.dependencies.metadata).toBe('down');
+    } finally {
+      await server.stop();
+    }
+  });
+});

@@ -1,0 +1,154 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addMember } from '../helpers/members.js';
+import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+
+const DEFAULTS = {
+  llm_provider: null,
+  llm_model: null,
+  llm_base_url: null,
+  embedding_model: null,
+  auto_embed_on_ingest: false,
+  approval_timeout_secs: 900,
+};
+
+describe('settings', () => {
+  let server: TestServer;
+  let alice: Session;
+  let bob: Session;
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    alice = await server.register('Alice Inc');
+    bob = await server.register('Bob Ltd');
+  });
+  afterAll(async () => server.stop());
+
+  it('starts every organization with the defaults and its name', async () => {
+    const response = await server.request('GET', '/settings', { token: alice.token });
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ organization_name: 'Alice Inc', ...DEFAULTS });
+  });
+
+  it('PATCH changes only the fields given; organizations do not see each other', async () => {
+    const patched = await server.request('PATCH', '/settings', {
+      token: alice.token,
+      body: { llm_provider: 'anthropic', llm_model: 'claude-sonnet-4', approval_timeout_secs: 60 },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toEqual({
+      ...DEFAULTS,
+      organization_name: 'Alice Inc',
+      llm_provider: 'anthropic',
+      llm_model: 'claude-sonnet-4',
+      approval_timeout_secs: 60,
+    });
+
+    const again = await server.request('PATCH', '/settings', { token: alice.token, body: { auto_embed_on_ingest: true } });
+    expect(again.body).toMatchObject({ llm_provider: 'anthropic', llm_model: 'claude-sonnet-4', auto_embed_on_ingest: true });
+
+    const cleared = await server.request('PATCH', '/settings', { token: alice.token, body: { llm_model: null } });
+    expect(cleared.body).toMatchObject({ llm_provider: 'anthropic', llm_model: null });
+
+    const bobs = await server.request('GET', '/settings', { token: bob.token });
+    expect(bobs.body).toEqual({ organization_name: 'Bob Ltd', ...DEFAULTS });
+  });
+
+  it('PUT writes the whole desired state: omitted fields reset to defaults', async () => {
+    const carol = await server.register('Carol Co');
+    await server.request('PATCH', '/settings', {
+      token: carol.token,
+      body: { llm_provider: 'openai', embedding_model: 'text-embedding-3-small', approval_timeout_secs: 120 },
+    });
+    const put = await server.request('PUT', '/settings', {
+      token: carol.token,
+      body: { llm_provider: 'openai', llm_model: 'gpt-4o', llm_base_url: 'http://127.0.0.1:9999/v1' },
+    });
+    expect(put.status).toBe(200);
+    expect(put.body).toEqual({
+      ...DEFAULTS,
+      organization_name: 'Carol Co',
+      llm_provider: 'openai',
+      llm_model: 'gpt-4o',
+      llm_base_url: 'http://127.0.0.1:9999/v1',
+    });
+    expect((await server.request('GET', '/settings', { token: carol.token })).body).toEqual(put.body);
+
+    const empty = await server.request('PUT', '/settings', { token: carol.token, body: {} });
+    expect(empty.body).toEqual({ organization_name: 'Carol Co', ...DEFAULTS });
+  });
+
+  it('renames the organization through organization_name', async () => {
+    const dave = await server.register('Dave GmbH');
+    const renamed = await server.request('PATCH', '/settings', { token: dave.token, body: { organization_name: 'Dave AG' } });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.organization_name).toBe('Dave AG');
+    const me = await server.request('GET', '/auth/me', { token: dave.token });
+    expect(me.body.organization).toEqual({ id: dave.organization.id, name: 'Dave AG' });
+
+    const put = await server.request('PUT', '/settings', { token: dave.token, body: { organization_name: 'Dave SE', llm_model: 'm' } });
+    expect(put.body).toMatchObject({ organization_name: 'Dave SE', llm_model: 'm' });
+    // PUT without organization_name keeps the name: it has no default to go back to
+    const kept = await server.request('PUT', '/settings', { token: dave.token, body: {} });
+    expect(kept.body.organization_name).toBe('Dave SE');
+  });
+
+  it('renaming the organization also needs org:manage (an admin may change the rest)', async () => {
+    const erin = await server.register('Erin Org');
+    const admin = await addMember(server, erin, 'admin');
+    const refused = await server.request('PATCH', '/settings', {
+      token: admin.token,
+      body: { organization_name: 'Hijacked', llm_model: 'x' },
+    });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error).toMatchObject({ code: 'forbidden', details: { permission: 'org:manage' } });
+    // nothing of the refused request was written
+    expect((await server.request('GET', '/settings', { token: erin.token })).body).toEqual({ organization_name: 'Erin Org', ...DEFAULTS });
+
+    const sameName = await server.request('PATCH', '/settings', { token: admin.token, body: { organization_name: 'Erin Org', llm_model: 'x' } });
+    expect(sameName.status).toBe(200);
+    expect(sameName.body.llm_model).toBe('x');
+  });
+
+  it('rejects invalid values with 400 naming the field', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ llm_provider: 'mistral' }, 'llm_provider'],
+      [{ llm_base_url: 'ftp://example.test' }, 'llm_base_url'],
+      [{ llm_base_url: 'not a url' }, 'llm_base_url'],
+      [{ approval_timeout_secs: 0 }, 'approval_timeout_secs'],
+      [{ approval_timeout_secs: 604_801 }, 'approval_timeout_secs'],
+      [{ approval_timeout_secs: 1.5 }, 'approval_timeout_secs'],
+      [{ auto_embed_on_ingest: 'yes' }, 'auto_embed_on_ingest'],
+      [{ organization_name: '   ' }, 'organization_name'],
+      [{ llm_model: '' }, 'llm_model'],
+    ];
+    for (const [body, field] of cases) {
+      for (const method of ['PATCH', 'PUT']) {
+        const response = await server.request(method, '/settings', { token: alice.token, body });
+        expect(response.status, `${method} ${JSON.stringify(body)}`).toBe(400);
+        expect(response.body.error.code).toBe('validation_error');
+        expect(response.body.error.details.issues[0].path).toBe(field);
+        expect(response.body.error.message).toContain(field);
+      }
+    }
+    const unknown = await server.request('PATCH', '/settings', { token: alice.token, body: { theme: 'dark' } });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error.code).toBe('validation_error');
+
+    // the limits themselves are accepted
+    for (const approval_timeout_secs of [1, 604_800]) {
+      const ok = await server.request('PATCH', '/settings', { token: bob.token, body: { approval_timeout_secs } });
+      expect(ok.body.approval_timeout_secs).toBe(approval_timeout_secs);
+    }
+  });
+
+  it('needs settings:manage to write and a credential to read', async () => {
+    const viewer = await addMember(server, bob, 'viewer');
+    expect((await server.request('GET', '/settings', { token: viewer.token })).status).toBe(200);
+    const write = await server.request('PATCH', '/settings', { token: viewer.token, body: { llm_model: 'x' } });
+    expect(write.status).toBe(403);
+    expect(write.body.error).toMatchObject({ code: 'forbidden', details: { permission: 'settings:manage' } });
+    const anonymous = await server.request('GET', '/settings');
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.body.error.code).toBe('unauthorized');
+  });
+});

@@ -1,0 +1,17 @@
+/**
+ * Adds a member to an organization the way a person would: the owner invites
+ * an email with a role, the invitee accepts with a password. Suites that need
+ * a `member`, `viewer`, `admin` or custom-role caller use this.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Session, TestServer } from './server.js';
+
+export async function addMember(server: TestServer, inviter: Session, role: string, email?: string): Promise<Session> {
+  const address = email ?? `${role}-${randomBytes(4).toString('hex')}@example.test`;
+  const password = 'member password 1234';
+  const invite = await server.request('POST', '/platform/invites', { token: inviter.token, body: { email: address, role } });
+  if (invite.status !== 201) throw new Error(`invite failed: ${invite.status} ${invite.text}`);
+  const accepted = await server.request('POST', '/auth/invites/accept', { body: { token: invite.body.token, password } });
+  if (accepted.status !== 201) throw new Error(`accept failed: ${accepted.status} ${accepted.text}`);
+  return { ...(accepted.body as Omit<Session, 'email' | 'password'>), email: address, password };
+}
