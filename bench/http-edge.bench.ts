@@ -5,18 +5,23 @@
  *
  *   npm run bench:http [-- --quick]
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GENERATOR, load, printSummary, QUICK, startChild, stop } from './lib.js';
+import { GENERATOR, load, median, printSummary, QUICK, ROOT, startChild, stop, type LoadResult } from './lib.js';
 
-const seconds = QUICK ? 8 : 20;
+/** alternating rounds, median reported: a shared 2-core machine drifts during a run */
+const rounds = QUICK ? 3 : 5;
+const seconds = QUICK ? 4 : 10;
 const warmup = QUICK ? 2 : 4;
 const connections = 64;
 
 async function run(): Promise<void> {
+  // measure what `npm start` runs: the compiled server
+  execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-http-'));
-  const ours = await startChild(['--import', 'tsx', 'main.ts'], { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info', JWT_SECRET: 'bench-secret-0123456789abcdef0123456789' }, (line) => {
+  const ours = await startChild(['dist/main.js'], { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info', JWT_SECRET: 'bench-secret-0123456789abcdef0123456789' }, (line) => {
     try {
       const entry = JSON.parse(line) as { url?: string; msg?: string };
       return entry.url && entry.msg?.startsWith('listening') ? entry.url : null;
@@ -45,8 +50,15 @@ async function run(): Promise<void> {
 
     await load(oursUrl, { seconds: warmup, connections, headers });
     await load(baselineUrl, { seconds: warmup, connections });
-    const baselineResult = await load(baselineUrl, { seconds, connections });
-    const oursResult = await load(oursUrl, { seconds, connections, headers });
+    const baselineRounds: LoadResult[] = [];
+    const oursRounds: LoadResult[] = [];
+    for (let round = 0; round < rounds; round++) {
+      baselineRounds.push(await load(baselineUrl, { seconds, connections }));
+      oursRounds.push(await load(oursUrl, { seconds, connections, headers }));
+    }
+    const baselineResult = median(baselineRounds);
+    const oursResult = median(oursRounds);
+    console.log(`rounds (req/s): node:http ${baselineRounds.map((r) => r.rps).join(', ')}; ours ${oursRounds.map((r) => r.rps).join(', ')}`);
 
     const ratio = Number((oursResult.rps / baselineResult.rps).toFixed(2));
     console.log(`node:http hello-world      ${baselineResult.rps} req/s  p50 ${baselineResult.p50_ms} ms  p99 ${baselineResult.p99_ms} ms`);
@@ -62,6 +74,7 @@ async function run(): Promise<void> {
       non2xx: oursResult.non2xx,
       errors: oursResult.errors,
       seconds,
+      rounds,
       connections,
       generator: GENERATOR,
     });

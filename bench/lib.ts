@@ -62,6 +62,14 @@ export async function load(url: string, options: LoadOptions): Promise<LoadResul
   };
 }
 
+/** The round with the median throughput. */
+export function median(results: readonly LoadResult[]): LoadResult {
+  const sorted = [...results].sort((a, b) => a.rps - b.rps);
+  const middle = sorted[Math.floor(sorted.length / 2)];
+  if (!middle) throw new Error('no load results');
+  return middle;
+}
+
 /** Starts a child process and resolves with the first stdout line matching `ready`. */
 export function startChild(args: string[], env: Record<string, string>, ready: (line: string) => string | null): Promise<{ child: ChildProcess; value: string }> {
   const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });

@@ -19,10 +19,13 @@ export interface HttpResponse {
   readonly body: string | Buffer;
 }
 
-export function jsonResponse(status: number, value: unknown, headers: Record<string, string> = {}): HttpResponse {
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** A JSON response; `serialized` skips serializing `value` when the caller already holds the text. */
+export function jsonResponse(status: number, value: unknown, headers: Record<string, string> = {}, serialized?: string): HttpResponse {
   return {
     status,
-    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
-    body: status === 204 ? '' : JSON.stringify(value),
+    headers: { 'content-type': JSON_TYPE, ...headers },
+    body: status === 204 ? '' : (serialized ?? JSON.stringify(value)),
   };
 }

@@ -1,7 +1,8 @@
 /** The pagination envelope: `items`, `next_cursor`, `total`; keyset cursors over time-sorted ids. */
 import { z } from 'zod';
 import { ServiceError } from '../runtime/errors.js';
-import type { ListOptions, Page } from '../runtime/store/types.js';
+import type { Filter, ListOptions, OrgCollection, OrgId, Page, StoredFields } from '../runtime/store/types.js';
+import { jsonResponse, type HttpResponse } from './http.js';
 
 export const MAX_PAGE_SIZE = 200;
 export const DEFAULT_PAGE_SIZE = 50;
@@ -61,4 +62,29 @@ export function pageEnvelope<T, R>(page: Page<T>, present: (item: T) => R): Page
 /** Response schema of a collection, for /openapi.json. */
 export function pageSchema<T extends z.ZodType>(item: T) {
   return z.object({ items: z.array(item), next_cursor: z.string().nullable(), total: z.number().int() });
+}
+
+/** Pages kept per responder; past this the cache starts over (a hot list stays in it). */
+const PAGE_CACHE_LIMIT = 2048;
+
+/**
+ * Answers a collection page as a response, reusing the serialized page while
+ * the organization's documents of that collection are unchanged (the store's
+ * revision). The output must depend only on the documents, the filter and the
+ * page position. Engines without an exact revision (MongoDB) are never cached.
+ */
+export function createPageResponder<T extends StoredFields, R>(collection: OrgCollection<T>, present: (item: T) => R) {
+  const cache = new Map<string, { readonly revision: number; readonly body: string }>();
+  return async (org: OrgId, query: PageQuery, filter?: Filter): Promise<HttpResponse> => {
+    const revision = collection.revision(org);
+    const key = `${org}\u0000${query.limit}\u0000${query.cursor ?? ''}\u0000${filter === undefined ? '' : JSON.stringify(filter)}`;
+    const hit = revision === null ? undefined : cache.get(key);
+    if (hit && hit.revision === revision) return jsonResponse(200, null, {}, hit.body);
+    const body = JSON.stringify(pageEnvelope(await collection.list(org, listOptions(query, filter)), present));
+    if (revision !== null) {
+      if (cache.size >= PAGE_CACHE_LIMIT) cache.clear();
+      cache.set(key, { revision, body });
+    }
+    return jsonResponse(200, null, {}, body);
+  };
 }

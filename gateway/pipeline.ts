@@ -66,8 +66,8 @@ function toResponse(result: HandlerResult): HttpResponse {
   return 'json' in result ? jsonResponse(result.status, result.json, result.headers) : result;
 }
 
-export function errorResponse(error: ServiceError, requestId: string): HttpResponse {
-  return jsonResponse(error.status, error.toEnvelope(), { ...error.headers, 'x-request-id': requestId });
+export function errorResponse(error: ServiceError): HttpResponse {
+  return jsonResponse(error.status, error.toEnvelope(), { ...error.headers });
 }
 
 export class Pipeline {
@@ -87,21 +87,17 @@ export class Pipeline {
     return match.kind === 'found' ? (match.route.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES) : DEFAULT_MAX_BODY_BYTES;
   }
 
-  /** Never throws: every failure becomes the error envelope. */
+  /** Never throws: every failure becomes the error envelope. The transport adds `X-Request-Id`. */
   async handle(match: Match, request: HttpRequest): Promise<HttpResponse> {
     try {
-      const response = await this.dispatch(match, request);
-      return { ...response, headers: { ...response.headers, 'x-request-id': request.requestId } };
+      return await this.dispatch(match, request);
     } catch (error) {
-      if (error instanceof ServiceError) return errorResponse(error, request.requestId);
+      if (error instanceof ServiceError) return errorResponse(error);
       this.deps.logger.error(
         { err: error, request_id: request.requestId, method: request.method, path: request.path },
         'unhandled error',
       );
-      return errorResponse(
-        new ServiceError('internal_error', `internal error; quote request id ${request.requestId}`),
-        request.requestId,
-      );
+      return errorResponse(new ServiceError('internal_error', `internal error; quote request id ${request.requestId}`));
     }
   }
 

@@ -19,11 +19,19 @@ export type Match =
 
 const splitPath = (path: string): string[] => path.split('/').filter((segment) => segment.length > 0);
 
+/** `/a//b/` and `/a/b` are the same route */
+const normalize = (path: string): string => (path.endsWith('/') || path.includes('//') ? '/' + splitPath(path).join('/') : path);
+
 export class Router {
   private readonly root = newNode();
+  /** routes without parameters, by `METHOD path`: most hot reads are these, and a Map hit skips the walk */
+  private readonly exact = new Map<string, AnyRoute>();
 
   constructor(routes: readonly AnyRoute[]) {
-    for (const route of routes) this.add(route);
+    for (const route of routes) {
+      this.add(route);
+      if (!route.path.includes(':')) this.exact.set(`${route.method} ${normalize(route.path)}`, route);
+    }
   }
 
   private add(route: AnyRoute): void {
@@ -50,6 +58,8 @@ export class Router {
   }
 
   match(method: string, path: string): Match {
+    const exact = this.exact.get(`${method} ${normalize(path)}`);
+    if (exact) return { kind: 'found', route: exact, params: {} };
     const params: Record<string, string> = {};
     const node = this.walk(this.root, splitPath(path), 0, params);
     if (!node || node.routes.size === 0) return { kind: 'not_found' };

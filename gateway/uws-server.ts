@@ -4,7 +4,7 @@
  * limit (413 as soon as the limit is crossed, without buffering the excess),
  * hands it to the routing core and writes the response corked.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import uws from 'uWebSockets.js';
 import { ServiceError } from '../runtime/errors.js';
@@ -20,7 +20,20 @@ export interface ListeningServer {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-const statusLine = (status: number): string => `${status} ${STATUS_CODES[status] ?? 'Unknown'}`;
+/** Request ids: a random per-process prefix and a counter; unique without a random draw per request. */
+const REQUEST_ID_PREFIX = randomBytes(6).toString('hex');
+let requestCounter = 0;
+const nextRequestId = (): string => `${REQUEST_ID_PREFIX}-${(requestCounter++).toString(36)}`;
+
+const statusLines = new Map<number, string>();
+const statusLine = (status: number): string => {
+  let line = statusLines.get(status);
+  if (line === undefined) {
+    line = `${status} ${STATUS_CODES[status] ?? 'Unknown'}`;
+    statusLines.set(status, line);
+  }
+  return line;
+};
 
 export async function listen(pipeline: Pipeline, host: string, port: number): Promise<ListeningServer> {
   const app = uws.App();
@@ -43,7 +56,7 @@ export async function listen(pipeline: Pipeline, host: string, port: number): Pr
       headers[key] = value;
     });
     const givenId = headers['x-request-id'];
-    const requestId = givenId !== undefined && REQUEST_ID.test(givenId) ? givenId : randomUUID();
+    const requestId = givenId !== undefined && REQUEST_ID.test(givenId) ? givenId : nextRequestId();
 
     let aborted = false;
     let responded = false;
@@ -60,6 +73,7 @@ export async function listen(pipeline: Pipeline, host: string, port: number): Pr
       responded = true;
       res.cork(() => {
         res.writeStatus(statusLine(response.status));
+        res.writeHeader('x-request-id', requestId);
         for (const [key, value] of Object.entries(response.headers ?? {})) res.writeHeader(key, value);
         res.end(response.body, closeConnection || draining);
       });
@@ -71,14 +85,13 @@ export async function listen(pipeline: Pipeline, host: string, port: number): Pr
     const tooLarge = (): HttpResponse =>
       errorResponse(
         new ServiceError('payload_too_large', `request body is over the ${limit}-byte limit of this route`, { limit_bytes: limit }),
-        requestId,
       );
 
     const dispatch = (body: Buffer): void => {
       const request: HttpRequest = { method, path, query, headers, body, requestId };
       pipeline.handle(match, request).then(send, () => {
         // handle() never rejects; this guards the process if that ever changes
-        send(errorResponse(new ServiceError('internal_error', 'internal error'), requestId));
+        send(errorResponse(new ServiceError('internal_error', 'internal error')));
       });
     };
 

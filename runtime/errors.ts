@@ -60,7 +60,11 @@ export class ServiceError extends Error {
     readonly details?: Readonly<Record<string, unknown>>,
     headers: Readonly<Record<string, string>> = {},
   ) {
+    // an answer to the caller, not a crash: skip the stack capture, the costliest part of an Error
+    const stackTraceLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = stackTraceLimit;
     this.name = 'ServiceError';
     const entry: CatalogEntry = ERROR_CATALOG[code];
     this.status = entry.status;

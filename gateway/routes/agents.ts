@@ -11,7 +11,7 @@ import type { AgentDoc } from '../../runtime/collections.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { DEFAULT_AGENT } from '../../runtime/organizations.js';
 import type { Filter } from '../../runtime/store/types.js';
-import { listOptions, pageEnvelope, pageQuery, pageSchema } from '../pagination.js';
+import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { getOr404, idParams, rejectImmutable, storedSchema, unique } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
@@ -71,6 +71,7 @@ const present = (agent: AgentDoc) => ({
 
 export function agentRoutes({ collections }: Services): AnyRoute[] {
   const { agents } = collections;
+  const listPage = createPageResponder(agents, present);
   // the catalog is static: build its JSON Schemas once
   const catalog = AGENT_TYPES.map((type) => ({
     agent_type: type.agent_type,
@@ -91,7 +92,7 @@ export function agentRoutes({ collections }: Services): AnyRoute[] {
         const filter: Record<string, Filter[string]> = {};
         if (query.enabled !== undefined) filter['enabled'] = query.enabled;
         if (query.agent_type !== undefined) filter['agent_type'] = query.agent_type;
-        return { status: 200, json: pageEnvelope(await agents.list(auth.orgId, listOptions(query, filter)), present) };
+        return listPage(auth.orgId, query, filter);
       },
     }),
     route({

@@ -10,7 +10,7 @@ import type { ApiKeyDoc } from '../../runtime/collections.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { nowIso } from '../../runtime/ids.js';
 import { assertGrantable, permissionList } from '../grants.js';
-import { listOptions, pageEnvelope, pageQuery, pageSchema } from '../pagination.js';
+import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { getOr404, idParams, rejectImmutable, storedSchema, unique } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
@@ -85,14 +85,12 @@ function scopeFor(auth: AuthContext, requested: string[] | null | undefined): st
 
 export function apiKeyRoutes({ collections }: Services): AnyRoute[] {
   const { apiKeys } = collections;
+  const listPage = createPageResponder(apiKeys, present);
   return [
     route({
       method: 'GET', path: '/api-keys', tag: 'api-keys', summary: 'List API keys (revoked ones included)', auth: 'bearer',
       permission: 'api_key:read', query: pageQuery, response: pageSchema(apiKeySchema),
-      handler: async ({ auth, query }) => ({
-        status: 200,
-        json: pageEnvelope(await apiKeys.list(auth.orgId, listOptions(query)), present),
-      }),
+      handler: async ({ auth, query }) => listPage(auth.orgId, query),
     }),
     route({
       method: 'POST', path: '/api-keys', tag: 'api-keys', summary: 'Create an API key; the plaintext `key` is answered only here',

@@ -8,7 +8,7 @@ import type { MemoryDoc } from '../../runtime/collections.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { DEFAULT_REALM } from '../../runtime/organizations.js';
 import type { Filter, OrgId } from '../../runtime/store/types.js';
-import { listOptions, pageEnvelope, pageQuery, pageSchema } from '../pagination.js';
+import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { getOr404, idParams, storedSchema, stripUndefined } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
@@ -90,6 +90,7 @@ export const recallScore = (textScore: number, importance: number): number => te
 
 export function memoryRoutes({ collections }: Services): AnyRoute[] {
   const { memory, realms } = collections;
+  const listPage = createPageResponder(memory, present);
 
   /** 400 naming `field` unless `realm` is a realm of the organization. */
   const requireRealm = async (org: OrgId, realm: string, field: string): Promise<void> => {
@@ -113,7 +114,7 @@ export function memoryRoutes({ collections }: Services): AnyRoute[] {
       permission: 'memory:read', query: memoryQuery, response: pageSchema(memorySchema),
       handler: async ({ auth, query }) => {
         if (query.realm !== undefined) await requireRealm(auth.orgId, query.realm, 'realm');
-        return { status: 200, json: pageEnvelope(await memory.list(auth.orgId, listOptions(query, filterOf(query))), present) };
+        return listPage(auth.orgId, query, filterOf(query));
       },
     }),
     route({

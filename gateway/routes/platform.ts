@@ -10,7 +10,7 @@ import { IdentityService, normalizeEmail } from '../../runtime/auth/identity.js'
 import type { InviteDoc } from '../../runtime/collections.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { assignableRole } from '../grants.js';
-import { listOptions, pageEnvelope, pageQuery, pageSchema } from '../pagination.js';
+import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { getOr404, idParams, storedSchema } from '../resource.js';
 import { loginResult } from './auth.js';
 import { route, type AnyRoute } from '../route.js';
@@ -51,6 +51,7 @@ function requireUser(auth: AuthContext): void {
 
 export function platformRoutes({ collections, identity }: Services): AnyRoute[] {
   const { invites, memberships, organizations, users } = collections;
+  const listPage = createPageResponder(invites, presentInvite);
   return [
     route({
       method: 'GET', path: '/platform/organizations', tag: 'platform', summary: 'The organizations the caller belongs to',
@@ -109,10 +110,7 @@ export function platformRoutes({ collections, identity }: Services): AnyRoute[] 
     route({
       method: 'GET', path: '/platform/invites', tag: 'platform', summary: 'Invites not yet accepted (expired ones included until revoked)',
       auth: 'bearer', permission: 'user:read', query: pageQuery, response: pageSchema(inviteSchema),
-      handler: async ({ auth, query }) => ({
-        status: 200,
-        json: pageEnvelope(await invites.list(auth.orgId, listOptions(query, { accepted_at: null })), presentInvite),
-      }),
+      handler: async ({ auth, query }) => listPage(auth.orgId, query, { accepted_at: null }),
     }),
     route({
       method: 'DELETE', path: '/platform/invites/:id', tag: 'platform', summary: 'Revoke an invite', auth: 'bearer',

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { RealmDoc } from '../../runtime/collections.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { DEFAULT_REALM } from '../../runtime/organizations.js';
-import { listOptions, pageEnvelope, pageQuery, pageSchema } from '../pagination.js';
+import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { getOr404, idParams, rejectImmutable, storedSchema, unique } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
@@ -49,14 +49,12 @@ const present = (realm: RealmDoc) => ({
 
 export function realmRoutes({ collections }: Services): AnyRoute[] {
   const { realms } = collections;
+  const listPage = createPageResponder(realms, present);
   return [
     route({
       method: 'GET', path: '/realms', tag: 'realms', summary: 'List realms', auth: 'bearer', permission: 'realm:read',
       query: pageQuery, response: pageSchema(realmSchema),
-      handler: async ({ auth, query }) => ({
-        status: 200,
-        json: pageEnvelope(await realms.list(auth.orgId, listOptions(query)), present),
-      }),
+      handler: async ({ auth, query }) => listPage(auth.orgId, query),
     }),
     route({
       method: 'POST', path: '/realms', tag: 'realms', summary: 'Create a realm', auth: 'bearer', permission: 'realm:manage',

@@ -22,7 +22,7 @@ import type { SkillDoc, SkillStatus } from '../../runtime/collections.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { nowIso } from '../../runtime/ids.js';
 import type { Filter, OrgCollection, Patch, StoredFields } from '../../runtime/store/types.js';
-import { listOptions, pageEnvelope, pageQuery, pageSchema } from '../pagination.js';
+import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { idParams, rejectImmutable, storedSchema, stripUndefined, unique } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
@@ -155,6 +155,7 @@ function checkReviewer(skill: SkillDoc, auth: AuthContext): void {
 
 export function skillRoutes({ collections }: Services): AnyRoute[] {
   const { skills } = collections;
+  const listPage = createPageResponder(skills, summary);
 
   const move = async (auth: AuthContext, skill: SkillDoc, patch: Patch<Omit<SkillDoc, keyof StoredFields>>) => {
     const updated = await skills.update(auth.orgId, skill.id, patch);
@@ -182,7 +183,7 @@ export function skillRoutes({ collections }: Services): AnyRoute[] {
         const filter: Record<string, Filter[string]> = { visible_to: visibleTo(auth) };
         if (query.status !== undefined) filter['status'] = query.status;
         if (query.scope !== undefined) filter['scope'] = query.scope;
-        return { status: 200, json: pageEnvelope(await skills.list(auth.orgId, listOptions(query, filter)), summary) };
+        return listPage(auth.orgId, query, filter);
       },
     }),
     route({

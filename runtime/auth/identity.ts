@@ -49,10 +49,23 @@ interface VerifiedToken {
 /** Hook run when an organization is created (default realm, settings, default agent). */
 export type OrganizationProvisioner = (org: OrgId, organizationName: string) => Promise<void>;
 
+/** The credential of `Bearer <credential>` (scheme case-insensitive), or null. Runs on every request: no regex. */
+function bearerCredential(header: string): string | null {
+  if (header.length < 8 || header.slice(0, 7).toLowerCase() !== 'bearer ') return null;
+  const credential = header.slice(7).trim();
+  return credential.length === 0 || /\s/.test(credential) ? null : credential;
+}
+
 export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
 
 export class IdentityService {
   private readonly tokenCache = new Map<string, VerifiedToken>();
+  /**
+   * Resolved contexts by credential, valid while the revisions of the records
+   * they were read from are unchanged (exact for the embedded store; engines
+   * without revisions are read on every request).
+   */
+  private readonly contextCache = new Map<string, { readonly context: AuthContext; readonly stamp: string; readonly freshUntilMs: number }>();
   private readonly jwks: ReturnType<typeof createRemoteJWKSet> | null;
 
   constructor(
@@ -147,12 +160,33 @@ export class IdentityService {
   /** The bearer middleware: JWT (local or OIDC) or API key, same header. */
   async authenticate(authorization: string | undefined): Promise<AuthContext> {
     if (authorization === undefined) throw new ServiceError('unauthorized', 'missing Authorization: Bearer <token>');
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-    if (!match?.[1]) throw new ServiceError('unauthorized', 'Authorization must be "Bearer <token>"');
-    const credential = match[1];
-    if (credential.startsWith(API_KEY_PREFIX)) return this.authenticateApiKey(credential);
-    const verified = await this.verifyJwt(credential);
-    return this.contextFor(verified.userId, verified.orgId, 'user', null);
+    const credential = bearerCredential(authorization);
+    if (credential === null) throw new ServiceError('unauthorized', 'Authorization must be "Bearer <token>"');
+    const cached = this.contextCache.get(credential);
+    if (cached && cached.freshUntilMs > Date.now() && cached.stamp === this.stamp(cached.context)) return cached.context;
+    const { context, freshUntilMs } = credential.startsWith(API_KEY_PREFIX)
+      ? await this.authenticateApiKey(credential)
+      : await this.authenticateJwt(credential);
+    const stamp = this.stamp(context);
+    if (stamp !== null) {
+      if (this.contextCache.size >= TOKEN_CACHE_LIMIT) this.contextCache.clear();
+      this.contextCache.set(credential, { context, stamp, freshUntilMs });
+    }
+    return context;
+  }
+
+  private async authenticateJwt(token: string): Promise<{ context: AuthContext; freshUntilMs: number }> {
+    const verified = await this.verifyJwt(token);
+    return { context: await this.contextFor(verified.userId, verified.orgId, 'user', null), freshUntilMs: verified.expiresAtMs };
+  }
+
+  /** Revisions of everything a context was read from; null when the store cannot tell (no caching). */
+  private stamp(context: AuthContext): string | null {
+    const revisions =
+      context.kind === 'api_key'
+        ? [this.collections.apiKeys.revision(context.orgId)]
+        : [this.collections.memberships.revision(context.orgId), this.collections.roles.revision(context.orgId)];
+    return revisions.includes(null) ? null : revisions.join(':');
   }
 
   private async contextFor(userId: string, org: OrgId, kind: 'user', apiKey: null): Promise<AuthContext> {
@@ -260,7 +294,8 @@ export class IdentityService {
     }
   }
 
-  private async authenticateApiKey(key: string): Promise<AuthContext> {
+  /** fresh until the key expires, and at most until its last_used_at is due for a write again */
+  private async authenticateApiKey(key: string): Promise<{ context: AuthContext; freshUntilMs: number }> {
     const [record] = await this.collections.apiKeys.findAcrossOrgs({ key_hash: sha256Hex(key) }, 1);
     if (!record) throw new ServiceError('unauthorized', 'unknown API key');
     if (!record.active) throw new ServiceError('api_key_revoked', 'this API key was revoked');
@@ -268,17 +303,23 @@ export class IdentityService {
     if (record.expires_at !== null && Date.parse(record.expires_at) <= now) {
       throw new ServiceError('api_key_revoked', 'this API key has expired');
     }
-    if (record.last_used_at === null || Date.parse(record.last_used_at) + LAST_USED_WRITE_MS < now) {
+    let lastUsedMs = record.last_used_at === null ? 0 : Date.parse(record.last_used_at);
+    if (lastUsedMs + LAST_USED_WRITE_MS < now) {
       await this.collections.apiKeys.update(record.org_id, record.id, { last_used_at: nowIso() });
+      lastUsedMs = now;
     }
+    const expiresAtMs = record.expires_at === null ? Infinity : Date.parse(record.expires_at);
     return {
-      kind: 'api_key',
-      orgId: record.org_id,
-      userId: record.created_by,
-      role: 'api_key',
-      permissions: new Set(record.permissions.filter(isPermission)),
-      apiKeyId: record.id,
-      sourceIds: record.source_ids,
+      context: {
+        kind: 'api_key',
+        orgId: record.org_id,
+        userId: record.created_by,
+        role: 'api_key',
+        permissions: new Set(record.permissions.filter(isPermission)),
+        apiKeyId: record.id,
+        sourceIds: record.source_ids,
+      },
+      freshUntilMs: Math.min(expiresAtMs, lastUsedMs + LAST_USED_WRITE_MS),
     };
   }
 

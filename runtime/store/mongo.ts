@@ -217,6 +217,8 @@ export class MongoMetadataStore implements MetadataStore {
       deleteWhere: (org, filter) => c.deleteWhere(org, filter),
       search: (org, query, options) => c.search(org, query, options),
       findAcrossOrgs: (filter, limit) => c.findAcrossOrgs(filter, limit),
+      // other service instances may write the same database: no exact revision
+      revision: () => null,
     };
   }
 

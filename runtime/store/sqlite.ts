@@ -86,6 +86,8 @@ class SqliteCollection<T extends StoredFields> {
     ftsDelete: Database.Statement | null;
   };
 
+  /** bumped on every write, per organization: this process is the file's only writer */
+  private readonly revisions = new Map<string, number>();
   /** prepared statements by SQL text: filters vary, the shapes repeat */
   private readonly prepared = new Map<string, Database.Statement>();
 
@@ -107,6 +109,14 @@ class SqliteCollection<T extends StoredFields> {
         : null,
       ftsDelete: this.fts ? db.prepare(`DELETE FROM ${this.fts} WHERE rowid = ?`) : null,
     };
+  }
+
+  revision(org: string): number {
+    return this.revisions.get(org) ?? 0;
+  }
+
+  private touch(org: string): void {
+    this.revisions.set(org, this.revision(org) + 1);
   }
 
   private sql(text: string): Database.Statement {
@@ -171,6 +181,7 @@ class SqliteCollection<T extends StoredFields> {
     } catch (error) {
       this.translateUnique(error);
     }
+    this.touch(org);
     return doc;
   }
 
@@ -233,7 +244,9 @@ class SqliteCollection<T extends StoredFields> {
       return next as unknown as T;
     });
     try {
-      return apply();
+      const updated = apply();
+      if (updated) this.touch(org);
+      return updated;
     } catch (error) {
       return this.translateUnique(error);
     }
@@ -246,7 +259,9 @@ class SqliteCollection<T extends StoredFields> {
       this.statements.ftsDelete?.run(row.rowid);
       return true;
     });
-    return remove();
+    const removed = remove();
+    if (removed) this.touch(org);
+    return removed;
   }
 
   deleteWhere(org: string, filter: Filter): number {
@@ -258,7 +273,9 @@ class SqliteCollection<T extends StoredFields> {
       for (const row of rows) this.statements.ftsDelete?.run(row.rowid);
       return rows.length;
     });
-    return remove();
+    const removed = remove();
+    if (removed > 0) this.touch(org);
+    return removed;
   }
 
   search(org: string, query: string, options: { filter?: Filter; limit: number }): SearchHit<T>[] {
@@ -316,6 +333,7 @@ export class SqliteMetadataStore implements MetadataStore {
       deleteWhere: async (org, filter) => c.deleteWhere(org, filter),
       search: async (org, query, options) => c.search(org, query, options),
       findAcrossOrgs: async (filter, limit) => c.findAcrossOrgs(filter, limit),
+      revision: (org) => c.revision(org),
     };
   }
 

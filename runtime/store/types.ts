@@ -92,6 +92,12 @@ export interface OrgCollection<T extends StoredFields> {
   /** full-text search on the spec's `text` fields (all terms optional, ranked) */
   search(org: OrgId, query: string, options: { readonly filter?: Filter; readonly limit: number }): Promise<SearchHit<T>[]>;
   /**
+   * A number that changes whenever a document of this organization in this
+   * collection is written, or null when the engine may be written by other
+   * processes (MongoDB): read caches are exact only when it is a number.
+   */
+  revision(org: OrgId): number | null;
+  /**
    * Lookup across organizations, for identity only (a user's memberships at
    * login, an API key by its hash). Routes never call it.
    */

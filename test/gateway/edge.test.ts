@@ -48,6 +48,7 @@ describe('HTTP edge', () => {
         expect(response.status).toBe(404);
         expect(response.body.error.code).toBe('not_found');
         expect(typeof response.body.error.message).toBe('string');
+        expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f]{12}-[0-9a-z]+$/);
       }
       const outside = await fetch(server.url.replace('/api/v1', '/other'));
       expect(outside.status).toBe(404);
@@ -87,7 +88,9 @@ describe('HTTP edge', () => {
       const given = await server.request('GET', '/health', { headers: { 'x-request-id': 'trace-123' } });
       expect(given.headers.get('x-request-id')).toBe('trace-123');
       const made = await server.request('GET', '/health');
-      expect(made.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+      expect(made.headers.get('x-request-id')).toMatch(/^[0-9a-f]{12}-[0-9a-z]+$/);
+      const again = await server.request('GET', '/health');
+      expect(again.headers.get('x-request-id')).not.toBe(made.headers.get('x-request-id'));
     });
   });
 

@@ -41,6 +41,23 @@ describe('realms', () => {
     expect((await server.request('GET', `/realms/${id}`, { token: alice.token })).status).toBe(404);
   });
 
+  it('shows every write in the next list (no stale page)', async () => {
+    const session = await server.register();
+    const names = async () =>
+      (await server.request('GET', '/realms', { token: session.token })).body.items.map((realm: { name: string; color: string | null }) => `${realm.name}:${realm.color}`);
+    expect(await names()).toEqual(['default:null']);
+    const created = await server.request('POST', '/realms', { token: session.token, body: { name: 'fresh' } });
+    expect(await names()).toEqual(['default:null', 'fresh:null']);
+    await server.request('PATCH', `/realms/${created.body.id}`, { token: session.token, body: { color: '#abc' } });
+    expect(await names()).toEqual(['default:null', 'fresh:#abc']);
+    await server.request('DELETE', `/realms/${created.body.id}`, { token: session.token });
+    expect(await names()).toEqual(['default:null']);
+    // trailing slash and a lowercase scheme reach the same route
+    const slash = await server.request('GET', '/realms/', { headers: { authorization: `bearer ${session.token}` } });
+    expect(slash.status).toBe(200);
+    expect(slash.body.total).toBe(1);
+  });
+
   it('rejects bad names with 400 and duplicates with 409', async () => {
     for (const name of ['Upper', 'has space', 'a'.repeat(101), '', 'dot.ted']) {
       const response = await server.request('POST', '/realms', { token: alice.token, body: { name } });
