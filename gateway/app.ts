@@ -24,6 +24,8 @@ export interface RunningService {
   readonly port: number;
   readonly services: Services;
   readonly metadataStore: MetadataStore;
+  /** the route table, as served and as documented in /openapi.json */
+  readonly routes: readonly AnyRoute[];
   /** stops accepting, lets in-flight requests finish, closes the stores */
   stop(): Promise<void>;
 }
@@ -55,6 +57,7 @@ export async function startService(config: ServiceConfig, logger: Logger): Promi
       port: server.port,
       services,
       metadataStore: store,
+      routes,
       stop: () => {
         stopping ??= (async () => {
           await server.close();

@@ -29,7 +29,8 @@ const errorEnvelope: JsonSchema = {
 
 function parameters(route: AnyRoute): JsonSchema[] {
   const out: JsonSchema[] = [];
-  for (const [where, schema] of [['path', route.params], ['query', route.query]] as const) {
+  const schemas: { params?: z.ZodType; query?: z.ZodType } = route;
+  for (const [where, schema] of [['path', schemas.params], ['query', schemas.query]] as const) {
     if (!schema) continue;
     const json = toSchema(schema, 'input') as { properties?: Record<string, JsonSchema>; required?: string[] };
     for (const [name, property] of Object.entries(json.properties ?? {})) {
@@ -65,8 +66,10 @@ export function buildOpenApi(routes: readonly AnyRoute[]): JsonSchema {
       ...(route.auth === 'bearer' && route.permission ? { 'x-permission': route.permission } : {}),
       ...(route.feature ? { 'x-feature': route.feature } : {}),
     };
-    if (route.body && route.bodyKind !== 'raw') {
-      operation['requestBody'] = { required: true, content: { 'application/json': { schema: toSchema(route.body, 'input') } } };
+    const schemas: { body?: z.ZodType } = route;
+    const body = schemas.body;
+    if (body && route.bodyKind !== 'raw') {
+      operation['requestBody'] = { required: true, content: { 'application/json': { schema: toSchema(body, 'input') } } };
     }
     (paths[path] ??= {})[route.method.toLowerCase()] = operation;
   }

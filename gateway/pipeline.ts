@@ -124,9 +124,11 @@ export class Pipeline {
       });
     }
 
-    const params = parse(route.params, match.params, 'path parameter');
-    const query = parse(route.query, Object.fromEntries(request.query), 'query');
-    const body = route.bodyKind === 'raw' ? undefined : parse(route.body, readJson(request), 'body');
+    // the table erases each route's schema types; the route's own handler type restores them
+    const schemas: { params?: z.ZodType; query?: z.ZodType; body?: z.ZodType } = route;
+    const params = parse(schemas.params, match.params, 'path parameter');
+    const query = parse(schemas.query, Object.fromEntries(request.query), 'query');
+    const body = route.bodyKind === 'raw' ? undefined : parse(schemas.body, readJson(request), 'body');
 
     const run = async (): Promise<HttpResponse> => {
       const result =

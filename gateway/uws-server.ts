@@ -127,7 +127,7 @@ export async function listen(pipeline: Pipeline, host: string, port: number): Pr
       else reject(new Error(`cannot listen on ${host}:${port} (address in use or not permitted)`));
     });
   });
-  const boundPort = uws.us_socket_local_port(listenSocket as unknown as uws.us_socket);
+  const boundPort = uws.us_socket_local_port(listenSocket);
 
   return {
     host,

@@ -1,5 +1,6 @@
 /** Password hashing with node's scrypt (memory-hard). Format: `scrypt$N$r$p$salt$hash` (base64url). */
-import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { randomBytes, scrypt, type ScryptOptions } from 'node:crypto';
+import { constantTimeEqual } from '../crypto.js';
 
 const N = 2 ** 15;
 const R = 8;
@@ -26,7 +27,7 @@ export async function verifyPassword(password: string, stored: string): Promise<
   if (scheme !== 'scrypt' || !n || !r || !p || !salt || !hash) return false;
   const expected = Buffer.from(hash, 'base64url');
   const key = await derive(password, Buffer.from(salt, 'base64url'), { N: Number(n), r: Number(r), p: Number(p) });
-  return key.length === expected.length && timingSafeEqual(key, expected);
+  return constantTimeEqual(key, expected);
 }
 
 let dummy: Promise<string> | null = null;

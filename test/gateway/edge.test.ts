@@ -331,6 +331,20 @@ describe('HTTP edge', () => {
       expect(list.parameters.find((parameter: { name: string }) => parameter.name === 'limit').schema.maximum).toBe(200);
       expect(response.body.paths['/api/v1/realms/{id}'].patch.parameters[0]).toMatchObject({ name: 'id', in: 'path', required: true });
     });
+
+    it('documents every route of the table, each once', async () => {
+      const document = (await server.request('GET', '/openapi.json')).body;
+      const documented = Object.entries(document.paths as Record<string, Record<string, unknown>>).flatMap(([path, operations]) =>
+        Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`),
+      );
+      const served = server.service.routes.map((route) => `${route.method} /api/v1${route.path.replace(/:([A-Za-z_]+)/g, '{$1}')}`);
+      expect(documented.sort()).toEqual(served.sort());
+      expect(new Set(documented).size).toBe(documented.length);
+      const operationIds = Object.values(document.paths as Record<string, Record<string, { operationId: string }>>).flatMap((operations) =>
+        Object.values(operations).map((operation) => operation.operationId),
+      );
+      expect(new Set(operationIds).size).toBe(served.length);
+    });
   });
 });
 
