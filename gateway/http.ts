@@ -12,12 +12,31 @@ export interface HttpRequest {
   readonly requestId: string;
 }
 
+/** The writable side of a streamed response (Server-Sent Events, long downloads). */
+export interface ResponseStream {
+  /** sends a chunk now; false once the client has gone (the chunk is dropped) */
+  write(chunk: string | Buffer): boolean;
+  /** ends the response; later writes are dropped */
+  end(): void;
+  readonly closed: boolean;
+  /** called once, when the client disconnects or the response ends */
+  onClose(listener: () => void): void;
+}
+
+/** A body produced over time: the transport sends status and headers, then hands over the stream. */
+export interface StreamBody {
+  readonly stream: (sink: ResponseStream) => void;
+}
+
 export interface HttpResponse {
   readonly status: number;
   readonly headers?: Readonly<Record<string, string>>;
-  /** already serialized */
-  readonly body: string | Buffer;
+  /** already serialized, or streamed */
+  readonly body: string | Buffer | StreamBody;
 }
+
+export const isStreamBody = (body: HttpResponse['body']): body is StreamBody =>
+  typeof body === 'object' && !Buffer.isBuffer(body) && 'stream' in body;
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 

@@ -11,7 +11,7 @@
 import { ServiceError } from '../runtime/errors.js';
 import { seal, sha256Hex, unseal } from '../runtime/crypto.js';
 import { UniqueViolation, type OrgCollection, type OrgId, type StoredFields } from '../runtime/store/types.js';
-import type { HttpRequest, HttpResponse } from './http.js';
+import { isStreamBody, type HttpRequest, type HttpResponse } from './http.js';
 
 export interface IdempotencyRecord extends StoredFields {
   readonly scope: string;
@@ -52,6 +52,11 @@ export class IdempotencyGuard {
     } catch (error) {
       await this.records.delete(org, reservation.id);
       throw error;
+    }
+    if (isStreamBody(response.body)) {
+      // a stream cannot be replayed: the key is released and the create is answered as is
+      await this.records.delete(org, reservation.id);
+      return response;
     }
     if (response.status >= 200 && response.status < 300) {
       await this.records.update(org, reservation.id, {

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import uws from 'uWebSockets.js';
 import { ServiceError } from '../runtime/errors.js';
-import type { HttpRequest, HttpResponse } from './http.js';
+import { isStreamBody, type HttpRequest, type HttpResponse, type ResponseStream } from './http.js';
 import { errorResponse, Pipeline } from './pipeline.js';
 
 export interface ListeningServer {
@@ -60,24 +60,69 @@ export async function listen(pipeline: Pipeline, host: string, port: number): Pr
 
     let aborted = false;
     let responded = false;
+    const abortListeners: (() => void)[] = [];
     res.onAborted(() => {
       aborted = true;
+      for (const listener of abortListeners.splice(0)) listener();
       if (!responded) {
         responded = true;
         finish();
       }
     });
 
+    const writeHead = (response: HttpResponse): void => {
+      res.writeStatus(statusLine(response.status));
+      res.writeHeader('x-request-id', requestId);
+      for (const [key, value] of Object.entries(response.headers ?? {})) res.writeHeader(key, value);
+    };
+
     const send = (response: HttpResponse, closeConnection = false): void => {
       if (aborted || responded) return;
+      const { body } = response;
+      if (isStreamBody(body)) {
+        res.cork(() => writeHead(response));
+        body.stream(openStream());
+        return;
+      }
       responded = true;
       res.cork(() => {
-        res.writeStatus(statusLine(response.status));
-        res.writeHeader('x-request-id', requestId);
-        for (const [key, value] of Object.entries(response.headers ?? {})) res.writeHeader(key, value);
-        res.end(response.body, closeConnection || draining);
+        writeHead(response);
+        res.end(body, closeConnection || draining);
       });
       finish();
+    };
+
+    /** the response stays in flight (and counted for draining) until it ends or the client goes */
+    const openStream = (): ResponseStream => {
+      let ended = false;
+      const closeListeners: (() => void)[] = [];
+      const close = (): void => {
+        if (ended) return;
+        ended = true;
+        for (const listener of closeListeners.splice(0)) listener();
+      };
+      abortListeners.push(close);
+      return {
+        get closed() {
+          return ended || aborted;
+        },
+        write: (chunk) => {
+          if (ended || aborted) return false;
+          res.cork(() => res.write(chunk));
+          return true;
+        },
+        end: () => {
+          if (ended || aborted) return;
+          res.cork(() => res.end());
+          responded = true;
+          finish();
+          close();
+        },
+        onClose: (listener) => {
+          if (ended || aborted) listener();
+          else closeListeners.push(listener);
+        },
+      };
     };
 
     const match = pipeline.match(method, path);
