@@ -4,6 +4,7 @@
  * text, every other column Utf8.
  */
 import { Table, TimeUnit, Timestamp, Utf8, tableToIPC, vectorFromArray, type Vector } from 'apache-arrow';
+import { asTextOrNull } from './duck-values.js';
 
 export const ARROW_STREAM_TYPE = 'application/vnd.apache.arrow.stream';
 
@@ -22,10 +23,7 @@ export function rowsToArrowStream(columns: readonly string[], rows: readonly Rec
       );
     } else {
       vectors[column] = vectorFromArray(
-        rows.map((row) => {
-          const value = row[column];
-          return value === null || value === undefined ? null : String(value);
-        }),
+        rows.map((row) => asTextOrNull(row[column])),
         new Utf8(),
       );
     }

@@ -19,7 +19,6 @@ export const MAX_COLUMN_NAME_LENGTH = 128;
  */
 const NEVER_PROMOTED = new Set<string>([...DEFAULT_COLUMNS, 'rowid']);
 
-// eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 export const quoteIdent = (name: string): string => `"${name.replaceAll('"', '""')}"`;

@@ -22,14 +22,21 @@ export class ContextTables {
 
   constructor(config: ServiceConfig, logger: Logger) {
     const log = logger.child({ component: 'context-tables' });
-    this.engine = new ContextEngine({ path: config.contextDbPath, logger: log, onOpen: () => this.catalog.reset() });
     this.spill = new SpillFolder(join(config.dataDir, 'ingest-spill'));
+    this.engine = new ContextEngine({
+      path: config.contextDbPath,
+      logger: log,
+      // only once DuckDB's file lock is ours is this the only process using the spill folder
+      onOpen: () => {
+        this.catalog.reset();
+        this.spill.reset();
+      },
+    });
     this.writer = new IngestWriter(this.engine, this.catalog, this.spill, log);
   }
 
   /** Opens the engine (a refusal leaves it `down`, reported by /health) and registers its health probe. */
   async open(health: HealthReporter): Promise<void> {
-    this.spill.reset();
     health.register('context_tables', { engine: 'duckdb', check: () => this.engine.check() });
     await this.engine.open();
   }

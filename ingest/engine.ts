@@ -17,7 +17,7 @@ import { bootstrapLedger } from './ledger.js';
 export interface ContextEngineOptions {
   /** the DuckDB file */
   readonly path: string;
-  /** @default "256MB": DuckDB's buffer pool; keeps the process RSS bounded */
+  /** @default "256MB": DuckDB's memory limit; keeps the process RSS bounded (bench: peak ~460 MB) */
   readonly memoryLimit?: string;
   /** @default 8 */
   readonly connections?: number;
@@ -67,6 +67,12 @@ export class ContextEngine {
   private opening: Promise<void> | null = null;
   private closed = false;
   private lastError: string | null = null;
+  /**
+   * Run ids come from this process (the database's only writer), not from a
+   * DuckDB sequence: a sequence makes concurrent ingest transactions wait for
+   * each other's commit.
+   */
+  private lastRunId = 0;
 
   constructor(private readonly options: ContextEngineOptions) {}
 
@@ -91,27 +97,33 @@ export class ContextEngine {
   private async tryOpen(): Promise<void> {
     if (this.pool) return;
     let instance: DuckDBInstance | null = null;
+    let pool: ConnectionPool | null = null;
     try {
       mkdirSync(dirname(this.options.path), { recursive: true });
       instance = await DuckDBInstance.create(this.options.path, {
         memory_limit: this.options.memoryLimit ?? '256MB',
+        // measured (bench/ingest.bench.ts, see ingest/README.md): at the 16 MB default a checkpoint every ~5
+        // requests stalls the commits behind it; larger thresholds keep more unflushed rows in memory (48 MB:
+        // +~20% rows/s, peak RSS ~460 MB of the 512 MB target) and lengthen WAL replay after a crash
+        checkpoint_threshold: '48MB',
         // refuse to load anything from the network: extensions come built in or not at all
         autoinstall_known_extensions: 'false',
       });
-      const pool = new ConnectionPool(instance, this.options.connections ?? 8);
+      pool = new ConnectionPool(instance, this.options.connections ?? 8);
       const connection = await pool.acquire();
       try {
-        await bootstrapLedger(connection);
+        this.lastRunId = await bootstrapLedger(connection);
       } finally {
         pool.release(connection);
       }
+      this.options.onOpen?.();
       this.instance = instance;
       this.pool = pool;
       this.lastError = null;
-      this.options.onOpen?.();
       this.options.logger.info({ path: this.options.path }, 'context tables engine open');
     } catch (error) {
       this.lastError = (error as Error).message;
+      for (const connection of pool?.all ?? []) connection.closeSync();
       instance?.closeSync();
       this.options.logger.warn({ path: this.options.path, err: this.lastError }, 'context tables engine unavailable');
     }
@@ -134,6 +146,11 @@ export class ContextEngine {
       return await work(connection);
     } catch (error) {
       if (isFatal(error)) this.markDown(error as Error);
+      if (isRefusal(error)) {
+        throw new ServiceError('engine_unavailable', 'the context tables engine refused the work; retry with backoff', {
+          reason: (error as Error).message.split('\n')[0],
+        });
+      }
       throw error;
     } finally {
       pool.release(connection);
@@ -155,6 +172,12 @@ export class ContextEngine {
     instance?.closeSync();
   }
 
+  /** A new ingest run id (integers, increasing; a failed transaction leaves a gap). */
+  nextRunId(): number {
+    this.lastRunId += 1;
+    return this.lastRunId;
+  }
+
   /** `context_tables` in /health. */
   async check(): Promise<DependencyStatus> {
     if (!this.pool) return 'down';
@@ -168,6 +191,16 @@ export class ContextEngine {
     await this.opening;
     this.shutdown();
   }
+}
+
+/**
+ * DuckDB reports its exception class only as the message prefix. Out of
+ * memory and I/O failures (disk full, file gone) are the engine refusing work,
+ * not a bug: the client should retry later.
+ */
+function isRefusal(error: unknown): boolean {
+  const message = error instanceof Error ? error.message : '';
+  return message.startsWith('Out of Memory Error') || message.startsWith('IO Error') || isFatal(error);
 }
 
 function isFatal(error: unknown): boolean {

@@ -9,12 +9,14 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Logger } from 'pino';
 import { sha256Hex } from '../runtime/crypto.js';
 import { ServiceError } from '../runtime/errors.js';
-import { countCandidates, MAX_NEW_COLUMNS_PER_REQUEST, planColumns } from './columns.js';
+import { countCandidates, planColumns } from './columns.js';
+import { asText } from './duck-values.js';
 import type { ContextEngine } from './engine.js';
 import { badTimestampStatement, insertStatement, keysStatement, orderedKeysStatement } from './insert-sql.js';
-import { findIdempotent, insertIdempotent, insertRun, nextRunId, type RunRecord } from './ledger.js';
+import { findIdempotent, insertIdempotent, insertRun, type RunRecord } from './ledger.js';
 import { countRows, findBadLine, lineOfRow } from './ndjson-lines.js';
 import { KeyedRwLocks } from './rw-lock.js';
+import { Semaphore } from './semaphore.js';
 import type { SpillFolder } from './spill.js';
 import { qualified, schemaName, type TableCatalog, type TargetTable } from './table-catalog.js';
 
@@ -42,11 +44,20 @@ export interface IngestOutcome {
   readonly replayed: boolean;
 }
 
+/**
+ * Statements that read a spilled body at the same time. DuckDB's JSON reader
+ * takes a 32 MiB buffer per scan whatever the file size; unbounded, four
+ * concurrent requests exhausted the engine's memory limit. Two keep both cores
+ * busy (measured in bench/ingest.bench.ts).
+ */
+const CONCURRENT_SCANS = 2;
+
 /** Errors that still leave a failed run record (the engine answered, the request was wrong). */
 const RECORDED = new Set(['bad_ndjson', 'table_not_found', 'bad_signature', 'idempotency_key_reused', 'internal_error']);
 
 export class IngestWriter {
   private readonly keyLocks = new KeyedRwLocks();
+  private readonly scans = new Semaphore(CONCURRENT_SCANS);
 
   constructor(
     private readonly engine: ContextEngine,
@@ -81,7 +92,7 @@ export class IngestWriter {
   }
 
   /** Records a failed run for a request refused before the engine saw it (bad signature). */
-  async refuse(input: Omit<IngestInput, 'autoCreate' | 'schemaEvolve' | 'idempotencyKey'>, error: ServiceError): Promise<ServiceError> {
+  async refuse(input: Omit<IngestInput, 'autoCreate' | 'schemaEvolve' | 'idempotencyKey'>, error: ServiceError): Promise<unknown> {
     const full: IngestInput = { ...input, autoCreate: true, schemaEvolve: true, idempotencyKey: null };
     return this.recordFailure(full, countRows(input.body), error);
   }
@@ -103,9 +114,10 @@ export class IngestWriter {
     return this.spill.with(body, async (file) => {
       let keys: string[];
       try {
-        keys = await readKeys(connection, keysStatement(file, body.length));
-        if (input.schemaEvolve && countCandidates(keys, columns) > MAX_NEW_COLUMNS_PER_REQUEST) {
-          keys = await readKeys(connection, orderedKeysStatement(file, body.length));
+        keys = await this.scans.with(() => readKeys(connection, keysStatement(file, body.length)));
+        // new columns are added in first-appearance order (and the 33rd is the one left out): only then is order read
+        if (input.schemaEvolve && countCandidates(keys, columns) > 0) {
+          keys = await this.scans.with(() => readKeys(connection, orderedKeysStatement(file, body.length)));
         }
       } catch (error) {
         throw await this.explain(connection, error, body, file);
@@ -130,10 +142,10 @@ export class IngestWriter {
       return this.catalog.locks.with(lockKey, false, async () => {
         await connection.run('BEGIN TRANSACTION');
         try {
-          const result = await connection.run(statement);
+          const result = await this.scans.with(() => connection.run(statement));
           const written = Number(result.rowsChanged);
           if (written !== rowsIn) throw new Error(`DuckDB read ${written} rows where the body has ${rowsIn}`);
-          const runId = await nextRunId(connection);
+          const runId = this.engine.nextRunId();
           await insertRun(connection, input.orgId, this.run(input, runId, rowsIn, written, null));
           if (requestHash !== null && input.idempotencyKey !== null) {
             await insertIdempotent(connection, input.orgId, input.pipelineId, input.idempotencyKey, {
@@ -164,7 +176,9 @@ export class IngestWriter {
     if (bad) {
       return new ServiceError('bad_ndjson', `line ${bad.line} ${bad.reason}; nothing was written`, { line: bad.line });
     }
-    const reader = await connection.runAndReadAll(badTimestampStatement(file, body.length)).catch(() => null);
+    const reader = await this.scans
+      .with(() => connection.runAndReadAll(badTimestampStatement(file, body.length)))
+      .catch(() => null); // the original error is the better report then
     const row = reader?.getRowsJS()[0]?.[0];
     if (row !== undefined && row !== null) {
       const line = lineOfRow(body, Number(row)) ?? Number(row) + 1;
@@ -202,7 +216,7 @@ export class IngestWriter {
     if (!RECORDED.has(failure.code) || this.engine.state !== 'ok') return error;
     try {
       const runId = await this.engine.use(async (connection) => {
-        const id = await nextRunId(connection);
+        const id = this.engine.nextRunId();
         await insertRun(connection, input.orgId, this.run(input, id, rowsIn, 0, failure));
         return id;
       });
@@ -217,5 +231,5 @@ export class IngestWriter {
 
 async function readKeys(connection: DuckDBConnection, statement: string): Promise<string[]> {
   const reader = await connection.runAndReadAll(statement);
-  return reader.getRowsJS().map((row) => String(row[0]));
+  return reader.getRowsJS().map((row) => asText(row[0]));
 }

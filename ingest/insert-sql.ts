@@ -43,7 +43,12 @@ export interface InsertPlan {
   readonly maxLineBytes: number;
 }
 
-const objectSize = (plan: InsertPlan): number => Math.max(16 * 1024 * 1024, plan.maxLineBytes + 1);
+/**
+ * DuckDB's `maximum_object_size`: no line is longer than the body. Not the 16 MB
+ * default: the reader allocates buffers of twice this size per scan, which
+ * under concurrent requests exhausted the engine's memory limit.
+ */
+const objectSize = (maxLineBytes: number): number => maxLineBytes + 1;
 
 export function insertStatement(plan: InsertPlan): string {
   const targets = ['at', 'label', 'body', ...(plan.catchAll ? ['props'] : []), ...plan.stored].map(quoteIdent).join(', ');
@@ -54,7 +59,7 @@ export function insertStatement(plan: InsertPlan): string {
     return `INSERT INTO ${plan.table} (${targets})
       SELECT ${values}
       FROM read_json(${quoteLiteral(plan.file)}, format = 'newline_delimited', records = true, auto_detect = false,
-                     maximum_object_size = ${objectSize(plan)}, columns = {${columns}})`;
+                     maximum_object_size = ${objectSize(plan.maxLineBytes)}, columns = {${columns}})`;
   }
   const struct = JSON.stringify(Object.fromEntries(read.map((name) => [name, 'VARCHAR'])));
   const strip = JSON.stringify(Object.fromEntries(read.map((name) => [name, null])));
@@ -70,13 +75,13 @@ export function insertStatement(plan: InsertPlan): string {
     SELECT ${values}
     FROM (SELECT CASE WHEN json_type(json) = 'OBJECT' THEN json_transform(json, ${quoteLiteral(struct)}) ELSE error(${NOT_OBJECT}) END AS s,
                  json_merge_patch(json, ${quoteLiteral(strip)}) AS rest
-          FROM read_ndjson_objects(${quoteLiteral(plan.file)}, maximum_object_size = ${objectSize(plan)}))`;
+          FROM read_ndjson_objects(${quoteLiteral(plan.file)}, maximum_object_size = ${objectSize(plan.maxLineBytes)}))`;
 }
 
 /** Distinct top-level property names of the body (order not significant). */
 export function keysStatement(file: string, maxLineBytes: number): string {
   return `SELECT DISTINCT unnest(json_keys(json)) FROM read_ndjson_objects(${quoteLiteral(file)},
-    maximum_object_size = ${Math.max(16 * 1024 * 1024, maxLineBytes + 1)})`;
+    maximum_object_size = ${objectSize(maxLineBytes)})`;
 }
 
 /** The same names in first-appearance order (by line, then position in the line): decides which 32 become columns. */
@@ -84,7 +89,7 @@ export function orderedKeysStatement(file: string, maxLineBytes: number): string
   return `SELECT key FROM (
       SELECT unnest(keys) AS key, generate_subscripts(keys, 1) AS position, row AS row
       FROM (SELECT json_keys(json) AS keys, row_number() OVER () AS row
-            FROM read_ndjson_objects(${quoteLiteral(file)}, maximum_object_size = ${Math.max(16 * 1024 * 1024, maxLineBytes + 1)})))
+            FROM read_ndjson_objects(${quoteLiteral(file)}, maximum_object_size = ${objectSize(maxLineBytes)})))
     GROUP BY key ORDER BY min(row), min_by(position, row)`;
 }
 
@@ -93,7 +98,7 @@ export function badTimestampStatement(file: string, maxLineBytes: number): strin
   return `SELECT row - 1 FROM (
       SELECT row_number() OVER () AS row, "at"
       FROM read_json(${quoteLiteral(file)}, format = 'newline_delimited', records = true, auto_detect = false,
-                     maximum_object_size = ${Math.max(16 * 1024 * 1024, maxLineBytes + 1)}, columns = {'at': 'VARCHAR'}))
+                     maximum_object_size = ${objectSize(maxLineBytes)}, columns = {'at': 'VARCHAR'}))
     WHERE "at" IS NOT NULL AND (${timestampExpression('"at"', new Date(0), false)}) IS NULL
     ORDER BY row LIMIT 1`;
 }

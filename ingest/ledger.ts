@@ -5,6 +5,7 @@
  * crash either finds the committed result or writes the rows exactly once.
  */
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
+import { asText, asTextOrNull } from './duck-values.js';
 
 /** Schema of the engine's own tables; organization schemas never start with `_`. */
 export const LEDGER_SCHEMA = '_ingest';
@@ -12,9 +13,9 @@ export const LEDGER_SCHEMA = '_ingest';
 /** Idempotency-Key records older than this no longer dedupe. */
 export const INGEST_IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 
-export async function bootstrapLedger(connection: DuckDBConnection): Promise<void> {
+/** Creates the ledger tables when missing; returns the highest run_id so far (0 on a new database). */
+export async function bootstrapLedger(connection: DuckDBConnection): Promise<number> {
   await connection.run(`CREATE SCHEMA IF NOT EXISTS ${LEDGER_SCHEMA}`);
-  await connection.run(`CREATE SEQUENCE IF NOT EXISTS ${LEDGER_SCHEMA}.run_ids START 1`);
   await connection.run(`CREATE TABLE IF NOT EXISTS ${LEDGER_SCHEMA}.runs (
     run_id BIGINT NOT NULL,
     org_id VARCHAR NOT NULL,
@@ -41,6 +42,8 @@ export async function bootstrapLedger(connection: DuckDBConnection): Promise<voi
     rows_out BIGINT NOT NULL,
     created_at TIMESTAMPTZ NOT NULL
   )`);
+  const reader = await connection.runAndReadAll(`SELECT coalesce(max(run_id), 0)::BIGINT FROM ${LEDGER_SCHEMA}.runs`);
+  return Number(reader.getRowsJS()[0]?.[0] ?? 0);
 }
 
 export interface RunRecord {
@@ -57,11 +60,6 @@ export interface RunRecord {
   readonly idempotency_key: string | null;
   readonly started_at: string;
   readonly finished_at: string;
-}
-
-export async function nextRunId(connection: DuckDBConnection): Promise<number> {
-  const reader = await connection.runAndReadAll(`SELECT nextval('${LEDGER_SCHEMA}.run_ids')::BIGINT`);
-  return Number(reader.getRowsJS()[0]?.[0]);
 }
 
 export async function insertRun(connection: DuckDBConnection, orgId: string, run: RunRecord): Promise<void> {
@@ -98,7 +96,7 @@ export async function findIdempotent(
   const row = reader.getRowObjectsJS()[0];
   if (!row) return null;
   return {
-    request_hash: String(row['request_hash']),
+    request_hash: asText(row['request_hash']),
     run_id: Number(row['run_id']),
     rows_in: Number(row['rows_in']),
     rows_out: Number(row['rows_out']),
@@ -152,16 +150,16 @@ export async function listRuns(
   );
   const items = rows.slice(0, limit).map((row): RunRecord => ({
     run_id: Number(row['run_id']),
-    pipeline_id: String(row['pipeline_id']),
-    token_id: row['token_id'] === null ? null : String(row['token_id']),
-    realm: String(row['realm']),
-    target_table: String(row['target_table']),
+    pipeline_id: asText(row['pipeline_id']),
+    token_id: asTextOrNull(row['token_id']),
+    realm: asText(row['realm']),
+    target_table: asText(row['target_table']),
     status: row['status'] === 'succeeded' ? 'succeeded' : 'failed',
     rows_in: Number(row['rows_in']),
     rows_out: Number(row['rows_out']),
-    error_code: row['error_code'] === null ? null : String(row['error_code']),
-    error: row['error'] === null ? null : String(row['error']),
-    idempotency_key: row['idempotency_key'] === null ? null : String(row['idempotency_key']),
+    error_code: asTextOrNull(row['error_code']),
+    error: asTextOrNull(row['error']),
+    idempotency_key: asTextOrNull(row['idempotency_key']),
     started_at: new Date(Number(row['started_ms'])).toISOString(),
     finished_at: new Date(Number(row['finished_ms'])).toISOString(),
   }));

@@ -7,6 +7,7 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdent } from './columns.js';
+import { asText } from './duck-values.js';
 import { KeyedRwLocks } from './rw-lock.js';
 
 export const TARGET_TABLES = ['context_events', 'context_nodes'] as const;
@@ -30,12 +31,20 @@ export const qualified = (schema: string, table: string): string => `${quoteIden
 
 export class TableCatalog {
   private readonly columns = new Map<string, Set<string>>();
+  /** bumped on every change of a table: a read that started before a change never caches its stale answer */
+  private readonly generations = new Map<string, number>();
   /** shared for inserts, exclusive for CREATE / ALTER of the same table */
   readonly locks = new KeyedRwLocks();
 
   /** Forgets everything (the engine was reopened). */
   reset(): void {
     this.columns.clear();
+    this.generations.clear();
+  }
+
+  private invalidate(key: string): void {
+    this.columns.delete(key);
+    this.generations.set(key, (this.generations.get(key) ?? 0) + 1);
   }
 
   /** The table's columns, or null when it does not exist. */
@@ -43,14 +52,15 @@ export class TableCatalog {
     const key = `${schema}.${table}`;
     const cached = this.columns.get(key);
     if (cached) return cached;
+    const generation = this.generations.get(key) ?? 0;
     const reader = await connection.runAndReadAll(
       `SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = $1 AND table_name = $2 ORDER BY column_index`,
       [schema, table],
     );
-    const names = reader.getRowsJS().map((row) => String(row[0]));
+    const names = reader.getRowsJS().map((row) => asText(row[0]));
     if (names.length === 0) return null;
     const set = new Set(names);
-    this.columns.set(key, set);
+    if ((this.generations.get(key) ?? 0) === generation) this.columns.set(key, set);
     return set;
   }
 
@@ -60,19 +70,30 @@ export class TableCatalog {
     await connection.run(
       `CREATE TABLE IF NOT EXISTS ${qualified(schema, table)} ("at" TIMESTAMPTZ NOT NULL, "label" VARCHAR, "body" VARCHAR, "props" BLOB)`,
     );
-    this.columns.delete(`${schema}.${table}`);
+    this.invalidate(`${schema}.${table}`);
     return (await this.columnsOf(connection, schema, table)) ?? new Set();
   }
 
-  /** Adds Utf8 columns (skipping any a concurrent request added first). Call under the exclusive lock. */
+  /**
+   * Adds Utf8 columns in one transaction, skipping those a concurrent request
+   * added first (so both requests succeed). Call under the exclusive lock.
+   */
   async addColumns(connection: DuckDBConnection, schema: string, table: string, names: readonly string[]): Promise<ReadonlySet<string>> {
     const key = `${schema}.${table}`;
+    const current = (await this.columnsOf(connection, schema, table)) ?? new Set<string>();
+    const missing = names.filter((name) => !current.has(name));
+    if (missing.length === 0) return current;
     try {
-      for (const name of names) {
+      await connection.run('BEGIN TRANSACTION');
+      for (const name of missing) {
         await connection.run(`ALTER TABLE ${qualified(schema, table)} ADD COLUMN IF NOT EXISTS ${quoteIdent(name)} VARCHAR`);
       }
+      await connection.run('COMMIT');
+    } catch (error) {
+      await connection.run('ROLLBACK').catch(() => undefined); // DuckDB already rolled back a failed transaction
+      throw error;
     } finally {
-      this.columns.delete(key);
+      this.invalidate(key);
     }
     return (await this.columnsOf(connection, schema, table)) ?? new Set();
   }
@@ -96,7 +117,7 @@ export async function listTables(connection: DuckDBConnection, orgId: string, re
   );
   const tables = new Map<string, { realm: string; name: string; schema: string; columns: { name: string; type: string }[] }>();
   for (const row of reader.getRowsJS()) {
-    const [schema, table, column, type] = row.map(String) as [string, string, string, string];
+    const [schema, table, column, type] = row.map(asText) as [string, string, string, string];
     const key = `${schema}.${table}`;
     let entry = tables.get(key);
     if (!entry) {

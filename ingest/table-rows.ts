@@ -4,6 +4,7 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdent } from './columns.js';
+import { asText, asTextOrNull } from './duck-values.js';
 import { qualified } from './table-catalog.js';
 
 export interface RowsCursor {
@@ -29,8 +30,8 @@ export function decodeRowsCursor(text: string): RowsCursor | null {
 }
 
 function decodeProps(raw: unknown): unknown {
-  if (raw === null || raw === undefined) return null;
-  return JSON.parse(String(raw)) as unknown;
+  const text = asTextOrNull(raw);
+  return text === null ? null : (JSON.parse(text) as unknown);
 }
 
 /** One page of rows; null when the table does not exist. */
@@ -45,7 +46,7 @@ export async function readRows(
     `SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = $1 AND table_name = $2 ORDER BY column_index`,
     [schema, table],
   );
-  const columns = described.getRowsJS().map((row) => String(row[0]));
+  const columns = described.getRowsJS().map((row) => asText(row[0]));
   if (columns.length === 0) return null;
   const extra = columns.filter((name) => !['at', 'label', 'body', 'props'].includes(name));
   const name = qualified(schema, table);
@@ -63,12 +64,12 @@ export async function readRows(
   const rows = raw.slice(0, limit).map((values) => {
     const row: Record<string, unknown> = {
       at: new Date(Number(BigInt(values[0] as bigint) / 1000n)).toISOString(),
-      label: values[2] ?? null,
-      body: values[3] ?? null,
+      label: asTextOrNull(values[2]),
+      body: asTextOrNull(values[3]),
       props: decodeProps(values[4]),
     };
     extra.forEach((column, index) => {
-      row[column] = values[5 + index] ?? null;
+      row[column] = asTextOrNull(values[5 + index]);
     });
     return row;
   });

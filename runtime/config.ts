@@ -8,6 +8,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { z } from 'zod';
+import type { PriceTable } from './llm/prices.js';
 
 export interface FeatureFlags {
   readonly rag: boolean;
@@ -54,6 +56,18 @@ export interface ServiceConfig {
   readonly graphUrl: string | null;
   readonly natsUrl: string | null;
   readonly llmApiKey: string | null;
+  /**
+   * `LLM_PRICES`: JSON `{ "<model>": { "input_per_mtok": n, "output_per_mtok": n } }` (USD per
+   * million tokens), added to or overriding the built-in table of runtime/llm/prices.ts.
+   * @default {}
+   */
+  readonly llmPrices: PriceTable;
+  /** `AGENT_RUN_TIMEOUT_SECS`: a run still going after this fails with reason `timeout`. @default 600 */
+  readonly agentRunTimeoutSecs: number;
+  /** `CHAT_COST_CAP_USD_PER_DAY`: an organization's daily LLM spend on chat above which replies fail with `cost_cap_exceeded`. @default null (no cap) */
+  readonly chatCostCapUsdPerDay: number | null;
+  /** `SHUTDOWN_GRACE_SECS`: how long shutdown waits for runs to reach a safe point before stopping them. @default 10 */
+  readonly shutdownGraceSecs: number;
   /** @default "<DATA_DIR>/context.duckdb" */
   readonly contextDbPath: string;
   /** @default "<DATA_DIR>/files" */
@@ -108,6 +122,40 @@ function url(env: Env, name: string, protocols: readonly string[]): string | nul
     throw new ConfigError(name, `must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
   }
   return raw;
+}
+
+const PRICE_TABLE = z.record(
+  z.string().trim().min(1, 'a model name is empty'),
+  z.strictObject({ input_per_mtok: z.number().nonnegative(), output_per_mtok: z.number().nonnegative() }),
+);
+
+function priceTable(env: Env, name: string): PriceTable {
+  const raw = text(env, name);
+  if (raw === null) return Object.freeze({});
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError(name, 'is not valid JSON');
+  }
+  const result = PRICE_TABLE.safeParse(parsed);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const where = issue === undefined || issue.path.length === 0 ? '' : ` at "${issue.path.join('.')}"`;
+    throw new ConfigError(
+      name,
+      `must be a JSON object {"<model>": {"input_per_mtok": n, "output_per_mtok": n}} (USD per million tokens, n >= 0); ${issue?.message ?? 'invalid'}${where}`,
+    );
+  }
+  return Object.freeze(result.data);
+}
+
+function costCap(env: Env, name: string): number | null {
+  const raw = text(env, name);
+  if (raw === null) return null;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0) throw new ConfigError(name, `must be a non-negative number of USD, got "${raw}"`);
+  return value;
 }
 
 const MIN_SECRET_BYTES = 32;
@@ -197,6 +245,10 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     graphUrl: url(env, 'GRAPH_URL', ['bolt:', 'neo4j:', 'bolt+s:', 'neo4j+s:']),
     natsUrl: url(env, 'NATS_URL', ['nats:', 'tls:']),
     llmApiKey: text(env, 'LLM_API_KEY'),
+    llmPrices: priceTable(env, 'LLM_PRICES'),
+    agentRunTimeoutSecs: integer(env, 'AGENT_RUN_TIMEOUT_SECS', 600, 1, 86_400),
+    chatCostCapUsdPerDay: costCap(env, 'CHAT_COST_CAP_USD_PER_DAY'),
+    shutdownGraceSecs: integer(env, 'SHUTDOWN_GRACE_SECS', 10, 0, 3600),
     contextDbPath: resolve(text(env, 'CONTEXT_DB_PATH') ?? join(dataDir, 'context.duckdb')),
     filesDir: resolve(text(env, 'FILES_DIR') ?? join(dataDir, 'files')),
   };

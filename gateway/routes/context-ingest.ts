@@ -30,7 +30,8 @@ export function contextIngestRoutes({ collections, config, contextTables }: Serv
       method: 'POST', path: '/context/ingest/webhook/:token', tag: 'context', auth: 'public', bodyKind: 'raw',
       maxBodyBytes: config.contextIngestMaxBytes,
       summary: 'Ingest NDJSON (one JSON object per line) into the pipeline table; answers after the rows are committed',
-      params: z.object({ token: z.string().max(200) }),
+      // any string: a malformed token is just an unknown one (401), never a validation error
+      params: z.object({ token: z.string() }),
       response: z.object({ rows_in: z.number().int(), rows_out: z.number().int(), run_id: z.number().int() }),
       handler: async ({ request, params }) => {
         const arrival = new Date();
@@ -62,11 +63,8 @@ export function contextIngestRoutes({ collections, config, contextTables }: Serv
           schemaEvolve: booleanHeader(request.headers, 'x-schema-evolve'),
           idempotencyKey,
         });
-        return {
-          status: 200,
-          json: { rows_in: outcome.rows_in, rows_out: outcome.rows_out, run_id: outcome.run_id },
-          headers: outcome.replayed ? { 'idempotent-replayed': 'true' } : {},
-        };
+        const headers: Record<string, string> = outcome.replayed ? { 'idempotent-replayed': 'true' } : {};
+        return { status: 200, json: { rows_in: outcome.rows_in, rows_out: outcome.rows_out, run_id: outcome.run_id }, headers };
       },
     }),
   ];

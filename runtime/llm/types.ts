@@ -12,6 +12,11 @@ export interface ToolCall {
   readonly name: string;
   /** parsed JSON arguments */
   readonly arguments: Record<string, unknown>;
+  /**
+   * Set only when the model's arguments were not a JSON object: the raw text it
+   * sent (`arguments` is then `{}`), so the loop can answer the model with an error.
+   */
+  readonly invalid_arguments?: string;
 }
 
 export type ChatMessage =
