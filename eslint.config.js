@@ -2,7 +2,8 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'data/**'] },
+  // plugin fixtures are plain JavaScript packages, as published; no tsconfig covers them
+  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'test/fixtures/plugins/**'] },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },

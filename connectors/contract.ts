@@ -22,6 +22,8 @@ export interface ToolContext {
   readonly config: Readonly<Record<string, unknown>>;
   /** aborted when the run is cancelled or times out */
   readonly signal: AbortSignal;
+  /** who the run acts for (a user or agent id), e.g. recorded as `created_by`; absent when unknown */
+  readonly actorId?: string;
 }
 
 const TOOL_ERROR_BRAND = Symbol.for('agent-context-service.ToolError');
@@ -74,4 +76,14 @@ export interface ConnectorPlugin {
   /** checks credentials against the real system; bad credentials fail here, not later */
   validate(config: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<ValidationResult>;
   readonly tools: readonly ConnectorTool[];
+  /**
+   * true when the tools need no source (no external system, no credentials,
+   * e.g. `memory`): they are visible in every run and get `sourceId: null`
+   * and `config: {}`. Default false: a tool is visible once per source of
+   * this kind the run may see.
+   */
+  readonly sourceless?: boolean;
 }
+
+/** What a plugin module may export instead of the plugin object (called once at load, no arguments). */
+export type ConnectorPluginFactory = () => ConnectorPlugin | Promise<ConnectorPlugin>;

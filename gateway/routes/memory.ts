@@ -1,9 +1,11 @@
 /**
  * /memory: facts, guidelines, preferences and notes agents recall, each in a
  * realm of the organization. `POST /memory/recall` ranks entries by the
- * store's full-text search weighted by importance.
+ * store's full-text search weighted by importance (connectors/memory/
+ * runtime/memory-recall.ts, shared with the `memory.recall` tool).
  */
 import { z } from 'zod';
+import { recallMemories } from '../../runtime/memory-recall.js';
 import type { MemoryDoc } from '../../runtime/collections.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { DEFAULT_REALM } from '../../runtime/organizations.js';
@@ -15,8 +17,6 @@ import type { Services } from '../services.js';
 
 const MAX_TEXT_BYTES = 32 * 1024;
 const MAX_RECALL_LIMIT = 50;
-/** recall ranks more text hits than it returns, so importance can lift an entry into the top `limit` */
-const RECALL_CANDIDATES_PER_RESULT = 4;
 
 const KIND = z.enum(['fact', 'guideline', 'preference', 'note'], { message: 'kind is one of fact, guideline, preference, note' });
 const REALM = z.string().min(1).max(100);
@@ -79,15 +79,6 @@ const present = (memory: MemoryDoc) => ({
   updated_at: memory.updated_at,
 });
 
-/**
- * Recall score: the store's text relevance scaled by importance,
- * `score = text_score * (0.5 + importance)`. Importance 0.5 leaves relevance
- * as it is; the scale runs from 0.5x (importance 0) to 1.5x (importance 1), so
- * importance reorders entries of similar relevance without letting an
- * important but barely matching entry beat a strong match by much.
- */
-export const recallScore = (textScore: number, importance: number): number => textScore * (0.5 + importance);
-
 export function memoryRoutes({ collections }: Services): AnyRoute[] {
   const { memory, realms } = collections;
   const listPage = createPageResponder(memory, present);
@@ -140,14 +131,8 @@ export function memoryRoutes({ collections }: Services): AnyRoute[] {
       summary: 'Recall entries by full-text relevance weighted by importance', body: recallBody, response: recallSchema,
       handler: async ({ auth, body }) => {
         if (body.realm !== undefined) await requireRealm(auth.orgId, body.realm, 'realm');
-        const hits = await memory.search(auth.orgId, body.query, {
-          filter: filterOf(body),
-          limit: body.limit * RECALL_CANDIDATES_PER_RESULT,
-        });
-        const items = hits
-          .map((hit) => ({ memory: present(hit.doc), score: recallScore(hit.score, hit.doc.importance) }))
-          .sort((a, b) => b.score - a.score || (a.memory.id < b.memory.id ? 1 : -1))
-          .slice(0, body.limit);
+        const recalled = await recallMemories(memory, auth.orgId, body);
+        const items = recalled.map(({ doc, score }) => ({ memory: present(doc), score }));
         return { status: 200, json: { items } };
       },
     }),

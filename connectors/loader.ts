@@ -1,0 +1,258 @@
+/**
+ * Loads connector plugins at start: the built-ins the caller passes plus the
+ * modules listed in `plugins.json` (`{"plugins": ["./path.js", "npm-name"]}`).
+ * Every plugin is checked before anything runs (kind, semver version,
+ * contract range, tool names, effects, descriptions, schemas that compile,
+ * unique kinds and `<kind>.<tool>` names); a bad one is refused with a
+ * PluginLoadError naming the plugin and every problem found. Schemas are
+ * compiled once here and kept with the plugin.
+ */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import semver from 'semver';
+import { CONTRACT_VERSION, type ConnectorPlugin, type ConnectorPluginFactory, type ConnectorTool } from './contract.js';
+import { compileSchema, type CompiledSchema } from './json-schema.js';
+
+export const NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
+const CONTRACT_SEMVER = `${CONTRACT_VERSION}.0.0`;
+
+/** A tool checked at load, with its input validator compiled. */
+export interface LoadedTool {
+  /** `<kind>.<tool>`, the name the model sees */
+  readonly name: string;
+  /** the connector kind */
+  readonly connector: string;
+  readonly tool: ConnectorTool;
+  readonly validateArgs: CompiledSchema;
+}
+
+/** A plugin checked at load, with its config and input validators compiled. */
+export interface LoadedPlugin {
+  readonly kind: string;
+  readonly plugin: ConnectorPlugin;
+  /** where it came from: `built-in`, the plugins.json path or the npm package name */
+  readonly origin: string;
+  readonly sourceless: boolean;
+  readonly validateConfig: CompiledSchema;
+  readonly tools: readonly LoadedTool[];
+}
+
+/** Every plugin loaded at start, by kind. */
+export interface PluginRegistry {
+  readonly plugins: readonly LoadedPlugin[];
+  plugin(kind: string): LoadedPlugin | undefined;
+}
+
+/** A plugin (or the plugins file) is refused; `problems` lists everything found wrong with it. */
+export class PluginLoadError extends Error {
+  constructor(
+    /** the plugin's kind when it has a usable one, else its origin */
+    readonly plugin: string,
+    readonly origin: string,
+    readonly problems: readonly string[],
+  ) {
+    super(`connector plugin ${plugin === origin ? `"${plugin}"` : `"${plugin}" (${origin})`} refused: ${problems.join('; ')}`);
+    this.name = 'PluginLoadError';
+  }
+}
+
+export interface LoadPluginsOptions {
+  /**
+   * the plugins.json to read; relative plugin paths resolve from its folder
+   * (the repository root for the default). Default: `./plugins.json` of the
+   * working directory, where a missing file means no extra plugins; a file
+   * given explicitly must exist.
+   */
+  readonly pluginsFile?: string;
+  /** built-in plugins (or factories), checked like any other */
+  readonly builtins?: readonly (ConnectorPlugin | ConnectorPluginFactory)[];
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const nonEmptyString = (value: unknown): value is string => typeof value === 'string' && value.trim().length > 0;
+
+const compileProblem = (what: string, schema: unknown): { validator?: CompiledSchema; problem?: string } => {
+  if (!isRecord(schema)) return { problem: `${what} is not a JSON Schema object` };
+  try {
+    return { validator: compileSchema(schema) };
+  } catch (error) {
+    return { problem: `${what} does not compile: ${(error as Error).message}` };
+  }
+};
+
+function checkTool(kind: string, candidate: unknown, index: number, problems: string[]): LoadedTool | undefined {
+  if (!isRecord(candidate)) {
+    problems.push(`tools[${index}] is not an object`);
+    return undefined;
+  }
+  const rawName = candidate['name'];
+  const label = typeof rawName === 'string' ? `tool "${rawName}"` : `tools[${index}]`;
+  const before = problems.length;
+  if (typeof rawName !== 'string' || !NAME_PATTERN.test(rawName)) {
+    problems.push(`${label}: name must match ${NAME_PATTERN.source}`);
+  }
+  if (!nonEmptyString(candidate['description'])) problems.push(`${label}: description must be a non-empty string`);
+  if (candidate['effect'] !== 'read' && candidate['effect'] !== 'write') problems.push(`${label}: effect must be "read" or "write"`);
+  if (typeof candidate['run'] !== 'function') problems.push(`${label}: run must be a function`);
+  const schema = candidate['input_schema'];
+  let validator: CompiledSchema | undefined;
+  if (isRecord(schema) && schema['type'] !== 'object') {
+    problems.push(`${label}: input_schema must describe an object ("type": "object")`);
+  } else {
+    const compiled = compileProblem(`${label}: input_schema`, schema);
+    if (compiled.problem) problems.push(compiled.problem);
+    validator = compiled.validator;
+  }
+  if (problems.length > before || !validator) return undefined;
+  const tool = candidate as unknown as ConnectorTool;
+  return { name: `${kind}.${tool.name}`, connector: kind, tool, validateArgs: validator };
+}
+
+/**
+ * Checks one plugin against the contract (everything but cross-plugin
+ * uniqueness, which createRegistry checks) and compiles its schemas.
+ * @throws PluginLoadError naming the plugin and listing every problem
+ */
+export function checkPlugin(candidate: unknown, origin: string): LoadedPlugin {
+  if (!isRecord(candidate)) throw new PluginLoadError(origin, origin, ['is not an object (export the plugin as default or as `plugin`)']);
+  const problems: string[] = [];
+  const kind = candidate['kind'];
+  const label = typeof kind === 'string' && kind.length > 0 ? kind : origin;
+  if (typeof kind !== 'string' || !NAME_PATTERN.test(kind)) problems.push(`kind must match ${NAME_PATTERN.source}`);
+  const version = candidate['version'];
+  if (typeof version !== 'string' || semver.valid(version) === null) problems.push(`version ${JSON.stringify(version)} is not semver`);
+  const contract = candidate['contract'];
+  if (typeof contract !== 'string' || semver.validRange(contract) === null) {
+    problems.push(`contract ${JSON.stringify(contract)} is not a semver range`);
+  } else if (!semver.satisfies(CONTRACT_SEMVER, contract)) {
+    problems.push(`contract range "${contract}" does not accept contract version ${CONTRACT_VERSION}`);
+  }
+  if (!nonEmptyString(candidate['description'])) problems.push('description must be a non-empty string');
+  if (typeof candidate['validate'] !== 'function') problems.push('validate must be a function');
+  if (candidate['sourceless'] !== undefined && typeof candidate['sourceless'] !== 'boolean') problems.push('sourceless must be a boolean');
+  const config = compileProblem('configSchema', candidate['configSchema']);
+  if (config.problem) problems.push(config.problem);
+
+  const tools: LoadedTool[] = [];
+  const rawTools = candidate['tools'];
+  if (!Array.isArray(rawTools)) {
+    problems.push('tools must be an array');
+  } else {
+    const names = new Set<string>();
+    rawTools.forEach((rawTool, index) => {
+      const tool = checkTool(typeof kind === 'string' ? kind : '?', rawTool, index, problems);
+      if (!tool) return;
+      if (names.has(tool.name)) problems.push(`duplicate tool name ${tool.name}`);
+      names.add(tool.name);
+      tools.push(tool);
+    });
+  }
+  if (problems.length > 0 || !config.validator) throw new PluginLoadError(label, origin, problems);
+  const plugin = candidate as unknown as ConnectorPlugin;
+  return { kind: plugin.kind, plugin, origin, sourceless: plugin.sourceless === true, validateConfig: config.validator, tools };
+}
+
+/**
+ * Puts checked plugins together, refusing a kind or a `<kind>.<tool>` name
+ * that appears twice.
+ * @throws PluginLoadError naming the second plugin and the first one's origin
+ */
+export function createRegistry(plugins: readonly LoadedPlugin[]): PluginRegistry {
+  const byKind = new Map<string, LoadedPlugin>();
+  const toolOrigin = new Map<string, string>();
+  for (const loaded of plugins) {
+    const first = byKind.get(loaded.kind);
+    if (first) throw new PluginLoadError(loaded.kind, loaded.origin, [`duplicate kind "${loaded.kind}" (already loaded from ${first.origin})`]);
+    for (const tool of loaded.tools) {
+      const other = toolOrigin.get(tool.name);
+      if (other) throw new PluginLoadError(loaded.kind, loaded.origin, [`duplicate tool name ${tool.name} (already loaded from ${other})`]);
+      toolOrigin.set(tool.name, loaded.origin);
+    }
+    byKind.set(loaded.kind, loaded);
+  }
+  const list = [...byKind.values()];
+  return { plugins: list, plugin: (kind) => byKind.get(kind) };
+}
+
+/** Reads the list of module specifiers; a missing optional file is an empty list. */
+export function readPluginList(file: string, required: boolean): string[] {
+  if (!existsSync(file)) {
+    if (required) throw new PluginLoadError(file, file, ['plugins file does not exist']);
+    return [];
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new PluginLoadError(file, file, [`plugins file is not valid JSON: ${(error as Error).message}`]);
+  }
+  const list = isRecord(parsed) ? parsed['plugins'] : undefined;
+  if (!Array.isArray(list) || !list.every((entry) => nonEmptyString(entry))) {
+    throw new PluginLoadError(file, file, ['plugins file must be {"plugins": ["./path.js" | "npm-package", ...]}']);
+  }
+  return list;
+}
+
+const isPathSpecifier = (specifier: string): boolean =>
+  specifier.startsWith('./') || specifier.startsWith('../') || isAbsolute(specifier);
+
+/** The file URL to import for a path; a folder is imported through its package.json (`exports` or `main`). */
+function moduleUrlOfPath(path: string): string {
+  if (!statSync(path, { throwIfNoEntry: false })?.isDirectory()) return pathToFileURL(path).href;
+  const manifestFile = join(path, 'package.json');
+  let entry = 'index.js';
+  if (existsSync(manifestFile)) {
+    const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as Record<string, unknown>;
+    const exported = manifest['exports'];
+    const dot = isRecord(exported) ? (exported['.'] ?? exported) : exported;
+    const target = typeof dot === 'string' ? dot : isRecord(dot) ? (dot['import'] ?? dot['default']) : undefined;
+    if (typeof target === 'string') entry = target;
+    else if (typeof manifest['main'] === 'string') entry = manifest['main'];
+  }
+  return pathToFileURL(join(path, entry)).href;
+}
+
+/** Imports one plugins.json entry and returns its plugin (calling a factory export). */
+async function importPlugin(specifier: string, baseDir: string): Promise<unknown> {
+  let module: Record<string, unknown>;
+  try {
+    const target = isPathSpecifier(specifier) ? moduleUrlOfPath(resolve(baseDir, specifier)) : specifier;
+    module = (await import(target)) as Record<string, unknown>;
+  } catch (error) {
+    throw new PluginLoadError(specifier, specifier, [`cannot be imported: ${(error as Error).message}`]);
+  }
+  const exported = module['default'] ?? module['plugin'];
+  if (exported === undefined) throw new PluginLoadError(specifier, specifier, ['exports no plugin (default export or named export `plugin`)']);
+  return instantiate(exported, specifier);
+}
+
+async function instantiate(exported: unknown, origin: string): Promise<unknown> {
+  if (typeof exported !== 'function') return exported;
+  try {
+    return await (exported as ConnectorPluginFactory)();
+  } catch (error) {
+    throw new PluginLoadError(origin, origin, [`factory threw: ${(error as Error).message}`]);
+  }
+}
+
+/**
+ * Loads and checks the built-ins and every plugin of the plugins file, in
+ * that order. Nothing is partially loaded: the first refused plugin rejects
+ * the whole load (the service does not start with a bad plugin).
+ * @throws PluginLoadError
+ */
+export async function loadPlugins(options: LoadPluginsOptions = {}): Promise<PluginRegistry> {
+  const pluginsFile = resolve(options.pluginsFile ?? 'plugins.json');
+  const loaded: LoadedPlugin[] = [];
+  for (const builtin of options.builtins ?? []) {
+    loaded.push(checkPlugin(await instantiate(builtin, 'built-in'), 'built-in'));
+  }
+  const baseDir = dirname(pluginsFile);
+  for (const specifier of readPluginList(pluginsFile, options.pluginsFile !== undefined)) {
+    loaded.push(checkPlugin(await importPlugin(specifier, baseDir), specifier));
+  }
+  return createRegistry(loaded);
+}
