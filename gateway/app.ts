@@ -18,6 +18,11 @@ import type { AnyRoute } from './route.js';
 import { allRoutes } from './routes/index.js';
 import type { Services } from './services.js';
 import { listen } from './uws-server.js';
+import { createMemoryPlugin } from '../connectors/memory/index.js';
+import { loadPlugins } from '../connectors/loader.js';
+import { AgentRuntime } from '../runtime/agent/agent-runtime.js';
+import { finalizeInterruptedRuns } from '../runtime/agent/recovery.js';
+import { Supervisor } from '../runtime/supervisor.js';
 
 export interface RunningService {
   readonly url: string;
@@ -40,7 +45,12 @@ export async function startService(config: ServiceConfig, logger: Logger): Promi
     contextTables = new ContextTables(config, logger);
     await contextTables.open(health);
     const identity = new IdentityService(config, collections, createOrganizationProvisioner(collections));
-    const services: Services = { config, collections, identity, health, logger, contextTables };
+    // runs a previous process left in flight are finalized before any new one starts
+    await finalizeInterruptedRuns(collections, logger);
+    const supervisor = new Supervisor({ logger, shutdownGraceMs: config.shutdownGraceSecs * 1000 });
+    const plugins = await loadPlugins({ builtins: [createMemoryPlugin(collections)] });
+    const agentRuntime = new AgentRuntime({ supervisor, collections, plugins, logger, prices: config.llmPrices });
+    const services: Services = { config, collections, identity, health, logger, contextTables, supervisor, agentRuntime };
 
     const routes: AnyRoute[] = allRoutes(services, () => routes);
     const pipeline = new Pipeline({
@@ -60,6 +70,8 @@ export async function startService(config: ServiceConfig, logger: Logger): Promi
       routes,
       stop: () => {
         stopping ??= (async () => {
+          // runs reach a safe point (and their SSE streams end) before the HTTP drain waits on them
+          await supervisor.shutdown();
           await server.close();
           await contextTables?.close();
           await store.close();

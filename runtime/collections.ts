@@ -135,6 +135,74 @@ export interface IngestTokenDoc extends StoredFields {
   readonly revoked_at: string | null;
 }
 
+/** Status of an agent run: `pending` -> `running` (<-> `awaiting_approval`) -> `succeeded` | `failed` | `cancelled`. */
+export type AgentRunStatus = 'pending' | 'running' | 'awaiting_approval' | 'succeeded' | 'failed' | 'cancelled';
+
+export interface TokenUsage {
+  readonly input_tokens: number;
+  readonly output_tokens: number;
+}
+
+/** One agent run (chat reply or, later, task run); its transcript is in `agent_run_events`. */
+export interface AgentRunDoc extends StoredFields {
+  readonly kind: 'chat' | 'task';
+  readonly status: AgentRunStatus;
+  /** why it ended when not `succeeded`: `cancelled`, `max_turns`, `timeout`, `cost_cap_exceeded`, `interrupted`, `shutdown`, an LLM error code */
+  readonly reason: string | null;
+  readonly error_message: string | null;
+  readonly input: Record<string, unknown>;
+  readonly provider: string | null;
+  readonly model: string | null;
+  readonly usage: TokenUsage;
+  readonly cost_usd: number;
+  readonly turns: number;
+  readonly conversation_id: string | null;
+  readonly message_id: string | null;
+  readonly task_id: string | null;
+  readonly created_by: string;
+  /** UTC day the run started (YYYY-MM-DD): the daily cost cap sums a day's runs */
+  readonly day: string;
+  readonly started_at: string;
+  readonly finished_at: string | null;
+}
+
+/** One transcript entry of a run, append-only, `seq` increasing from 1 per run. */
+export interface AgentRunEventDoc extends StoredFields {
+  readonly run_id: string;
+  readonly seq: number;
+  /** message_start, message, content_delta, usage, tool_call_start, approval_required, approval_decision, tool_result, error, message_end */
+  readonly type: string;
+  readonly data: Record<string, unknown>;
+  /** set on approval events, to find an approval by id */
+  readonly approval_id: string | null;
+  readonly at: string;
+}
+
+export interface ConversationDoc extends StoredFields {
+  readonly title: string;
+  /** the agent that answers (its config: system prompt, model, max_turns) */
+  readonly agent_id: string | null;
+  /** `approval_defaults.write` of the conversation's runs */
+  readonly approval_write: 'allow' | 'ask';
+  readonly created_by: string;
+  readonly last_message_at: string | null;
+}
+
+export type ChatMessageStatus = 'complete' | 'streaming' | 'failed' | 'cancelled';
+
+export interface ChatMessageDoc extends StoredFields {
+  readonly conversation_id: string;
+  readonly role: 'user' | 'assistant';
+  readonly content: string;
+  readonly status: ChatMessageStatus;
+  /** the run that wrote an assistant message */
+  readonly run_id: string | null;
+  readonly finish_reason: string | null;
+  readonly usage: TokenUsage | null;
+  readonly error: { readonly code: string; readonly message: string } | null;
+  readonly created_by: string;
+}
+
 export interface Collections {
   readonly organizations: GlobalCollection<OrganizationDoc>;
   readonly users: GlobalCollection<UserDoc>;
@@ -150,6 +218,10 @@ export interface Collections {
   readonly idempotency: OrgCollection<IdempotencyRecord>;
   readonly contextPipelines: OrgCollection<ContextPipelineDoc>;
   readonly ingestTokens: OrgCollection<IngestTokenDoc>;
+  readonly agentRuns: OrgCollection<AgentRunDoc>;
+  readonly agentRunEvents: OrgCollection<AgentRunEventDoc>;
+  readonly conversations: OrgCollection<ConversationDoc>;
+  readonly chatMessages: OrgCollection<ChatMessageDoc>;
 }
 
 export async function openCollections(store: MetadataStore): Promise<Collections> {
@@ -179,6 +251,17 @@ export async function openCollections(store: MetadataStore): Promise<Collections
     }),
     ingestTokens: await store.orgCollection<IngestTokenDoc>({
       name: 'ingest_tokens', idPrefix: 'itk', scope: 'org', unique: [['token_hash']], indexes: ['pipeline_id'],
+    }),
+    agentRuns: await store.orgCollection<AgentRunDoc>({
+      name: 'agent_runs', idPrefix: 'run', scope: 'org', indexes: ['status', 'conversation_id', 'day', 'task_id'],
+    }),
+    agentRunEvents: await store.orgCollection<AgentRunEventDoc>({
+      // the unique (run_id, seq) index also serves lookups by run_id
+      name: 'agent_run_events', idPrefix: 'rev', scope: 'org', unique: [['run_id', 'seq']], indexes: ['approval_id'],
+    }),
+    conversations: await store.orgCollection<ConversationDoc>({ name: 'chat_conversations', idPrefix: 'cnv', scope: 'org' }),
+    chatMessages: await store.orgCollection<ChatMessageDoc>({
+      name: 'chat_messages', idPrefix: 'msg', scope: 'org', indexes: ['conversation_id', 'run_id', 'status'],
     }),
   };
 }

@@ -43,6 +43,8 @@ export const ERROR_CATALOG = {
   unknown_token: { status: 401, fault: 'user', retryable: false, when: 'an ingest token was revoked or never existed' },
   bad_signature: { status: 401, fault: 'user', retryable: false, when: 'a pipeline requires signatures and X-Service-Signature is missing or does not match the body' },
   table_not_found: { status: 404, fault: 'user', retryable: false, when: 'a context table does not exist (ingest with X-Auto-Create: false, or a read of a table never written)' },
+  // 422, not 503: nothing is down and retrying will not help until someone sets llm_provider/llm_model in /settings and LLM_API_KEY; the request is valid but the organization cannot serve it yet
+  llm_unconfigured: { status: 422, fault: 'user', retryable: false, when: 'chat or a run needs a model but the organization has no llm_provider/llm_model or the server has no LLM_API_KEY' },
   engine_unavailable: { status: 503, fault: 'system', retryable: true, when: 'the context tables engine (DuckDB) refuses work, e.g. its file is locked by another process; retry with backoff' },
 } as const satisfies Record<string, CatalogEntry>;
 

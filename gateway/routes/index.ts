@@ -15,6 +15,8 @@ import { userRoutes } from './users.js';
 import { contextPipelineRoutes } from './context-pipelines.js';
 import { contextIngestRoutes } from './context-ingest.js';
 import { contextTableRoutes } from './context-tables.js';
+import { chatRoutes } from './chat.js';
+import { runtimeRoutes } from './runtime.js';
 
 export function allRoutes(services: Services, table: () => readonly AnyRoute[]): AnyRoute[] {
   return [
@@ -32,5 +34,7 @@ export function allRoutes(services: Services, table: () => readonly AnyRoute[]):
     ...contextPipelineRoutes(services),
     ...contextIngestRoutes(services),
     ...contextTableRoutes(services),
+    ...chatRoutes(services),
+    ...runtimeRoutes(services),
   ];
 }

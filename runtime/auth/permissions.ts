@@ -37,6 +37,7 @@ export const PERMISSIONS = {
   'policy:read': 'read policies',
   'policy:manage': 'create, change and delete policies',
   'worker:read': 'read worker status',
+  'runtime:read': 'list the actors the runtime supervises (operators: owner and admin)',
 } as const;
 
 export type Permission = keyof typeof PERMISSIONS;
@@ -47,7 +48,8 @@ export function isPermission(value: string): value is Permission {
   return Object.hasOwn(PERMISSIONS, value);
 }
 
-const READ_PERMISSIONS = ALL_PERMISSIONS.filter((permission) => permission.endsWith(':read'));
+// runtime:read is an operator view: owner and admin only, so members and viewers do not get it with the other reads
+const READ_PERMISSIONS = ALL_PERMISSIONS.filter((permission) => permission.endsWith(':read') && permission !== 'runtime:read');
 
 export interface BuiltinRole {
   readonly name: string;

@@ -1,0 +1,381 @@
+/**
+ * /chat: conversations with an agent, answered over Server-Sent Events.
+ *
+ * `POST /chat/conversations/:id/messages` starts an agent run and streams its
+ * transcript as the spec's events (`message_start`, `content_delta`,
+ * `tool_call_start`, `approval_required`, `tool_result`, `error`,
+ * `message_end`); every event's `id:` is its transcript `seq`. The run does
+ * not belong to the HTTP response: a client that goes away leaves it running
+ * and can pick it up at `GET .../messages/:message_id/events` with
+ * `Last-Event-ID`. Conversations are shared by the organization's members
+ * who have `chat:use`.
+ */
+import { z } from 'zod';
+import type { ApprovalWrite } from '../../actors/agent-run.machine.js';
+import type { AgentRunEventDoc, ChatMessageDoc, ConversationDoc } from '../../runtime/collections.js';
+import { ServiceError, conflict } from '../../runtime/errors.js';
+import { newId, nowIso } from '../../runtime/ids.js';
+import { createLlmProvider } from '../../runtime/llm/index.js';
+import { LlmError, type ChatMessage } from '../../runtime/llm/types.js';
+import type { RunFeed, TranscriptEvent } from '../../runtime/agent/run-feed.js';
+import { SETTINGS_DEFAULTS } from '../../runtime/organizations.js';
+import type { OrgId } from '../../runtime/store/types.js';
+import { SupervisorClosedError } from '../../runtime/supervisor.js';
+import type { HttpResponse } from '../http.js';
+import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
+import { getOr404, idParams, storedSchema } from '../resource.js';
+import { route, type AnyRoute } from '../route.js';
+import type { Services } from '../services.js';
+
+/** agent config defaults (runtime/agent-types.ts documents them) */
+const DEFAULT_MAX_TURNS = 20;
+const DEFAULT_TEMPERATURE = 0.2;
+const MAX_HISTORY_MESSAGES = 100;
+const DEFAULT_SYSTEM_PROMPT = [
+  "You are the organization's assistant. You work with its connected systems and its memory through two tools:",
+  'search_connector_tools finds the tools available to you (with their input schemas), and execute_connector_tool runs one by name.',
+  'Search before using a tool you have not seen in this conversation. Write tools may need a person\'s approval;',
+  'when one is denied or times out, do not retry it: say so. Answer concisely.',
+].join(' ');
+
+/** Exactly the fields the spec gives each stream event; transcript entries of other types are not streamed. */
+const STREAM_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  message_start: ['message_id'],
+  content_delta: ['delta'],
+  tool_call_start: ['tool_call_id', 'name', 'connector'],
+  approval_required: ['approval_id', 'tool', 'args'],
+  tool_result: ['tool_call_id', 'result'],
+  error: ['code', 'message'],
+  message_end: ['finish_reason', 'usage'],
+};
+
+function sseFrame(event: Pick<TranscriptEvent, 'seq' | 'type' | 'data'>): string | null {
+  const fields = STREAM_FIELDS[event.type];
+  if (!fields) return null;
+  const data: Record<string, unknown> = {};
+  for (const field of fields) data[field] = event.data[field] ?? null;
+  return `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/** what EventSource clients wait before reconnecting */
+const RECONNECT_MS = 2000;
+const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
+
+/** Streams a live run from after `afterSeq`; the client leaving only unsubscribes. */
+function liveStream(feed: RunFeed, afterSeq: number, headers: Record<string, string> = {}): HttpResponse {
+  return {
+    status: 200,
+    headers: { ...SSE_HEADERS, ...headers },
+    body: {
+      stream: (sink) => {
+        // uWS sends the status line and headers with the first write: send one now, even when no event is due yet
+        sink.write(`retry: ${RECONNECT_MS}\n\n`);
+        const unsubscribe = feed.subscribe(afterSeq, {
+          event: (entry) => {
+            const frame = sseFrame(entry);
+            if (frame !== null) sink.write(frame);
+          },
+          end: () => sink.end(),
+        });
+        sink.onClose(unsubscribe);
+      },
+    },
+  };
+}
+
+/** Replays a finished run's stored transcript. */
+function storedStream(events: readonly AgentRunEventDoc[], afterSeq: number): HttpResponse {
+  const frames = [...events]
+    .sort((a, b) => a.seq - b.seq)
+    .filter((event) => event.seq > afterSeq)
+    .map(sseFrame)
+    .filter((frame): frame is string => frame !== null);
+  return {
+    status: 200,
+    headers: SSE_HEADERS,
+    body: {
+      stream: (sink) => {
+        if (frames.length > 0) sink.write(frames.join(''));
+        sink.end();
+      },
+    },
+  };
+}
+
+const approvalDefaults = z.strictObject({ write: z.enum(['allow', 'ask'], { message: 'approval_defaults.write is "allow" or "ask"' }) });
+
+const conversationCreate = z.strictObject({
+  title: z.string().trim().min(1, { message: 'title must not be empty' }).max(200, { message: 'title is at most 200 characters' }),
+  agent: z.string().min(1).max(200).optional(),
+  approval_defaults: approvalDefaults.optional(),
+});
+const messageCreate = z.strictObject({
+  content: z.string().min(1, { message: 'content must not be empty' }).max(100_000, { message: 'content is at most 100000 characters' }),
+});
+const approvalBody = z.strictObject({ approved: z.boolean({ message: 'approved must be true or false' }) });
+const messageParams = z.object({ id: z.string().min(1).max(100), message_id: z.string().min(1).max(100) });
+const approvalParams = z.object({ id: z.string().min(1).max(100), approval_id: z.string().min(1).max(100) });
+const eventsQuery = z.object({ last_event_id: z.coerce.number().int().min(0).optional() });
+const lastEventId = z.coerce.number({ message: 'Last-Event-ID must be an event id (an integer)' }).int().min(0);
+
+const usageSchema = z.object({ input_tokens: z.number().int(), output_tokens: z.number().int() });
+const conversationSchema = z.object({
+  ...storedSchema,
+  title: z.string(),
+  agent_id: z.string().nullable(),
+  approval_defaults: z.object({ write: z.enum(['allow', 'ask']) }),
+  created_by: z.string(),
+  last_message_at: z.string().nullable(),
+});
+const messageSchema = z.object({
+  ...storedSchema,
+  conversation_id: z.string(),
+  role: z.enum(['user', 'assistant']),
+  content: z.string(),
+  status: z.enum(['complete', 'streaming', 'failed', 'cancelled']),
+  run_id: z.string().nullable(),
+  finish_reason: z.string().nullable(),
+  usage: usageSchema.nullable(),
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  created_by: z.string(),
+});
+
+const presentConversation = (conversation: ConversationDoc) => ({
+  id: conversation.id,
+  title: conversation.title,
+  agent_id: conversation.agent_id,
+  approval_defaults: { write: conversation.approval_write },
+  created_by: conversation.created_by,
+  last_message_at: conversation.last_message_at,
+  created_at: conversation.created_at,
+  updated_at: conversation.updated_at,
+});
+
+const presentMessage = (message: ChatMessageDoc) => ({
+  id: message.id,
+  conversation_id: message.conversation_id,
+  role: message.role,
+  content: message.content,
+  status: message.status,
+  run_id: message.run_id,
+  finish_reason: message.finish_reason,
+  usage: message.usage,
+  error: message.error,
+  created_by: message.created_by,
+  created_at: message.created_at,
+  updated_at: message.updated_at,
+});
+
+const FINAL_MESSAGE_STATUS = { succeeded: 'complete', failed: 'failed', cancelled: 'cancelled' } as const;
+
+export function chatRoutes({ collections, config, agentRuntime }: Services): AnyRoute[] {
+  const { conversations, chatMessages, agentRuns, agentRunEvents, agents, settings } = collections;
+  const listConversations = createPageResponder(conversations, presentConversation);
+  const listMessages = createPageResponder(chatMessages, presentMessage);
+  /** conversations with a reply being written: one reply at a time per conversation */
+  const busy = new Set<string>();
+
+  const spentToday = async (org: OrgId): Promise<number> => {
+    const today = new Date().toISOString().slice(0, 10);
+    const runs = await agentRuns.findAll(org, { day: today, kind: 'chat' });
+    return runs.reduce((sum, run) => sum + run.cost_usd, 0);
+  };
+
+  const messageOf = async (org: OrgId, conversationId: string, messageId: string): Promise<ChatMessageDoc> => {
+    const message = await chatMessages.get(org, messageId);
+    if (!message || message.conversation_id !== conversationId) throw new ServiceError('not_found', `message ${messageId} not found`);
+    return message;
+  };
+
+  const history = async (org: OrgId, conversationId: string): Promise<ChatMessage[]> => {
+    const messages = await chatMessages.findAll(org, { conversation_id: conversationId });
+    return messages
+      .filter((message) => message.content !== '')
+      .slice(-MAX_HISTORY_MESSAGES)
+      .map((message): ChatMessage => ({ role: message.role, content: message.content }));
+  };
+
+  return [
+    route({
+      method: 'POST', path: '/chat/conversations', tag: 'chat', summary: 'Start a conversation', auth: 'bearer', permission: 'chat:use',
+      body: conversationCreate, response: conversationSchema, status: 201, creates: true,
+      handler: async ({ auth, body }) => {
+        let agentId: string | null = null;
+        const ref = body.agent ?? 'default';
+        const agent = (await agents.get(auth.orgId, ref)) ?? (await agents.findOne(auth.orgId, { name: ref }));
+        if (agent) agentId = agent.id;
+        else if (body.agent !== undefined) {
+          throw new ServiceError('validation_error', `invalid body: agent: no agent "${body.agent}" in this organization`, {
+            issues: [{ path: 'agent', message: `no agent "${body.agent}"` }],
+          });
+        }
+        const conversation = await conversations.insert(auth.orgId, {
+          title: body.title,
+          agent_id: agentId,
+          approval_write: body.approval_defaults?.write ?? 'ask',
+          created_by: auth.userId,
+          last_message_at: null,
+        });
+        return { status: 201, json: presentConversation(conversation) };
+      },
+    }),
+    route({
+      method: 'GET', path: '/chat/conversations', tag: 'chat', summary: 'List conversations', auth: 'bearer', permission: 'chat:use',
+      query: pageQuery, response: pageSchema(conversationSchema),
+      handler: async ({ auth, query }) => listConversations(auth.orgId, query),
+    }),
+    route({
+      method: 'GET', path: '/chat/conversations/:id', tag: 'chat', summary: 'A conversation with its message history', auth: 'bearer',
+      permission: 'chat:use', params: idParams, response: conversationSchema.extend({ messages: z.array(messageSchema) }),
+      handler: async ({ auth, params }) => {
+        const conversation = await getOr404(conversations, auth.orgId, params.id, 'conversation');
+        const messages = await chatMessages.findAll(auth.orgId, { conversation_id: conversation.id });
+        return { status: 200, json: { ...presentConversation(conversation), messages: messages.map(presentMessage) } };
+      },
+    }),
+    route({
+      method: 'GET', path: '/chat/conversations/:id/messages', tag: 'chat', summary: 'Messages of a conversation, oldest first',
+      auth: 'bearer', permission: 'chat:use', params: idParams, query: pageQuery, response: pageSchema(messageSchema),
+      handler: async ({ auth, params, query }) => {
+        const conversation = await getOr404(conversations, auth.orgId, params.id, 'conversation');
+        return listMessages(auth.orgId, query, { conversation_id: conversation.id });
+      },
+    }),
+    route({
+      method: 'POST', path: '/chat/conversations/:id/messages', tag: 'chat', auth: 'bearer', permission: 'chat:use',
+      summary: 'Send a message; the reply streams as Server-Sent Events (message_start ... message_end)',
+      params: idParams, body: messageCreate,
+      handler: async ({ auth, params, body }) => {
+        const org = auth.orgId;
+        const conversation = await getOr404(conversations, org, params.id, 'conversation');
+        const orgSettings = (await settings.findOne(org, { singleton: true })) ?? SETTINGS_DEFAULTS;
+        const agent = conversation.agent_id === null ? null : await agents.get(org, conversation.agent_id);
+        const agentConfig = agent?.config ?? {};
+        const agentModel = typeof agentConfig['model'] === 'string' ? agentConfig['model'] : null;
+        let llm: ReturnType<typeof createLlmProvider>;
+        try {
+          llm = createLlmProvider({ ...orgSettings, llm_model: agentModel ?? orgSettings.llm_model }, config.llmApiKey);
+        } catch (error) {
+          if (error instanceof LlmError) throw new ServiceError('llm_unconfigured', error.message);
+          throw error;
+        }
+        if (busy.has(conversation.id)) {
+          throw conflict('a reply is still being written in this conversation; wait for it or cancel it', { conversation_id: conversation.id });
+        }
+        busy.add(conversation.id);
+        try {
+          const previous = await history(org, conversation.id);
+          const systemPrompt = typeof agentConfig['system_prompt'] === 'string' ? agentConfig['system_prompt'] : DEFAULT_SYSTEM_PROMPT;
+          await chatMessages.insert(org, {
+            conversation_id: conversation.id, role: 'user', content: body.content, status: 'complete',
+            run_id: null, finish_reason: null, usage: null, error: null, created_by: auth.userId,
+          });
+          const runId = newId('run');
+          const reply = await chatMessages.insert(org, {
+            conversation_id: conversation.id, role: 'assistant', content: '', status: 'streaming',
+            run_id: runId, finish_reason: null, usage: null, error: null, created_by: auth.userId,
+          });
+          await conversations.update(org, conversation.id, { last_message_at: nowIso() });
+          const { feed } = await agentRuntime.startRun({
+            runId,
+            orgId: org,
+            userId: auth.userId,
+            kind: 'chat',
+            conversationId: conversation.id,
+            messageId: reply.id,
+            input: { content: body.content },
+            messages: [{ role: 'system', content: systemPrompt }, ...previous, { role: 'user', content: body.content }],
+            provider: llm.provider,
+            model: llm.model,
+            temperature: typeof agentConfig['temperature'] === 'number' ? agentConfig['temperature'] : DEFAULT_TEMPERATURE,
+            approvalWrite: conversation.approval_write satisfies ApprovalWrite,
+            approvalTimeoutMs: orgSettings.approval_timeout_secs * 1000,
+            maxTurns: typeof agentConfig['max_turns'] === 'number' ? agentConfig['max_turns'] : DEFAULT_MAX_TURNS,
+            timeoutMs: config.agentRunTimeoutSecs * 1000,
+            costCapUsd: config.chatCostCapUsdPerDay,
+            spentTodayUsd: config.chatCostCapUsdPerDay === null ? 0 : await spentToday(org),
+            onEnd: async (end, text) => {
+              busy.delete(conversation.id);
+              await chatMessages.update(org, reply.id, {
+                content: text,
+                status: FINAL_MESSAGE_STATUS[end.status],
+                finish_reason: end.finishReason,
+                usage: end.usage,
+                error: end.status === 'failed' ? { code: end.reason ?? 'internal_error', message: end.message ?? 'the run failed' } : null,
+              });
+            },
+          });
+          return liveStream(feed, 0, { 'x-message-id': reply.id, 'x-run-id': runId });
+        } catch (error) {
+          busy.delete(conversation.id);
+          if (error instanceof SupervisorClosedError) throw new ServiceError('service_unavailable', 'the service is shutting down; retry shortly');
+          throw error;
+        }
+      },
+    }),
+    route({
+      method: 'GET', path: '/chat/conversations/:id/messages/:message_id/events', tag: 'chat', auth: 'bearer', permission: 'chat:use',
+      summary: 'Reconnect to a reply\'s event stream: the events after Last-Event-ID (header) or last_event_id (query), then live ones',
+      params: messageParams, query: eventsQuery,
+      handler: async ({ auth, params, query, request }) => {
+        const conversation = await getOr404(conversations, auth.orgId, params.id, 'conversation');
+        const message = await messageOf(auth.orgId, conversation.id, params.message_id);
+        if (message.run_id === null) throw new ServiceError('not_found', `message ${message.id} has no event stream (only replies do)`);
+        const header = request.headers['last-event-id'];
+        let after = query.last_event_id ?? 0;
+        if (header !== undefined && header.trim() !== '') {
+          const parsed = lastEventId.safeParse(header.trim());
+          if (!parsed.success) throw new ServiceError('validation_error', 'invalid header: Last-Event-ID must be an event id (an integer)');
+          after = parsed.data;
+        }
+        const feed = agentRuntime.feed(message.run_id);
+        if (feed) return liveStream(feed, after);
+        return storedStream(await agentRunEvents.findAll(auth.orgId, { run_id: message.run_id }), after);
+      },
+    }),
+    route({
+      method: 'POST', path: '/chat/conversations/:id/messages/:message_id/cancel', tag: 'chat', auth: 'bearer', permission: 'chat:use',
+      summary: 'Cancel a reply being written: its run stops after the current step and ends as cancelled', params: messageParams,
+      handler: async ({ auth, params }) => {
+        const conversation = await getOr404(conversations, auth.orgId, params.id, 'conversation');
+        const message = await messageOf(auth.orgId, conversation.id, params.message_id);
+        if (message.run_id === null) throw conflict('only a reply being written can be cancelled', { status: message.status });
+        if (!agentRuntime.cancel(auth.orgId, message.run_id)) {
+          const run = await agentRuns.get(auth.orgId, message.run_id);
+          throw conflict('the reply is already finished', { status: run?.status ?? message.status });
+        }
+        return { status: 202, json: { message_id: message.id, run_id: message.run_id, status: 'cancelling' } };
+      },
+    }),
+    route({
+      method: 'POST', path: '/chat/conversations/:id/approvals/:approval_id', tag: 'chat', auth: 'bearer', permission: 'chat:use',
+      summary: 'Answer an approval_required event: approved runs the tool, denied gives the model approval_denied',
+      params: approvalParams, body: approvalBody,
+      response: z.object({ approval_id: z.string(), approved: z.boolean(), decision: z.enum(['approved', 'denied']) }),
+      handler: async ({ auth, params, body }) => {
+        const org = auth.orgId;
+        const conversation = await getOr404(conversations, org, params.id, 'conversation');
+        const notFound = new ServiceError('not_found', `approval ${params.approval_id} not found`);
+        const liveRunId = agentRuntime.pendingApproval(org, params.approval_id);
+        if (liveRunId !== undefined) {
+          const run = await agentRuns.get(org, liveRunId);
+          if (!run || run.conversation_id !== conversation.id) throw notFound;
+          const answer = agentRuntime.answer(org, params.approval_id, body.approved, auth.userId);
+          if (answer === 'accepted') {
+            return { status: 200, json: { approval_id: params.approval_id, approved: body.approved, decision: body.approved ? 'approved' : 'denied' } };
+          }
+        }
+        const events = await agentRunEvents.findAll(org, { approval_id: params.approval_id });
+        const required = events.find((event) => event.type === 'approval_required');
+        if (!required) throw notFound;
+        const run = await agentRuns.get(org, required.run_id);
+        if (!run || run.conversation_id !== conversation.id) throw notFound;
+        const decided = events.find((event) => event.type === 'approval_decision');
+        throw conflict('this approval is no longer waiting for an answer', {
+          decision: decided ? decided.data['decision'] : null,
+          run_status: run.status,
+        });
+      },
+    }),
+  ];
+}
