@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GENERATOR, load, median, printSummary, QUICK, ROOT, startChild, stop, type LoadResult } from './lib.js';
+import { GENERATOR, load, median, PINNED, printSummary, QUICK, ROOT, startChild, stop, type LoadResult } from './lib.js';
 
 /** alternating rounds, median reported: a shared 2-core machine drifts during a run */
 const rounds = QUICK ? 3 : 5;
@@ -28,8 +28,10 @@ async function run(): Promise<void> {
     } catch {
       return null;
     }
+  }, { pinToCore1: true });
+  const baseline = await startChild(['--import', 'tsx', 'bench/node-http-hello.ts'], {}, (line) => (line.startsWith('listening ') ? line.slice(10) : null), {
+    pinToCore1: true,
   });
-  const baseline = await startChild(['--import', 'tsx', 'bench/node-http-hello.ts'], {}, (line) => (line.startsWith('listening ') ? line.slice(10) : null));
   try {
     const register = await fetch(`${ours.value}/auth/register`, {
       method: 'POST',
@@ -77,6 +79,7 @@ async function run(): Promise<void> {
       rounds,
       connections,
       generator: GENERATOR,
+      pinned_cores: PINNED,
     });
   } finally {
     await stop(ours.child);

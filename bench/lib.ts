@@ -7,6 +7,16 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const QUICK = process.argv.includes('--quick');
 
+/**
+ * On a 2-core machine the scheduler moving the server and the load generator
+ * across cores swings results by 2x between rounds: when `taskset` exists,
+ * HTTP-edge servers run on core 1 (`pinToCore1`) and wrk on core 0.
+ */
+const PIN = !spawnSync('taskset', ['-c', '0', 'true']).error && (Number(spawnSync('nproc').stdout?.toString().trim()) || 1) >= 2;
+export const PINNED = PIN;
+const pinned = (core: number, command: string, args: string[]): [string, string[]] =>
+  PIN ? ['taskset', ['-c', String(core), command, ...args]] : [command, args];
+
 export interface LoadResult {
   readonly rps: number;
   readonly p50_ms: number;
@@ -30,7 +40,8 @@ const toMs = (value: string, unit: string): number =>
 function wrk(url: string, options: LoadOptions): LoadResult {
   const args = ['-t1', `-c${options.connections}`, `-d${options.seconds}s`, '--latency'];
   for (const [key, value] of Object.entries(options.headers ?? {})) args.push('-H', `${key}: ${value}`);
-  const out = execFileSync('wrk', [...args, url], { encoding: 'utf8' });
+  const [command, commandArgs] = pinned(0, 'wrk', [...args, url]);
+  const out = execFileSync(command, commandArgs, { encoding: 'utf8' });
   const latency = (percentile: string): number => {
     const match = new RegExp(`\\s${percentile}%\\s+([\\d.]+)(us|ms|s|m)`).exec(out);
     return match ? Number(toMs(match[1] ?? '0', match[2] ?? 'ms').toFixed(3)) : NaN;
@@ -71,8 +82,14 @@ export function median(results: readonly LoadResult[]): LoadResult {
 }
 
 /** Starts a child process and resolves with the first stdout line matching `ready`. */
-export function startChild(args: string[], env: Record<string, string>, ready: (line: string) => string | null): Promise<{ child: ChildProcess; value: string }> {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+export function startChild(
+  args: string[],
+  env: Record<string, string>,
+  ready: (line: string) => string | null,
+  options: { readonly pinToCore1?: boolean } = {},
+): Promise<{ child: ChildProcess; value: string }> {
+  const [command, commandArgs] = options.pinToCore1 ? pinned(1, process.execPath, args) : [process.execPath, args];
+  const child = spawn(command, commandArgs, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
     createInterface({ input: child.stdout }).on('line', (line) => {
