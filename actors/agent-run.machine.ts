@@ -148,6 +148,13 @@ export const agentRunMachine = setup({
     runTool: fromPromise<ToolOutcome, { runId: string; call: ToolCall; resolved: unknown }>(notProvided('runTool')),
   },
   actions: {
+    /** a tool step that threw becomes a result the model can read, never a crashed run */
+    toolStepFailed: assign({
+      current: ({ context, event }) => ({
+        ...(context.current as Current),
+        outcome: failedOutcome(toolErrorBody('tool_failed', failureOf((event as { error?: unknown }).error).message)),
+      }),
+    }),
     /** appends to the run's transcript (persisted and streamed) */
     record: (_args, _entry: RecordEntry) => notProvided('record')(),
     /** persists a non-final status */
@@ -348,15 +355,7 @@ export const agentRunMachine = setup({
                     })),
                   },
                 ],
-                onError: {
-                  target: 'afterTool',
-                  actions: assign({
-                    current: ({ context, event }) => ({
-                      ...(context.current as Current),
-                      outcome: failedOutcome(toolErrorBody('tool_failed', failureOf(event.error).message)),
-                    }),
-                  }),
-                },
+                onError: { target: 'afterTool', actions: 'toolStepFailed' },
               },
             },
             executing: {
@@ -370,15 +369,7 @@ export const agentRunMachine = setup({
                   target: 'afterTool',
                   actions: assign({ current: ({ context, event }) => ({ ...(context.current as Current), outcome: event.output }) }),
                 },
-                onError: {
-                  target: 'afterTool',
-                  actions: assign({
-                    current: ({ context, event }) => ({
-                      ...(context.current as Current),
-                      outcome: failedOutcome(toolErrorBody('tool_failed', failureOf(event.error).message)),
-                    }),
-                  }),
-                },
+                onError: { target: 'afterTool', actions: 'toolStepFailed' },
               },
             },
             afterTool: {

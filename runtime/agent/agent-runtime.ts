@@ -13,7 +13,6 @@ import {
   agentRunMachine,
   runStatusOf,
   type AgentRunInput,
-  type ApprovalWrite,
   type RecordEntry,
   type RunEnd,
   type ToolStepOutput,
@@ -40,7 +39,8 @@ import { RunFeed } from './run-feed.js';
 
 export const AGENT_RUN_KIND = 'agent_run';
 
-export interface StartRunRequest {
+/** What starting a run takes: the machine's input (less its id, which may be given) and the run's surroundings. */
+export interface StartRunRequest extends Omit<AgentRunInput, 'runId'> {
   /** the run's id when the caller needs it before the start (a chat message names it); default: a new one */
   readonly runId?: string;
   readonly orgId: OrgId;
@@ -52,17 +52,9 @@ export interface StartRunRequest {
   readonly taskId?: string | null;
   /** stored on the run as its input */
   readonly input: Record<string, unknown>;
-  /** system prompt, history and the new user message */
-  readonly messages: readonly ChatMessage[];
   readonly provider: LlmProvider;
   readonly model: string;
   readonly temperature?: number;
-  readonly approvalWrite: ApprovalWrite;
-  readonly approvalTimeoutMs: number;
-  readonly maxTurns: number;
-  readonly timeoutMs: number;
-  readonly costCapUsd: number | null;
-  readonly spentTodayUsd: number;
   /** sources the run may see (the built-in sourceless tools are always there) */
   readonly sources?: readonly CatalogSource[];
   /** called once with the end and the reply's whole text, after the run's writes */
