@@ -99,7 +99,10 @@ export interface SkillDoc extends StoredFields {
 
 export type SkillStatus = 'draft' | 'pending_approval' | 'approved' | 'rejected';
 
-export type MemoryKind = 'fact' | 'guideline' | 'preference' | 'note';
+export const MEMORY_KINDS = ['fact', 'guideline', 'preference', 'note'] as const;
+export type MemoryKind = (typeof MEMORY_KINDS)[number];
+/** the largest memory text, in bytes of UTF-8, for the REST route and the `memory.store` tool alike */
+export const MAX_MEMORY_TEXT_BYTES = 32 * 1024;
 
 export interface MemoryDoc extends StoredFields {
   readonly kind: MemoryKind;

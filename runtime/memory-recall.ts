@@ -6,6 +6,9 @@
 import type { MemoryDoc, MemoryKind } from './collections.js';
 import type { Filter, OrgCollection, OrgId } from './store/types.js';
 
+/** the most entries one recall answers (REST and tool) */
+export const MAX_RECALL_LIMIT = 50;
+
 /** recall ranks more text hits than it returns, so importance can lift an entry into the top `limit` */
 export const RECALL_CANDIDATES_PER_RESULT = 4;
 

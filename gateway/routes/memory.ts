@@ -1,12 +1,12 @@
 /**
  * /memory: facts, guidelines, preferences and notes agents recall, each in a
  * realm of the organization. `POST /memory/recall` ranks entries by the
- * store's full-text search weighted by importance (connectors/memory/
- * runtime/memory-recall.ts, shared with the `memory.recall` tool).
+ * store's full-text search weighted by importance (runtime/memory-recall.ts,
+ * shared with the `memory.recall` tool).
  */
 import { z } from 'zod';
-import { recallMemories } from '../../runtime/memory-recall.js';
-import type { MemoryDoc } from '../../runtime/collections.js';
+import { MAX_RECALL_LIMIT, recallMemories } from '../../runtime/memory-recall.js';
+import { MAX_MEMORY_TEXT_BYTES, MEMORY_KINDS, type MemoryDoc } from '../../runtime/collections.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { DEFAULT_REALM } from '../../runtime/organizations.js';
 import type { Filter, OrgId } from '../../runtime/store/types.js';
@@ -15,16 +15,13 @@ import { getOr404, idParams, storedSchema, stripUndefined } from '../resource.js
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
 
-const MAX_TEXT_BYTES = 32 * 1024;
-const MAX_RECALL_LIMIT = 50;
-
-const KIND = z.enum(['fact', 'guideline', 'preference', 'note'], { message: 'kind is one of fact, guideline, preference, note' });
+const KIND = z.enum(MEMORY_KINDS, { message: `kind is one of ${MEMORY_KINDS.join(', ')}` });
 const REALM = z.string().min(1).max(100);
 const TEXT = z
   .string()
   .min(1, { message: 'text must not be empty' })
-  .refine((text) => Buffer.byteLength(text, 'utf8') <= MAX_TEXT_BYTES, {
-    message: `text is at most 32 KiB (${MAX_TEXT_BYTES} bytes of UTF-8)`,
+  .refine((text) => Buffer.byteLength(text, 'utf8') <= MAX_MEMORY_TEXT_BYTES, {
+    message: `text is at most 32 KiB (${MAX_MEMORY_TEXT_BYTES} bytes of UTF-8)`,
   });
 const TITLE = z.string().trim().max(200);
 const TAGS = z.array(z.string().trim().min(1).max(100)).max(50, { message: 'at most 50 tags' });

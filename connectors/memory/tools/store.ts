@@ -3,7 +3,8 @@ import { ToolError, type ConnectorTool } from '../../contract.js';
 import type { MemoryKind } from '../../../runtime/collections.js';
 import { asOrgId } from '../../../runtime/store/types.js';
 import { requireRealm } from '../realm-check.js';
-import { MAX_MEMORY_TEXT_BYTES, MEMORY_KINDS, type MemoryPluginStores } from '../stores.js';
+import { MAX_MEMORY_TEXT_BYTES, MEMORY_KINDS } from '../../../runtime/collections.js';
+import type { MemoryPluginStores } from '../stores.js';
 
 /** recorded as `created_by` when the run does not say who it acts for */
 const UNKNOWN_ACTOR = 'agent';
