@@ -5,10 +5,10 @@
  */
 import { z } from 'zod';
 import type { AuthContext } from '../runtime/auth/context.js';
-import { ALL_PERMISSIONS, builtinRole, isPermission, type Permission } from '../runtime/auth/permissions.js';
+import { ALL_PERMISSIONS, type Permission } from '../runtime/auth/permissions.js';
+import { resolveRole, type ResolvedRole } from '../runtime/auth/roles.js';
 import type { Collections } from '../runtime/collections.js';
 import { ServiceError } from '../runtime/errors.js';
-import type { OrgId } from '../runtime/store/types.js';
 
 /** Catalog-checked permission strings; an unknown one fails validation with its name; duplicates collapse. */
 export const permissionList = z
@@ -30,22 +30,9 @@ export function assertGrantable(auth: AuthContext, permissions: readonly Permiss
   }
 }
 
-export interface ResolvedRole {
-  readonly name: string;
-  readonly permissions: readonly Permission[];
-}
-
-/** A built-in or custom role of the organization, by name; null when unknown. */
-export async function resolveRole(collections: Collections, org: OrgId, name: string): Promise<ResolvedRole | null> {
-  const builtin = builtinRole(name);
-  if (builtin) return builtin;
-  const custom = await collections.roles.findOne(org, { name });
-  return custom ? { name: custom.name, permissions: custom.permissions.filter(isPermission) } : null;
-}
-
 /** The role a caller may give someone: it must exist (400), `owner` only from an owner, no wider than the caller (403). */
 export async function assignableRole(collections: Collections, auth: AuthContext, name: string): Promise<ResolvedRole> {
-  const role = await resolveRole(collections, auth.orgId, name);
+  const role = await resolveRole(collections.roles, auth.orgId, name);
   if (!role) throw new ServiceError('validation_error', `unknown role "${name}" (GET /roles lists them)`, { role: name });
   if (role.name === 'owner' && !(auth.kind === 'user' && auth.role === 'owner')) {
     throw new ServiceError('forbidden', 'only an owner can make someone an owner');

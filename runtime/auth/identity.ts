@@ -21,7 +21,8 @@ import { nowIso } from '../ids.js';
 import { asOrgId, UniqueViolation, type OrgId } from '../store/types.js';
 import type { AuthContext } from './context.js';
 import { dummyPasswordHash, hashPassword, verifyPassword } from './passwords.js';
-import { builtinRole, isPermission, type Permission } from './permissions.js';
+import { isPermission, type Permission } from './permissions.js';
+import { resolveRole } from './roles.js';
 
 const LOCAL_ISSUER = 'agent-context-service';
 export const API_KEY_PREFIX = 'sk_';
@@ -205,10 +206,7 @@ export class IdentityService {
 
   /** Permissions of a built-in or custom role; an unknown role grants nothing. */
   async permissionsOf(org: OrgId, role: string): Promise<ReadonlySet<Permission>> {
-    const builtin = builtinRole(role);
-    if (builtin) return new Set(builtin.permissions);
-    const custom = await this.collections.roles.findOne(org, { name: role });
-    return new Set((custom?.permissions ?? []).filter(isPermission));
+    return new Set((await resolveRole(this.collections.roles, org, role))?.permissions ?? []);
   }
 
   private async verifyJwt(token: string): Promise<VerifiedToken> {
