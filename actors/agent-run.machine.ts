@@ -148,6 +148,12 @@ export const agentRunMachine = setup({
     runTool: fromPromise<ToolOutcome, { runId: string; call: ToolCall; resolved: unknown }>(notProvided('runTool')),
   },
   actions: {
+    costCapExceeded: assign({
+      failure: ({ context }) => ({
+        reason: 'cost_cap_exceeded',
+        message: `today's spend ${(context.spentTodayUsd + context.costUsd).toFixed(6)} USD is over the cap of ${context.costCapUsd} USD`,
+      }),
+    }),
     /** a tool step that threw becomes a result the model can read, never a crashed run */
     toolStepFailed: assign({
       current: ({ context, event }) => ({
@@ -221,12 +227,7 @@ export const agentRunMachine = setup({
                 {
                   guard: 'overCostCap',
                   target: '#agentRun.failed',
-                  actions: assign({
-                    failure: ({ context }) => ({
-                      reason: 'cost_cap_exceeded',
-                      message: `today's spend ${(context.spentTodayUsd + context.costUsd).toFixed(6)} USD is over the cap of ${context.costCapUsd} USD`,
-                    }),
-                  }),
+                  actions: 'costCapExceeded',
                 },
                 { target: 'turn' },
               ],
@@ -280,12 +281,7 @@ export const agentRunMachine = setup({
                 {
                   guard: 'overCostCap',
                   target: '#agentRun.failed',
-                  actions: assign({
-                    failure: ({ context }) => ({
-                      reason: 'cost_cap_exceeded',
-                      message: `today's spend ${(context.spentTodayUsd + context.costUsd).toFixed(6)} USD is over the cap of ${context.costCapUsd} USD`,
-                    }),
-                  }),
+                  actions: 'costCapExceeded',
                 },
                 { guard: 'noToolCalls', target: '#agentRun.succeeded' },
                 {
