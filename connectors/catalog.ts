@@ -66,6 +66,8 @@ export interface RunContext {
   readonly signal: AbortSignal;
   /** who the run acts for; handed to tools as ToolContext.actorId */
   readonly actorId?: string;
+  /** the realm the run works in; handed to tools as ToolContext.realm */
+  readonly realm?: string;
 }
 
 export interface CatalogOptions {
@@ -201,6 +203,7 @@ async function invoke(entry: Entry, args: Record<string, unknown>, config: Recor
     config,
     signal: ctx.signal,
     ...(ctx.actorId === undefined ? {} : { actorId: ctx.actorId }),
+    ...(ctx.realm === undefined ? {} : { realm: ctx.realm }),
   };
   let work: Promise<unknown>;
   try {
@@ -322,6 +325,7 @@ export function createCatalog(registry: PluginRegistry, options: CatalogOptions 
         orgId: ctx.orgId,
         signal: ctx.signal,
         ...(ctx.actorId === undefined ? {} : { actorId: ctx.actorId }),
+        ...(ctx.realm === undefined ? {} : { realm: ctx.realm }),
       };
       try {
         return await composeInterceptors(interceptors, call, () => invoke(entry, structuredClone(resolved.args), config, ctx));

@@ -24,6 +24,8 @@ export interface ToolContext {
   readonly signal: AbortSignal;
   /** who the run acts for (a user or agent id), e.g. recorded as `created_by`; absent when unknown */
   readonly actorId?: string;
+  /** the realm the run works in (graph and memory tools scope to it); absent: `default` */
+  readonly realm?: string;
 }
 
 const TOOL_ERROR_BRAND = Symbol.for('agent-context-service.ToolError');
@@ -83,6 +85,55 @@ export interface ConnectorPlugin {
    * this kind the run may see.
    */
   readonly sourceless?: boolean;
+  /**
+   * ETL: reads the system and writes what it finds into the context graph
+   * (repositories, services, builds, deployments, pods, owners). Optional:
+   * a connector without it has live tools only.
+   */
+  sync?(ctx: SyncContext): Promise<SyncReport>;
+}
+
+/** A node written by a sync: `properties._key` is unique within the label (node id `Label:key`). */
+export interface GraphNodeInput {
+  readonly label: string;
+  readonly properties: Readonly<Record<string, unknown>> & { readonly _key: string };
+}
+
+/** A relationship written by a sync, both ends named by label and key. */
+export interface GraphRelationshipInput {
+  readonly type: string;
+  readonly from_label: string;
+  readonly from_key: string;
+  readonly to_label: string;
+  readonly to_key: string;
+  readonly properties?: Readonly<Record<string, unknown>>;
+}
+
+/** Where a sync writes what it found: the context graph, bound to the source's organization and realm. */
+export interface GraphSink {
+  /** upserts by (label, _key); one transaction per call */
+  upsertNodes(nodes: readonly GraphNodeInput[]): Promise<void>;
+  /** upserts by (type, from, to); missing end nodes are created with only their key */
+  upsertRelationships(relationships: readonly GraphRelationshipInput[]): Promise<void>;
+}
+
+export interface SyncContext {
+  readonly orgId: string;
+  readonly sourceId: string;
+  readonly realm: string;
+  readonly config: Readonly<Record<string, unknown>>;
+  readonly signal: AbortSignal;
+  /** the graph, or null when no graph store is configured (the sync still reports what it saw) */
+  readonly graph: GraphSink | null;
+  /** reports progress (0..1) with a short message; shown on the sync job */
+  progress(fraction: number, message?: string): void;
+}
+
+export interface SyncReport {
+  readonly nodes: number;
+  readonly relationships: number;
+  /** per-kind counts or notes, e.g. { repositories: 3, pull_requests: 12 } */
+  readonly details?: Readonly<Record<string, unknown>>;
 }
 
 /** What a plugin module may export instead of the plugin object (called once at load, no arguments). */

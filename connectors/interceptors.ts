@@ -17,6 +17,8 @@ export interface ToolCallInfo {
   readonly source: { readonly id: string; readonly name: string } | null;
   readonly orgId: string;
   readonly actorId?: string;
+  /** the run's realm, when it has one */
+  readonly realm?: string;
   readonly signal: AbortSignal;
 }
 

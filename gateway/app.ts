@@ -18,11 +18,16 @@ import type { AnyRoute } from './route.js';
 import { allRoutes } from './routes/index.js';
 import type { Services } from './services.js';
 import { listen } from './uws-server.js';
-import { createMemoryPlugin } from '../connectors/memory/index.js';
+import { builtinPlugins } from '../connectors/builtins.js';
 import { loadPlugins } from '../connectors/loader.js';
 import { AgentRuntime } from '../runtime/agent/agent-runtime.js';
 import { finalizeInterruptedRuns } from '../runtime/agent/recovery.js';
 import { Supervisor } from '../runtime/supervisor.js';
+import { PlatformEvents } from '../runtime/events.js';
+import { ServiceError } from '../runtime/errors.js';
+import type { GraphStore } from '../runtime/graph/store.js';
+import { NO_SOURCES, type SourceDirectory } from '../runtime/sources/directory.js';
+import type { TaskFiring } from '../runtime/tasks/firing.js';
 
 export interface RunningService {
   readonly url: string;
@@ -48,9 +53,17 @@ export async function startService(config: ServiceConfig, logger: Logger): Promi
     // runs a previous process left in flight are finalized before any new one starts
     await finalizeInterruptedRuns(collections, logger);
     const supervisor = new Supervisor({ logger, shutdownGraceMs: config.shutdownGraceSecs * 1000 });
-    const plugins = await loadPlugins({ builtins: [createMemoryPlugin(collections)] });
+    const plugins = await loadPlugins({ builtins: builtinPlugins({ collections }) });
     const agentRuntime = new AgentRuntime({ supervisor, collections, plugins, logger, prices: config.llmPrices });
-    const services: Services = { config, collections, identity, health, logger, contextTables, supervisor, agentRuntime };
+    const events = new PlatformEvents(logger);
+    const graph: GraphStore | null = null;
+    const sources: SourceDirectory = NO_SOURCES;
+    const tasks: TaskFiring = {
+      fire: (_org, taskId) => Promise.reject(new ServiceError('not_found', `task ${taskId} not found`)),
+    };
+    const services: Services = {
+      config, collections, identity, health, logger, contextTables, supervisor, agentRuntime, events, graph, sources, tasks,
+    };
 
     const routes: AnyRoute[] = allRoutes(services, () => routes);
     const pipeline = new Pipeline({

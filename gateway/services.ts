@@ -6,6 +6,10 @@ import type { ServiceConfig } from '../runtime/config.js';
 import type { HealthReporter } from '../runtime/health.js';
 import type { AgentRuntime } from '../runtime/agent/agent-runtime.js';
 import type { Supervisor } from '../runtime/supervisor.js';
+import type { PlatformEvents } from '../runtime/events.js';
+import type { GraphStore } from '../runtime/graph/store.js';
+import type { SourceDirectory } from '../runtime/sources/directory.js';
+import type { TaskFiring } from '../runtime/tasks/firing.js';
 
 /** What route modules are built from; assembled once in gateway/app.ts. */
 export interface Services {
@@ -20,4 +24,12 @@ export interface Services {
   readonly supervisor: Supervisor;
   /** starts agent runs, follows their transcripts, answers approvals */
   readonly agentRuntime: AgentRuntime;
+  /** platform events (source synced, run failed, ingest failed ...) that lifecycle tasks listen to */
+  readonly events: PlatformEvents;
+  /** the context graph (null until a graph store is wired) */
+  readonly graph: GraphStore | null;
+  /** the sources runs may see, configs decrypted */
+  readonly sources: SourceDirectory;
+  /** fires tasks from samples, replays and manual runs */
+  readonly tasks: TaskFiring;
 }

@@ -168,7 +168,7 @@ const presentMessage = (message: ChatMessageDoc) => ({
 
 const FINAL_MESSAGE_STATUS = { succeeded: 'complete', failed: 'failed', cancelled: 'cancelled' } as const;
 
-export function chatRoutes({ collections, config, agentRuntime }: Services): AnyRoute[] {
+export function chatRoutes({ collections, config, agentRuntime, sources }: Services): AnyRoute[] {
   const { conversations, chatMessages, agentRuns, agentRunEvents, agents, settings } = collections;
   const listConversations = createPageResponder(conversations, presentConversation);
   const listMessages = createPageResponder(chatMessages, presentMessage);
@@ -292,6 +292,7 @@ export function chatRoutes({ collections, config, agentRuntime }: Services): Any
             approvalTimeoutMs: orgSettings.approval_timeout_secs * 1000,
             maxTurns: typeof agentConfig['max_turns'] === 'number' ? agentConfig['max_turns'] : DEFAULT_MAX_TURNS,
             timeoutMs: config.agentRunTimeoutSecs * 1000,
+            sources: await sources.catalogSources(org, auth.sourceIds),
             costCapUsd: config.chatCostCapUsdPerDay,
             spentTodayUsd: config.chatCostCapUsdPerDay === null ? 0 : await spentToday(org),
             onEnd: async (end, text) => {

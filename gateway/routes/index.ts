@@ -17,6 +17,20 @@ import { contextIngestRoutes } from './context-ingest.js';
 import { contextTableRoutes } from './context-tables.js';
 import { chatRoutes } from './chat.js';
 import { runtimeRoutes } from './runtime.js';
+import { taskRoutes } from './tasks.js';
+import { hookRoutes } from './hooks.js';
+import { webhookRoutes } from './webhooks.js';
+import { webhookSampleRoutes } from './webhook-samples.js';
+import { taskRecommendationRoutes } from './task-recommendations.js';
+import { sourceRoutes } from './sources.js';
+import { mcpRoutes } from './mcp.js';
+import { graphRoutes } from './graph.js';
+import { fileRoutes } from './files.js';
+import { pipelineRoutes } from './pipelines.js';
+import { pipelineAgentRoutes } from './pipeline-agent.js';
+import { channelRoutes } from './channels.js';
+import { bindingRoutes } from './bindings.js';
+import { chatIncomingRoutes } from './chat-incoming.js';
 
 export function allRoutes(services: Services, table: () => readonly AnyRoute[]): AnyRoute[] {
   return [
@@ -36,5 +50,19 @@ export function allRoutes(services: Services, table: () => readonly AnyRoute[]):
     ...contextTableRoutes(services),
     ...chatRoutes(services),
     ...runtimeRoutes(services),
+    ...taskRoutes(services),
+    ...hookRoutes(services),
+    ...webhookRoutes(services),
+    ...webhookSampleRoutes(services),
+    ...taskRecommendationRoutes(services),
+    ...sourceRoutes(services),
+    ...mcpRoutes(services),
+    ...graphRoutes(services),
+    ...fileRoutes(services),
+    ...pipelineRoutes(services),
+    ...pipelineAgentRoutes(services),
+    ...channelRoutes(services),
+    ...bindingRoutes(services),
+    ...chatIncomingRoutes(services),
   ];
 }

@@ -19,6 +19,7 @@ import {
   type TurnOutput,
 } from '../../actors/agent-run.machine.js';
 import { createCatalog, type CatalogSource, type ResolvedToolCall, type ToolCatalog } from '../../connectors/catalog.js';
+import type { ToolInterceptor } from '../../connectors/interceptors.js';
 import type { PluginRegistry } from '../../connectors/loader.js';
 import {
   applySearchConnectorTools,
@@ -57,6 +58,10 @@ export interface StartRunRequest extends Omit<AgentRunInput, 'runId'> {
   readonly temperature?: number;
   /** sources the run may see (the built-in sourceless tools are always there) */
   readonly sources?: readonly CatalogSource[];
+  /** the realm the run works in (graph and memory tools scope to it); default `default` */
+  readonly realm?: string;
+  /** wrapped around every tool call of this run (policy, read-only rules, audit), first = outermost */
+  readonly interceptors?: readonly ToolInterceptor[];
   /** called once with the end and the reply's whole text, after the run's writes */
   readonly onEnd?: (end: RunEnd, text: string) => Promise<void>;
 }
@@ -158,7 +163,7 @@ export class AgentRuntime {
       id: runId,
       request,
       feed,
-      catalog: this.catalogFor(request.sources ?? []),
+      catalog: this.catalogFor(request.sources ?? [], request.interceptors ?? []),
       text: '',
       approvalIds: new Set(),
       finished: false,
@@ -229,8 +234,8 @@ export class AgentRuntime {
     return this.runs.size;
   }
 
-  private catalogFor(sources: readonly CatalogSource[]): ToolCatalog {
-    if (sources.length > 0) return createCatalog(this.plugins, { sources });
+  private catalogFor(sources: readonly CatalogSource[], interceptors: readonly ToolInterceptor[]): ToolCatalog {
+    if (sources.length > 0 || interceptors.length > 0) return createCatalog(this.plugins, { sources, interceptors });
     this.sourcelessCatalog ??= createCatalog(this.plugins);
     return this.sourcelessCatalog;
   }
@@ -254,6 +259,7 @@ export class AgentRuntime {
             orgId: run.request.orgId,
             signal,
             actorId: run.request.userId,
+            realm: run.request.realm ?? 'default',
           });
         }),
       },

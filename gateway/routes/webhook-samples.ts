@@ -1,0 +1,7 @@
+/** (being built) */
+import type { AnyRoute } from '../route.js';
+import type { Services } from '../services.js';
+
+export function webhookSampleRoutes(_services: Services): AnyRoute[] {
+  return [];
+}
