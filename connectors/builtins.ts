@@ -5,11 +5,31 @@
 import type { Collections } from '../runtime/collections.js';
 import type { ConnectorPlugin, ConnectorPluginFactory } from './contract.js';
 import { createMemoryPlugin } from './memory/index.js';
+import { createGraphPlugin } from './graph/index.js';
+import type { GraphStore } from '../runtime/graph/store.js';
+import { createMcpPlugin } from './mcp/index.js';
+import { createWebhooksPlugin } from './webhooks/index.js';
+import type { OutboundWebhooks } from '../runtime/webhooks/outbound-webhooks.js';
+import { createSlackPlugin } from './slack/index.js';
+import { createGithubPlugin } from './github/index.js';
+import { createJenkinsPlugin } from './jenkins/index.js';
+import { createVercelPlugin } from './vercel/index.js';
+import { createKubernetesPlugin } from './kubernetes/index.js';
+import { createGrafanaPlugin } from './grafana/index.js';
+import { createRunwayPlugin } from './runway/index.js';
 
 export interface BuiltinDependencies {
   readonly collections: Collections;
+  /** the context graph (the `graph` tools are left out when none is configured) */
+  readonly graph?: GraphStore | null;
+  /** outbound webhooks, for `webhooks.send` */
+  readonly webhooks: OutboundWebhooks;
+  /** MCP_STDIO_COMMANDS: what an `mcp` source may start over stdio (default none) */
+  readonly mcpStdioCommands?: readonly string[];
 }
 
 export function builtinPlugins(deps: BuiltinDependencies): (ConnectorPlugin | ConnectorPluginFactory)[] {
-  return [createMemoryPlugin(deps.collections)];
+  return [createMemoryPlugin(deps.collections), createSlackPlugin(), createWebhooksPlugin(deps.webhooks), createMcpPlugin({ stdioCommands: deps.mcpStdioCommands ?? [] }),
+    createGithubPlugin(), createJenkinsPlugin(), createVercelPlugin(), createKubernetesPlugin(), createGrafanaPlugin(), createRunwayPlugin(),
+    ...(deps.graph ? [createGraphPlugin(deps.graph)] : [])];
 }

@@ -22,6 +22,11 @@ export interface CatalogSource {
   readonly kind: string;
   readonly name: string;
   readonly config: Readonly<Record<string, unknown>>;
+  /**
+   * the source's own tools, for plugins with `listTools` (already checked,
+   * named `<source>.<tool>`); when present they replace the plugin's static tools
+   */
+  readonly tools?: readonly LoadedTool[];
 }
 
 /** One visible tool, as the model sees it in search results. */
@@ -231,7 +236,7 @@ export function createCatalog(registry: PluginRegistry, options: CatalogOptions 
     }
     for (const source of options.sources ?? []) {
       if (source.kind !== plugin.kind) continue;
-      for (const tool of plugin.tools) entries.push(entryOf(plugin, tool, source));
+      for (const tool of source.tools ?? plugin.tools) entries.push(entryOf(plugin, tool, source));
     }
   }
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : (a.sourceId ?? '') < (b.sourceId ?? '') ? -1 : 1));

@@ -5,7 +5,8 @@
  * contract range, tool names, effects, descriptions, schemas that compile,
  * unique kinds and `<kind>.<tool>` names); a bad one is refused with a
  * PluginLoadError naming the plugin and every problem found. Schemas are
- * compiled once here and kept with the plugin.
+ * compiled once here and kept with the plugin. A refused plugin is skipped
+ * and reported; the others still load.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
@@ -38,10 +39,25 @@ export interface LoadedPlugin {
   readonly tools: readonly LoadedTool[];
 }
 
+/** A plugin (or the plugins file) that was refused at load and skipped. */
+export interface PluginProblem {
+  /** the plugin's kind when it has a usable one, else its origin */
+  readonly plugin: string;
+  readonly origin: string;
+  readonly problems: readonly string[];
+}
+
 /** Every plugin loaded at start, by kind. */
 export interface PluginRegistry {
   readonly plugins: readonly LoadedPlugin[];
   plugin(kind: string): LoadedPlugin | undefined;
+  /** plugins refused at load (skipped; the service runs without them); empty when all loaded */
+  readonly problems: readonly PluginProblem[];
+}
+
+/** Where loadPlugins reports a refused plugin (pino's `warn` fits). */
+export interface PluginProblemLogger {
+  warn(details: Record<string, unknown>, message: string): void;
 }
 
 /** A plugin (or the plugins file) is refused; `problems` lists everything found wrong with it. */
@@ -67,6 +83,8 @@ export interface LoadPluginsOptions {
   readonly pluginsFile?: string;
   /** built-in plugins (or factories), checked like any other */
   readonly builtins?: readonly (ConnectorPlugin | ConnectorPluginFactory)[];
+  /** told about every refused plugin, with its name and every problem */
+  readonly logger?: PluginProblemLogger;
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -133,6 +151,9 @@ export function checkPlugin(candidate: unknown, origin: string): LoadedPlugin {
   if (!nonEmptyString(candidate['description'])) problems.push('description must be a non-empty string');
   if (typeof candidate['validate'] !== 'function') problems.push('validate must be a function');
   if (candidate['sourceless'] !== undefined && typeof candidate['sourceless'] !== 'boolean') problems.push('sourceless must be a boolean');
+  if (candidate['sync'] !== undefined && typeof candidate['sync'] !== 'function') problems.push('sync must be a function');
+  if (candidate['listTools'] !== undefined && typeof candidate['listTools'] !== 'function') problems.push('listTools must be a function');
+  if (candidate['listTools'] !== undefined && candidate['sourceless'] === true) problems.push('listTools needs a source: a sourceless plugin cannot have it');
   const config = compileProblem('configSchema', candidate['configSchema']);
   if (config.problem) problems.push(config.problem);
 
@@ -174,7 +195,27 @@ export function createRegistry(plugins: readonly LoadedPlugin[]): PluginRegistry
     byKind.set(loaded.kind, loaded);
   }
   const list = [...byKind.values()];
-  return { plugins: list, plugin: (kind) => byKind.get(kind) };
+  return { plugins: list, plugin: (kind) => byKind.get(kind), problems: [] };
+}
+
+/**
+ * Checks the tools a plugin's `listTools` returned for one source, exactly
+ * like static tools, named `<prefix>.<tool>`. A bad tool is left out and
+ * named in `problems`; the good ones are usable.
+ */
+export function checkDynamicTools(prefix: string, connector: string, candidates: readonly unknown[]): { tools: LoadedTool[]; problems: string[] } {
+  const tools: LoadedTool[] = [];
+  const problems: string[] = [];
+  const names = new Set<string>();
+  candidates.forEach((candidate, index) => {
+    const found: string[] = [];
+    const tool = checkTool(prefix, candidate, index, found);
+    if (!tool) return void problems.push(...found);
+    if (names.has(tool.name)) return void problems.push(`duplicate tool name ${tool.name}`);
+    names.add(tool.name);
+    tools.push({ ...tool, connector });
+  });
+  return { tools, problems };
 }
 
 /** Reads the list of module specifiers; a missing optional file is an empty list. */
@@ -216,7 +257,7 @@ function moduleUrlOfPath(path: string): string {
 }
 
 /** Imports one plugins.json entry and returns its plugin (calling a factory export). */
-async function importPlugin(specifier: string, baseDir: string): Promise<unknown> {
+export async function importPlugin(specifier: string, baseDir: string): Promise<unknown> {
   let module: Record<string, unknown>;
   try {
     const target = isPathSpecifier(specifier) ? moduleUrlOfPath(resolve(baseDir, specifier)) : specifier;
@@ -240,19 +281,51 @@ async function instantiate(exported: unknown, origin: string): Promise<unknown> 
 
 /**
  * Loads and checks the built-ins and every plugin of the plugins file, in
- * that order. Nothing is partially loaded: the first refused plugin rejects
- * the whole load (the service does not start with a bad plugin).
- * @throws PluginLoadError
+ * that order. A plugin that cannot be imported, fails its checks, or repeats
+ * a kind or tool name already loaded is skipped and reported (in
+ * `registry.problems` and to `logger`); the others load, so the service
+ * still starts. A plugins file that is missing (when given explicitly) or
+ * malformed is reported the same way, and only the built-ins load.
  */
 export async function loadPlugins(options: LoadPluginsOptions = {}): Promise<PluginRegistry> {
   const pluginsFile = resolve(options.pluginsFile ?? 'plugins.json');
   const loaded: LoadedPlugin[] = [];
+  const problems: PluginProblem[] = [];
+  const refuse = (error: unknown): void => {
+    if (!(error instanceof PluginLoadError)) throw error;
+    const problem: PluginProblem = { plugin: error.plugin, origin: error.origin, problems: error.problems };
+    problems.push(problem);
+    options.logger?.warn({ plugin: problem.plugin, origin: problem.origin, problems: problem.problems }, `${error.message}; skipped`);
+  };
+  /** adds a checked plugin unless its kind or a tool name is taken */
+  const admit = (plugin: LoadedPlugin): void => {
+    try {
+      createRegistry([...loaded, plugin]);
+      loaded.push(plugin);
+    } catch (error) {
+      refuse(error);
+    }
+  };
   for (const builtin of options.builtins ?? []) {
-    loaded.push(checkPlugin(await instantiate(builtin, 'built-in'), 'built-in'));
+    try {
+      admit(checkPlugin(await instantiate(builtin, 'built-in'), 'built-in'));
+    } catch (error) {
+      refuse(error);
+    }
   }
   const baseDir = dirname(pluginsFile);
-  for (const specifier of readPluginList(pluginsFile, options.pluginsFile !== undefined)) {
-    loaded.push(checkPlugin(await importPlugin(specifier, baseDir), specifier));
+  let specifiers: string[] = [];
+  try {
+    specifiers = readPluginList(pluginsFile, options.pluginsFile !== undefined);
+  } catch (error) {
+    refuse(error);
   }
-  return createRegistry(loaded);
+  for (const specifier of specifiers) {
+    try {
+      admit(checkPlugin(await importPlugin(specifier, baseDir), specifier));
+    } catch (error) {
+      refuse(error);
+    }
+  }
+  return { ...createRegistry(loaded), problems };
 }

@@ -8,7 +8,7 @@ import { IdentityService } from '../runtime/auth/identity.js';
 import { deriveKey } from '../runtime/crypto.js';
 import { openCollections } from '../runtime/collections.js';
 import type { ServiceConfig } from '../runtime/config.js';
-import { HealthReporter, registerCoreProbes } from '../runtime/health.js';
+import { HealthReporter, registerCoreProbes, registerGraphProbe } from '../runtime/health.js';
 import { createOrganizationProvisioner } from '../runtime/organizations.js';
 import { openMetadataStore } from '../runtime/store/open.js';
 import type { MetadataStore } from '../runtime/store/types.js';
@@ -24,10 +24,19 @@ import { AgentRuntime } from '../runtime/agent/agent-runtime.js';
 import { finalizeInterruptedRuns } from '../runtime/agent/recovery.js';
 import { Supervisor } from '../runtime/supervisor.js';
 import { PlatformEvents } from '../runtime/events.js';
-import { ServiceError } from '../runtime/errors.js';
 import type { GraphStore } from '../runtime/graph/store.js';
-import { NO_SOURCES, type SourceDirectory } from '../runtime/sources/directory.js';
+import { openGraphStore } from '../runtime/graph/open.js';
+import type { SourceDirectory } from '../runtime/sources/directory.js';
+import { SourceService } from '../runtime/sources/source-service.js';
 import type { TaskFiring } from '../runtime/tasks/firing.js';
+import { createTaskRuntime } from '../runtime/tasks/index.js';
+import type { RuntimeClock } from '../runtime/supervisor.js';
+import { ChannelRuntime } from '../runtime/channels/channel-runtime.js';
+import { WebhookDispatcher } from '../runtime/webhooks/dispatcher.js';
+import { OutboundWebhooks } from '../runtime/webhooks/outbound-webhooks.js';
+import { WebhookSecrets } from '../runtime/webhooks/secrets.js';
+import { FileStore } from '../runtime/files/store.js';
+import { PipelineRuns } from '../runtime/pipelines/runs.js';
 
 export interface RunningService {
   readonly url: string;
@@ -40,9 +49,11 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-export async function startService(config: ServiceConfig, logger: Logger): Promise<RunningService> {
+/** `clock`: the runtime clock (cron fires, run timeouts); tests inject a simulated one */
+export async function startService(config: ServiceConfig, logger: Logger, options: { readonly clock?: RuntimeClock } = {}): Promise<RunningService> {
   const store = await openMetadataStore(config);
   let contextTables: ContextTables | null = null;
+  let graph: GraphStore | null = null;
   try {
     const collections = await openCollections(store);
     const health = new HealthReporter(config);
@@ -52,17 +63,37 @@ export async function startService(config: ServiceConfig, logger: Logger): Promi
     const identity = new IdentityService(config, collections, createOrganizationProvisioner(collections));
     // runs a previous process left in flight are finalized before any new one starts
     await finalizeInterruptedRuns(collections, logger);
-    const supervisor = new Supervisor({ logger, shutdownGraceMs: config.shutdownGraceSecs * 1000 });
-    const plugins = await loadPlugins({ builtins: builtinPlugins({ collections }) });
-    const agentRuntime = new AgentRuntime({ supervisor, collections, plugins, logger, prices: config.llmPrices });
+    const supervisor = new Supervisor({ logger, shutdownGraceMs: config.shutdownGraceSecs * 1000, ...(options.clock ? { clock: options.clock } : {}) });
+    const webhookSecrets = new WebhookSecrets(config.auth.jwtSecret);
+    const webhookDispatcher = new WebhookDispatcher({
+      collections, supervisor, secrets: webhookSecrets, logger, retryBaseMs: config.webhookRetryBaseMs,
+    });
+    const webhooks = new OutboundWebhooks(collections, webhookSecrets, webhookDispatcher);
+    graph = await openGraphStore(config);
+    registerGraphProbe(health, graph);
+    const plugins = await loadPlugins({
+      builtins: builtinPlugins({ collections, graph, webhooks, mcpStdioCommands: config.mcpStdioCommands }), logger, ...(config.pluginsFile === null ? {} : { pluginsFile: config.pluginsFile }),
+    });
     const events = new PlatformEvents(logger);
-    const graph: GraphStore | null = null;
-    const sources: SourceDirectory = NO_SOURCES;
-    const tasks: TaskFiring = {
-      fire: (_org, taskId) => Promise.reject(new ServiceError('not_found', `task ${taskId} not found`)),
-    };
+    const agentRuntime = new AgentRuntime({ supervisor, collections, plugins, logger, prices: config.llmPrices, events });
+    const sourceService = new SourceService({
+      collections, plugins, keyRoot: config.sourceConfigKey ?? config.auth.jwtSecret, events, graph: () => graph, logger,
+    });
+    await sourceService.start();
+    const sources: SourceDirectory = sourceService;
+    const taskRuntime = createTaskRuntime({ config, collections, supervisor, agentRuntime, sources, events, logger });
+    await taskRuntime.start();
+    const tasks: TaskFiring = taskRuntime.service;
+    const channels = new ChannelRuntime({ collections, supervisor, agentRuntime, sources, config, logger });
+    await channels.start();
     const services: Services = {
+      channels,
       config, collections, identity, health, logger, contextTables, supervisor, agentRuntime, events, graph, sources, tasks,
+      webhooks,
+      sourceService,
+      taskRuntime,
+      files: new FileStore(config.filesDir),
+      pipelineRuns: new PipelineRuns(collections, identity),
     };
 
     const routes: AnyRoute[] = allRoutes(services, () => routes);
@@ -73,6 +104,8 @@ export async function startService(config: ServiceConfig, logger: Logger): Promi
       features: config.features,
       logger,
     });
+    // outbound deliveries a previous process left queued or in flight carry on
+    await webhookDispatcher.resume();
     const server = await listen(pipeline, config.host, config.port);
     let stopping: Promise<void> | null = null;
     return {
@@ -84,9 +117,12 @@ export async function startService(config: ServiceConfig, logger: Logger): Promi
       stop: () => {
         stopping ??= (async () => {
           // runs reach a safe point (and their SSE streams end) before the HTTP drain waits on them
+          await sourceService.stop();
+          await taskRuntime.stop();
           await supervisor.shutdown();
           await server.close();
           await contextTables?.close();
+          await graph?.close();
           await store.close();
         })();
         return stopping;
@@ -94,6 +130,7 @@ export async function startService(config: ServiceConfig, logger: Logger): Promi
     };
   } catch (error) {
     await contextTables?.close();
+    await graph?.close();
     await store.close();
     throw error;
   }

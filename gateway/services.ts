@@ -9,7 +9,13 @@ import type { Supervisor } from '../runtime/supervisor.js';
 import type { PlatformEvents } from '../runtime/events.js';
 import type { GraphStore } from '../runtime/graph/store.js';
 import type { SourceDirectory } from '../runtime/sources/directory.js';
+import type { SourceService } from '../runtime/sources/source-service.js';
 import type { TaskFiring } from '../runtime/tasks/firing.js';
+import type { TaskRuntime } from '../runtime/tasks/index.js';
+import type { ChannelRuntime } from '../runtime/channels/channel-runtime.js';
+import type { OutboundWebhooks } from '../runtime/webhooks/outbound-webhooks.js';
+import type { FileStore } from '../runtime/files/store.js';
+import type { PipelineRuns } from '../runtime/pipelines/runs.js';
 
 /** What route modules are built from; assembled once in gateway/app.ts. */
 export interface Services {
@@ -30,6 +36,18 @@ export interface Services {
   readonly graph: GraphStore | null;
   /** the sources runs may see, configs decrypted */
   readonly sources: SourceDirectory;
+  /** the /sources resource: CRUD, validation, sync jobs and schedule (also the `sources` directory) */
+  readonly sourceService: SourceService;
   /** fires tasks from samples, replays and manual runs */
   readonly tasks: TaskFiring;
+  /** task actors, runs, the /hooks intake and its deliveries */
+  readonly taskRuntime: TaskRuntime;
+  /** chat channels: binding actors, inbound Slack events and interactivity, Socket Mode */
+  readonly channels: ChannelRuntime;
+  /** outbound webhooks: CRUD helpers, rotation, the delivery queue */
+  readonly webhooks: OutboundWebhooks;
+  /** files and artifacts: one folder per organization under FILES_DIR */
+  readonly files: FileStore;
+  /** pipeline runs: start (with a pipeline-scoped token), reports, finish */
+  readonly pipelineRuns: PipelineRuns;
 }

@@ -48,6 +48,8 @@ export interface ServiceConfig {
   readonly webhookMaxBodyBytes: number;
   /** @default 30 */
   readonly webhookRetentionDays: number;
+  /** first retry delay of outbound webhook deliveries; doubles per attempt, with jitter. @default 1000 ms */
+  readonly webhookRetryBaseMs: number;
   /** @default 8000000 (8 MB) */
   readonly contextIngestMaxBytes: number;
   /** @default 300 seconds */
@@ -72,6 +74,14 @@ export interface ServiceConfig {
   readonly contextDbPath: string;
   /** @default "<DATA_DIR>/files" */
   readonly filesDir: string;
+  /** `SOURCE_CONFIG_KEY` (at least 32 characters): root of the key that encrypts source configs at rest. @default null: derived from JWT_SECRET */
+  readonly sourceConfigKey: Uint8Array | null;
+  /** `PLUGINS_FILE`: the plugins.json to load. @default null: "./plugins.json" of the working directory (missing = no extra plugins) */
+  readonly pluginsFile: string | null;
+  /** `MCP_STDIO_COMMANDS`: commands an `mcp` source may start over stdio (comma-separated; `*` = any). @default [] (stdio MCP sources refused) */
+  readonly mcpStdioCommands: readonly string[];
+  /** `FILES_MAX_UPLOAD_BYTES`: largest file one upload may carry (413 over it, detected while reading). @default 104857600 (100 MiB) */
+  readonly filesMaxUploadBytes: number;
 }
 
 export class ConfigError extends Error {
@@ -160,6 +170,18 @@ function costCap(env: Env, name: string): number | null {
 
 const MIN_SECRET_BYTES = 32;
 
+function sourceConfigKey(env: Env): Uint8Array | null {
+  const raw = text(env, 'SOURCE_CONFIG_KEY');
+  if (raw === null) return null;
+  if (raw.length < MIN_SECRET_BYTES) throw new ConfigError('SOURCE_CONFIG_KEY', `must be at least ${MIN_SECRET_BYTES} characters`);
+  return new TextEncoder().encode(raw);
+}
+
+function pluginsFile(env: Env): string | null {
+  const raw = text(env, 'PLUGINS_FILE');
+  return raw === null ? null : resolve(raw);
+}
+
 /** Development only: a random secret kept in DATA_DIR so tokens survive restarts. */
 function developmentSecret(dataDir: string): { secret: Uint8Array; file: string } {
   const file = join(dataDir, 'jwt-secret');
@@ -239,6 +261,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     }),
     webhookMaxBodyBytes: integer(env, 'WEBHOOK_MAX_BODY_BYTES', 1_048_576, 1, 1_073_741_824),
     webhookRetentionDays: integer(env, 'WEBHOOK_RETENTION_DAYS', 30, 1, 3650),
+    webhookRetryBaseMs: integer(env, 'WEBHOOK_RETRY_BASE_MS', 1000, 1, 600_000),
     contextIngestMaxBytes: integer(env, 'CONTEXT_INGEST_MAX_BYTES', 8_000_000, 1, 1_073_741_824),
     workerLeaseTtlSeconds: integer(env, 'WORKER_LEASE_TTL', 300, 1, 86_400),
     mongodbUrl: url(env, 'MONGODB_URL', ['mongodb:', 'mongodb+srv:']),
@@ -251,6 +274,10 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     shutdownGraceSecs: integer(env, 'SHUTDOWN_GRACE_SECS', 10, 0, 3600),
     contextDbPath: resolve(text(env, 'CONTEXT_DB_PATH') ?? join(dataDir, 'context.duckdb')),
     filesDir: resolve(text(env, 'FILES_DIR') ?? join(dataDir, 'files')),
+    sourceConfigKey: sourceConfigKey(env),
+    pluginsFile: pluginsFile(env),
+    mcpStdioCommands: Object.freeze((text(env, 'MCP_STDIO_COMMANDS') ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')),
+    filesMaxUploadBytes: integer(env, 'FILES_MAX_UPLOAD_BYTES', 104_857_600, 1, 4_294_967_296),
   };
   if (config.workerToken !== null && config.workerToken.length < 16) {
     throw new ConfigError('WORKER_TOKEN', 'must be at least 16 characters');

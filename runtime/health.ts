@@ -6,6 +6,7 @@
 import type { FeatureFlags, ServiceConfig } from './config.js';
 import { probeNats } from './bus-probe.js';
 import type { MetadataStore } from './store/types.js';
+import type { GraphStore } from './graph/store.js';
 
 export type DependencyName = 'metadata' | 'graph' | 'context_tables' | 'bus' | 'llm';
 export type DependencyStatus = 'ok' | 'down' | 'unavailable' | 'unconfigured' | 'configured';
@@ -78,5 +79,16 @@ export function registerCoreProbes(health: HealthReporter, config: ServiceConfig
   health.register('llm', {
     engine: 'settings',
     check: async () => (config.llmApiKey ? 'configured' : 'unconfigured'),
+  });
+}
+
+/** The context graph: `ok` while its engine answers. */
+export function registerGraphProbe(health: HealthReporter, graph: GraphStore): void {
+  health.register('graph', {
+    engine: graph.engine,
+    check: async () => {
+      await graph.ping();
+      return 'ok';
+    },
   });
 }

@@ -33,8 +33,8 @@ function offenders(pattern: RegExp, allowed: readonly string[]): string[] {
 }
 
 describe('layering', () => {
-  it('reads the environment only in runtime/config.ts', () => {
-    expect(offenders(/process\.env/, ['runtime/config.ts'])).toEqual([]);
+  it('reads the environment only in runtime/config.ts (and the CLI, a separate program, in cli/main.ts)', () => {
+    expect(offenders(/process\.env/, ['runtime/config.ts', 'cli/main.ts'])).toEqual([]);
   });
 
   it('compares secrets and signatures only through runtime/crypto.ts (constant time, raw bytes)', () => {

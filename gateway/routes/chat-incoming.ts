@@ -1,7 +1,28 @@
-/** (being built) */
-import type { AnyRoute } from '../route.js';
+/**
+ * /chat/incoming/*: what chat platforms post to the service. Public routes:
+ * the credential is the platform's request signature, checked on the raw
+ * bytes by the channel runtime before anything is parsed. Events are
+ * acknowledged at once; the agent works asynchronously.
+ */
+import { z } from 'zod';
+import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
 
-export function chatIncomingRoutes(_services: Services): AnyRoute[] {
-  return [];
+const channelParams = z.object({ channel_id: z.string().min(1).max(100) });
+
+export function chatIncomingRoutes({ channels }: Services): AnyRoute[] {
+  return [
+    route({
+      method: 'POST', path: '/chat/incoming/slack/:channel_id', tag: 'channels', auth: 'public', bodyKind: 'raw',
+      summary: 'Slack Events API (signed with the channel signing secret): url_verification, message and app_mention events',
+      params: channelParams,
+      handler: async ({ params, request }) => channels.handleSlackEvent(params.channel_id, request),
+    }),
+    route({
+      method: 'POST', path: '/chat/incoming/slack/:channel_id/interactivity', tag: 'channels', auth: 'public', bodyKind: 'raw',
+      summary: 'Slack interactivity (payload= form field, signed): approve / deny buttons of approval messages',
+      params: channelParams,
+      handler: async ({ params, request }) => channels.handleSlackInteraction(params.channel_id, request),
+    }),
+  ];
 }

@@ -12,17 +12,16 @@
  */
 import { z } from 'zod';
 import type { ApprovalWrite } from '../../actors/agent-run.machine.js';
-import type { AgentRunEventDoc, ChatMessageDoc, ConversationDoc } from '../../runtime/collections.js';
+import type { ChatMessageDoc, ConversationDoc } from '../../runtime/collections.js';
 import { ServiceError, conflict } from '../../runtime/errors.js';
 import { newId, nowIso } from '../../runtime/ids.js';
 import { createLlmProvider } from '../../runtime/llm/index.js';
 import { LlmError, type ChatMessage } from '../../runtime/llm/types.js';
-import type { RunFeed, TranscriptEvent } from '../../runtime/agent/run-feed.js';
 import { SETTINGS_DEFAULTS } from '../../runtime/organizations.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import { SupervisorClosedError } from '../../runtime/supervisor.js';
-import type { HttpResponse } from '../http.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
+import { liveStream, storedStream } from '../sse.js';
 import { getOr404, idParams, storedSchema } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
@@ -37,70 +36,6 @@ const DEFAULT_SYSTEM_PROMPT = [
   'Search before using a tool you have not seen in this conversation. Write tools may need a person\'s approval;',
   'when one is denied or times out, do not retry it: say so. Answer concisely.',
 ].join(' ');
-
-/** Exactly the fields the spec gives each stream event; transcript entries of other types are not streamed. */
-const STREAM_FIELDS: Readonly<Record<string, readonly string[]>> = {
-  message_start: ['message_id'],
-  content_delta: ['delta'],
-  tool_call_start: ['tool_call_id', 'name', 'connector'],
-  approval_required: ['approval_id', 'tool', 'args'],
-  tool_result: ['tool_call_id', 'result'],
-  error: ['code', 'message'],
-  message_end: ['finish_reason', 'usage'],
-};
-
-function sseFrame(event: Pick<TranscriptEvent, 'seq' | 'type' | 'data'>): string | null {
-  const fields = STREAM_FIELDS[event.type];
-  if (!fields) return null;
-  const data: Record<string, unknown> = {};
-  for (const field of fields) data[field] = event.data[field] ?? null;
-  return `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(data)}\n\n`;
-}
-
-/** what EventSource clients wait before reconnecting */
-const RECONNECT_MS = 2000;
-const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
-
-/** Streams a live run from after `afterSeq`; the client leaving only unsubscribes. */
-function liveStream(feed: RunFeed, afterSeq: number, headers: Record<string, string> = {}): HttpResponse {
-  return {
-    status: 200,
-    headers: { ...SSE_HEADERS, ...headers },
-    body: {
-      stream: (sink) => {
-        // uWS sends the status line and headers with the first write: send one now, even when no event is due yet
-        sink.write(`retry: ${RECONNECT_MS}\n\n`);
-        const unsubscribe = feed.subscribe(afterSeq, {
-          event: (entry) => {
-            const frame = sseFrame(entry);
-            if (frame !== null) sink.write(frame);
-          },
-          end: () => sink.end(),
-        });
-        sink.onClose(unsubscribe);
-      },
-    },
-  };
-}
-
-/** Replays a finished run's stored transcript. */
-function storedStream(events: readonly AgentRunEventDoc[], afterSeq: number): HttpResponse {
-  const frames = [...events]
-    .sort((a, b) => a.seq - b.seq)
-    .filter((event) => event.seq > afterSeq)
-    .map(sseFrame)
-    .filter((frame): frame is string => frame !== null);
-  return {
-    status: 200,
-    headers: SSE_HEADERS,
-    body: {
-      stream: (sink) => {
-        if (frames.length > 0) sink.write(frames.join(''));
-        sink.end();
-      },
-    },
-  };
-}
 
 const approvalDefaults = z.strictObject({ write: z.enum(['allow', 'ask'], { message: 'approval_defaults.write is "allow" or "ask"' }) });
 

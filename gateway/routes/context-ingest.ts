@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { verifyHmacSignature } from '../../runtime/crypto.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { resolveToken } from '../../ingest/tokens.js';
+import type { PlatformEvents } from '../../runtime/events.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
 
@@ -24,7 +25,23 @@ function booleanHeader(headers: Readonly<Record<string, string>>, name: string):
   throw new ServiceError('validation_error', `header ${name} must be "true" or "false", got "${raw}"`, { header: name });
 }
 
-export function contextIngestRoutes({ collections, config, contextTables }: Services): AnyRoute[] {
+/** Lifecycle tasks hear how each ingest that reached its pipeline's writer ended: one event, completed or failed. */
+async function reported<T>(events: PlatformEvents, orgId: string, pipelineId: string, work: Promise<T>): Promise<T> {
+  const settled = await work.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+  const failure = settled.ok
+    ? null
+    : settled.error instanceof ServiceError
+      ? { code: settled.error.code, message: settled.error.message }
+      : { code: 'internal_error', message: settled.error instanceof Error ? settled.error.message : 'ingest failed' };
+  events.emit(failure ? 'ingest.failed' : 'ingest.completed', orgId, { pipeline_id: pipelineId, ...(failure ?? {}) });
+  if (!settled.ok) throw settled.error instanceof Error ? settled.error : new Error('ingest failed');
+  return settled.value;
+}
+
+export function contextIngestRoutes({ collections, config, contextTables, events }: Services): AnyRoute[] {
   return [
     route({
       method: 'POST', path: '/context/ingest/webhook/:token', tag: 'context', auth: 'public', bodyKind: 'raw',
@@ -57,12 +74,12 @@ export function contextIngestRoutes({ collections, config, contextTables }: Serv
         if (idempotencyKey !== null && !KEY_PATTERN.test(idempotencyKey)) {
           throw new ServiceError('validation_error', 'Idempotency-Key must be 1-255 printable ASCII characters');
         }
-        const outcome = await contextTables.writer.ingest({
+        const outcome = await reported(events, orgId, pipeline.id, contextTables.writer.ingest({
           ...target,
           autoCreate: booleanHeader(request.headers, 'x-auto-create'),
           schemaEvolve: booleanHeader(request.headers, 'x-schema-evolve'),
           idempotencyKey,
-        });
+        }));
         const headers: Record<string, string> = outcome.replayed ? { 'idempotent-replayed': 'true' } : {};
         return { status: 200, json: { rows_in: outcome.rows_in, rows_out: outcome.rows_out, run_id: outcome.run_id }, headers };
       },

@@ -1,7 +1,154 @@
-/** (being built) */
-import type { AnyRoute } from '../route.js';
+/**
+ * Inbound webhooks: `POST /hooks/:trigger_id` (public; HMAC over the raw
+ * bytes, checked before parsing: runtime/tasks/inbound.ts), delivery
+ * replay, and provisioned inbound endpoints (`/inbound-webhooks`, the
+ * `service_webhook` form). A provisioned endpoint is a webhook task whose
+ * instruction is the payload template, served at the same path.
+ */
+import { z } from 'zod';
+import { ServiceError } from '../../runtime/errors.js';
+import { newId } from '../../runtime/ids.js';
+import { newTriggerId, newWebhookSecret } from '../../runtime/tasks/secrets.js';
+import { TemplateError, validateInputTemplate } from '../../runtime/tasks/template.js';
+import { TASK_DEFAULTS, type TaskDoc } from '../../runtime/tasks/types.js';
+import type { HttpRequest } from '../http.js';
+import { listOptions, pageEnvelope, pageQuery, pageSchema } from '../pagination.js';
+import { getOr404, idParams, unique } from '../resource.js';
+import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
+import { hookUrl, presentDelivery } from './tasks.js';
 
-export function hookRoutes(_services: Services): AnyRoute[] {
-  return [];
+/** what a provisioned endpoint tells its agent when no payload template is given */
+const DEFAULT_PAYLOAD_TEMPLATE = 'A webhook arrived. Its payload:\n{{trigger.body}}';
+
+const inboundCreate = z.strictObject({
+  name: z.string().trim().min(1, { message: 'name must not be empty' }).max(200),
+  description: z.string().max(2000).nullable().optional(),
+  payload_template: z.string().max(100_000).nullable().optional(),
+  system_prompt: z.string().max(20_000).nullable().optional(),
+});
+const inboundSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  payload_template: z.string(),
+  system_prompt: z.string().nullable(),
+  slug: z.string(),
+  url: z.string(),
+  secret_token: z.string().optional(),
+  created_at: z.string(),
+});
+const acceptedSchema = z.object({ delivery_id: z.string(), run_id: z.string().nullable(), status: z.string() });
+
+function presentInbound(task: TaskDoc, request: HttpRequest, secret?: string) {
+  const template = task.input_template?.['instruction'];
+  return {
+    id: task.id,
+    name: task.name,
+    description: task.description,
+    payload_template: typeof template === 'string' ? template : DEFAULT_PAYLOAD_TEMPLATE,
+    system_prompt: task.system_prompt,
+    slug: task.trigger_id ?? '',
+    url: hookUrl(request, task.trigger_id ?? ''),
+    ...(secret === undefined ? {} : { secret_token: secret }),
+    created_at: task.created_at,
+  };
+}
+
+export function hookRoutes({ config, collections, taskRuntime }: Services): AnyRoute[] {
+  const { tasks } = collections;
+  const { inbound, service, secrets } = taskRuntime;
+
+  const inboundOr404 = async (org: Parameters<typeof tasks.get>[0], id: string): Promise<TaskDoc> => {
+    const task = await tasks.get(org, id);
+    if (!task || task.origin !== 'inbound_webhook') throw new ServiceError('not_found', `inbound webhook ${id} not found`);
+    return task;
+  };
+
+  return [
+    route({
+      method: 'POST', path: '/hooks/:trigger_id', tag: 'hooks', auth: 'public', bodyKind: 'raw', status: 202,
+      maxBodyBytes: config.webhookMaxBodyBytes,
+      summary: 'Fire a webhook task: X-Service-Signature: sha256=<hex HMAC of the raw body>; JSON, form or multipart; 202 once stored',
+      // any string: a malformed id is just an unknown trigger (404)
+      params: z.object({ trigger_id: z.string() }),
+      response: acceptedSchema,
+      handler: async ({ params, request }) => {
+        const accepted = await inbound.receive(params.trigger_id, request);
+        return { status: accepted.status, json: { delivery_id: accepted.delivery_id, run_id: accepted.run_id, status: accepted.run_status } };
+      },
+    }),
+    route({
+      method: 'GET', path: '/hooks/deliveries/:delivery_id', tag: 'hooks', summary: 'One stored inbound delivery (headers, raw body, verification)',
+      auth: 'bearer', permission: 'task:read', params: z.object({ delivery_id: z.string().min(1).max(100) }),
+      handler: async ({ auth, params }) => ({
+        status: 200,
+        json: presentDelivery(await getOr404(collections.inboundDeliveries, auth.orgId, params.delivery_id, 'delivery')),
+      }),
+    }),
+    route({
+      method: 'POST', path: '/hooks/deliveries/:delivery_id/replay', tag: 'hooks', status: 202,
+      summary: 'Fire a stored delivery into its task again: a new run linked to the original delivery',
+      auth: 'bearer', permission: 'webhook:manage', params: z.object({ delivery_id: z.string().min(1).max(100) }), response: acceptedSchema,
+      handler: async ({ auth, params }) => ({ status: 202, json: await inbound.replay(auth.orgId, params.delivery_id) }),
+    }),
+    route({
+      method: 'POST', path: '/inbound-webhooks', tag: 'hooks', status: 201, creates: true,
+      summary: 'Provision an inbound webhook endpoint (service_webhook); secret_token is shown only now (rotate by delete and recreate)',
+      auth: 'bearer', permission: 'webhook:manage', body: inboundCreate, response: inboundSchema,
+      handler: async ({ auth, body, request }) => {
+        const template = body.payload_template ?? DEFAULT_PAYLOAD_TEMPLATE;
+        try {
+          validateInputTemplate({ instruction: template });
+        } catch (error) {
+          if (error instanceof TemplateError) {
+            throw new ServiceError('validation_error', `invalid body: payload_template: ${error.message}`, {
+              issues: [{ path: 'payload_template', message: error.message }],
+            });
+          }
+          throw error;
+        }
+        const id = newId('tsk');
+        const secret = newWebhookSecret();
+        const task = await unique('task', () =>
+          tasks.insert(auth.orgId, {
+            id, name: body.name, agent: null, realm: null, trigger_kind: 'webhook', cron: null, events: null,
+            trigger_id: newTriggerId(), secret_sealed: secrets.seal(id, secret), previous_secret_sealed: null, previous_secret_expires_at: null,
+            verify_signature: true, require_timestamp: false, timestamp_tolerance_secs: TASK_DEFAULTS.timestamp_tolerance_secs,
+            input_template: { instruction: template }, input: null, approval_write: 'ask', cost_cap_usd_per_day: null,
+            max_concurrent_runs: TASK_DEFAULTS.max_concurrent_runs, enabled_source_ids: null,
+            rate_limit_per_minute: TASK_DEFAULTS.rate_limit_per_minute, enabled: true,
+            system_prompt: body.system_prompt ?? null, description: body.description ?? null, origin: 'inbound_webhook',
+            last_fired_at: null, created_by: auth.userId,
+          }),
+        );
+        service.taskChanged(auth.orgId, task);
+        return { status: 201, json: presentInbound(task, request, secret) };
+      },
+    }),
+    route({
+      method: 'GET', path: '/inbound-webhooks', tag: 'hooks', summary: 'Provisioned inbound webhook endpoints (no secrets)',
+      auth: 'bearer', permission: 'webhook:read', query: pageQuery, response: pageSchema(inboundSchema),
+      handler: async ({ auth, query, request }) => ({
+        status: 200,
+        json: pageEnvelope(await tasks.list(auth.orgId, listOptions(query, { origin: 'inbound_webhook' })), (task) => presentInbound(task, request)),
+      }),
+    }),
+    route({
+      method: 'GET', path: '/inbound-webhooks/:id', tag: 'hooks', summary: 'One provisioned inbound webhook endpoint (no secret)',
+      auth: 'bearer', permission: 'webhook:read', params: idParams, response: inboundSchema,
+      handler: async ({ auth, params, request }) => ({ status: 200, json: presentInbound(await inboundOr404(auth.orgId, params.id), request) }),
+    }),
+    route({
+      method: 'DELETE', path: '/inbound-webhooks/:id', tag: 'hooks', summary: 'Remove a provisioned inbound endpoint (its URL answers 404)',
+      auth: 'bearer', permission: 'webhook:manage', params: idParams, status: 204,
+      handler: async ({ auth, params }) => {
+        const task = await inboundOr404(auth.orgId, params.id);
+        await tasks.delete(auth.orgId, task.id);
+        inbound.forget(task);
+        service.taskDeleted(task.id);
+        return { status: 204, json: null };
+      },
+    }),
+  ];
 }

@@ -1,7 +1,93 @@
-/** (being built) */
-import type { AnyRoute } from '../route.js';
+/**
+ * The service as an MCP server: streamable HTTP at `/mcp` (stateless, JSON
+ * responses), bearer auth with an API key or a JWT, exposing the catalog
+ * meta-tools over the caller's sources (an API key scoped to `source_ids`
+ * sees only those). Writes need a person's approval: `/mcp/approvals`.
+ */
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { z } from 'zod';
+import { createCatalog } from '../../connectors/catalog.js';
+import { createCatalogMcpServer } from '../../connectors/mcp/server.js';
+import { ServiceError } from '../../runtime/errors.js';
+import { McpApprovals } from '../../runtime/sources/mcp-approvals.js';
+import type { McpApprovalDoc } from '../../runtime/sources/types.js';
+import { DEFAULT_REALM } from '../../runtime/organizations.js';
+import type { HttpResponse } from '../http.js';
+import { idParams, storedSchema } from '../resource.js';
+import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
 
-export function mcpRoutes(_services: Services): AnyRoute[] {
-  return [];
+/** MCP messages are small; a batch of calls stays well under this */
+const MCP_MAX_BODY_BYTES = 4 * 1_048_576;
+const SERVER_INFO = { name: 'agent-context-service', version: '1.0.0' };
+
+const approvalSchema = z.object({
+  ...storedSchema,
+  tool: z.string(),
+  source_id: z.string().nullable(),
+  args: z.record(z.string(), z.unknown()),
+  status: z.enum(['pending', 'approved', 'denied', 'used']),
+  requested_by: z.string(),
+  api_key_id: z.string().nullable(),
+  decided_by: z.string().nullable(),
+  decided_at: z.string().nullable(),
+  expires_at: z.string(),
+});
+
+const presentApproval = (approval: McpApprovalDoc) => ({
+  id: approval.id, tool: approval.tool, source_id: approval.source_id, args: approval.args, status: approval.status,
+  requested_by: approval.requested_by, api_key_id: approval.api_key_id, decided_by: approval.decided_by,
+  decided_at: approval.decided_at, expires_at: approval.expires_at, created_at: approval.created_at, updated_at: approval.updated_at,
+});
+
+export function mcpRoutes({ collections, sources, sourceService, config }: Services): AnyRoute[] {
+  const approvals = new McpApprovals(collections);
+  return [
+    route({
+      method: 'POST', path: '/mcp', tag: 'mcp', auth: 'bearer', permission: 'chat:use', bodyKind: 'raw', maxBodyBytes: MCP_MAX_BODY_BYTES,
+      summary: 'MCP streamable HTTP endpoint (stateless): search_connector_tools and execute_connector_tool over your sources',
+      handler: async ({ auth, request }) => {
+        const catalog = createCatalog(sourceService.registry, { sources: await sources.catalogSources(auth.orgId, auth.sourceIds) });
+        const server = createCatalogMcpServer({
+          catalog,
+          context: { orgId: auth.orgId, signal: AbortSignal.timeout(config.agentRunTimeoutSecs * 1000), actorId: auth.userId, realm: DEFAULT_REALM },
+          writeGate: approvals.gateFor({ orgId: auth.orgId, userId: auth.userId, apiKeyId: auth.apiKeyId }),
+          serverInfo: SERVER_INFO,
+        });
+        const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+        await server.connect(transport);
+        try {
+          const answer = await transport.handleRequest(
+            new Request(`http://${request.headers['host'] ?? 'localhost'}${request.path}`, {
+              method: 'POST', headers: request.headers, body: new Uint8Array(request.body),
+            }),
+          );
+          const response: HttpResponse = {
+            status: answer.status,
+            headers: Object.fromEntries(answer.headers.entries()),
+            body: Buffer.from(await answer.arrayBuffer()),
+          };
+          return response;
+        } finally {
+          await server.close();
+        }
+      },
+    }),
+    route({
+      method: 'GET', path: '/mcp/approvals', tag: 'mcp', auth: 'bearer', permission: 'chat:use',
+      summary: 'Writes asked for through /mcp, with their decisions (filter by status)',
+      query: z.object({ status: z.enum(['pending', 'approved', 'denied', 'used']).optional() }),
+      response: z.object({ items: z.array(approvalSchema) }),
+      handler: async ({ auth, query }) => ({ status: 200, json: { items: (await approvals.list(auth.orgId, query.status)).map(presentApproval) } }),
+    }),
+    route({
+      method: 'POST', path: '/mcp/approvals/:id', tag: 'mcp', auth: 'bearer', permission: 'chat:use',
+      summary: 'Approve or deny a write asked for through /mcp (a person only: an API key cannot approve)',
+      params: idParams, body: z.strictObject({ approved: z.boolean() }), response: approvalSchema,
+      handler: async ({ auth, params, body }) => {
+        if (auth.kind !== 'user') throw new ServiceError('forbidden', 'approvals are answered by a person signed in, not by an API key');
+        return { status: 200, json: presentApproval(await approvals.decide(auth.orgId, params.id, body.approved, auth.userId)) };
+      },
+    }),
+  ];
 }

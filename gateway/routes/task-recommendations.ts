@@ -1,7 +1,55 @@
-/** (being built) */
-import type { AnyRoute } from '../route.js';
+/** GET /task-recommendations: suggested tasks from recurring chat questions, connector state and graph patterns (runtime/recommendations). */
+import { z } from 'zod';
+import { TaskRecommender } from '../../runtime/recommendations/recommend.js';
+import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
 
-export function taskRecommendationRoutes(_services: Services): AnyRoute[] {
-  return [];
+const recommendationQuery = z.object({
+  days: z.coerce.number().int().min(1).max(365, { message: 'days is at most 365' }).default(30),
+  min_occurrences: z.coerce.number().int().min(2, { message: 'min_occurrences is at least 2' }).max(1000).default(3),
+  limit: z.coerce.number().int().min(1).max(50, { message: 'limit is at most 50' }).default(20),
+});
+
+const taskBodySchema = z.object({
+  name: z.string(),
+  realm: z.string().optional(),
+  trigger: z.object({ kind: z.enum(['schedule', 'webhook']), cron: z.string().optional() }),
+  input_template: z.object({ instruction: z.string() }),
+  enabled_source_ids: z.array(z.string()).optional(),
+  approval_defaults: z.object({ write: z.literal('ask') }),
+  enabled: z.boolean(),
+});
+const recommendationsSchema = z.object({
+  items: z.array(
+    z.object({
+      id: z.string(),
+      kind: z.enum(['recurring_question', 'weekday_summary', 'failure_diagnosis', 'cluster_health']),
+      title: z.string(),
+      reason: z.string(),
+      evidence: z.record(z.string(), z.unknown()),
+      task: taskBodySchema.describe('a body for POST /tasks'),
+      try_with_sample: z.string().optional(),
+    }),
+  ),
+  window_days: z.number().int(),
+  skipped: z.array(z.object({ signal: z.string(), reason: z.string() })),
+});
+
+export function taskRecommendationRoutes({ collections, graph }: Services): AnyRoute[] {
+  const recommender = new TaskRecommender(collections, graph);
+  return [
+    route({
+      method: 'GET', path: '/task-recommendations', tag: 'tasks', auth: 'bearer', permission: 'task:read',
+      summary: 'Suggested tasks (each with a body for POST /tasks and its evidence) from recurring chat questions, connector state and graph patterns',
+      query: recommendationQuery, response: recommendationsSchema,
+      handler: async ({ auth, query }) => {
+        const recommendations = await recommender.recommend(auth.orgId, {
+          days: query.days,
+          minOccurrences: query.min_occurrences,
+          limit: query.limit,
+        });
+        return { status: 200, json: recommendations };
+      },
+    }),
+  ];
 }

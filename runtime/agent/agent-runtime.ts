@@ -36,6 +36,7 @@ import { costUsd, type PriceTable } from '../llm/prices.js';
 import type { ChatMessage, LlmProvider, ToolCall, Usage } from '../llm/types.js';
 import type { OrgId } from '../store/types.js';
 import type { ActorInfo, Supervisor } from '../supervisor.js';
+import type { PlatformEvents } from '../events.js';
 import { RunFeed } from './run-feed.js';
 
 export const AGENT_RUN_KIND = 'agent_run';
@@ -85,6 +86,8 @@ export interface AgentRuntimeOptions {
   readonly logger: Logger;
   /** config `LLM_PRICES` */
   readonly prices?: PriceTable;
+  /** where `run.succeeded` / `run.failed` go (lifecycle tasks listen) */
+  readonly events?: PlatformEvents;
 }
 
 export type ApprovalAnswer = 'accepted' | 'unknown' | 'not_pending';
@@ -110,6 +113,7 @@ export class AgentRuntime {
   private readonly plugins: PluginRegistry;
   private readonly logger: Logger;
   private readonly prices: PriceTable;
+  private readonly events: PlatformEvents | undefined;
   /** the catalog of runs that see no source (built-ins only): stateless, so shared */
   private sourcelessCatalog: ToolCatalog | null = null;
 
@@ -119,6 +123,7 @@ export class AgentRuntime {
     this.plugins = options.plugins;
     this.logger = options.logger;
     this.prices = options.prices ?? {};
+    this.events = options.events;
     this.supervisor.registerKind({
       kind: AGENT_RUN_KIND,
       logic: this.machine(),
@@ -376,6 +381,12 @@ export class AgentRuntime {
         finished_at: new Date(this.supervisor.clock.now()).toISOString(),
       }),
     );
+    // task runs report as `task.run_failed` (the task runtime): a lifecycle task on `run.failed` must not fire on its own runs
+    if (request.kind !== 'task' && (end.status === 'succeeded' || end.status === 'failed')) {
+      this.events?.emit(end.status === 'succeeded' ? 'run.succeeded' : 'run.failed', request.orgId, {
+        run_id: run.id, kind: request.kind, task_id: request.taskId ?? null, reason: end.reason ?? null, message: end.message ?? null,
+      });
+    }
     if (request.onEnd) {
       const onEnd = request.onEnd;
       feed.enqueue(() => onEnd(end, run.text));

@@ -3,7 +3,8 @@ import type { Permission } from './permissions.js';
 
 /** Who is calling, resolved once per request by the bearer middleware. */
 export interface AuthContext {
-  readonly kind: 'user' | 'api_key';
+  /** `pipeline`: a pipeline-scoped token (a user's identity cut down to PIPELINE_TOKEN_PERMISSIONS) */
+  readonly kind: 'user' | 'api_key' | 'pipeline';
   readonly orgId: OrgId;
   /** the user, or the user who created the API key */
   readonly userId: string;
@@ -12,4 +13,6 @@ export interface AuthContext {
   readonly apiKeyId: string | null;
   /** an API key scoped to sources sees only these; null = all */
   readonly sourceIds: readonly string[] | null;
+  /** set when the credential is a pipeline-scoped token: the run it may report to */
+  readonly pipelineRunId?: string;
 }

@@ -21,7 +21,7 @@ import { nowIso } from '../ids.js';
 import { asOrgId, UniqueViolation, type OrgId } from '../store/types.js';
 import type { AuthContext } from './context.js';
 import { dummyPasswordHash, hashPassword, verifyPassword } from './passwords.js';
-import { isPermission, type Permission } from './permissions.js';
+import { isPermission, PIPELINE_TOKEN_PERMISSIONS, type Permission } from './permissions.js';
 import { resolveRole } from './roles.js';
 
 const LOCAL_ISSUER = 'agent-context-service';
@@ -45,6 +45,8 @@ interface VerifiedToken {
   readonly userId: string;
   readonly orgId: OrgId;
   readonly expiresAtMs: number;
+  /** set for a pipeline-scoped token: the run it reports to */
+  readonly pipelineRunId?: string;
 }
 
 /** Hook run when an organization is created (default realm, settings, default agent). */
@@ -158,6 +160,20 @@ export class IdentityService {
     };
   }
 
+  /**
+   * A pipeline-scoped token for one run: the starting user's identity, cut
+   * down to PIPELINE_TOKEN_PERMISSIONS, bound to the run (`prun` claim).
+   */
+  async issuePipelineToken(userId: string, org: OrgId, runId: string, expiresAt: Date): Promise<string> {
+    return new SignJWT({ org, prun: runId })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setSubject(userId)
+      .setIssuer(LOCAL_ISSUER)
+      .setIssuedAt()
+      .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
+      .sign(this.config.auth.jwtSecret);
+  }
+
   /** The bearer middleware: JWT (local or OIDC) or API key, same header. */
   async authenticate(authorization: string | undefined): Promise<AuthContext> {
     if (authorization === undefined) throw new ServiceError('unauthorized', 'missing Authorization: Bearer <token>');
@@ -178,7 +194,11 @@ export class IdentityService {
 
   private async authenticateJwt(token: string): Promise<{ context: AuthContext; freshUntilMs: number }> {
     const verified = await this.verifyJwt(token);
-    return { context: await this.contextFor(verified.userId, verified.orgId, 'user', null), freshUntilMs: verified.expiresAtMs };
+    const context = await this.contextFor(verified.userId, verified.orgId, 'user', null);
+    if (verified.pipelineRunId === undefined) return { context, freshUntilMs: verified.expiresAtMs };
+    // never more than the user who started the run holds now
+    const permissions = new Set(PIPELINE_TOKEN_PERMISSIONS.filter((permission) => context.permissions.has(permission)));
+    return { context: { ...context, kind: 'pipeline', permissions, pipelineRunId: verified.pipelineRunId }, freshUntilMs: verified.expiresAtMs };
   }
 
   /** Revisions of everything a context was read from; null when the store cannot tell (no caching). */
@@ -235,7 +255,9 @@ export class IdentityService {
     if (typeof payload.sub !== 'string' || typeof payload['org'] !== 'string' || typeof payload.exp !== 'number') {
       throw new ServiceError('unauthorized', 'token lacks sub, org or exp');
     }
-    return { userId: payload.sub, orgId: asOrgId(payload['org']), expiresAtMs: payload.exp * 1000 };
+    const run = payload['prun'];
+    const verified = { userId: payload.sub, orgId: asOrgId(payload['org']), expiresAtMs: payload.exp * 1000 };
+    return typeof run === 'string' ? { ...verified, pipelineRunId: run } : verified;
   }
 
   /**

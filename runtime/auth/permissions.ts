@@ -81,4 +81,7 @@ export const BUILTIN_ROLES: readonly BuiltinRole[] = [
   { name: 'viewer', description: 'reads everything, changes nothing', permissions: READ_PERMISSIONS },
 ];
 
+/** What a pipeline-scoped token may do (intersected with its user's role): the command-line client's reach. */
+export const PIPELINE_TOKEN_PERMISSIONS: readonly Permission[] = ['graph:read', 'graph:write', 'file:read', 'file:write'];
+
 export const builtinRole = (name: string): BuiltinRole | undefined => BUILTIN_ROLES.find((role) => role.name === name);

@@ -1,10 +1,116 @@
 /**
  * The context graph store: the interface every engine implements (Kùzu
  * embedded by default, Bolt for Memgraph/Neo4j when GRAPH_URL is set).
+ *
+ * Every call names its scope (organization + realm): a store never lets one
+ * scope see another's records. Errors a caller can fix are ServiceErrors
+ * (validation_error, invalid_node_id, cypher_syntax_error, forbidden).
  */
-import type { GraphSink } from '../../connectors/contract.js';
+import type { GraphNodeInput, GraphRelationshipInput, GraphSink } from '../../connectors/contract.js';
+
+export type { GraphNodeInput, GraphRelationshipInput };
+
+/** whose records: one organization's realm */
+export interface GraphScope {
+  readonly orgId: string;
+  readonly realm: string;
+}
+
+export interface GraphNode {
+  /** `Label:key` */
+  readonly id: string;
+  readonly label: string;
+  readonly key: string;
+  /** every set property, `_key` included (nulls left out) */
+  readonly properties: Record<string, unknown>;
+}
+
+export interface GraphRelationship {
+  readonly type: string;
+  /** node ids (`Label:key`) */
+  readonly from: string;
+  readonly to: string;
+  readonly properties: Record<string, unknown>;
+}
+
+export interface SearchOptions {
+  readonly query: string;
+  readonly limit: number;
+  /** only these labels; absent: all */
+  readonly labels?: readonly string[] | undefined;
+}
+
+export interface SearchResult {
+  readonly items: (GraphNode & { readonly score: number })[];
+  /** how many nodes matched in all (before the limit) */
+  readonly total: number;
+}
+
+export type ExpandDirection = 'both' | 'out' | 'in';
+
+export interface ExpandOptions {
+  /** 1..5 hops */
+  readonly depth: number;
+  readonly direction: ExpandDirection;
+  /** only these relationship types; absent: all */
+  readonly types?: readonly string[] | undefined;
+  /** most nodes returned (the start node included) */
+  readonly limit: number;
+}
+
+export interface Subgraph {
+  readonly nodes: GraphNode[];
+  readonly relationships: GraphRelationship[];
+}
+
+export interface CypherOptions {
+  /** false: a query that writes is refused with 403 `forbidden` (the engine enforces it too) */
+  readonly allowWrite: boolean;
+}
+
+export interface CypherResult {
+  readonly columns: string[];
+  readonly rows: Record<string, unknown>[];
+}
+
+export interface GraphStats {
+  readonly node_count: number;
+  readonly relationship_count: number;
+  readonly labels?: Record<string, number>;
+  readonly relationship_types?: Record<string, number>;
+}
 
 export interface GraphStore {
+  /** `kuzu` or `bolt`, as /health reports it */
+  readonly engine: string;
+  /** upserts by (label, _key), one transaction; properties not given keep their value; returns how many distinct nodes */
+  upsertNodes(scope: GraphScope, nodes: readonly GraphNodeInput[]): Promise<number>;
+  /** upserts by (type, from, to), one transaction; missing end nodes are created with only their `_key` */
+  upsertRelationships(scope: GraphScope, relationships: readonly GraphRelationshipInput[]): Promise<number>;
+  getNode(scope: GraphScope, label: string, key: string): Promise<GraphNode | null>;
+  /** removes the node and its relationships; null when it does not exist */
+  deleteNode(scope: GraphScope, label: string, key: string): Promise<{ relationshipsDeleted: number } | null>;
+  /** full-text search over the string properties, best first */
+  search(scope: GraphScope, options: SearchOptions): Promise<SearchResult>;
+  /** the neighbourhood of a node; null when the node does not exist */
+  expand(scope: GraphScope, label: string, key: string, options: ExpandOptions): Promise<Subgraph | null>;
+  cypher(scope: GraphScope, query: string, params: Record<string, unknown>, options: CypherOptions): Promise<CypherResult>;
+  stats(scope: GraphScope, perLabel: boolean): Promise<GraphStats>;
   /** a writer bound to one organization and realm (what connector syncs write through) */
   sinkFor(orgId: string, realm: string): GraphSink;
+  /** throws when the engine cannot answer */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The sink every store hands out: the store's own upserts, scope bound. */
+export function scopedSink(store: GraphStore, scope: GraphScope): GraphSink {
+  return {
+    upsertNodes: async (nodes) => {
+      await store.upsertNodes(scope, nodes);
+    },
+    upsertRelationships: async (relationships) => {
+      await store.upsertRelationships(scope, relationships);
+    },
+  };
 }

@@ -22,6 +22,11 @@ export interface FireResult {
 }
 
 export interface TaskFiring {
-  /** throws ServiceError not_found for an unknown task of this organization, conflict/rate errors as the task decides */
+  /**
+   * Throws ServiceError `not_found` for an unknown task of this organization,
+   * `conflict` for a disabled one, `rate_limited` (Retry-After 60) when the
+   * task's pending queue is full (that fire is recorded as a failed run,
+   * reason `queue_full`), `service_unavailable` during shutdown.
+   */
   fire(orgId: string, taskId: string, trigger: TriggerInput): Promise<FireResult>;
 }

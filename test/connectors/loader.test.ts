@@ -4,19 +4,22 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CONTRACT_VERSION, type ConnectorPlugin } from '../../connectors/contract.js';
-import { checkPlugin, loadPlugins, PluginLoadError } from '../../connectors/loader.js';
+import { checkPlugin, loadPlugins, PluginLoadError, type PluginRegistry } from '../../connectors/loader.js';
 import { codeHost, plugin, tool } from './test-plugins.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/plugins/', import.meta.url));
 
-/** the PluginLoadError a load throws, for asserting on its fields */
-async function refusal(load: Promise<unknown>): Promise<PluginLoadError> {
-  const error = await load.then(
-    () => undefined,
-    (thrown: unknown) => thrown,
-  );
-  expect(error).toBeInstanceOf(PluginLoadError);
-  return error as PluginLoadError;
+/**
+ * A load with one refused plugin: it resolves (the service still starts)
+ * and reports that plugin as its only problem; returned as the error it
+ * would have been, for asserting on its fields.
+ */
+async function refusal(load: Promise<PluginRegistry>): Promise<PluginLoadError> {
+  const registry = await load;
+  expect(registry.problems).toHaveLength(1);
+  const [problem] = registry.problems;
+  if (!problem) throw new Error('nothing was refused');
+  return new PluginLoadError(problem.plugin, problem.origin, problem.problems);
 }
 
 const refusalOf = (candidate: unknown): PluginLoadError => {
@@ -126,6 +129,29 @@ describe('plugin loader: checks at load', () => {
   it('refuses two plugins of one kind, naming where the first came from', async () => {
     const error = await refusal(loadPlugins({ pluginsFile: pluginsFile({ plugins: [] }), builtins: [plugin({ kind: 'twin' }), plugin({ kind: 'twin' })] }));
     expect(error.message).toBe('connector plugin "twin" (built-in) refused: duplicate kind "twin" (already loaded from built-in)');
+  });
+
+  it('skips a refused plugin, loads the others, and tells the logger its name and every problem', async () => {
+    const warnings: { details: Record<string, unknown>; message: string }[] = [];
+    const file = pluginsFile({ plugins: [join(FIXTURES, 'no-export.js'), join(FIXTURES, 'echo')] });
+    const registry = await loadPlugins({
+      pluginsFile: file,
+      builtins: [codeHost, plugin({ kind: 'Bad-Kind', version: 'x' }), plugin({ kind: 'after_bad' })],
+      logger: { warn: (details, message) => void warnings.push({ details, message }) },
+    });
+    expect(registry.plugins.map((p) => p.kind)).toEqual(['github', 'after_bad', 'echo']);
+    expect(registry.problems.map((problem) => [problem.plugin, problem.origin])).toEqual([
+      ['Bad-Kind', 'built-in'],
+      [join(FIXTURES, 'no-export.js'), join(FIXTURES, 'no-export.js')],
+    ]);
+    expect(warnings[0]?.details).toEqual({ plugin: 'Bad-Kind', origin: 'built-in', problems: ['kind must match ^[a-z][a-z0-9_]*$', 'version "x" is not semver'] });
+    expect(warnings[0]?.message).toContain('skipped');
+    expect(warnings).toHaveLength(2);
+  });
+
+  it('refuses a listTools or sync that is not a function', () => {
+    const error = refusalOf({ ...plugin({ kind: 'dyn' }), listTools: 'tools', sync: 1 });
+    expect(error.problems).toEqual(['sync must be a function', 'listTools must be a function']);
   });
 
   it('refuses a plugins.json plugin whose kind a built-in already has', async () => {

@@ -1,0 +1,188 @@
+/**
+ * Graph benchmark: upserts N nodes (Service, with a name and a description
+ * of a few words) and 2N DEPENDS_ON relationships through the HTTP API in
+ * batches of 10,000 (the most one request takes) to a real server process, then times one-word text searches (each word matches 1/12 of the nodes) and a
+ * 2-hop Cypher query; in the same run, bulk-loads the same data straight into
+ * a fresh Kùzu database with COPY from CSV.
+ *
+ *   npm run bench:graph [-- --quick] [-- --nodes N]
+ *
+ * Last line: one JSON object with upsert_rows_per_s, bulk_rows_per_s,
+ * ratio_vs_bulk, search_p50_ms, two_hop_p50_ms and the server's peak RSS.
+ */
+import kuzu from 'kuzu';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { printSummary, QUICK, startChild, stop } from './lib.js';
+
+const argument = (name: string): string | undefined => {
+  const index = process.argv.indexOf(name);
+  return index === -1 ? undefined : process.argv[index + 1];
+};
+const NODES = Number(argument('--nodes') ?? (QUICK ? 10_000 : 100_000));
+const RELS = NODES * 2;
+// the most one request may carry: every request is one transaction, and each commit costs ~0.3 s here
+const BATCH = 10_000;
+const QUERIES = QUICK ? 20 : 50;
+const WORDS = ['payments', 'checkout', 'ledger', 'search', 'billing', 'identity', 'gateway', 'catalog', 'orders', 'shipping', 'fraud', 'reports'];
+
+const nodeOf = (i: number) => ({
+  label: 'Service',
+  properties: { _key: `svc-${i}`, name: `${WORDS[i % WORDS.length]} service ${i}`, description: `handles ${WORDS[(i * 7) % WORDS.length]} for team ${i % 97}`, tier: i % 3 },
+});
+/** relationship j: a fixed pseudo-random pair (two per node, no duplicates) */
+const relOf = (j: number) => {
+  const from = j % NODES;
+  const to = (from + 1 + ((j * 7919) % (NODES - 1))) % NODES;
+  return { type: 'DEPENDS_ON', from_label: 'Service', from_key: `svc-${from}`, to_label: 'Service', to_key: `svc-${to === from ? (to + 1) % NODES : to}`, properties: { weight: j % 10 } };
+};
+
+const percentile = (values: readonly number[], p: number): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+};
+
+function peakRssMb(pid: number): number {
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Math.round(Number(match[1]) / 1024) : NaN;
+}
+
+async function call(url: string, token: string, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const parsed = (await response.json()) as Record<string, unknown>;
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(parsed).slice(0, 300)}`);
+  return parsed;
+}
+
+async function overHttp(url: string): Promise<{ upsertSeconds: number; searchMs: number[]; twoHopMs: number[] }> {
+  const register = await fetch(`${url}/auth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'bench@example.test', password: 'bench password 123', organization_name: 'Bench' }),
+  });
+  const token = String(((await register.json()) as Record<string, unknown>)['token']);
+  const started = performance.now();
+  for (let at = 0; at < NODES; at += BATCH) {
+    const nodes = Array.from({ length: Math.min(BATCH, NODES - at) }, (_, i) => nodeOf(at + i));
+    await call(url, token, 'POST', '/graph/nodes', { nodes });
+  }
+  const nodesDone = performance.now();
+  for (let at = 0; at < RELS; at += BATCH) {
+    const relationships = Array.from({ length: Math.min(BATCH, RELS - at) }, (_, i) => relOf(at + i));
+    await call(url, token, 'POST', '/graph/relationships', { relationships });
+  }
+  const upsertSeconds = (performance.now() - started) / 1000;
+  console.log(`  nodes ${((nodesDone - started) / 1000).toFixed(1)} s, relationships ${((performance.now() - nodesDone) / 1000).toFixed(1)} s`);
+  const stats = await call(url, token, 'GET', '/graph/stats');
+  if (stats['node_count'] !== NODES || stats['relationship_count'] !== RELS) throw new Error(`stats after upsert: ${JSON.stringify(stats)}`);
+
+  // the first search builds the full-text index: timed apart from the steady state
+  const indexStarted = performance.now();
+  await call(url, token, 'GET', '/graph/search?query=payments&limit=20');
+  console.log(`  first search (builds the full-text index): ${(performance.now() - indexStarted).toFixed(0)} ms`);
+  const searchMs: number[] = [];
+  for (let i = 0; i < QUERIES; i += 1) {
+    const t0 = performance.now();
+    const result = await call(url, token, 'GET', `/graph/search?query=${WORDS[i % WORDS.length]}&limit=20`);
+    searchMs.push(performance.now() - t0);
+    if ((result['items'] as unknown[]).length === 0) throw new Error('search found nothing');
+  }
+  const twoHopMs: number[] = [];
+  for (let i = 0; i < QUERIES; i += 1) {
+    const t0 = performance.now();
+    await call(url, token, 'POST', '/graph/cypher', {
+      query: 'MATCH (a:Service {_key: $key})-[:DEPENDS_ON]->(:Service)-[:DEPENDS_ON]->(c:Service) RETURN count(DISTINCT c) AS reach',
+      params: { key: `svc-${(i * 7907) % NODES}` },
+    });
+    twoHopMs.push(performance.now() - t0);
+  }
+  return { upsertSeconds, searchMs, twoHopMs };
+}
+
+/** the same rows, COPY'd from CSV into a fresh database (what the engine does at best) */
+async function bulkLoad(dir: string): Promise<number> {
+  const nodesCsv = join(dir, 'nodes.csv');
+  const relsCsv = join(dir, 'rels.csv');
+  const csv = (values: readonly unknown[]) => values.map((value) => (typeof value === 'string' ? `"${value.replaceAll('"', '""')}"` : String(value))).join(',');
+  writeFileSync(nodesCsv, Array.from({ length: NODES }, (_, i) => {
+    const { properties: p } = nodeOf(i);
+    return csv([p._key, p.name, p.description, p.tier]);
+  }).join('\n') + '\n');
+  writeFileSync(relsCsv, Array.from({ length: RELS }, (_, j) => {
+    const rel = relOf(j);
+    return csv([rel.from_key, rel.to_key, rel.properties.weight]);
+  }).join('\n') + '\n');
+  const database = new kuzu.Database(join(dir, 'bulk.kuzu'), 64 * 1024 * 1024, true, false, 2 ** 36);
+  const connection = new kuzu.Connection(database);
+  try {
+    await connection.query('CREATE NODE TABLE Service(_key STRING PRIMARY KEY, name STRING, description STRING, tier INT64)');
+    await connection.query('CREATE REL TABLE DEPENDS_ON(FROM Service TO Service, weight INT64)');
+    const started = performance.now();
+    await connection.query(`COPY Service FROM '${nodesCsv}' (header=false)`);
+    await connection.query(`COPY DEPENDS_ON FROM '${relsCsv}' (header=false)`);
+    return (performance.now() - started) / 1000;
+  } finally {
+    await connection.close();
+    await database.close();
+  }
+}
+
+async function run(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-graph-'));
+  try {
+    console.log(`data: ${NODES} nodes, ${RELS} relationships, requests of ${BATCH}; ${QUERIES} searches and 2-hop queries`);
+    console.log(`machine: ${cpus().length} cores, load average ${loadavg().map((value) => value.toFixed(2)).join(' ')}`);
+    const server = await startChild(['--import', 'tsx', 'main.ts'], {
+      DATA_DIR: join(dir, 'data'), PORT: '0', LOG_LEVEL: 'info', JWT_SECRET: 'bench-secret-0123456789abcdef0123456789',
+    }, (line) => {
+      try {
+        const entry = JSON.parse(line) as { url?: string; msg?: string; level?: number };
+        if ((entry.level ?? 0) >= 40) console.error(`  server: ${line}`);
+        return entry.url && entry.msg?.startsWith('listening') ? entry.url : null;
+      } catch {
+        return null;
+      }
+    });
+    let http: Awaited<ReturnType<typeof overHttp>>;
+    let rssMb: number;
+    try {
+      http = await overHttp(server.value);
+      rssMb = peakRssMb(server.child.pid as number);
+    } finally {
+      await stop(server.child);
+    }
+    const rows = NODES + RELS;
+    const upsertRowsPerS = rows / http.upsertSeconds;
+    console.log(`HTTP upsert: ${Math.round(upsertRowsPerS)} rows/s (${http.upsertSeconds.toFixed(1)} s), server peak RSS ${rssMb} MB`);
+    const bulkSeconds = await bulkLoad(dir);
+    const bulkRowsPerS = rows / bulkSeconds;
+    console.log(`Kùzu COPY from CSV: ${Math.round(bulkRowsPerS)} rows/s (${bulkSeconds.toFixed(2)} s)`);
+    const ratio = Number((upsertRowsPerS / bulkRowsPerS).toFixed(3));
+    console.log(`ratio vs bulk: ${ratio} (target >= 0.5)`);
+    console.log(`search p50 ${percentile(http.searchMs, 50).toFixed(1)} ms, p99 ${percentile(http.searchMs, 99).toFixed(1)} ms; ` +
+      `2-hop Cypher p50 ${percentile(http.twoHopMs, 50).toFixed(1)} ms, p99 ${percentile(http.twoHopMs, 99).toFixed(1)} ms`);
+    printSummary({
+      bench: 'graph',
+      nodes: NODES,
+      relationships: RELS,
+      upsert_rows_per_s: Math.round(upsertRowsPerS),
+      bulk_rows_per_s: Math.round(bulkRowsPerS),
+      ratio_vs_bulk: ratio,
+      search_p50_ms: Number(percentile(http.searchMs, 50).toFixed(1)),
+      two_hop_p50_ms: Number(percentile(http.twoHopMs, 50).toFixed(1)),
+      peak_rss_mb: rssMb,
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+run().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

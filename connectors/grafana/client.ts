@@ -1,0 +1,15 @@
+/** The Grafana HTTP API through the shared client: bearer service-account token, retries of 429/5xx. */
+import { HttpClient } from '../shared/http-client.js';
+
+export interface GrafanaConfig {
+  readonly base_url: string;
+  readonly api_token: string;
+}
+
+export function grafanaClient(config: Readonly<Record<string, unknown>>): HttpClient {
+  const { base_url, api_token } = config as unknown as GrafanaConfig;
+  return new HttpClient({ baseUrl: base_url, system: 'Grafana', headers: { authorization: `Bearer ${api_token}` } });
+}
+
+/** Grafana org roles, weakest first */
+export const ROLES = ['None', 'Viewer', 'Editor', 'Admin'] as const;

@@ -1,0 +1,29 @@
+/**
+ * The built-in `graph` connector: read tools over the context graph the
+ * connectors' syncs fill (services, repositories, deployments, owners and how
+ * they depend on each other). Sourceless: the tools are in every run, scoped
+ * to the run's organization and realm.
+ */
+import type { ConnectorPlugin } from '../contract.js';
+import type { GraphStore } from '../../runtime/graph/store.js';
+import { cypherTool } from './tools/cypher.js';
+import { expandTool } from './tools/expand.js';
+import { getTool } from './tools/get.js';
+import { searchTool } from './tools/search.js';
+
+export function createGraphPlugin(graph: GraphStore): ConnectorPlugin {
+  return {
+    kind: 'graph',
+    version: '1.0.0',
+    contract: '^1',
+    description: "The organization's context graph: nodes (Label:key) such as services, repositories and teams, and the relationships between them.",
+    sourceless: true,
+    configSchema: { type: 'object', additionalProperties: false },
+    validate: async (config) => {
+      const unexpected = Object.keys(config);
+      if (unexpected.length === 0) return { ok: true };
+      return { ok: false, message: 'the graph connector takes no configuration', details: { unexpected_keys: unexpected } };
+    },
+    tools: [searchTool(graph), getTool(graph), expandTool(graph), cypherTool(graph)],
+  };
+}

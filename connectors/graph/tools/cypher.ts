@@ -1,0 +1,26 @@
+/** graph.cypher: a read-only Cypher query over the run's realm. */
+import type { ConnectorTool } from '../../contract.js';
+import type { GraphStore } from '../../../runtime/graph/store.js';
+import { asTool, scopeOf } from './scope.js';
+
+export function cypherTool(graph: GraphStore): ConnectorTool {
+  return {
+    name: 'cypher',
+    effect: 'read',
+    description:
+      'Run a read-only Cypher query over the context graph (Kùzu dialect), for questions search and expand cannot answer (counts, paths, filters). ' +
+      'Nodes have a label and a `_key` property, e.g. MATCH (s:Service)-[:DEPENDS_ON]->(t:Service {_key: $key}) RETURN s._key. ' +
+      'Pass values as `params` ($name in the query). A query that writes is refused. Returns `columns` and `rows` (objects keyed by column).',
+    input_schema: {
+      type: 'object',
+      properties: {
+        query: { type: 'string', minLength: 1, maxLength: 10000, description: 'one Cypher statement' },
+        params: { type: 'object', description: 'query parameters' },
+      },
+      required: ['query'],
+      additionalProperties: false,
+    },
+    run: (args, ctx) =>
+      asTool(() => graph.cypher(scopeOf(ctx), args['query'] as string, (args['params'] as Record<string, unknown> | undefined) ?? {}, { allowWrite: false })),
+  };
+}

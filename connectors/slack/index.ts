@@ -1,0 +1,50 @@
+/**
+ * The built-in `slack` connector (chat platform): post messages, read threads
+ * and channel history, look channels up, through the Slack Web API with the
+ * official `@slack/web-api` client. `base_url` points it at a proxy or a
+ * Slack-compatible API (the tests' fake). A channel the bot has not joined
+ * yields the tool error `not_in_channel`.
+ */
+import type { ConnectorPlugin } from '../contract.js';
+import { createSlackClient, slackConfigOf } from './client.js';
+import { checkSlackToken } from './scopes.js';
+import { findChannelTool } from './tools/find-channel.js';
+import { getChannelHistoryTool } from './tools/get-channel-history.js';
+import { getThreadRepliesTool } from './tools/get-thread-replies.js';
+import { postMessageTool } from './tools/post-message.js';
+
+export { createSlackClient, slackConfigOf, SLACK_API_URL, type SlackClientConfig } from './client.js';
+export { checkSlackToken, REQUIRED_SCOPES, OPTIONAL_SCOPES, type SlackIdentity } from './scopes.js';
+export { postMessageTool } from './tools/post-message.js';
+export { getThreadRepliesTool } from './tools/get-thread-replies.js';
+
+export const SLACK_CONFIG_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['bot_token'],
+  properties: {
+    bot_token: { type: 'string', minLength: 1, writeOnly: true, description: 'bot user OAuth token (xoxb-...)' },
+    base_url: {
+      type: 'string',
+      format: 'uri',
+      pattern: '^https?://',
+      description: 'Web API base, e.g. https://slack.com/api/ (the default) or a proxy',
+    },
+  },
+} as const;
+
+export function createSlackPlugin(): ConnectorPlugin {
+  return {
+    kind: 'slack',
+    version: '1.0.0',
+    contract: '^1',
+    description: 'Slack (chat platform): post messages and thread replies, read threads and channel history, look channels up.',
+    configSchema: SLACK_CONFIG_SCHEMA,
+    validate: async (config, signal) => {
+      signal.throwIfAborted();
+      const { ok, message, details } = await checkSlackToken(createSlackClient(slackConfigOf(config)));
+      return { ok, ...(message === undefined ? {} : { message }), ...(details === undefined ? {} : { details }) };
+    },
+    tools: [postMessageTool, getThreadRepliesTool, getChannelHistoryTool, findChannelTool],
+  };
+}

@@ -1,0 +1,25 @@
+/**
+ * The built-in `webhooks` connector: lets an agent POST a JSON payload to one
+ * of the organization's outbound webhooks (signed, queued, retried).
+ * Sourceless: the webhooks are the organization's own, no credentials needed.
+ */
+import type { ConnectorPlugin } from '../contract.js';
+import type { OutboundWebhooks } from '../../runtime/webhooks/outbound-webhooks.js';
+import { sendTool } from './tools/send.js';
+
+export function createWebhooksPlugin(webhooks: OutboundWebhooks): ConnectorPlugin {
+  return {
+    kind: 'webhooks',
+    version: '1.0.0',
+    contract: '^1',
+    description: "The organization's outbound webhooks: send a signed JSON payload to a configured URL.",
+    sourceless: true,
+    configSchema: { type: 'object', additionalProperties: false },
+    validate: async (config) => {
+      const unexpected = Object.keys(config);
+      if (unexpected.length === 0) return { ok: true };
+      return { ok: false, message: 'the webhooks connector takes no configuration', details: { unexpected_keys: unexpected } };
+    },
+    tools: [sendTool(webhooks)],
+  };
+}

@@ -1,0 +1,208 @@
+/**
+ * Starting the agent run for a message a binding took, and everything that
+ * goes back to the thread: the reply (the slack connector's `post_message`),
+ * approval requests with buttons, and a short notice when no run can start.
+ *
+ * The conversation of a thread is the thread itself: a follow-up mention
+ * reads the thread's earlier messages (conversations.replies) as the run's
+ * history, so the same thread continues the same conversation.
+ */
+import type { WebClient } from '@slack/web-api';
+import type { Logger } from 'pino';
+import type { CatalogSource } from '../../connectors/catalog.js';
+import { ToolError } from '../../connectors/contract.js';
+import { createSlackClient, postMessageTool } from '../../connectors/slack/index.js';
+import type { AgentRuntime } from '../agent/agent-runtime.js';
+import type { BindingDoc, ChannelDoc, Collections } from '../collections.js';
+import type { ServiceConfig } from '../config.js';
+import { createLlmProvider } from '../llm/index.js';
+import { LlmError, type ChatMessage } from '../llm/types.js';
+import { SETTINGS_DEFAULTS } from '../organizations.js';
+import type { SourceDirectory } from '../sources/directory.js';
+import type { OrgId } from '../store/types.js';
+import type { InboundMessage } from '../../actors/binding.machine.js';
+import { approvalBlocks } from './approvals.js';
+import type { ChannelCredentials } from './credentials.js';
+import { readOnlyInterceptor, READ_ONLY_NOTICE } from './read-only.js';
+
+const DEFAULT_MAX_TURNS = 20;
+const DEFAULT_TEMPERATURE = 0.2;
+/** earlier thread messages given to the model */
+const MAX_THREAD_MESSAGES = 50;
+const DEFAULT_SYSTEM_PROMPT = [
+  "You are the organization's assistant, answering in a Slack thread. You work with its connected systems and its memory through two tools:",
+  'search_connector_tools finds the tools available to you (with their input schemas), and execute_connector_tool runs one by name.',
+  'Your final answer is posted to the thread for you: do not post it yourself. Answer concisely, in Slack mrkdwn.',
+].join(' ');
+
+export interface BindingRunDependencies {
+  readonly collections: Collections;
+  readonly agentRuntime: AgentRuntime;
+  readonly sources: SourceDirectory;
+  readonly config: ServiceConfig;
+  readonly logger: Logger;
+}
+
+/** What one run needs to know about where it was asked. */
+export interface RunRequest {
+  readonly org: OrgId;
+  readonly channel: ChannelDoc;
+  readonly binding: BindingDoc;
+  readonly credentials: ChannelCredentials;
+  readonly message: InboundMessage;
+}
+
+/** The channel's own slack source: the reply tool and the thread tools of the run use the channel's bot. */
+export function channelSource(channel: ChannelDoc, credentials: ChannelCredentials): CatalogSource {
+  return {
+    id: channel.id,
+    kind: 'slack',
+    name: channel.instance_name,
+    config: { bot_token: credentials.bot_token, ...(channel.connection?.api_base_url ? { base_url: channel.connection.api_base_url } : {}) },
+  };
+}
+
+export const clientFor = (channel: ChannelDoc, credentials: ChannelCredentials): WebClient =>
+  createSlackClient({ bot_token: credentials.bot_token, base_url: channel.connection?.api_base_url ?? null });
+
+/** `<@U123>` mentions of the bot are noise for the model */
+const withoutMention = (text: string, botUserId: string | null): string =>
+  (botUserId === null ? text : text.replaceAll(`<@${botUserId}>`, '')).trim();
+
+export class BindingRuns {
+  constructor(private readonly deps: BindingRunDependencies) {}
+
+  /** Starts the run (resolves once started); the reply is posted when it ends. */
+  async start(request: RunRequest): Promise<string | null> {
+    const { org, channel, binding, credentials, message } = request;
+    const { collections, config, agentRuntime } = this.deps;
+    const client = clientFor(channel, credentials);
+    const replyThread = binding.match_rule.preserve_thread ? (message.threadTs ?? message.ts) : null;
+    const settings = (await collections.settings.findOne(org, { singleton: true })) ?? SETTINGS_DEFAULTS;
+    const agent = await collections.agents.get(org, binding.agent_id);
+    const agentConfig = agent?.config ?? {};
+    const agentModel = typeof agentConfig['model'] === 'string' ? agentConfig['model'] : null;
+    let llm: ReturnType<typeof createLlmProvider>;
+    try {
+      llm = createLlmProvider({ ...settings, llm_model: agentModel ?? settings.llm_model }, config.llmApiKey);
+    } catch (error) {
+      if (!(error instanceof LlmError)) throw error;
+      await this.post(client, message.chatChannelId, replyThread, 'I cannot answer yet: no language model is configured for this organization.');
+      return null;
+    }
+    const botUserId = channel.connection?.bot_user_id ?? null;
+    const history = message.threadTs === null ? [] : await this.threadHistory(client, message, channel);
+    const question = withoutMention(message.text, botUserId);
+    const systemPrompt = [
+      channel.system_prompt ?? (typeof agentConfig['system_prompt'] === 'string' ? agentConfig['system_prompt'] : DEFAULT_SYSTEM_PROMPT),
+      `You are answering in the Slack channel ${message.chatChannelName === null ? message.chatChannelId : `#${message.chatChannelName}`} (id ${message.chatChannelId})${replyThread === null ? '' : `, thread ${replyThread}`}.`,
+      binding.read_only ? `This binding is read-only: write tools are refused. ${READ_ONLY_NOTICE}` : '',
+    ].filter((part) => part !== '').join('\n\n');
+    const sources = [
+      ...(channel.source_ids.length === 0 ? [] : await this.deps.sources.catalogSources(org, channel.source_ids)),
+      channelSource(channel, credentials),
+    ];
+    const { runId, feed } = await agentRuntime.startRun({
+      orgId: org,
+      userId: binding.created_by,
+      kind: 'chat',
+      input: {
+        channel_id: channel.id,
+        binding_id: binding.id,
+        chat_channel: message.chatChannelId,
+        chat_user: message.user,
+        ts: message.ts,
+        thread_ts: replyThread,
+        text: question,
+      },
+      messages: [{ role: 'system', content: systemPrompt }, ...history, { role: 'user', content: question }],
+      provider: llm.provider,
+      model: llm.model,
+      temperature: typeof agentConfig['temperature'] === 'number' ? agentConfig['temperature'] : DEFAULT_TEMPERATURE,
+      // read-only: writes are refused by the interceptor, so nobody is asked to approve one
+      approvalWrite: binding.read_only ? 'allow' : binding.approval_write,
+      approvalTimeoutMs: settings.approval_timeout_secs * 1000,
+      maxTurns: typeof agentConfig['max_turns'] === 'number' ? agentConfig['max_turns'] : DEFAULT_MAX_TURNS,
+      timeoutMs: config.agentRunTimeoutSecs * 1000,
+      sources,
+      interceptors: binding.read_only ? [readOnlyInterceptor] : [],
+      costCapUsd: config.chatCostCapUsdPerDay,
+      spentTodayUsd: config.chatCostCapUsdPerDay === null ? 0 : await this.spentToday(org),
+      onEnd: async (end, text) => {
+        const reply =
+          text.trim() !== ''
+            ? text
+            : end.status === 'failed'
+              ? `Sorry, I could not finish: ${end.message ?? end.reason ?? 'the run failed'}.`
+              : end.status === 'cancelled'
+                ? 'The answer was cancelled.'
+                : '';
+        if (reply !== '') await this.reply(request, replyThread, reply);
+      },
+    });
+    // the feed drops its listeners when the run ends
+    feed.subscribe(0, {
+      event: (entry) => {
+        if (entry.type !== 'approval_required') return;
+        const { approval_id: approvalId, tool, args } = entry.data as { approval_id: string; tool: string; args: unknown };
+        const { text, blocks } = approvalBlocks(approvalId, tool, args);
+        client.chat
+          .postMessage({ channel: message.chatChannelId, text, blocks: blocks as never, ...(replyThread === null ? {} : { thread_ts: replyThread }) })
+          .catch((error: unknown) => this.deps.logger.warn({ err: error, run: runId }, 'could not post an approval request to Slack'));
+      },
+      end: () => undefined,
+    });
+    return runId;
+  }
+
+  /** Posts a short notice in the thread (rate limit, no model), never throwing. */
+  async post(client: WebClient, chatChannel: string, threadTs: string | null, text: string): Promise<void> {
+    try {
+      await client.chat.postMessage({ channel: chatChannel, text, ...(threadTs === null ? {} : { thread_ts: threadTs }) });
+    } catch (error) {
+      this.deps.logger.warn({ err: error }, 'could not post a notice to Slack');
+    }
+  }
+
+  /** The reply goes out through the slack connector's own post_message tool, with the channel's bot. */
+  private async reply(request: RunRequest, threadTs: string | null, text: string): Promise<void> {
+    const source = channelSource(request.channel, request.credentials);
+    try {
+      await postMessageTool.run(
+        { channel: request.message.chatChannelId, text, ...(threadTs === null ? {} : { thread_ts: threadTs }) },
+        { orgId: request.org, sourceId: source.id, config: source.config, signal: AbortSignal.timeout(60_000) },
+      );
+    } catch (error) {
+      const code = ToolError.is(error) ? error.code : 'tool_failed';
+      this.deps.logger.warn({ code, channel: request.channel.id, chat_channel: request.message.chatChannelId }, 'could not post the reply to Slack');
+    }
+  }
+
+  /** The thread's earlier messages: the bot's are the assistant's turns, everyone else's the user's. */
+  private async threadHistory(client: WebClient, message: InboundMessage, channel: ChannelDoc): Promise<ChatMessage[]> {
+    const botUserId = channel.connection?.bot_user_id ?? null;
+    const botId = channel.connection?.bot_id ?? null;
+    const out: ChatMessage[] = [];
+    let cursor: string | undefined;
+    try {
+      do {
+        const answer = await client.conversations.replies({ channel: message.chatChannelId, ts: message.threadTs ?? message.ts, limit: 200, ...(cursor ? { cursor } : {}) });
+        for (const item of answer.messages ?? []) {
+          if (item.ts === message.ts || item.text === undefined || item.text === '') continue;
+          const own = (botUserId !== null && item.user === botUserId) || (botId !== null && item.bot_id === botId);
+          out.push(own ? { role: 'assistant', content: item.text } : { role: 'user', content: withoutMention(item.text, botUserId) });
+        }
+        cursor = answer.response_metadata?.next_cursor || undefined;
+      } while (cursor !== undefined);
+    } catch (error) {
+      this.deps.logger.warn({ err: error, channel: channel.id }, 'could not read the thread history from Slack');
+    }
+    return out.slice(-MAX_THREAD_MESSAGES);
+  }
+
+  private async spentToday(org: OrgId): Promise<number> {
+    const today = new Date().toISOString().slice(0, 10);
+    const runs = await this.deps.collections.agentRuns.findAll(org, { day: today, kind: 'chat' });
+    return runs.reduce((sum, run) => sum + run.cost_usd, 0);
+  }
+}

@@ -1,0 +1,14 @@
+/**
+ * The read-only rule of a binding: no write tool runs for its runs. The
+ * refusal is a tool result the model reads and relays (the read-only notice).
+ */
+import type { ToolInterceptor } from '../../connectors/interceptors.js';
+import { failedOutcome, toolErrorBody } from '../../connectors/tool-result.js';
+
+export const READ_ONLY_NOTICE =
+  'This channel binding is read-only: write actions are not allowed here, so nothing was changed. Tell the person and, if useful, what they could do themselves.';
+
+export const readOnlyInterceptor: ToolInterceptor = (call, next) =>
+  call.effect === 'write'
+    ? Promise.resolve(failedOutcome(toolErrorBody('read_only', READ_ONLY_NOTICE, { tool: call.name })))
+    : next();

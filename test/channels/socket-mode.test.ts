@@ -1,0 +1,47 @@
+/**
+ * Socket Mode: a channel connected with an app token holds a WebSocket to
+ * (the fake) Slack through @slack/socket-mode; events arrive as envelopes,
+ * are acknowledged, and are answered like Events API requests.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectChannel, mention, settle, startWorld, waitForText, type ChannelWorld } from './helpers.js';
+
+let world: ChannelWorld;
+
+beforeAll(async () => {
+  world = await startWorld();
+});
+afterAll(async () => {
+  await world.close();
+});
+
+describe('Socket Mode', () => {
+  it('receives a mention over the socket, acknowledges both envelopes and answers once in the thread', async () => {
+    const connected = await connectChannel(world, { connect: { app_token: world.slack.appToken } });
+    const channel = await world.server.request('GET', `/channels/${connected.channelId}`, { token: connected.session.token });
+    expect(channel.body.connection).toMatchObject({ kind: 'tokens', socket_mode: true, status: 'connected' });
+    await world.slack.whenSocketConnected();
+    const open = world.slack.calls.find((call) => call.method === 'apps.connections.open');
+    expect(open?.token).toBe(world.slack.appToken);
+    const actors = await world.server.request('GET', '/runtime/actors', { token: connected.session.token });
+    expect(JSON.stringify(actors.body)).toContain(`sock_${connected.channelId}`);
+
+    world.llm.script([{ text: 'Answered over the socket.' }]);
+    world.slack.eventsUrl = null;
+    const { message, deliveries } = await world.slack.say({ channel: 'C0OPS0001', user: 'U0ALICE01', via: 'socket', text: mention(world.slack, 'are you there?') });
+    const reply = await waitForText(world.slack, 'C0OPS0001', 'Answered over the socket.');
+    expect(reply.args['thread_ts']).toBe(message.ts);
+    await settle(world);
+    expect(world.slack.acks).toEqual(expect.arrayContaining(deliveries.map((delivery) => delivery.body)));
+    expect(world.llm.requests).toHaveLength(1);
+  });
+
+  it('reload reconnects the socket', async () => {
+    const connected = await connectChannel(world, { connect: { app_token: world.slack.appToken } });
+    const opens = world.slack.calls.filter((call) => call.method === 'apps.connections.open').length;
+    const reload = await world.server.request('POST', `/channels/${connected.channelId}/reload`, { token: connected.session.token });
+    expect(reload.status).toBe(200);
+    expect(reload.body).toEqual({ reloaded: true, bindings: 1, socket_mode: true });
+    await world.slack.waitForCall('apps.connections.open', () => world.slack.calls.filter((call) => call.method === 'apps.connections.open').length > opens);
+  });
+});

@@ -1,0 +1,209 @@
+/**
+ * The graph store contract, run against every reachable implementation
+ * (Kùzu always; Bolt when GRAPH_URL is set).
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ServiceError } from '../../runtime/errors.js';
+import type { GraphScope, GraphStore } from '../../runtime/graph/store.js';
+
+async function errorCode(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof ServiceError) return error.code;
+    throw error;
+  }
+  throw new Error('expected the call to fail');
+}
+
+export function graphStoreConformance(name: string, open: () => Promise<GraphStore>, options: { rawCypher: boolean } = { rawCypher: true }): void {
+  describe(`graph store conformance: ${name}`, () => {
+    let store: GraphStore;
+    const org = `org_${randomUUID().slice(0, 8)}`;
+    const scope: GraphScope = { orgId: org, realm: 'default' };
+
+    beforeAll(async () => {
+      store = await open();
+      await store.upsertNodes(scope, [
+        { label: 'Service', properties: { _key: 'payments', name: 'Payments API', tier: 1, owner: 'team-pay' } },
+        { label: 'Service', properties: { _key: 'checkout', name: 'Checkout web', tier: 2 } },
+        { label: 'Service', properties: { _key: 'ledger', name: 'Ledger', tier: 1 } },
+        { label: 'Team', properties: { _key: 'team-pay', name: 'Payments team' } },
+      ]);
+      await store.upsertRelationships(scope, [
+        { type: 'DEPENDS_ON', from_label: 'Service', from_key: 'checkout', to_label: 'Service', to_key: 'payments', properties: { critical: true } },
+        { type: 'DEPENDS_ON', from_label: 'Service', from_key: 'payments', to_label: 'Service', to_key: 'ledger' },
+        { type: 'OWNED_BY', from_label: 'Service', from_key: 'payments', to_label: 'Team', to_key: 'team-pay' },
+      ]);
+    });
+    afterAll(async () => {
+      await store.close();
+    });
+
+    it('gets a node with its properties, and null for an absent one', async () => {
+      const node = await store.getNode(scope, 'Service', 'payments');
+      expect(node).toEqual({
+        id: 'Service:payments', label: 'Service', key: 'payments',
+        properties: { _key: 'payments', name: 'Payments API', tier: 1, owner: 'team-pay' },
+      });
+      expect(await store.getNode(scope, 'Service', 'nope')).toBeNull();
+      expect(await store.getNode(scope, 'NeverSeen', 'x')).toBeNull();
+    });
+
+    it('upserts by key: given properties change, others keep their value, new ones are added', async () => {
+      const count = await store.upsertNodes(scope, [
+        { label: 'Service', properties: { _key: 'checkout', tier: 3, language: 'go' } },
+        { label: 'Service', properties: { _key: 'checkout', language: 'rust' } },
+      ]);
+      expect(count).toBe(1);
+      const node = await store.getNode(scope, 'Service', 'checkout');
+      expect(node?.properties).toEqual({ _key: 'checkout', name: 'Checkout web', tier: 3, language: 'rust' });
+    });
+
+    it('stores an integer in a float property, and refuses a string in an integer one', async () => {
+      await store.upsertNodes(scope, [{ label: 'Metric', properties: { _key: 'm1', value: 1.5 } }]);
+      await store.upsertNodes(scope, [{ label: 'Metric', properties: { _key: 'm2', value: 2 } }]);
+      expect((await store.getNode(scope, 'Metric', 'm1'))?.properties['value']).toBe(1.5);
+      expect((await store.getNode(scope, 'Metric', 'm2'))?.properties['value']).toBe(2);
+      expect(await errorCode(store.upsertNodes(scope, [{ label: 'Service', properties: { _key: 'bad', tier: 'high' } }]))).toBe('validation_error');
+      expect(await store.getNode(scope, 'Service', 'bad')).toBeNull();
+    });
+
+    it('refuses labels and property names that are not identifiers', async () => {
+      expect(await errorCode(store.upsertNodes(scope, [{ label: 'Bad Label', properties: { _key: 'x' } }]))).toBe('validation_error');
+      expect(await errorCode(store.upsertNodes(scope, [{ label: 'Ok', properties: { _key: 'x', 'a-b': 1 } }]))).toBe('validation_error');
+      expect(await errorCode(store.upsertRelationships(scope, [
+        { type: 'X`) DETACH DELETE n //', from_label: 'Service', from_key: 'a', to_label: 'Service', to_key: 'b' },
+      ]))).toBe('validation_error');
+    });
+
+    it('creates missing end nodes with only their key, and upserts a relationship once per (type, from, to)', async () => {
+      await store.upsertRelationships(scope, [
+        { type: 'DEPLOYED_TO', from_label: 'Service', from_key: 'payments', to_label: 'Cluster', to_key: 'prod-eu', properties: { replicas: 2 } },
+      ]);
+      await store.upsertRelationships(scope, [
+        { type: 'DEPLOYED_TO', from_label: 'Service', from_key: 'payments', to_label: 'Cluster', to_key: 'prod-eu', properties: { replicas: 3 } },
+      ]);
+      expect((await store.getNode(scope, 'Cluster', 'prod-eu'))?.properties).toEqual({ _key: 'prod-eu' });
+      const around = await store.expand(scope, 'Cluster', 'prod-eu', { depth: 1, direction: 'in', limit: 50 });
+      expect(around?.relationships).toEqual([{ type: 'DEPLOYED_TO', from: 'Service:payments', to: 'Cluster:prod-eu', properties: { replicas: 3 } }]);
+    });
+
+    it('expands by depth, direction and type', async () => {
+      const out = await store.expand(scope, 'Service', 'checkout', { depth: 1, direction: 'out', limit: 50 });
+      expect(out?.nodes.map((node) => node.id).sort()).toEqual(['Service:checkout', 'Service:payments']);
+      const two = await store.expand(scope, 'Service', 'checkout', { depth: 2, direction: 'out', types: ['DEPENDS_ON'], limit: 50 });
+      expect(two?.nodes.map((node) => node.id).sort()).toEqual(['Service:checkout', 'Service:ledger', 'Service:payments']);
+      expect(two?.relationships).toContainEqual({ type: 'DEPENDS_ON', from: 'Service:checkout', to: 'Service:payments', properties: { critical: true } });
+      const dependents = await store.expand(scope, 'Service', 'payments', { depth: 1, direction: 'in', types: ['DEPENDS_ON'], limit: 50 });
+      expect(dependents?.nodes.map((node) => node.id).sort()).toEqual(['Service:checkout', 'Service:payments']);
+      const capped = await store.expand(scope, 'Service', 'payments', { depth: 2, direction: 'both', limit: 2 });
+      expect(capped?.nodes).toHaveLength(2);
+      expect(await store.expand(scope, 'Service', 'nope', { depth: 1, direction: 'both', limit: 5 })).toBeNull();
+    });
+
+    it('searches the string properties, best match first, with a label filter', async () => {
+      const result = await store.search(scope, { query: 'payments', limit: 10 });
+      expect(result.items[0]?.id).toMatch(/^(Service:payments|Team:team-pay)$/);
+      expect(result.items.map((item) => item.id)).toEqual(expect.arrayContaining(['Service:payments', 'Team:team-pay']));
+      expect(result.total).toBeGreaterThanOrEqual(2);
+      expect(result.items.every((item) => item.score > 0)).toBe(true);
+      const teams = await store.search(scope, { query: 'payments', limit: 10, labels: ['Team'] });
+      expect(teams.items.map((item) => item.id)).toEqual(['Team:team-pay']);
+      expect((await store.search(scope, { query: 'zzzunknownword', limit: 10 })).total).toBe(0);
+    });
+
+    it('finds properties added after the first search', async () => {
+      await store.search(scope, { query: 'ledger', limit: 5 });
+      await store.upsertNodes(scope, [{ label: 'Service', properties: { _key: 'ledger', summary: 'double-entry bookkeeping' } }]);
+      const result = await store.search(scope, { query: 'bookkeeping', limit: 5 });
+      expect(result.items.map((item) => item.id)).toEqual(['Service:ledger']);
+    });
+
+    it('counts nodes and relationships, per label on request', async () => {
+      const stats = await store.stats(scope, true);
+      expect(stats.labels?.['Service']).toBe(3);
+      expect(stats.labels?.['Team']).toBe(1);
+      expect(stats.relationship_types?.['DEPENDS_ON']).toBe(2);
+      expect(stats.node_count).toBe(Object.values(stats.labels ?? {}).reduce((sum, count) => sum + count, 0));
+      const plain = await store.stats(scope, false);
+      expect(plain.labels).toBeUndefined();
+      expect(plain.relationship_count).toBe(stats.relationship_count);
+    });
+
+    it('keeps realms and organizations apart', async () => {
+      const otherRealm: GraphScope = { orgId: org, realm: 'staging' };
+      const otherOrg: GraphScope = { orgId: `${org}x`, realm: 'default' };
+      for (const other of [otherRealm, otherOrg]) {
+        expect(await store.getNode(other, 'Service', 'payments')).toBeNull();
+        expect((await store.search(other, { query: 'payments', limit: 5 })).total).toBe(0);
+        expect((await store.stats(other, false)).node_count).toBe(0);
+      }
+      await store.upsertNodes(otherRealm, [{ label: 'Service', properties: { _key: 'payments', name: 'staging copy' } }]);
+      expect((await store.getNode(scope, 'Service', 'payments'))?.properties['name']).toBe('Payments API');
+      if (options.rawCypher) {
+        const rows = await store.cypher(otherRealm, 'MATCH (n) RETURN count(n) AS c', {}, { allowWrite: false });
+        expect(rows.rows).toEqual([{ c: 1 }]);
+      }
+    });
+
+    it('deletes a node with its relationships', async () => {
+      await store.upsertRelationships(scope, [
+        { type: 'DEPENDS_ON', from_label: 'Service', from_key: 'doomed', to_label: 'Service', to_key: 'payments' },
+        { type: 'OWNED_BY', from_label: 'Service', from_key: 'doomed', to_label: 'Team', to_key: 'team-pay' },
+      ]);
+      expect(await store.deleteNode(scope, 'Service', 'doomed')).toEqual({ relationshipsDeleted: 2 });
+      expect(await store.getNode(scope, 'Service', 'doomed')).toBeNull();
+      expect(await store.deleteNode(scope, 'Service', 'doomed')).toBeNull();
+      const around = await store.expand(scope, 'Team', 'team-pay', { depth: 1, direction: 'in', limit: 50 });
+      expect(around?.nodes.map((node) => node.id).sort()).toEqual(['Service:payments', 'Team:team-pay']);
+    });
+
+    describe.runIf(options.rawCypher)('Cypher', () => {
+      it('answers rows as JSON with parameters', async () => {
+        const result = await store.cypher(
+          scope,
+          'MATCH (a:Service)-[:DEPENDS_ON]->(b:Service {_key: $key}) RETURN a._key AS dependent, a.tier AS tier, b AS target',
+          { key: 'payments' },
+          { allowWrite: false },
+        );
+        expect(result.columns).toEqual(['dependent', 'tier', 'target']);
+        expect(result.rows).toEqual([{
+          dependent: 'checkout', tier: 3,
+          target: { id: 'Service:payments', label: 'Service', key: 'payments', properties: { _key: 'payments', name: 'Payments API', tier: 1, owner: 'team-pay' } },
+        }]);
+      });
+
+      it('refuses a write without permission, and runs it with permission', async () => {
+        const write = "MATCH (s:Service {_key: 'ledger'}) SET s.owner = 'team-ledger' RETURN s.owner AS owner";
+        expect(await errorCode(store.cypher(scope, write, {}, { allowWrite: false }))).toBe('forbidden');
+        expect((await store.getNode(scope, 'Service', 'ledger'))?.properties['owner']).toBeUndefined();
+        expect((await store.cypher(scope, write, {}, { allowWrite: true })).rows).toEqual([{ owner: 'team-ledger' }]);
+      });
+
+      it('does not take words inside strings, names or comments for clauses', async () => {
+        const result = await store.cypher(scope, "MATCH (s:Service) WHERE s.name <> 'DELETE me' // SET\nRETURN count(s) AS `create`", {}, { allowWrite: false });
+        expect(result.rows).toEqual([{ create: 3 }]);
+      });
+
+      it('answers a syntax error with the engine message, and refuses clauses that leave the realm', async () => {
+        expect(await errorCode(store.cypher(scope, 'MATCH (n RETURN n', {}, { allowWrite: true }))).toBe('cypher_syntax_error');
+        expect(await errorCode(store.cypher(scope, "LOAD FROM '/etc/passwd' (file_format='csv') RETURN *", {}, { allowWrite: true }))).toBe('validation_error');
+        expect(await errorCode(store.cypher(scope, "ATTACH '/tmp/other.kuzu' AS other (dbtype kuzu)", {}, { allowWrite: true }))).toBe('validation_error');
+        expect(await errorCode(store.cypher(scope, 'MATCH (n) RETURN n; MATCH (m) DETACH DELETE m', {}, { allowWrite: true }))).toBe('validation_error');
+        expect(await errorCode(store.cypher(scope, 'DROP TABLE Service', {}, { allowWrite: true }))).toBe('validation_error');
+        // the store still works after the failures
+        expect((await store.stats(scope, false)).node_count).toBeGreaterThan(0);
+      });
+    });
+
+    it('hands syncs a sink bound to the scope', async () => {
+      const sink = store.sinkFor(org, 'sinkrealm');
+      await sink.upsertNodes([{ label: 'Repo', properties: { _key: 'api', stars: 5 } }]);
+      await sink.upsertRelationships([{ type: 'BUILDS', from_label: 'Repo', from_key: 'api', to_label: 'Service', to_key: 'payments' }]);
+      const stats = await store.stats({ orgId: org, realm: 'sinkrealm' }, true);
+      expect(stats).toMatchObject({ node_count: 2, relationship_count: 1, labels: { Repo: 1, Service: 1 } });
+    });
+  });
+}

@@ -1,0 +1,80 @@
+/**
+ * The `graph` tools through the agent loop: the real server, the real LLM
+ * client, the fake LLM scripting the tool calls a model would make to answer
+ * "what depends on the payments service?".
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { send, startFakeLlmServer, wireOrganization, type ChatOrg } from '../runtime/chat-helpers.js';
+
+const execute = (tool: string, args: Record<string, unknown>) => ({ name: 'execute_connector_tool', arguments: { tool, arguments: args } });
+
+describe('graph tools in an agent run', () => {
+  let server: TestServer;
+  let llm: FakeLlmServer;
+  let org: ChatOrg;
+
+  beforeAll(async () => {
+    llm = await startFakeLlmServer();
+    server = await startTestServer({ LLM_API_KEY: FAKE_LLM_API_KEY });
+    org = await wireOrganization(server, llm);
+    const token = org.session.token;
+    await server.request('POST', '/graph/nodes', {
+      token,
+      body: { nodes: [{ label: 'Service', properties: { _key: 'payments', name: 'Payments API' } }, { label: 'Service', properties: { _key: 'checkout', name: 'Checkout' } }] },
+    });
+    await server.request('POST', '/graph/relationships', {
+      token,
+      body: {
+        relationships: [
+          { type: 'DEPENDS_ON', from_label: 'Service', from_key: 'checkout', to_label: 'Service', to_key: 'payments' },
+          { type: 'DEPENDS_ON', from_label: 'Service', from_key: 'invoicing', to_label: 'Service', to_key: 'payments' },
+        ],
+      },
+    });
+  });
+  afterAll(async () => {
+    await server.stop();
+    await llm.close();
+  });
+
+  const results = (events: { event: string; data: any }[]) => events.filter((event) => event.event === 'tool_result').map((event) => event.data.result);
+
+  it('finds the service, expands its dependents and answers from them', async () => {
+    llm.script([
+      { tool_calls: [{ id: 'find', name: 'search_connector_tools', arguments: { query: 'what depends on a service graph' } }] },
+      { tool_calls: [{ id: 's', ...execute('graph.search', { query: 'payments', labels: ['Service'] }) }] },
+      { tool_calls: [{ id: 'e', ...execute('graph.expand', { id: 'Service:payments', direction: 'in', types: ['DEPENDS_ON'] }) }] },
+      { tool_calls: [{ id: 'c', ...execute('graph.cypher', { query: 'MATCH (s:Service)-[:DEPENDS_ON]->(:Service {_key: $key}) RETURN s._key AS k ORDER BY k', params: { key: 'payments' } }) }] },
+      { text: 'checkout and invoicing depend on payments.' },
+    ]);
+    const stream = await send(server, org, 'what depends on the payments service?');
+    await stream.ended;
+    const [found, search, expand, cypher] = results(stream.events);
+    const catalog = found.result.tools.map((tool: { name: string; effect: string }) => `${tool.name}:${tool.effect}`);
+    expect(catalog).toEqual(expect.arrayContaining(['graph.search:read', 'graph.expand:read']));
+    expect(search.result.items.map((item: { id: string }) => item.id)).toEqual(['Service:payments']);
+    expect(expand.result.nodes.map((node: { id: string }) => node.id).sort()).toEqual(['Service:checkout', 'Service:invoicing', 'Service:payments']);
+    expect(cypher.result).toEqual({ columns: ['k'], rows: [{ k: 'checkout' }, { k: 'invoicing' }] });
+    // the model was handed the expansion as its tool message
+    const sent = llm.requests.at(-1)?.body?.['messages'] as { role: string; content: string }[];
+    expect(sent.filter((message) => message.role === 'tool').at(-1)?.content).toContain('invoicing');
+  });
+
+  it('refuses a writing query and a malformed id as tool errors the model reads', async () => {
+    llm.script([
+      { tool_calls: [
+        { id: 'w', ...execute('graph.cypher', { query: "MATCH (s:Service {_key: 'payments'}) DETACH DELETE s" }) },
+        { id: 'g', ...execute('graph.get', { id: 'payments' }) },
+        { id: 'n', ...execute('graph.get', { id: 'Service:nope' }) },
+      ] },
+      { text: 'I cannot do that.' },
+    ]);
+    const stream = await send(server, org, 'delete payments');
+    await stream.ended;
+    expect(results(stream.events).map((result) => result.error?.code)).toEqual(['forbidden', 'invalid_node_id', 'not_found']);
+    const still = await server.request('GET', '/graph/nodes/Service%3Apayments', { token: org.session.token });
+    expect(still.status).toBe(200);
+  });
+});

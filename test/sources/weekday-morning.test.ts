@@ -1,0 +1,113 @@
+/**
+ * The spec's weekday-morning composition, end to end: sources created and
+ * validated through /sources, then an agent run (fake LLM) that searches the
+ * catalog, reads stale pull requests from the code host and failed builds
+ * from the build server, and posts a summary to the chat platform; the post
+ * is a write, so it waits for a person's approval before it reaches Slack.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
+import { startFakeGithub, type FakeGithub } from '../fakes/github/server.js';
+import { startFakeJenkins, type FakeJenkins } from '../fakes/jenkins/server.js';
+import { startFakeSlack, type FakeSlack } from '../fakes/slack/server.js';
+import { GOOD_TOKEN, seedGithub } from '../connectors/github-fixtures.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { send, startFakeLlmServer, wireOrganization, type ChatOrg } from '../runtime/chat-helpers.js';
+
+const HOUR = 3_600_000;
+const execute = (tool: string, args: Record<string, unknown>) => ({ name: 'execute_connector_tool', arguments: { tool, arguments: args } });
+
+describe('weekday morning: stale PRs + failed builds -> a chat summary, with the write approved', () => {
+  let server: TestServer;
+  let llm: FakeLlmServer;
+  let github: FakeGithub;
+  let jenkins: FakeJenkins;
+  let slack: FakeSlack;
+  let org: ChatOrg;
+
+  beforeAll(async () => {
+    [llm, github, jenkins, slack] = await Promise.all([startFakeLlmServer(), startFakeGithub(), startFakeJenkins(), startFakeSlack()]);
+    seedGithub(github);
+    jenkins.users.set('ci-bot', { token: 'jenkins-token-1' });
+    const now = Date.now();
+    jenkins.jobs.push({
+      name: 'api-build',
+      kind: 'job',
+      builds: [
+        { number: 41, result: 'SUCCESS', timestamp: now - 5 * HOUR, duration: 60_000, causes: [{ kind: 'timer' }], console: 'ok' },
+        { number: 42, result: 'FAILURE', timestamp: now - 2 * HOUR, duration: 90_000, causes: [{ kind: 'scm' }], console: 'npm test\n1 failing' },
+      ],
+    });
+    slack.addChannel({ id: 'C0ENG0001', name: 'eng', bot_member: true });
+    const dir = mkdtempSync(join(tmpdir(), 'weekday-plugins-'));
+    writeFileSync(join(dir, 'plugins.json'), JSON.stringify({ plugins: [fileURLToPath(new URL('./fixtures/jenkins-plugin.ts', import.meta.url))] }));
+    server = await startTestServer({ LLM_API_KEY: FAKE_LLM_API_KEY, PLUGINS_FILE: join(dir, 'plugins.json') });
+    org = await wireOrganization(server, llm, { approvalWrite: 'ask' });
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+    await Promise.all([llm?.close(), github?.stop(), jenkins?.stop(), slack?.close()]);
+  });
+
+  it('runs the composition through the real API', async () => {
+    const token = org.session.token;
+    const sources: Record<string, string> = {};
+    for (const [name, connector, config] of [
+      ['Code host', 'github', { auth: { kind: 'pat', token: GOOD_TOKEN }, orgs: ['acme'], base_url: github.url }],
+      ['Build server', 'jenkins', { url: jenkins.url, username: 'ci-bot', api_token: 'jenkins-token-1' }],
+      ['Team chat', 'slack', { bot_token: slack.bot.token, base_url: slack.apiUrl }],
+    ] as const) {
+      const created = await server.request('POST', '/sources', { token, body: { name, connector, config } });
+      expect(created.status, created.text).toBe(201);
+      const tested = await server.request('GET', `/sources/${created.body.id}/test`, { token });
+      expect(tested.status, tested.text).toBe(200);
+      expect(tested.body.source.status).toBe('synced');
+      sources[connector] = created.body.id;
+    }
+
+    llm.script([
+      { tool_calls: [{ id: 's1', name: 'search_connector_tools', arguments: { query: 'stale pull requests failed builds post message' } }] },
+      {
+        tool_calls: [
+          { id: 'r1', ...execute('github.list_pull_requests', { repo: 'acme/api', stale_days: 14 }) },
+          { id: 'r2', ...execute('jenkins.list_builds', { job: 'api-build', only_failed: true }) },
+        ],
+      },
+      { tool_calls: [{ id: 'w1', ...execute('slack.post_message', { channel: 'C0ENG0001', text: 'Morning: 2 stale PRs (#7, #9); api-build #42 failed.' }) }] },
+      { text: 'Posted the morning summary to #eng.' },
+    ]);
+    const stream = await send(server, org, 'Collect stale PRs and failed builds, then post a summary to #eng.');
+    expect(stream.status).toBe(200);
+
+    const approval = await stream.waitFor((event) => event.event === 'approval_required');
+    expect(approval.data).toMatchObject({ tool: 'slack.post_message', args: { channel: 'C0ENG0001' } });
+    // nothing reached Slack before a person said yes
+    expect(slack.messages('C0ENG0001')).toEqual([]);
+
+    const searched = stream.events.find((event) => event.event === 'tool_result' && event.data.tool_call_id === 's1');
+    const found = searched?.data.result.result.tools.map((tool: { name: string }) => tool.name);
+    expect(found).toEqual(expect.arrayContaining(['github.list_pull_requests', 'jenkins.list_builds', 'slack.post_message']));
+    const pulls = stream.events.find((event) => event.event === 'tool_result' && event.data.tool_call_id === 'r1')?.data.result.result;
+    expect(JSON.stringify(pulls)).toContain('forgotten refactor');
+    expect(JSON.stringify(pulls)).not.toContain('fresh change');
+    const builds = stream.events.find((event) => event.event === 'tool_result' && event.data.tool_call_id === 'r2')?.data.result.result;
+    expect(builds.items.map((build: { number: number }) => build.number)).toEqual([42]);
+
+    const answered = await server.request('POST', `/chat/conversations/${org.conversationId}/approvals/${approval.data.approval_id}`, { token, body: { approved: true } });
+    expect(answered.status, answered.text).toBeLessThan(300);
+    const end = await stream.waitFor((event) => event.event === 'message_end');
+    expect(end.data.finish_reason).toBe('end_turn');
+    await stream.ended;
+
+    const posted = slack.messages('C0ENG0001');
+    expect(posted.map((message) => message.text)).toEqual(['Morning: 2 stale PRs (#7, #9); api-build #42 failed.']);
+    const postResult = stream.events.find((event) => event.event === 'tool_result' && event.data.tool_call_id === 'w1')?.data.result;
+    expect(postResult.result).toMatchObject({ channel: 'C0ENG0001' });
+    expect(stream.events.filter((event) => event.event === 'content_delta').map((event) => event.data.delta).join('')).toBe('Posted the morning summary to #eng.');
+  });
+});

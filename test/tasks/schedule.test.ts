@@ -1,0 +1,139 @@
+/**
+ * Schedule triggers on an injected clock (XState's SimulatedClock under the
+ * runtime supervisor): no sleeping for cron, and a restart of the same data
+ * dir to show that schedules resume without firing an occurrence twice.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signHmac } from '../../runtime/crypto.js';
+import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
+import type { Session, TestServer } from '../helpers/server.js';
+import { startFakeLlmServer, wireOrganization } from '../runtime/chat-helpers.js';
+import { createTask, eventually, hookPath, runReaches, runsOf, simulatedClock, startClockedServer } from './helpers.js';
+
+describe('schedule triggers', () => {
+  let llm: FakeLlmServer;
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-schedule-'));
+  const jwtSecret = randomBytes(32).toString('hex');
+  const env = { LLM_API_KEY: FAKE_LLM_API_KEY, WEBHOOK_RETENTION_DAYS: '1' };
+
+  beforeAll(async () => {
+    llm = await startFakeLlmServer();
+  });
+  afterAll(async () => {
+    await llm.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('fires on the cron occurrence (UTC), once per occurrence, skips missed ones, and resumes after a restart without a double fire', async () => {
+    const clock = simulatedClock('2026-03-02T08:58:30.000Z');
+    let server: TestServer = await startClockedServer(clock, env, { dataDir, jwtSecret });
+    let owner: Session;
+    let taskId: string;
+    try {
+      owner = (await wireOrganization(server, llm)).session;
+      const task = await createTask(server, owner, {
+        name: 'every minute',
+        trigger: { kind: 'schedule', cron: '* * * * *' },
+        input_template: { instruction: 'Scheduled at {{trigger.body.scheduled_at}}' },
+      });
+      taskId = task.id;
+      const view = await server.request('GET', `/tasks/${taskId}`, { token: owner.token });
+      expect(view.body.runtime.next_fire_at).toBe('2026-03-02T08:59:00.000Z');
+      expect(await runsOf(server, owner, taskId)).toHaveLength(0);
+
+      llm.script([{ text: 'one' }]);
+      clock.increment(30_000); // 08:59:00
+      const [first] = await eventually(async () => {
+        const runs = await runsOf(server, owner, taskId);
+        return runs.length === 1 ? runs : undefined;
+      }, 'the first scheduled run');
+      expect(first.origin).toBe('schedule');
+      expect(first.input.instruction).toBe('Scheduled at 2026-03-02T08:59:00.000Z');
+      await runReaches(server, owner, taskId, first.id, 'succeeded');
+      const fired = await server.request('GET', `/tasks/${taskId}`, { token: owner.token });
+      expect(fired.body.last_fired_at).toBe('2026-03-02T08:59:00.000Z');
+      expect(fired.body.runtime.next_fire_at).toBe('2026-03-02T09:00:00.000Z');
+
+      // 30 s later: not yet
+      clock.increment(30_000);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(await runsOf(server, owner, taskId)).toHaveLength(1);
+    } finally {
+      await server.stop();
+    }
+
+    // the process comes back with its clock behind the last fire (another host, a skewed clock): 08:59:00 must not fire again
+    const behind = simulatedClock('2026-03-02T08:58:50.000Z');
+    server = await startClockedServer(behind, env, { dataDir, jwtSecret });
+    try {
+      const view = await server.request('GET', `/tasks/${taskId}`, { token: owner.token });
+      expect(view.body.runtime).toMatchObject({ state: 'scheduled', next_fire_at: '2026-03-02T09:00:00.000Z' });
+      behind.increment(15_000); // 08:59:05
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(await runsOf(server, owner, taskId)).toHaveLength(1);
+    } finally {
+      await server.stop();
+    }
+
+    // down for an hour: the missed occurrences are skipped, the next one fires once
+    const later = simulatedClock('2026-03-02T10:00:30.000Z');
+    server = await startClockedServer(later, env, { dataDir, jwtSecret });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(await runsOf(server, owner, taskId)).toHaveLength(1);
+      llm.script([{ text: 'two' }]);
+      later.increment(30_000); // 10:01:00
+      const runs = await eventually(async () => {
+        const all = await runsOf(server, owner, taskId);
+        return all.length === 2 ? all : undefined;
+      }, 'the resumed scheduled run');
+      expect(runs[1].input.instruction).toBe('Scheduled at 2026-03-02T10:01:00.000Z');
+      await runReaches(server, owner, taskId, runs[1].id, 'succeeded');
+
+      // disabled: the timer is gone
+      await server.request('PATCH', `/tasks/${taskId}`, { token: owner.token, body: { enabled: false } });
+      later.increment(120_000);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(await runsOf(server, owner, taskId)).toHaveLength(2);
+
+      // a cron change re-plans the next occurrence
+      await server.request('PATCH', `/tasks/${taskId}`, { token: owner.token, body: { enabled: true, trigger: { kind: 'schedule', cron: '30 12 * * *' } } });
+      const replanned = await server.request('GET', `/tasks/${taskId}`, { token: owner.token });
+      expect(replanned.body.runtime.next_fire_at).toBe('2026-03-02T12:30:00.000Z');
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('sweeps deliveries older than WEBHOOK_RETENTION_DAYS', async () => {
+    const clock = simulatedClock('2026-04-01T00:00:00.000Z');
+    const server = await startClockedServer(clock, { WEBHOOK_RETENTION_DAYS: '1' });
+    try {
+      const owner = await server.register();
+      // no LLM configured: the run fails at once (llm_unconfigured), the delivery is what matters here
+      const task = await createTask(server, owner, { name: 'retained', trigger: { kind: 'webhook' }, input: { instruction: 'x' } });
+      const body = '{"n":1}';
+      const hit = await server.request('POST', hookPath(task.trigger.url), {
+        body,
+        headers: { 'content-type': 'application/json', 'x-service-signature': signHmac(task.trigger.secret, Buffer.from(body)) },
+      });
+      expect(hit.status).toBe(202);
+      const failed = await runReaches(server, owner, task.id, hit.body.run_id, 'failed');
+      expect(failed.reason).toBe('llm_unconfigured');
+      clock.increment(12 * 3_600_000);
+      expect((await server.request('GET', `/tasks/${task.id}/deliveries`, { token: owner.token })).body.total).toBe(1);
+      clock.increment(13 * 3_600_000);
+      await eventually(async () => {
+        const deliveries = await server.request('GET', `/tasks/${task.id}/deliveries`, { token: owner.token });
+        return deliveries.body.total === 0 ? true : undefined;
+      }, 'the sweep');
+      expect((await server.request('GET', `/hooks/deliveries/${hit.body.delivery_id}`, { token: owner.token })).status).toBe(404);
+    } finally {
+      await server.stop();
+    }
+  });
+});
