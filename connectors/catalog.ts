@@ -225,6 +225,16 @@ async function invoke(entry: Entry, args: Record<string, unknown>, config: Recor
   return { result: normalized.value };
 }
 
+/** The static tools a source exposes (`visibleTools` of its plugin), or null for all; a hook that throws hides none. */
+function visibleToolNames(plugin: LoadedPlugin, source: CatalogSource): ReadonlySet<string> | null {
+  if (!plugin.plugin.visibleTools) return null;
+  try {
+    return new Set(plugin.plugin.visibleTools(source.config));
+  } catch {
+    return null;
+  }
+}
+
 /** Builds the catalog of one run. Cheap: plugin-level work (schemas, tokens) is done once at load. */
 export function createCatalog(registry: PluginRegistry, options: CatalogOptions = {}): ToolCatalog {
   const interceptors = options.interceptors ?? [];
@@ -236,7 +246,10 @@ export function createCatalog(registry: PluginRegistry, options: CatalogOptions 
     }
     for (const source of options.sources ?? []) {
       if (source.kind !== plugin.kind) continue;
-      for (const tool of source.tools ?? plugin.tools) entries.push(entryOf(plugin, tool, source));
+      const visible = source.tools === undefined ? visibleToolNames(plugin, source) : null;
+      for (const tool of source.tools ?? plugin.tools) {
+        if (visible === null || visible.has(tool.tool.name)) entries.push(entryOf(plugin, tool, source));
+      }
     }
   }
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : (a.sourceId ?? '') < (b.sourceId ?? '') ? -1 : 1));

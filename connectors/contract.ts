@@ -101,6 +101,12 @@ export interface ConnectorPlugin {
    * replace `tools` for the source; `tools` may then be empty.
    */
   listTools?(config: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<readonly ConnectorTool[]>;
+  /**
+   * Which of the static `tools` one source exposes, by name, read from its
+   * config (e.g. the media connector's `enabled_tools`). Default: all of them.
+   * The others are not in that source's catalog at all.
+   */
+  visibleTools?(config: Readonly<Record<string, unknown>>): readonly string[];
 }
 
 /** A node written by a sync: `properties._key` is unique within the label (node id `Label:key`). */

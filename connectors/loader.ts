@@ -153,6 +153,7 @@ export function checkPlugin(candidate: unknown, origin: string): LoadedPlugin {
   if (candidate['sourceless'] !== undefined && typeof candidate['sourceless'] !== 'boolean') problems.push('sourceless must be a boolean');
   if (candidate['sync'] !== undefined && typeof candidate['sync'] !== 'function') problems.push('sync must be a function');
   if (candidate['listTools'] !== undefined && typeof candidate['listTools'] !== 'function') problems.push('listTools must be a function');
+  if (candidate['visibleTools'] !== undefined && typeof candidate['visibleTools'] !== 'function') problems.push('visibleTools must be a function');
   if (candidate['listTools'] !== undefined && candidate['sourceless'] === true) problems.push('listTools needs a source: a sourceless plugin cannot have it');
   const config = compileProblem('configSchema', candidate['configSchema']);
   if (config.problem) problems.push(config.problem);

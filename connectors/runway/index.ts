@@ -2,9 +2,11 @@
  * The built-in `runway` connector (media generation) over the official
  * `@runwayml/sdk`: text to video, image to video, text to image as
  * asynchronous jobs, and a status tool to poll them. No sync: live calls only.
+ * `enabled_tools` limits the tools a source shows (`visibleTools`); a direct call of a hidden one
+ * still answers `tool_disabled`.
  */
 import type { ConnectorPlugin } from '../contract.js';
-import { DEFAULT_DURATION, DEFAULT_RATIO, MEDIA_KINDS, RATIOS } from './settings.js';
+import { DEFAULT_DURATION, DEFAULT_RATIO, MEDIA_KINDS, RATIOS, settingsOf } from './settings.js';
 import { imageToVideoTool } from './tools/image-to-video.js';
 import { jobStatusTool } from './tools/job-status.js';
 import { textToImageTool } from './tools/text-to-image.js';
@@ -39,5 +41,14 @@ export function createRunwayPlugin(): ConnectorPlugin {
     },
     validate: validateRunway,
     tools: [textToVideoTool, imageToVideoTool, textToImageTool, jobStatusTool],
+    // `enabled_tools` hides the generation tools of the other kinds from the source's catalog; polling always stays
+    visibleTools: (config) => {
+      const { enabled } = settingsOf(config);
+      return [
+        ...(enabled.includes('video') ? [textToVideoTool.name, imageToVideoTool.name] : []),
+        ...(enabled.includes('image') ? [textToImageTool.name] : []),
+        jobStatusTool.name,
+      ];
+    },
   };
 }

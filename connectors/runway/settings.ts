@@ -40,7 +40,7 @@ export function settingsOf(config: Readonly<Record<string, unknown>>): RunwaySet
   };
 }
 
-/** a disabled kind answers a clear error (the catalog lists every tool of a kind; see the K2 report) */
+/** a disabled kind answers a clear error (the catalog already hides its tools: this guards direct calls) */
 export function requireEnabled(settings: RunwaySettings, kind: MediaKind): void {
   if (!settings.enabled.includes(kind)) {
     throw new ToolError('tool_disabled', `${kind} generation is disabled for this source (enabled_tools: ${settings.enabled.join(', ') || 'none'})`, {

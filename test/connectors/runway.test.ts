@@ -108,10 +108,16 @@ describe('runway tools', () => {
     expect(lastCreate()).toMatchObject({ path: '/v1/text_to_image', body: { model: 'gen4_image', promptText: 'a red bicycle', ratio: '1024:1024' } });
   });
 
-  it('offers only the enabled kinds: a disabled one answers tool_disabled', async () => {
+  it('offers only the enabled kinds: the catalog hides the others, and a direct call of one answers tool_disabled', async () => {
     const imagesOnly = { ...config, enabled_tools: ['image'] };
-    expect(await run('media_text_to_video', { prompt: 'x' }, imagesOnly)).toMatchObject({ error: { code: 'tool_disabled', details: { enabled_tools: ['image'] } } });
-    expect(await run('media_image_to_video', { image_url: image }, imagesOnly)).toMatchObject({ error: { code: 'tool_disabled' } });
+    const catalog = createCatalog(registry, { sources: [{ id: 'src_media', kind: 'runway', name: 'Runway', config: imagesOnly }] });
+    const names = catalog.entries().filter((entry) => entry.connector === 'runway').map((entry) => entry.name);
+    expect(names).toEqual(['runway.media_job_status', 'runway.media_text_to_image']);
+    expect(catalog.resolve('runway.media_text_to_video', { prompt: 'x' })).toMatchObject({ ok: false, error: { code: 'unknown_tool' } });
+    const all = createCatalog(registry, { sources: [{ id: 'src_media', kind: 'runway', name: 'Runway', config }] });
+    expect(all.entries().filter((entry) => entry.connector === 'runway')).toHaveLength(4);
+    const direct = plugin.tools.find((tool) => tool.name === 'media_text_to_video');
+    await expect(direct?.run({ prompt: 'x' }, { orgId: 'org_x', sourceId: 'src_media', config: imagesOnly, signal: new AbortController().signal })).rejects.toMatchObject({ code: 'tool_disabled' });
     expect(await run('media_text_to_image', { prompt: 'x' }, imagesOnly)).toMatchObject({ result: { kind: 'image' } });
   });
 
