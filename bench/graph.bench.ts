@@ -11,10 +11,10 @@
  * ratio_vs_bulk, search_p50_ms, two_hop_p50_ms and the server's peak RSS.
  */
 import kuzu from 'kuzu';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { printSummary, QUICK, startChild, stop } from './lib.js';
+import { peakRssMb, printSummary, QUICK, serviceUrlOf, startChild, stop } from './lib.js';
 
 const argument = (name: string): string | undefined => {
   const index = process.argv.indexOf(name);
@@ -42,11 +42,6 @@ const percentile = (values: readonly number[], p: number): number => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 };
-
-function peakRssMb(pid: number): number {
-  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match ? Math.round(Number(match[1]) / 1024) : NaN;
-}
 
 async function call(url: string, token: string, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
   const response = await fetch(`${url}${path}`, {
@@ -139,15 +134,7 @@ async function run(): Promise<void> {
     console.log(`machine: ${cpus().length} cores, load average ${loadavg().map((value) => value.toFixed(2)).join(' ')}`);
     const server = await startChild(['--import', 'tsx', 'main.ts'], {
       DATA_DIR: join(dir, 'data'), PORT: '0', LOG_LEVEL: 'info', JWT_SECRET: 'bench-secret-0123456789abcdef0123456789',
-    }, (line) => {
-      try {
-        const entry = JSON.parse(line) as { url?: string; msg?: string; level?: number };
-        if ((entry.level ?? 0) >= 40) console.error(`  server: ${line}`);
-        return entry.url && entry.msg?.startsWith('listening') ? entry.url : null;
-      } catch {
-        return null;
-      }
-    });
+    }, serviceUrlOf({ echoWarnings: true }));
     let http: Awaited<ReturnType<typeof overHttp>>;
     let rssMb: number;
     try {

@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GENERATOR, load, median, PINNED, printSummary, QUICK, ROOT, startChild, stop, type LoadResult } from './lib.js';
+import { GENERATOR, load, median, PINNED, printSummary, QUICK, ROOT, serviceUrlOf, startChild, stop, type LoadResult } from './lib.js';
 
 /** alternating rounds, median reported: a shared 2-core machine drifts during a run */
 const rounds = QUICK ? 3 : 5;
@@ -21,14 +21,7 @@ async function run(): Promise<void> {
   // measure what `npm start` runs: the compiled server
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-http-'));
-  const ours = await startChild(['dist/main.js'], { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info', JWT_SECRET: 'bench-secret-0123456789abcdef0123456789' }, (line) => {
-    try {
-      const entry = JSON.parse(line) as { url?: string; msg?: string };
-      return entry.url && entry.msg?.startsWith('listening') ? entry.url : null;
-    } catch {
-      return null;
-    }
-  }, { pinToCore1: true });
+  const ours = await startChild(['dist/main.js'], { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info', JWT_SECRET: 'bench-secret-0123456789abcdef0123456789' }, serviceUrlOf(), { pinToCore1: true });
   const baseline = await startChild(['--import', 'tsx', 'bench/node-http-hello.ts'], {}, (line) => (line.startsWith('listening ') ? line.slice(10) : null), {
     pinToCore1: true,
   });

@@ -16,7 +16,7 @@ import { open } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeDataset } from './ingest-dataset.js';
-import { printSummary, QUICK, startChild, stop } from './lib.js';
+import { peakRssMb, printSummary, QUICK, serviceUrlOf, startChild, stop } from './lib.js';
 
 const argument = (name: string): string | undefined => {
   const index = process.argv.indexOf(name);
@@ -30,12 +30,6 @@ const CONCURRENCY = 4;
 function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
   return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-/** Peak resident set size of a process, from the kernel's high-water mark. */
-function peakRssMb(pid: number): number {
-  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match ? Math.round(Number(match[1]) / 1024) : NaN;
 }
 
 const percentile = (sorted: readonly number[], p: number): number =>
@@ -148,16 +142,7 @@ async function run(): Promise<void> {
 
     const server = await startChild(['--import', 'tsx', 'main.ts'], {
       DATA_DIR: join(dir, 'data'), PORT: '0', LOG_LEVEL: 'info', JWT_SECRET: 'bench-secret-0123456789abcdef0123456789',
-    }, (line) => {
-      try {
-        const entry = JSON.parse(line) as { url?: string; msg?: string; level?: number };
-        // the server's warnings and errors are part of the result
-        if ((entry.level ?? 0) >= 40) console.error(`  server: ${line}`);
-        return entry.url && entry.msg?.startsWith('listening') ? entry.url : null;
-      } catch {
-        return null;
-      }
-    });
+    }, serviceUrlOf({ echoWarnings: true }));
     let http: Awaited<ReturnType<typeof postOverHttp>>;
     let rssMb: number;
     try {

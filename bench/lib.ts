@@ -1,6 +1,7 @@
 /** Shared bench plumbing: argument parsing, child servers, load generation, the final JSON line. */
 import autocannon from 'autocannon';
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
@@ -110,4 +111,26 @@ export function stop(child: ChildProcess): Promise<void> {
 /** The last line every bench prints: one JSON object with its figures. */
 export function printSummary(summary: Record<string, unknown>): void {
   process.stdout.write(JSON.stringify(summary) + '\n');
+}
+
+/**
+ * The `ready` reader for `startChild` of the service: the URL from its `listening` log line.
+ * With `echoWarnings`, the service's warnings and errors are printed (they are part of the result).
+ */
+export function serviceUrlOf(options: { readonly echoWarnings?: boolean } = {}): (line: string) => string | null {
+  return (line) => {
+    try {
+      const entry = JSON.parse(line) as { url?: string; msg?: string; level?: number };
+      if (options.echoWarnings && (entry.level ?? 0) >= 40) console.error(`  server: ${line}`);
+      return entry.url && entry.msg?.startsWith('listening') ? entry.url : null;
+    } catch {
+      return null;
+    }
+  };
+}
+
+/** Peak resident set size of a process, from the kernel's high-water mark. */
+export function peakRssMb(pid: number): number {
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Math.round(Number(match[1]) / 1024) : NaN;
 }

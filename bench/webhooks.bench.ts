@@ -22,7 +22,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { signHmac } from '../runtime/crypto.js';
-import { printSummary, QUICK, startChild, stop } from './lib.js';
+import { printSummary, QUICK, serviceUrlOf, startChild, stop } from './lib.js';
 
 const rounds = QUICK ? 2 : 4;
 const seconds = QUICK ? 5 : 10;
@@ -76,14 +76,7 @@ async function run(): Promise<void> {
   const server = await startChild(
     ['--import', 'tsx', 'main.ts'],
     { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info', JWT_SECRET: 'bench-secret-0123456789abcdef0123456789', LLM_API_KEY: 'bench-key', SHUTDOWN_GRACE_SECS: '1' },
-    (line) => {
-      try {
-        const entry = JSON.parse(line) as { url?: string; msg?: string };
-        return entry.url && entry.msg?.startsWith('listening') ? entry.url : null;
-      } catch {
-        return null;
-      }
-    },
+    serviceUrlOf(),
   ).catch(async (error: unknown) => {
     silentLlm.close();
     throw error;

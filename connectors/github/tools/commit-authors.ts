@@ -1,6 +1,6 @@
 /** github.commit_authors: who committed to a repository in a time window, and how much. */
 import type { ConnectorTool } from '../../contract.js';
-import { collect, DATE_ARG, limitArg, REPO_ARG, repoOf, withGithub } from './shared.js';
+import { collect, commitPages, DATE_ARG, limitArg, REPO_ARG, repoOf, withGithub } from './shared.js';
 
 interface AuthorTally {
   login: string | null;
@@ -31,17 +31,7 @@ export const commitAuthorsTool: ConnectorTool = {
   run: (args, ctx) =>
     withGithub(ctx, async (octokit, config) => {
       const { owner, repo } = repoOf(args, config);
-      const optional = (name: string): Record<string, string> => (typeof args[name] === 'string' ? { [name]: args[name] } : {});
-      const pages = octokit.paginate.iterator(octokit.rest.repos.listCommits, {
-        owner,
-        repo,
-        ...(typeof args['branch'] === 'string' ? { sha: args['branch'] } : {}),
-        ...optional('since'),
-        ...optional('until'),
-        ...optional('path'),
-        per_page: 100,
-        request: { signal: ctx.signal },
-      });
+      const pages = commitPages(octokit, owner, repo, args, ctx.signal);
       const { items, truncated } = await collect(pages, args['max_commits'] as number);
       const tallies = new Map<string, AuthorTally>();
       for (const commit of items) {

@@ -1,6 +1,6 @@
 /** github.list_commits: recent commits of a repository branch. */
 import type { ConnectorTool } from '../../contract.js';
-import { collect, DATE_ARG, limitArg, REPO_ARG, repoOf, withGithub } from './shared.js';
+import { collect, commitPages, DATE_ARG, limitArg, REPO_ARG, repoOf, withGithub } from './shared.js';
 
 export const listCommitsTool: ConnectorTool = {
   name: 'list_commits',
@@ -25,18 +25,7 @@ export const listCommitsTool: ConnectorTool = {
   run: (args, ctx) =>
     withGithub(ctx, async (octokit, config) => {
       const { owner, repo } = repoOf(args, config);
-      const optional = (name: string): Record<string, string> => (typeof args[name] === 'string' ? { [name]: args[name] } : {});
-      const pages = octokit.paginate.iterator(octokit.rest.repos.listCommits, {
-        owner,
-        repo,
-        ...(typeof args['branch'] === 'string' ? { sha: args['branch'] } : {}),
-        ...optional('since'),
-        ...optional('until'),
-        ...optional('author'),
-        ...optional('path'),
-        per_page: 100,
-        request: { signal: ctx.signal },
-      });
+      const pages = commitPages(octokit, owner, repo, args, ctx.signal);
       const { items, truncated } = await collect(pages, args['limit'] as number);
       return {
         repo: `${owner}/${repo}`,

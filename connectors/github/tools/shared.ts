@@ -65,3 +65,22 @@ export const DAY_MS = 86_400_000;
 
 /** ISO date-time arguments (`since`, `until`). */
 export const DATE_ARG = (what: string): JsonSchema => ({ type: 'string', format: 'date-time', description: what });
+
+/**
+ * Pages of `GET /repos/{owner}/{repo}/commits` filtered by the tool arguments both commit tools
+ * take (`branch` as `sha`, `since`, `until`, `path`, and `author` when the tool offers it).
+ */
+export function commitPages(octokit: Octokit, owner: string, repo: string, args: Record<string, unknown>, signal: AbortSignal) {
+  const optional = (name: string): Record<string, string> => (typeof args[name] === 'string' ? { [name]: args[name] } : {});
+  return octokit.paginate.iterator(octokit.rest.repos.listCommits, {
+    owner,
+    repo,
+    ...(typeof args['branch'] === 'string' ? { sha: args['branch'] } : {}),
+    ...optional('since'),
+    ...optional('until'),
+    ...optional('author'),
+    ...optional('path'),
+    per_page: 100,
+    request: { signal },
+  });
+}
