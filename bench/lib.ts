@@ -1,7 +1,10 @@
 /** Shared bench plumbing: argument parsing, child servers, load generation, the final JSON line. */
 import autocannon from 'autocannon';
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { promisify } from 'node:util';
+import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
@@ -30,6 +33,10 @@ export interface LoadOptions {
   readonly seconds: number;
   readonly connections: number;
   readonly headers?: Record<string, string>;
+  /** a POST of this body on every request (default: GET) */
+  readonly body?: string;
+  /** appends the body of every 2xx response to this file, one per line (what the server acknowledged) */
+  readonly recordTo?: string;
 }
 
 /** wrk (C, one thread) when installed: it needs far less CPU per request than a Node load generator. */
@@ -38,11 +45,36 @@ export const GENERATOR: 'wrk' | 'autocannon' = spawnSync('wrk', ['--version']).e
 const toMs = (value: string, unit: string): number =>
   Number(value) * (unit === 'us' ? 0.001 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 1);
 
-function wrk(url: string, options: LoadOptions): LoadResult {
+/** wrk's Lua hooks for a POST body and for recording 2xx bodies (files, so no value is quoted into Lua code) */
+function wrkScript(options: LoadOptions): string | null {
+  if (options.body === undefined && options.recordTo === undefined) return null;
+  const dir = mkdtempSync(join(tmpdir(), 'bench-wrk-'));
+  const lines: string[] = [];
+  if (options.body !== undefined) {
+    writeFileSync(join(dir, 'body'), options.body);
+    lines.push('wrk.method = "POST"', `local input = assert(io.open(${JSON.stringify(join(dir, 'body'))}, "rb"))`, 'wrk.body = input:read("*a")', 'input:close()');
+  }
+  if (options.recordTo !== undefined) {
+    lines.push(
+      `local out = assert(io.open(${JSON.stringify(options.recordTo)}, "ab"))`,
+      'response = function(status, headers, body)',
+      '  if status >= 200 and status < 300 then out:write(body, "\\n") end',
+      'end',
+    );
+  }
+  const script = join(dir, 'load.lua');
+  writeFileSync(script, lines.join('\n') + '\n');
+  return script;
+}
+
+/** asynchronous, so this process's own timers and sockets (keep-alive pools) stay serviced during a round */
+async function wrk(url: string, options: LoadOptions): Promise<LoadResult> {
   const args = ['-t1', `-c${options.connections}`, `-d${options.seconds}s`, '--latency'];
   for (const [key, value] of Object.entries(options.headers ?? {})) args.push('-H', `${key}: ${value}`);
+  const script = wrkScript(options);
+  if (script !== null) args.push('-s', script);
   const [command, commandArgs] = pinned(0, 'wrk', [...args, url]);
-  const out = execFileSync(command, commandArgs, { encoding: 'utf8' });
+  const { stdout: out } = await promisify(execFile)(command, commandArgs, { encoding: 'utf8' });
   const latency = (percentile: string): number => {
     const match = new RegExp(`\\s${percentile}%\\s+([\\d.]+)(us|ms|s|m)`).exec(out);
     return match ? Number(toMs(match[1] ?? '0', match[2] ?? 'ms').toFixed(3)) : NaN;
@@ -59,12 +91,18 @@ function wrk(url: string, options: LoadOptions): LoadResult {
 /** Drives `url` from outside the server process: wrk when installed, else autocannon. */
 export async function load(url: string, options: LoadOptions): Promise<LoadResult> {
   if (GENERATOR === 'wrk') return wrk(url, options);
+  const acknowledged: string[] = [];
   const result = await autocannon({
     url,
     connections: options.connections,
     duration: options.seconds,
     headers: options.headers ?? {},
+    ...(options.body === undefined ? {} : { method: 'POST' as const, body: options.body }),
+    ...(options.recordTo === undefined
+      ? {}
+      : { requests: [{ onResponse: (status: number, body: string) => void (status >= 200 && status < 300 && acknowledged.push(body)) }] }),
   });
+  if (options.recordTo !== undefined) appendFileSync(options.recordTo, acknowledged.map((body) => body + '\n').join(''));
   return {
     rps: Math.round(result.requests.average),
     p50_ms: result.latency.p50,

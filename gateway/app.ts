@@ -106,7 +106,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     });
     // outbound deliveries a previous process left queued or in flight carry on
     await webhookDispatcher.resume();
-    const server = await listen(pipeline, config.host, config.port);
+    const server = await listen(pipeline, config.host, config.port, () => store.committed());
     let stopping: Promise<void> | null = null;
     return {
       url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}/api/v1`,

@@ -2,7 +2,10 @@
  * The thin uWebSockets.js adapter: copies the request out of uWS's
  * stack-allocated objects, reads the body as raw bytes under the route's size
  * limit (413 as soon as the limit is crossed, without buffering the excess),
- * hands it to the routing core and writes the response corked.
+ * hands it to the routing core and writes the response corked, once the
+ * metadata store has committed what the handler wrote (`committed`: writes of
+ * one event-loop turn share one commit, and no client hears of a write before
+ * it is durable).
  */
 import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
@@ -35,7 +38,10 @@ const statusLine = (status: number): string => {
   return line;
 };
 
-export async function listen(pipeline: Pipeline, host: string, port: number): Promise<ListeningServer> {
+/** what the adapter waits for before it answers: null when nothing written is still uncommitted */
+export type CommitBarrier = () => Promise<void> | null;
+
+export async function listen(pipeline: Pipeline, host: string, port: number, committed: CommitBarrier): Promise<ListeningServer> {
   const app = uws.App();
   let inFlight = 0;
   let draining = false;
@@ -132,9 +138,19 @@ export async function listen(pipeline: Pipeline, host: string, port: number): Pr
         new ServiceError('payload_too_large', `request body is over the ${limit}-byte limit of this route`, { limit_bytes: limit }),
       );
 
+    /** answers once what the handler wrote (or read uncommitted) is durable; a failed commit turns it into a 503 */
+    const sendCommitted = (response: HttpResponse): void => {
+      const pending = committed();
+      if (pending === null) return send(response);
+      pending.then(
+        () => send(response),
+        () => send(errorResponse(new ServiceError('service_unavailable', 'the metadata store could not commit this request; retry it')))
+      );
+    };
+
     const dispatch = (body: Buffer): void => {
       const request: HttpRequest = { method, path, query, headers, body, requestId };
-      pipeline.handle(match, request).then(send, () => {
+      pipeline.handle(match, request).then(sendCommitted, () => {
         // handle() never rejects; this guards the process if that ever changes
         send(errorResponse(new ServiceError('internal_error', 'internal error')));
       });

@@ -235,6 +235,11 @@ export class MongoMetadataStore implements MetadataStore {
     };
   }
 
+  /** every write is acknowledged by the server only once it is applied */
+  committed(): null {
+    return null;
+  }
+
   async ping(): Promise<void> {
     await this.db.command({ ping: 1 });
   }

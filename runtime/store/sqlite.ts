@@ -4,6 +4,15 @@
  * Each collection is a table `(rowid, id, org_id, data JSON)`; unique sets and
  * indexes are expression indexes on `json_extract`, text search is an FTS5
  * table kept in step inside the same transaction.
+ *
+ * Group commit: the writes of one event-loop turn share one transaction
+ * (`GroupCommit`), committed at the end of the turn. A write's own promise
+ * settles at once (code inside the process sees its effects in order, as
+ * with one transaction per write); what leaves the process waits for
+ * `committed()`: the HTTP edge holds every response until the turn's
+ * transaction is committed, so an acknowledged write survives `kill -9`
+ * while a burst of writes (webhook intake: a delivery, its run, the run's
+ * refusal, for every request of the turn) costs one commit instead of one each.
  */
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
@@ -304,9 +313,57 @@ class SqliteCollection<T extends StoredFields> {
   }
 }
 
+/**
+ * One open transaction per event-loop turn: the first write of a turn begins
+ * it and `setImmediate` commits it. Each write runs in its own savepoint
+ * (better-sqlite3 nests `db.transaction` that way), so a write that fails (a
+ * unique violation) is undone alone and the others of the turn stay.
+ */
+class GroupCommit {
+  private waiters: { resolve: () => void; reject: (error: unknown) => void }[] = [];
+  private settled: Promise<void> | null = null;
+
+  constructor(private readonly db: Database.Database) {}
+
+  write<T>(apply: () => T): T {
+    if (this.settled === null) {
+      this.db.exec('BEGIN');
+      this.settled = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
+      // a caller may never wait for it; a failed commit is reported to those who do
+      this.settled.catch(() => undefined);
+      setImmediate(() => this.commit());
+    }
+    return apply();
+  }
+
+  /** settles when the open transaction has committed; null when nothing is uncommitted */
+  committed(): Promise<void> | null {
+    return this.settled;
+  }
+
+  /** Commits the open transaction (also called before close). */
+  commit(): void {
+    if (this.settled === null) return;
+    const waiters = this.waiters;
+    this.waiters = [];
+    this.settled = null;
+    try {
+      // an I/O error inside the turn makes SQLite roll the whole transaction back: nothing of it was written
+      if (!this.db.inTransaction) throw new Error('the transaction of this write batch was rolled back by the engine');
+      this.db.exec('COMMIT');
+    } catch (error) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      for (const waiter of waiters) waiter.reject(error);
+      return;
+    }
+    for (const waiter of waiters) waiter.resolve();
+  }
+}
+
 export class SqliteMetadataStore implements MetadataStore {
   readonly engine = 'sqlite';
   private readonly db: Database.Database;
+  private readonly batch: GroupCommit;
 
   constructor(readonly path: string) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -316,21 +373,23 @@ export class SqliteMetadataStore implements MetadataStore {
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('busy_timeout = 5000');
     this.db.pragma('foreign_keys = ON');
+    this.batch = new GroupCommit(this.db);
   }
 
   async orgCollection<T extends StoredFields>(spec: CollectionSpec & { scope: 'org' }): Promise<OrgCollection<T>> {
     const c = new SqliteCollection<T>(this.db, spec);
+    const { batch } = this;
     return {
       spec,
-      insert: async (org, doc) => c.insert(org, doc),
+      insert: async (org, doc) => batch.write(() => c.insert(org, doc)),
       get: async (org, id) => c.get(org, id),
       findOne: async (org, filter) => c.findOne(org, filter),
       findAll: async (org, filter) => c.findAll(org, filter),
       list: async (org, options) => c.list(org, options),
       count: async (org, filter) => c.count(org, filter),
-      update: async (org, id, patch) => c.update(org, id, patch),
-      delete: async (org, id) => c.delete(org, id),
-      deleteWhere: async (org, filter) => c.deleteWhere(org, filter),
+      update: async (org, id, patch) => batch.write(() => c.update(org, id, patch)),
+      delete: async (org, id) => batch.write(() => c.delete(org, id)),
+      deleteWhere: async (org, filter) => batch.write(() => c.deleteWhere(org, filter)),
       search: async (org, query, options) => c.search(org, query, options),
       findAcrossOrgs: async (filter, limit) => c.findAcrossOrgs(filter, limit),
       revision: (org) => c.revision(org),
@@ -339,15 +398,20 @@ export class SqliteMetadataStore implements MetadataStore {
 
   async globalCollection<T extends StoredFields>(spec: CollectionSpec & { scope: 'global' }): Promise<GlobalCollection<T>> {
     const c = new SqliteCollection<T>(this.db, spec);
+    const { batch } = this;
     return {
       spec,
-      insert: async (doc) => c.insert(GLOBAL_ORG, doc),
+      insert: async (doc) => batch.write(() => c.insert(GLOBAL_ORG, doc)),
       get: async (id) => c.get(GLOBAL_ORG, id),
       findOne: async (filter) => c.findOne(GLOBAL_ORG, filter),
       findAll: async (filter) => c.findAll(GLOBAL_ORG, filter),
-      update: async (id, patch) => c.update(GLOBAL_ORG, id, patch),
-      delete: async (id) => c.delete(GLOBAL_ORG, id),
+      update: async (id, patch) => batch.write(() => c.update(GLOBAL_ORG, id, patch)),
+      delete: async (id) => batch.write(() => c.delete(GLOBAL_ORG, id)),
     };
+  }
+
+  committed(): Promise<void> | null {
+    return this.batch.committed();
   }
 
   async ping(): Promise<void> {
@@ -355,6 +419,8 @@ export class SqliteMetadataStore implements MetadataStore {
   }
 
   async close(): Promise<void> {
-    if (this.db.open) this.db.close();
+    if (!this.db.open) return;
+    this.batch.commit();
+    this.db.close();
   }
 }

@@ -120,6 +120,13 @@ export interface MetadataStore {
   /** declares a collection; creates its table / indexes idempotently */
   orgCollection<T extends StoredFields>(spec: CollectionSpec & { readonly scope: 'org' }): Promise<OrgCollection<T>>;
   globalCollection<T extends StoredFields>(spec: CollectionSpec & { readonly scope: 'global' }): Promise<GlobalCollection<T>>;
+  /**
+   * Settles once every write made so far is durable; null when it already is.
+   * An engine may answer a write before committing it (SQLite commits the
+   * writes of one event-loop turn together): whatever acknowledges a write
+   * outside the process (an HTTP response) waits for this first.
+   */
+  committed(): Promise<void> | null;
   /** throws when the engine does not answer */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -166,6 +166,19 @@ export function metadataStoreConformance(engine: string, open: () => Promise<Met
       expect(things.revision(orgA)).toBe(unchanged);
     });
 
+    it('keeps the other writes of a burst when one of them fails', async () => {
+      await things.insert(orgA, { name: 'burst-taken' });
+      // issued together, as concurrent requests do: an engine may commit them as one batch
+      const results = await Promise.allSettled([
+        things.insert(orgA, { name: 'burst-1', group: 'burst' }),
+        things.insert(orgA, { name: 'burst-taken', group: 'burst' }),
+        things.insert(orgA, { name: 'burst-2', group: 'burst' }),
+      ]);
+      expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect(results[1]).toMatchObject({ status: 'rejected', reason: expect.any(UniqueViolation) });
+      expect((await things.findAll(orgA, { group: 'burst' })).map((doc) => doc.name).sort()).toEqual(['burst-1', 'burst-2']);
+    });
+
     it('answers ping', async () => {
       await expect(store.ping()).resolves.toBeUndefined();
     });
