@@ -16,7 +16,8 @@ export interface KuzuStoreOptions extends Partial<KuzuGraphOptions> {
   readonly maxOpen?: number;
 }
 
-const DEFAULTS: KuzuGraphOptions = {
+/** the engine settings each realm's database opens with (the graph bench's bulk baseline uses the same) */
+export const KUZU_GRAPH_DEFAULTS: KuzuGraphOptions = {
   // a cap, taken as needed: building the full-text index of 100k nodes needs more than 64 MiB
   bufferPoolBytes: 256 * 1024 * 1024,
   // the engine reserves this much address space per open file: 8 TiB by default, too much for several
@@ -41,7 +42,7 @@ export class KuzuGraphStore implements GraphStore {
   private closed = false;
 
   constructor(private readonly config: KuzuStoreOptions) {
-    this.options = { ...DEFAULTS, ...stripUndefined(config) };
+    this.options = { ...KUZU_GRAPH_DEFAULTS, ...stripUndefined(config) };
     this.maxOpen = config.maxOpen ?? 8;
   }
 

@@ -90,6 +90,24 @@ export function graphStoreConformance(name: string, open: () => Promise<GraphSto
       expect(around?.relationships).toEqual([{ type: 'DEPLOYED_TO', from: 'Service:payments', to: 'Cluster:prod-eu', properties: { replicas: 3 } }]);
     });
 
+    it('creates an end node shared by two relationship types of one batch once, and updates a stored edge among new ones', async () => {
+      const batch: GraphScope = { orgId: org, realm: 'batch-ends' };
+      await store.upsertRelationships(batch, [
+        { type: 'RUNS_ON', from_label: 'Service', from_key: 'api', to_label: 'Host', to_key: 'h1', properties: { since: 1 } },
+      ]);
+      await store.upsertRelationships(batch, [
+        { type: 'RUNS_ON', from_label: 'Service', from_key: 'api', to_label: 'Host', to_key: 'h1', properties: { since: 2 } },
+        { type: 'RUNS_ON', from_label: 'Service', from_key: 'api', to_label: 'Host', to_key: 'h2', properties: { since: 3 } },
+        { type: 'BACKED_UP_TO', from_label: 'Service', from_key: 'db', to_label: 'Host', to_key: 'h3' },
+        { type: 'RUNS_ON', from_label: 'Service', from_key: 'db', to_label: 'Host', to_key: 'h3' },
+      ]);
+      expect(await store.stats(batch, true)).toMatchObject({
+        node_count: 5, relationship_count: 4, labels: { Service: 2, Host: 3 }, relationship_types: { RUNS_ON: 3, BACKED_UP_TO: 1 },
+      });
+      const api = await store.expand(batch, 'Service', 'api', { depth: 1, direction: 'out', limit: 50 });
+      expect(api?.relationships.map((rel) => [rel.to, rel.properties['since']]).sort()).toEqual([['Host:h1', 2], ['Host:h2', 3]]);
+    });
+
     it('expands by depth, direction and type', async () => {
       const out = await store.expand(scope, 'Service', 'checkout', { depth: 1, direction: 'out', limit: 50 });
       expect(out?.nodes.map((node) => node.id).sort()).toEqual(['Service:checkout', 'Service:payments']);
