@@ -108,6 +108,31 @@ export function graphStoreConformance(name: string, open: () => Promise<GraphSto
       expect(api?.relationships.map((rel) => [rel.to, rel.properties['since']]).sort()).toEqual([['Host:h1', 2], ['Host:h2', 3]]);
     });
 
+    it('stores awkward text exactly: quotes, commas, line breaks, empty strings, the text NULL, JSON, unicode', async () => {
+      const texts: GraphScope = { orgId: org, realm: 'texts' };
+      const awkward = ['say "hi", then go', 'line one\nline two\r\nthree', '', 'NULL', 'null', ' NULL ', 'tab\there \\ backslash', 'ünïcødé 🎉'];
+      // the first batch holds the text NULL (sent the slow way), the second does not (bulk path)
+      await store.upsertNodes(texts, awkward.map((text, at) => ({ label: 'Note', properties: { _key: `n${at}`, text, flag: at % 2 === 0 } })));
+      await store.upsertNodes(texts, [
+        { label: 'Note', properties: { _key: 'k,with "quotes"\nand a break', text: '', data: { nested: ['a', 1] }, flag: null } },
+        { label: 'Note', properties: { _key: 'plain', text: 'a "quoted", comma' } },
+      ]);
+      for (const [at, text] of awkward.entries()) {
+        expect((await store.getNode(texts, 'Note', `n${at}`))?.properties).toEqual({ _key: `n${at}`, text, flag: at % 2 === 0 });
+      }
+      expect((await store.getNode(texts, 'Note', 'k,with "quotes"\nand a break'))?.properties).toEqual({
+        _key: 'k,with "quotes"\nand a break', text: '', data: JSON.stringify({ nested: ['a', 1] }),
+      });
+      await store.upsertRelationships(texts, [
+        { type: 'LINKS', from_label: 'Note', from_key: 'plain', to_label: 'Note', to_key: 'k,with "quotes"\nand a break', properties: { why: 'a, "b"\nc', ok: true } },
+        { type: 'LINKS', from_label: 'Note', from_key: 'n0', to_label: 'Note', to_key: 'n1', properties: { why: '' } },
+      ]);
+      const out = await store.expand(texts, 'Note', 'plain', { depth: 1, direction: 'out', limit: 10 });
+      expect(out?.relationships).toEqual([{ type: 'LINKS', from: 'Note:plain', to: 'Note:k,with "quotes"\nand a break', properties: { why: 'a, "b"\nc', ok: true } }]);
+      const blank = await store.expand(texts, 'Note', 'n0', { depth: 1, direction: 'out', limit: 10 });
+      expect(blank?.relationships.map((rel) => rel.properties)).toEqual([{ why: '' }]);
+    });
+
     it('expands by depth, direction and type', async () => {
       const out = await store.expand(scope, 'Service', 'checkout', { depth: 1, direction: 'out', limit: 50 });
       expect(out?.nodes.map((node) => node.id).sort()).toEqual(['Service:checkout', 'Service:payments']);
