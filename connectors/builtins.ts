@@ -9,6 +9,8 @@ import { createGraphPlugin } from './graph/index.js';
 import type { GraphStore } from '../runtime/graph/store.js';
 import { createMcpPlugin } from './mcp/index.js';
 import { createWebhooksPlugin } from './webhooks/index.js';
+import { createFilesPlugin } from './files/index.js';
+import type { FileStore } from '../runtime/files/store.js';
 import type { OutboundWebhooks } from '../runtime/webhooks/outbound-webhooks.js';
 import { createSlackPlugin } from './slack/index.js';
 import { createGithubPlugin } from './github/index.js';
@@ -24,12 +26,15 @@ export interface BuiltinDependencies {
   readonly graph?: GraphStore | null;
   /** outbound webhooks, for `webhooks.send` */
   readonly webhooks: OutboundWebhooks;
+  /** the organization file store, where `files.write_artifact` keeps run artifacts */
+  readonly files: FileStore;
   /** MCP_STDIO_COMMANDS: what an `mcp` source may start over stdio (default none) */
   readonly mcpStdioCommands?: readonly string[];
 }
 
 export function builtinPlugins(deps: BuiltinDependencies): (ConnectorPlugin | ConnectorPluginFactory)[] {
-  return [createMemoryPlugin(deps.collections), createSlackPlugin(), createWebhooksPlugin(deps.webhooks), createMcpPlugin({ stdioCommands: deps.mcpStdioCommands ?? [] }),
+  return [createMemoryPlugin(deps.collections), createSlackPlugin(), createWebhooksPlugin(deps.webhooks), createFilesPlugin(deps.files),
+    createMcpPlugin({ stdioCommands: deps.mcpStdioCommands ?? [] }),
     createGithubPlugin(), createJenkinsPlugin(), createVercelPlugin(), createKubernetesPlugin(), createGrafanaPlugin(), createRunwayPlugin(),
     ...(deps.graph ? [createGraphPlugin(deps.graph)] : [])];
 }

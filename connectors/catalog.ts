@@ -73,6 +73,8 @@ export interface RunContext {
   readonly actorId?: string;
   /** the realm the run works in; handed to tools as ToolContext.realm */
   readonly realm?: string;
+  /** the agent run; handed to tools as ToolContext.runId (absent outside runs) */
+  readonly runId?: string;
 }
 
 export interface CatalogOptions {
@@ -209,6 +211,7 @@ async function invoke(entry: Entry, args: Record<string, unknown>, config: Recor
     signal: ctx.signal,
     ...(ctx.actorId === undefined ? {} : { actorId: ctx.actorId }),
     ...(ctx.realm === undefined ? {} : { realm: ctx.realm }),
+    ...(ctx.runId === undefined ? {} : { runId: ctx.runId }),
   };
   let work: Promise<unknown>;
   try {
@@ -344,6 +347,7 @@ export function createCatalog(registry: PluginRegistry, options: CatalogOptions 
         signal: ctx.signal,
         ...(ctx.actorId === undefined ? {} : { actorId: ctx.actorId }),
         ...(ctx.realm === undefined ? {} : { realm: ctx.realm }),
+        ...(ctx.runId === undefined ? {} : { runId: ctx.runId }),
       };
       try {
         return await composeInterceptors(interceptors, call, () => invoke(entry, structuredClone(resolved.args), config, ctx));

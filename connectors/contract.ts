@@ -26,6 +26,8 @@ export interface ToolContext {
   readonly actorId?: string;
   /** the realm the run works in (graph and memory tools scope to it); absent: `default` */
   readonly realm?: string;
+  /** the agent run the call belongs to (e.g. where `files.write_artifact` puts its files); absent outside runs (the `/mcp` server) */
+  readonly runId?: string;
 }
 
 const TOOL_ERROR_BRAND = Symbol.for('agent-context-service.ToolError');

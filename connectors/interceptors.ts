@@ -19,6 +19,8 @@ export interface ToolCallInfo {
   readonly actorId?: string;
   /** the run's realm, when it has one */
   readonly realm?: string;
+  /** the agent run the call belongs to; absent outside runs */
+  readonly runId?: string;
   readonly signal: AbortSignal;
 }
 

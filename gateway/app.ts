@@ -71,8 +71,9 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     const webhooks = new OutboundWebhooks(collections, webhookSecrets, webhookDispatcher);
     graph = await openGraphStore(config);
     registerGraphProbe(health, graph);
+    const files = new FileStore(config.filesDir);
     const plugins = await loadPlugins({
-      builtins: builtinPlugins({ collections, graph, webhooks, mcpStdioCommands: config.mcpStdioCommands }), logger, ...(config.pluginsFile === null ? {} : { pluginsFile: config.pluginsFile }),
+      builtins: builtinPlugins({ collections, graph, webhooks, files, mcpStdioCommands: config.mcpStdioCommands }), logger, ...(config.pluginsFile === null ? {} : { pluginsFile: config.pluginsFile }),
     });
     const events = new PlatformEvents(logger);
     const agentRuntime = new AgentRuntime({ supervisor, collections, plugins, logger, prices: config.llmPrices, events });
@@ -92,7 +93,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       webhooks,
       sourceService,
       taskRuntime,
-      files: new FileStore(config.filesDir),
+      files,
       pipelineRuns: new PipelineRuns(collections, identity),
     };
 

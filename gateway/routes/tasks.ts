@@ -8,6 +8,8 @@ import { z } from 'zod';
 import type { AgentRunEventDoc } from '../../runtime/collections.js';
 import { ServiceError, conflict } from '../../runtime/errors.js';
 import { PLATFORM_EVENT_TYPES } from '../../runtime/events.js';
+import { listArtifacts } from '../../runtime/files/artifacts.js';
+import type { FileInfo } from '../../runtime/files/store.js';
 import { newId } from '../../runtime/ids.js';
 import { cronError } from '../../runtime/tasks/schedule.js';
 import { MASKED_SECRET, newTriggerId, newWebhookSecret } from '../../runtime/tasks/secrets.js';
@@ -107,7 +109,8 @@ const runSchema = z.object({
   input: z.record(z.string(), z.unknown()),
   cost_usd: z.number(),
   transcript: z.array(z.object({ seq: z.number().int(), type: z.string(), data: z.record(z.string(), z.unknown()), at: z.string() })),
-  artifacts: z.array(z.unknown()),
+  /** the files the run wrote (`files.write_artifact`), under `artifacts/<run id>/`; download with GET /files/content?path= */
+  artifacts: z.array(z.object({ path: z.string(), size: z.number().int(), content_type: z.string(), modified_at: z.string() })),
   policy_audit: z.array(z.record(z.string(), z.unknown())),
   started_at: z.string().nullable(),
   finished_at: z.string().nullable(),
@@ -187,7 +190,7 @@ export const presentDelivery = (delivery: InboundDeliveryDoc) => ({
 /** Transcript entries worth reading afterwards (text deltas are folded into the assistant messages). */
 const TRANSCRIPT_TYPES = new Set(['message', 'tool_call_start', 'tool_result', 'approval_required', 'approval_decision', 'error', 'message_end']);
 
-function presentRun(run: TaskRunDoc, events: readonly AgentRunEventDoc[]) {
+function presentRun(run: TaskRunDoc, events: readonly AgentRunEventDoc[], artifacts: readonly FileInfo[]) {
   const sorted = [...events].sort((a, b) => a.seq - b.seq);
   return {
     id: run.id,
@@ -201,8 +204,7 @@ function presentRun(run: TaskRunDoc, events: readonly AgentRunEventDoc[]) {
     input: run.input,
     cost_usd: run.cost_usd,
     transcript: sorted.filter((event) => TRANSCRIPT_TYPES.has(event.type)).map((event) => ({ seq: event.seq, type: event.type, data: event.data, at: event.at })),
-    // runs produce no files yet: no connector writes artifacts
-    artifacts: [],
+    artifacts: artifacts.map((file) => ({ path: file.path, size: file.size, content_type: file.content_type, modified_at: file.modified_at })),
     // the decisions taken during the run about its tool calls (approvals asked, granted, denied, timed out)
     policy_audit: sorted
       .filter((event) => event.type === 'approval_required' || event.type === 'approval_decision')
@@ -279,7 +281,7 @@ function triggerFields(value: TriggerBody, production: boolean): Partial<TaskDoc
   }
 }
 
-export function taskRoutes({ collections, config, agentRuntime, taskRuntime }: Services): AnyRoute[] {
+export function taskRoutes({ collections, config, agentRuntime, taskRuntime, files }: Services): AnyRoute[] {
   const { tasks, taskRuns, agentRunEvents, agentRuns, inboundDeliveries } = collections;
   const { service, inbound, secrets } = taskRuntime;
 
@@ -434,9 +436,18 @@ export function taskRoutes({ collections, config, agentRuntime, taskRuntime }: S
       handler: async ({ auth, params, query }) => {
         const task = await getOr404(tasks, auth.orgId, params.id, 'task');
         const page = await taskRuns.list(auth.orgId, listOptions(query, { task_id: task.id }));
-        const events = await Promise.all(page.items.map((run) => agentRunEvents.findAll(auth.orgId, { run_id: run.id })));
-        const byRun = new Map(page.items.map((run, index) => [run.id, events[index] ?? []]));
-        return { status: 200, json: pageEnvelope(page, (run) => presentRun(run, byRun.get(run.id) ?? [])) };
+        // per run on the page, one event query and one walk of its artifact folder, all at once
+        const details = await Promise.all(
+          page.items.map((run) => Promise.all([agentRunEvents.findAll(auth.orgId, { run_id: run.id }), listArtifacts(files, auth.orgId, run.id)])),
+        );
+        const byRun = new Map(page.items.map((run, index) => [run.id, details[index]]));
+        return {
+          status: 200,
+          json: pageEnvelope(page, (run) => {
+            const [events, artifacts] = byRun.get(run.id) ?? [[], []];
+            return presentRun(run, events, artifacts);
+          }),
+        };
       },
     }),
     route({
@@ -444,7 +455,8 @@ export function taskRoutes({ collections, config, agentRuntime, taskRuntime }: S
       auth: 'bearer', permission: 'task:read', params: runParams, response: runSchema,
       handler: async ({ auth, params }) => {
         const run = await runOf(auth.orgId, params.id, params.run_id);
-        return { status: 200, json: presentRun(run, await agentRunEvents.findAll(auth.orgId, { run_id: run.id })) };
+        const [events, artifacts] = await Promise.all([agentRunEvents.findAll(auth.orgId, { run_id: run.id }), listArtifacts(files, auth.orgId, run.id)]);
+        return { status: 200, json: presentRun(run, events, artifacts) };
       },
     }),
     route({

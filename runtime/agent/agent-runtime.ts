@@ -265,6 +265,7 @@ export class AgentRuntime {
             signal,
             actorId: run.request.userId,
             realm: run.request.realm ?? 'default',
+            runId: run.id,
           });
         }),
       },

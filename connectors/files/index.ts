@@ -1,0 +1,29 @@
+/**
+ * The built-in `files` connector: lets an agent run leave files behind (a
+ * report, a CSV, a chart) as its artifacts. They are stored in the
+ * organization's file store under `artifacts/<run id>/`, listed with the
+ * run (`GET /tasks/:id/runs`) and downloaded through `/files`.
+ * Sourceless: the file store is the organization's own, no credentials needed.
+ */
+import type { ConnectorPlugin } from '../contract.js';
+import type { FileStore } from '../../runtime/files/store.js';
+import { listArtifactsTool } from './tools/list-artifacts.js';
+import { writeArtifactTool } from './tools/write-artifact.js';
+
+/** Builds the plugin over the service's file store (pass `services.files`). */
+export function createFilesPlugin(files: FileStore): ConnectorPlugin {
+  return {
+    kind: 'files',
+    version: '1.0.0',
+    contract: '^1',
+    description: "The run's artifacts: files an agent writes (reports, data, images) for people to download afterwards.",
+    sourceless: true,
+    configSchema: { type: 'object', additionalProperties: false },
+    validate: async (config) => {
+      const unexpected = Object.keys(config);
+      if (unexpected.length === 0) return { ok: true };
+      return { ok: false, message: 'the files connector takes no configuration', details: { unexpected_keys: unexpected } };
+    },
+    tools: [writeArtifactTool(files), listArtifactsTool(files)],
+  };
+}
