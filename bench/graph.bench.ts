@@ -1,7 +1,9 @@
 /**
  * Graph benchmark: upserts N nodes (Service, with a name and a description
  * of a few words) and 2N DEPENDS_ON relationships through the HTTP API in
- * batches of 10,000 (the most one request takes) to a real server process, then times one-word text searches (each word matches 1/12 of the nodes) and a
+ * batches of 10,000 (the most one request takes), four requests in flight, to
+ * a real server process (nodes first, then relationships), then times
+ * one-word text searches (each word matches 1/12 of the nodes) and a
  * 2-hop Cypher query; in the same run, bulk-loads the same data straight into
  * a fresh Kùzu database (same engine settings as the server's) with COPY from
  * CSV. The ratio is against the COPY statements alone; the time to write the
@@ -27,6 +29,8 @@ const NODES = Number(argument('--nodes') ?? (QUICK ? 10_000 : 100_000));
 const RELS = NODES * 2;
 // the most one request may carry: every request is one transaction, and each commit costs ~0.3 s here
 const BATCH = 10_000;
+/** requests in flight at once, as a loader with several workers sends them (the server merges waiting batches into one commit) */
+const CONCURRENCY = 4;
 const QUERIES = QUICK ? 20 : 50;
 const WORDS = ['payments', 'checkout', 'ledger', 'search', 'billing', 'identity', 'gateway', 'catalog', 'orders', 'shipping', 'fraud', 'reports'];
 
@@ -45,6 +49,15 @@ const percentile = (values: readonly number[], p: number): number => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 };
+
+/** runs `count` requests, CONCURRENCY at a time, in order of their index */
+async function inFlight(count: number, send: (index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < count) await send(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, count) }, worker));
+}
 
 async function call(url: string, token: string, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
   const response = await fetch(`${url}${path}`, {
@@ -65,15 +78,17 @@ async function overHttp(url: string): Promise<{ upsertSeconds: number; searchMs:
   });
   const token = String(((await register.json()) as Record<string, unknown>)['token']);
   const started = performance.now();
-  for (let at = 0; at < NODES; at += BATCH) {
+  await inFlight(Math.ceil(NODES / BATCH), async (batch) => {
+    const at = batch * BATCH;
     const nodes = Array.from({ length: Math.min(BATCH, NODES - at) }, (_, i) => nodeOf(at + i));
     await call(url, token, 'POST', '/graph/nodes', { nodes });
-  }
+  });
   const nodesDone = performance.now();
-  for (let at = 0; at < RELS; at += BATCH) {
+  await inFlight(Math.ceil(RELS / BATCH), async (batch) => {
+    const at = batch * BATCH;
     const relationships = Array.from({ length: Math.min(BATCH, RELS - at) }, (_, i) => relOf(at + i));
     await call(url, token, 'POST', '/graph/relationships', { relationships });
-  }
+  });
   const upsertSeconds = (performance.now() - started) / 1000;
   console.log(`  nodes ${((nodesDone - started) / 1000).toFixed(1)} s, relationships ${((performance.now() - nodesDone) / 1000).toFixed(1)} s`);
   const stats = await call(url, token, 'GET', '/graph/stats');
@@ -135,7 +150,7 @@ async function bulkLoad(dir: string): Promise<{ copySeconds: number; csvSeconds:
 async function run(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-graph-'));
   try {
-    console.log(`data: ${NODES} nodes, ${RELS} relationships, requests of ${BATCH}; ${QUERIES} searches and 2-hop queries`);
+    console.log(`data: ${NODES} nodes, ${RELS} relationships, requests of ${BATCH}, ${CONCURRENCY} in flight; ${QUERIES} searches and 2-hop queries`);
     console.log(`machine: ${cpus().length} cores, load average ${loadavg().map((value) => value.toFixed(2)).join(' ')}`);
     const server = await startChild(['--import', 'tsx', 'main.ts'], {
       DATA_DIR: join(dir, 'data'), PORT: '0', LOG_LEVEL: 'info', JWT_SECRET: 'bench-secret-0123456789abcdef0123456789',
@@ -169,6 +184,8 @@ async function run(): Promise<void> {
       search_p50_ms: Number(percentile(http.searchMs, 50).toFixed(1)),
       two_hop_p50_ms: Number(percentile(http.twoHopMs, 50).toFixed(1)),
       peak_rss_mb: rssMb,
+      batch: BATCH,
+      concurrency: CONCURRENCY,
     });
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -54,6 +54,9 @@ type Properties = Record<string, unknown>;
 export class KuzuGraph {
   private tail: Promise<unknown> = Promise.resolve();
   private readonly tables = new Map<string, TableSchema>();
+  /** upserts waiting for the database (group commit: see enqueue) */
+  private readonly writes: PendingWrite[] = [];
+  private drainScheduled = false;
   /** a private folder for the CSV files COPY reads (made on first use, removed on close) */
   private staging: string | null = null;
   private staged = 0;
@@ -85,9 +88,10 @@ export class KuzuGraph {
   // ---- writes ------------------------------------------------------------
 
   /**
-   * Upserts by (label, _key) in one transaction. Keys are looked up first:
-   * new nodes are appended with COPY (the engine's bulk path, ~10x MERGE),
-   * existing ones are updated only when a given property changed.
+   * Upserts by (label, _key), all or nothing (one transaction, which other
+   * batches waiting at the same time may share: see enqueue). Keys are looked
+   * up first: new nodes are appended with COPY (the engine's bulk path, ~10x
+   * MERGE), existing ones are updated only when a given property changed.
    */
   async upsertNodes(nodes: readonly GraphNodeInput[]): Promise<number> {
     const byLabel = new Map<string, Map<string, Properties>>();
@@ -100,48 +104,51 @@ export class KuzuGraph {
       // a key given twice in one batch: one node, later properties win
       keyed.set(node.properties._key, { ...keyed.get(node.properties._key), ...node.properties });
     });
-    return this.serial(async () => {
-      const statements: Statement[] = [];
-      for (const [label, keyed] of byLabel) {
-        const columns = await this.ensureTable(label, 'NODE', [...keyed.values()]);
-        const stored = new Map<string, Record<string, unknown>>();
-        // one row holding a list: the driver converts a row at a time, and 10k rows cost ~5x one list of 10k
-        const found = await this.run(`UNWIND $keys AS k MATCH (n:${quote(label)} {${quote(KEY_PROPERTY)}: k}) RETURN collect(n) AS nodes`, { keys: [...keyed.keys()] });
-        for (const node of (found[0]?.['nodes'] ?? []) as Record<string, unknown>[]) stored.set(asText(node[KEY_PROPERTY]), node);
-        const fresh = [...keyed.values()].filter((props) => !stored.has(props[KEY_PROPERTY] as string));
-        const changed = [...keyed.values()].filter((props) => {
-          const before = stored.get(props[KEY_PROPERTY] as string);
-          return before !== undefined && differs(label, props, before, columns);
-        });
-        if (fresh.length >= FTS_DROP_THRESHOLD) await this.dropFtsIndex(label);
-        for (const group of bySignature(fresh, columns)) {
-          const names = [KEY_PROPERTY, ...group.names];
-          const rows = group.rows.map((row) => encodeRow(label, row, group.names, columns, { k: row[KEY_PROPERTY] as string }));
-          statements.push(copyStatement(
-            `COPY ${quote(label)}(${names.map(quote).join(', ')})`,
-            rows.map((row) => Object.values(row) as (string | null)[]),
-            { text: `COPY ${quote(label)}(${names.map(quote).join(', ')}) FROM (UNWIND $rows AS r RETURN r.k${castList(group.names, columns)})`, rows },
-          ));
-        }
-        for (const group of bySignature(changed, columns)) {
-          const sets = group.names.map((name, at) => `n.${quote(name)} = CAST(r.p${at} AS ${columns.get(name)!})`);
-          statements.push({
-            text: `UNWIND $rows AS r MATCH (n:${quote(label)} {${quote(KEY_PROPERTY)}: r.k}) SET ${sets.join(', ')}`,
-            rows: group.rows.map((row) => encodeRow(label, row, group.names, columns, { k: row[KEY_PROPERTY] as string })),
-          });
-        }
+    let count = 0;
+    for (const keyed of byLabel.values()) count += keyed.size;
+    return this.enqueue({ kind: 'nodes', byLabel, count });
+  }
+
+  /** the nodes of one or more merged batches, in one transaction */
+  private async writeNodes(byLabel: Map<string, Map<string, Properties>>): Promise<void> {
+    const statements: Statement[] = [];
+    for (const [label, keyed] of byLabel) {
+      const columns = await this.ensureTable(label, 'NODE', [...keyed.values()]);
+      const stored = new Map<string, Record<string, unknown>>();
+      // one row holding a list: the driver converts a row at a time, and 10k rows cost ~5x one list of 10k
+      const found = await this.run(`UNWIND $keys AS k MATCH (n:${quote(label)} {${quote(KEY_PROPERTY)}: k}) RETURN collect(n) AS nodes`, { keys: [...keyed.keys()] });
+      for (const node of (found[0]?.['nodes'] ?? []) as Record<string, unknown>[]) stored.set(asText(node[KEY_PROPERTY]), node);
+      const fresh = [...keyed.values()].filter((props) => !stored.has(props[KEY_PROPERTY] as string));
+      const changed = [...keyed.values()].filter((props) => {
+        const before = stored.get(props[KEY_PROPERTY] as string);
+        return before !== undefined && differs(label, props, before, columns);
+      });
+      if (fresh.length >= FTS_DROP_THRESHOLD) await this.dropFtsIndex(label);
+      for (const group of bySignature(fresh, columns)) {
+        const names = [KEY_PROPERTY, ...group.names];
+        const rows = group.rows.map((row) => encodeRow(label, row, group.names, columns, { k: row[KEY_PROPERTY] as string }));
+        statements.push(copyStatement(
+          `COPY ${quote(label)}(${names.map(quote).join(', ')})`,
+          rows.map((row) => Object.values(row) as (string | null)[]),
+          { text: `COPY ${quote(label)}(${names.map(quote).join(', ')}) FROM (UNWIND $rows AS r RETURN r.k${castList(group.names, columns)})`, rows },
+        ));
       }
-      await this.transaction(() => this.apply(statements));
-      let count = 0;
-      for (const keyed of byLabel.values()) count += keyed.size;
-      return count;
-    });
+      for (const group of bySignature(changed, columns)) {
+        const sets = group.names.map((name, at) => `n.${quote(name)} = CAST(r.p${at} AS ${columns.get(name)!})`);
+        statements.push({
+          text: `UNWIND $rows AS r MATCH (n:${quote(label)} {${quote(KEY_PROPERTY)}: r.k}) SET ${sets.join(', ')}`,
+          rows: group.rows.map((row) => encodeRow(label, row, group.names, columns, { k: row[KEY_PROPERTY] as string })),
+        });
+      }
+    }
+    await this.transaction(() => this.apply(statements));
   }
 
   /**
-   * Upserts by (type, from, to) in one transaction: missing end nodes are
-   * created with only their key, new relationships appended with COPY,
-   * existing ones updated only when a given property changed.
+   * Upserts by (type, from, to), all or nothing (one transaction, possibly
+   * shared: see enqueue): missing end nodes are created with only their key,
+   * new relationships appended with COPY, existing ones updated only when a
+   * given property changed.
    */
   async upsertRelationships(relationships: readonly GraphRelationshipInput[]): Promise<number> {
     const groups = new Map<string, EdgeGroup>();
@@ -159,80 +166,158 @@ export class KuzuGraph {
       const previous = group.edges.get(edgeKey);
       group.edges.set(edgeKey, { f: rel.from_key, t: rel.to_key, props: { ...previous?.props, ...rel.properties } });
     });
-    return this.serial(async () => {
-      const statements: Statement[] = [];
-      /** end nodes this batch creates, by label */
-      const creating = new Map<string, Set<string>>();
-      for (const group of groups.values()) {
-        await this.ensureTable(group.from, 'NODE', []);
-        await this.ensureTable(group.to, 'NODE', []);
-        const edges = [...group.edges.values()];
-        const columns = await this.ensureTable(group.type, 'REL', edges.map((edge) => edge.props), `${group.from}>${group.to}`);
-        const fromKeys = [...new Set(edges.map((edge) => edge.f))];
-        const toKeys = [...new Set(edges.map((edge) => edge.t))];
-        const stored = await this.storedEdges(group, fromKeys);
-        // end nodes that do not exist yet are created with only their key (looked up first: MERGE of every end costs ~10x)
-        const ends = group.from === group.to ? [[group.from, [...new Set([...fromKeys, ...toKeys])]] as const] : [[group.from, fromKeys] as const, [group.to, toKeys] as const];
-        for (const [label, keys] of ends) {
-          const missing = await this.run(
-            `UNWIND $keys AS k OPTIONAL MATCH (n:${quote(label)} {${quote(KEY_PROPERTY)}: k}) WITH k, n WHERE n IS NULL RETURN collect(k) AS keys`,
-            { keys: [...keys] },
-          );
-          // another group of this batch may already create the same end node
-          const planned = creating.get(label) ?? new Set<string>();
-          creating.set(label, planned);
-          const absent = ((missing[0]?.['keys'] ?? []) as string[]).filter((key) => !planned.has(key));
-          for (const key of absent) planned.add(key);
-          if (absent.length > 0) {
-            statements.push(copyStatement(
-              `COPY ${quote(label)}(${quote(KEY_PROPERTY)})`,
-              absent.map((key) => [key]),
-              { text: `COPY ${quote(label)}(${quote(KEY_PROPERTY)}) FROM (UNWIND $rows AS k RETURN k)`, rows: absent },
-            ));
-          }
-        }
-        const withEdge = (edge: Edge) => ({ ...edge.props, [EDGE]: edge });
-        const fresh = edges.filter((edge) => !stored.has(`${edge.f}\u0000${edge.t}`)).map(withEdge);
-        const changed = edges
-          .filter((edge) => {
-            const before = stored.get(`${edge.f}\u0000${edge.t}`);
-            return before !== undefined && differs(group.type, edge.props, before, columns);
-          })
-          .map(withEdge);
-        const ends2 = (row: Record<string | symbol, unknown>): Row => {
-          const edge = row[EDGE] as Edge;
-          return { f: edge.f, t: edge.t };
-        };
-        for (const part of bySignature(fresh, columns)) {
-          // every property column is listed (absent ones as NULL): a rel COPY without a column list wants them all
-          const names = [...columns.keys()];
-          const given = new Set(part.names);
-          const values = names.map((name) => (given.has(name) ? `CAST(r.p${part.names.indexOf(name)} AS ${columns.get(name)!})` : `CAST(NULL AS ${columns.get(name)!})`));
-          const rows = part.rows.map((row) => encodeRow(group.type, row, part.names, columns, ends2(row)));
-          const target = `COPY ${quote(group.type)}${names.length ? `(${names.map(quote).join(', ')})` : ''}`;
-          const ends = `from='${group.from}', to='${group.to}'`;
+    let count = 0;
+    for (const group of groups.values()) count += group.edges.size;
+    return this.enqueue({ kind: 'relationships', groups, count });
+  }
+
+  /** the relationships of one or more merged batches, in one transaction */
+  private async writeRelationships(groups: Map<string, EdgeGroup>): Promise<void> {
+    const statements: Statement[] = [];
+    /** end nodes this batch creates, by label */
+    const creating = new Map<string, Set<string>>();
+    for (const group of groups.values()) {
+      await this.ensureTable(group.from, 'NODE', []);
+      await this.ensureTable(group.to, 'NODE', []);
+      const edges = [...group.edges.values()];
+      const columns = await this.ensureTable(group.type, 'REL', edges.map((edge) => edge.props), `${group.from}>${group.to}`);
+      const fromKeys = [...new Set(edges.map((edge) => edge.f))];
+      const toKeys = [...new Set(edges.map((edge) => edge.t))];
+      const stored = await this.storedEdges(group, fromKeys);
+      // end nodes that do not exist yet are created with only their key (looked up first: MERGE of every end costs ~10x)
+      const ends = group.from === group.to ? [[group.from, [...new Set([...fromKeys, ...toKeys])]] as const] : [[group.from, fromKeys] as const, [group.to, toKeys] as const];
+      for (const [label, keys] of ends) {
+        const missing = await this.run(
+          `UNWIND $keys AS k OPTIONAL MATCH (n:${quote(label)} {${quote(KEY_PROPERTY)}: k}) WITH k, n WHERE n IS NULL RETURN collect(k) AS keys`,
+          { keys: [...keys] },
+        );
+        // another group of this batch may already create the same end node
+        const planned = creating.get(label) ?? new Set<string>();
+        creating.set(label, planned);
+        const absent = ((missing[0]?.['keys'] ?? []) as string[]).filter((key) => !planned.has(key));
+        for (const key of absent) planned.add(key);
+        if (absent.length > 0) {
           statements.push(copyStatement(
-            target,
-            rows.map((row) => [row['f'] as string, row['t'] as string, ...names.map((name) => (given.has(name) ? (row[`p${part.names.indexOf(name)}`] as string | null) : null))]),
-            { text: `${target} FROM (UNWIND $rows AS r RETURN r.f, r.t${values.map((value) => `, ${value}`).join('')}) (${ends})`, rows },
-            ends,
+            `COPY ${quote(label)}(${quote(KEY_PROPERTY)})`,
+            absent.map((key) => [key]),
+            { text: `COPY ${quote(label)}(${quote(KEY_PROPERTY)}) FROM (UNWIND $rows AS k RETURN k)`, rows: absent },
           ));
         }
-        for (const part of bySignature(changed, columns)) {
-          const sets = part.names.map((name, at) => `x.${quote(name)} = CAST(r.p${at} AS ${columns.get(name)!})`);
-          statements.push({
-            text:
-              `UNWIND $rows AS r MATCH (a:${quote(group.from)} {${quote(KEY_PROPERTY)}: r.f})-[x:${quote(group.type)}]->(b:${quote(group.to)}) ` +
-              `WHERE b.${quote(KEY_PROPERTY)} = r.t SET ${sets.join(', ')}`,
-            rows: part.rows.map((row) => encodeRow(group.type, row, part.names, columns, ends2(row))),
-          });
+      }
+      const withEdge = (edge: Edge) => ({ ...edge.props, [EDGE]: edge });
+      const fresh = edges.filter((edge) => !stored.has(`${edge.f}\u0000${edge.t}`)).map(withEdge);
+      const changed = edges
+        .filter((edge) => {
+          const before = stored.get(`${edge.f}\u0000${edge.t}`);
+          return before !== undefined && differs(group.type, edge.props, before, columns);
+        })
+        .map(withEdge);
+      const ends2 = (row: Record<string | symbol, unknown>): Row => {
+        const edge = row[EDGE] as Edge;
+        return { f: edge.f, t: edge.t };
+      };
+      for (const part of bySignature(fresh, columns)) {
+        // every property column is listed (absent ones as NULL): a rel COPY without a column list wants them all
+        const names = [...columns.keys()];
+        const given = new Set(part.names);
+        const values = names.map((name) => (given.has(name) ? `CAST(r.p${part.names.indexOf(name)} AS ${columns.get(name)!})` : `CAST(NULL AS ${columns.get(name)!})`));
+        const rows = part.rows.map((row) => encodeRow(group.type, row, part.names, columns, ends2(row)));
+        const target = `COPY ${quote(group.type)}${names.length ? `(${names.map(quote).join(', ')})` : ''}`;
+        const ends = `from='${group.from}', to='${group.to}'`;
+        statements.push(copyStatement(
+          target,
+          rows.map((row) => [row['f'] as string, row['t'] as string, ...names.map((name) => (given.has(name) ? (row[`p${part.names.indexOf(name)}`] as string | null) : null))]),
+          { text: `${target} FROM (UNWIND $rows AS r RETURN r.f, r.t${values.map((value) => `, ${value}`).join('')}) (${ends})`, rows },
+          ends,
+        ));
+      }
+      for (const part of bySignature(changed, columns)) {
+        const sets = part.names.map((name, at) => `x.${quote(name)} = CAST(r.p${at} AS ${columns.get(name)!})`);
+        statements.push({
+          text:
+            `UNWIND $rows AS r MATCH (a:${quote(group.from)} {${quote(KEY_PROPERTY)}: r.f})-[x:${quote(group.type)}]->(b:${quote(group.to)}) ` +
+            `WHERE b.${quote(KEY_PROPERTY)} = r.t SET ${sets.join(', ')}`,
+          rows: part.rows.map((row) => encodeRow(group.type, row, part.names, columns, ends2(row))),
+        });
+      }
+    }
+    await this.transaction(() => this.apply(statements));
+  }
+
+  /**
+   * Group commit: upserts that arrive while the database is busy wait here,
+   * and the next turn writes every waiting batch of the same kind (in arrival
+   * order, up to MAX_MERGED_ROWS) in one transaction: a commit costs ~50 ms
+   * whatever its size, so concurrent writers share it. Each caller still gets
+   * all-or-nothing for its own batch: when a merged transaction fails, its
+   * batches are written again one by one, each in its own transaction.
+   */
+  private enqueue(write: WriteBatch): Promise<number> {
+    return new Promise<number>((resolve, reject) => {
+      this.writes.push({ ...write, resolve, reject });
+      if (!this.drainScheduled) {
+        this.drainScheduled = true;
+        void this.serial(() => this.drain());
+      }
+    });
+  }
+
+  /** writes the next run of same-kind batches, then yields the queue to waiting reads before the next */
+  private async drain(): Promise<void> {
+    const first = this.writes[0];
+    if (!first) {
+      this.drainScheduled = false;
+      return;
+    }
+    const taken: PendingWrite[] = [];
+    let rows = 0;
+    for (let next = this.writes[0]; next && next.kind === first.kind && (taken.length === 0 || rows + next.count <= MAX_MERGED_ROWS); next = this.writes[0]) {
+      taken.push(next);
+      rows += next.count;
+      this.writes.shift();
+    }
+    try {
+      await this.writeMerged(taken);
+      for (const write of taken) write.resolve(write.count);
+    } catch (error) {
+      if (taken.length === 1) taken[0]?.reject(error);
+      else {
+        for (const write of taken) await this.writeMerged([write]).then(() => write.resolve(write.count), write.reject);
+      }
+    }
+    if (this.writes.length > 0) void this.serial(() => this.drain());
+    else this.drainScheduled = false;
+  }
+
+  private writeMerged(writes: readonly WriteBatch[]): Promise<void> {
+    const nodes = writes.flatMap((write) => (write.kind === 'nodes' ? [write.byLabel] : []));
+    if (nodes.length > 0) {
+      if (nodes.length === 1) return this.writeNodes(nodes[0]!);
+      const byLabel = new Map<string, Map<string, Properties>>();
+      for (const batch of nodes) {
+        for (const [label, keyed] of batch) {
+          const merged = byLabel.get(label) ?? new Map<string, Properties>();
+          byLabel.set(label, merged);
+          // a key in several batches: later batches' properties win, as within one batch
+          for (const [key, props] of keyed) merged.set(key, { ...merged.get(key), ...props });
         }
       }
-      await this.transaction(() => this.apply(statements));
-      let count = 0;
-      for (const group of groups.values()) count += group.edges.size;
-      return count;
-    });
+      return this.writeNodes(byLabel);
+    }
+    const relationships = writes.flatMap((write) => (write.kind === 'relationships' ? [write.groups] : []));
+    if (relationships.length === 1) return this.writeRelationships(relationships[0]!);
+    const groups = new Map<string, EdgeGroup>();
+    for (const batch of relationships) {
+      for (const [groupKey, group] of batch) {
+        const merged = groups.get(groupKey) ?? { type: group.type, from: group.from, to: group.to, edges: new Map<string, Edge>() };
+        groups.set(groupKey, merged);
+        for (const [edgeKey, edge] of group.edges) {
+          const previous = merged.edges.get(edgeKey);
+          merged.edges.set(edgeKey, { f: edge.f, t: edge.t, props: { ...previous?.props, ...edge.props } });
+        }
+      }
+    }
+    return this.writeRelationships(groups);
   }
 
   /**
@@ -566,6 +651,14 @@ export class KuzuGraph {
 }
 
 const EDGE = Symbol('edge');
+/** most rows one merged write transaction takes (a single batch of any size still goes alone) */
+const MAX_MERGED_ROWS = 50_000;
+
+/** one caller's upsert batch, prepared; `count`: its distinct records (what the caller is answered) */
+type WriteBatch =
+  | { readonly kind: 'nodes'; readonly byLabel: Map<string, Map<string, Properties>>; readonly count: number }
+  | { readonly kind: 'relationships'; readonly groups: Map<string, EdgeGroup>; readonly count: number };
+type PendingWrite = WriteBatch & { readonly resolve: (count: number) => void; readonly reject: (error: unknown) => void };
 /** a COPY of this many new nodes drops the label's full-text index; the next search rebuilds it once instead of updating it per row */
 const FTS_DROP_THRESHOLD = 1000;
 

@@ -133,6 +133,26 @@ export function graphStoreConformance(name: string, open: () => Promise<GraphSto
       expect(blank?.relationships.map((rel) => rel.properties)).toEqual([{ why: '' }]);
     });
 
+    it('keeps concurrent batches all or nothing each: a bad one fails alone, later batches win on shared keys', async () => {
+      const busy: GraphScope = { orgId: org, realm: 'concurrent' };
+      await store.upsertNodes(busy, [{ label: 'Job', properties: { _key: 'seed', attempts: 1 } }]);
+      const batch = (from: number, attempts: number | string) =>
+        Array.from({ length: 50 }, (_, at) => ({ label: 'Job', properties: { _key: `job-${from + at}`, attempts } }));
+      // issued together: an engine may write the waiting batches in one transaction
+      const results = await Promise.allSettled([
+        store.upsertNodes(busy, batch(0, 2)),
+        store.upsertNodes(busy, batch(100, 'many')),
+        store.upsertNodes(busy, batch(25, 3)),
+      ]);
+      expect(results[0]).toEqual({ status: 'fulfilled', value: 50 });
+      expect(results[1]).toMatchObject({ status: 'rejected', reason: { code: 'validation_error' } });
+      expect(results[2]).toEqual({ status: 'fulfilled', value: 50 });
+      expect(await store.stats(busy, true)).toMatchObject({ node_count: 76, labels: { Job: 76 } });
+      expect((await store.getNode(busy, 'Job', 'job-10'))?.properties['attempts']).toBe(2);
+      expect((await store.getNode(busy, 'Job', 'job-30'))?.properties['attempts']).toBe(3);
+      expect(await store.getNode(busy, 'Job', 'job-100')).toBeNull();
+    });
+
     it('expands by depth, direction and type', async () => {
       const out = await store.expand(scope, 'Service', 'checkout', { depth: 1, direction: 'out', limit: 50 });
       expect(out?.nodes.map((node) => node.id).sort()).toEqual(['Service:checkout', 'Service:payments']);
