@@ -6,6 +6,7 @@
  * Sourceless: the file store is the organization's own, no credentials needed.
  */
 import type { ConnectorPlugin } from '../contract.js';
+import { sourcelessParts } from '../shared/sourceless.js';
 import type { FileStore } from '../../runtime/files/store.js';
 import { listArtifactsTool } from './tools/list-artifacts.js';
 import { writeArtifactTool } from './tools/write-artifact.js';
@@ -17,13 +18,7 @@ export function createFilesPlugin(files: FileStore): ConnectorPlugin {
     version: '1.0.0',
     contract: '^1',
     description: "The run's artifacts: files an agent writes (reports, data, images) for people to download afterwards.",
-    sourceless: true,
-    configSchema: { type: 'object', additionalProperties: false },
-    validate: async (config) => {
-      const unexpected = Object.keys(config);
-      if (unexpected.length === 0) return { ok: true };
-      return { ok: false, message: 'the files connector takes no configuration', details: { unexpected_keys: unexpected } };
-    },
+    ...sourcelessParts('files'),
     tools: [writeArtifactTool(files), listArtifactsTool(files)],
   };
 }

@@ -5,6 +5,7 @@
  * to the run's organization and realm.
  */
 import type { ConnectorPlugin } from '../contract.js';
+import { sourcelessParts } from '../shared/sourceless.js';
 import type { GraphStore } from '../../runtime/graph/store.js';
 import { cypherTool } from './tools/cypher.js';
 import { expandTool } from './tools/expand.js';
@@ -17,13 +18,7 @@ export function createGraphPlugin(graph: GraphStore): ConnectorPlugin {
     version: '1.0.0',
     contract: '^1',
     description: "The organization's context graph: nodes (Label:key) such as services, repositories and teams, and the relationships between them.",
-    sourceless: true,
-    configSchema: { type: 'object', additionalProperties: false },
-    validate: async (config) => {
-      const unexpected = Object.keys(config);
-      if (unexpected.length === 0) return { ok: true };
-      return { ok: false, message: 'the graph connector takes no configuration', details: { unexpected_keys: unexpected } };
-    },
+    ...sourcelessParts('graph'),
     tools: [searchTool(graph), getTool(graph), expandTool(graph), cypherTool(graph)],
   };
 }

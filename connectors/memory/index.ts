@@ -3,6 +3,7 @@
  * entries. Sourceless (no external system), so its tools are in every run.
  */
 import type { ConnectorPlugin } from '../contract.js';
+import { sourcelessParts } from '../shared/sourceless.js';
 import type { MemoryPluginStores } from './stores.js';
 import { recallTool } from './tools/recall.js';
 import { storeTool } from './tools/store.js';
@@ -16,13 +17,7 @@ export function createMemoryPlugin(collections: MemoryPluginStores): ConnectorPl
     version: '1.0.0',
     contract: '^1',
     description: "The organization's memory: facts, guidelines, preferences and notes that agents recall and store.",
-    sourceless: true,
-    configSchema: { type: 'object', additionalProperties: false },
-    validate: async (config) => {
-      const unexpected = Object.keys(config);
-      if (unexpected.length === 0) return { ok: true };
-      return { ok: false, message: 'the memory connector takes no configuration', details: { unexpected_keys: unexpected } };
-    },
+    ...sourcelessParts('memory'),
     tools: [recallTool(collections), storeTool(collections)],
   };
 }

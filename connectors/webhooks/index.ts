@@ -4,6 +4,7 @@
  * Sourceless: the webhooks are the organization's own, no credentials needed.
  */
 import type { ConnectorPlugin } from '../contract.js';
+import { sourcelessParts } from '../shared/sourceless.js';
 import type { OutboundWebhooks } from '../../runtime/webhooks/outbound-webhooks.js';
 import { sendTool } from './tools/send.js';
 
@@ -13,13 +14,7 @@ export function createWebhooksPlugin(webhooks: OutboundWebhooks): ConnectorPlugi
     version: '1.0.0',
     contract: '^1',
     description: "The organization's outbound webhooks: send a signed JSON payload to a configured URL.",
-    sourceless: true,
-    configSchema: { type: 'object', additionalProperties: false },
-    validate: async (config) => {
-      const unexpected = Object.keys(config);
-      if (unexpected.length === 0) return { ok: true };
-      return { ok: false, message: 'the webhooks connector takes no configuration', details: { unexpected_keys: unexpected } };
-    },
+    ...sourcelessParts('webhooks'),
     tools: [sendTool(webhooks)],
   };
 }
