@@ -320,17 +320,23 @@ class SqliteCollection<T extends StoredFields> {
  * unique violation) is undone alone and the others of the turn stay.
  */
 class GroupCommit {
-  private waiters: { resolve: () => void; reject: (error: unknown) => void }[] = [];
-  private settled: Promise<void> | null = null;
+  /** the open transaction: settles once it has committed */
+  private open: { readonly committed: Promise<void>; readonly resolve: () => void; readonly reject: (error: unknown) => void } | null = null;
 
   constructor(private readonly db: Database.Database) {}
 
   write<T>(apply: () => T): T {
-    if (this.settled === null) {
+    if (this.open === null) {
       this.db.exec('BEGIN');
-      this.settled = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
+      let resolve!: () => void;
+      let reject!: (error: unknown) => void;
+      const committed = new Promise<void>((done, failed) => {
+        resolve = done;
+        reject = failed;
+      });
       // a caller may never wait for it; a failed commit is reported to those who do
-      this.settled.catch(() => undefined);
+      committed.catch(() => undefined);
+      this.open = { committed, resolve, reject };
       setImmediate(() => this.commit());
     }
     return apply();
@@ -338,25 +344,24 @@ class GroupCommit {
 
   /** settles when the open transaction has committed; null when nothing is uncommitted */
   committed(): Promise<void> | null {
-    return this.settled;
+    return this.open?.committed ?? null;
   }
 
   /** Commits the open transaction (also called before close). */
   commit(): void {
-    if (this.settled === null) return;
-    const waiters = this.waiters;
-    this.waiters = [];
-    this.settled = null;
+    const open = this.open;
+    if (open === null) return;
+    this.open = null;
     try {
       // an I/O error inside the turn makes SQLite roll the whole transaction back: nothing of it was written
       if (!this.db.inTransaction) throw new Error('the transaction of this write batch was rolled back by the engine');
       this.db.exec('COMMIT');
     } catch (error) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
-      for (const waiter of waiters) waiter.reject(error);
+      open.reject(error);
       return;
     }
-    for (const waiter of waiters) waiter.resolve();
+    open.resolve();
   }
 }
 
