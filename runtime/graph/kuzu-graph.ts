@@ -223,12 +223,12 @@ export class KuzuGraph {
         const values = names.map((name) => (given.has(name) ? `CAST(r.p${part.names.indexOf(name)} AS ${columns.get(name)!})` : `CAST(NULL AS ${columns.get(name)!})`));
         const rows = part.rows.map((row) => encodeRow(group.type, row, part.names, columns, ends2(row)));
         const target = `COPY ${quote(group.type)}${names.length ? `(${names.map(quote).join(', ')})` : ''}`;
-        const ends = `from='${group.from}', to='${group.to}'`;
+        const endTables = `from='${group.from}', to='${group.to}'`;
         statements.push(copyStatement(
           target,
           rows.map((row) => [row['f'] as string, row['t'] as string, ...names.map((name) => (given.has(name) ? (row[`p${part.names.indexOf(name)}`] as string | null) : null))]),
-          { text: `${target} FROM (UNWIND $rows AS r RETURN r.f, r.t${values.map((value) => `, ${value}`).join('')}) (${ends})`, rows },
-          ends,
+          { text: `${target} FROM (UNWIND $rows AS r RETURN r.f, r.t${values.map((value) => `, ${value}`).join('')}) (${endTables})`, rows },
+          endTables,
         ));
       }
       for (const part of bySignature(changed, columns)) {
