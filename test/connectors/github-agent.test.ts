@@ -8,10 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
 import { startFakeGithub, type FakeGithub } from '../fakes/github/server.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { send, startFakeLlmServer, wireOrganization, type ChatOrg } from '../runtime/chat-helpers.js';
+import { send, startFakeLlmServer, wireOrganization, type ChatOrg, execute } from '../runtime/chat-helpers.js';
 import { GOOD_TOKEN, seedGithub } from './github-fixtures.js';
 
-const execute = (tool: string, args: Record<string, unknown>) => ({ name: 'execute_connector_tool', arguments: { tool, arguments: args } });
 
 describe('github source through the service', () => {
   let server: TestServer;

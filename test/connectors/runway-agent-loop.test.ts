@@ -11,9 +11,8 @@ import { sampleCluster } from '../fakes/kubernetes/fixtures.js';
 import { startFakeKubeServer, type FakeKubeServer } from '../fakes/kubernetes/server.js';
 import { startFakeRunwayServer, type FakeRunwayServer } from '../fakes/runway/server.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { send, startFakeLlmServer, wireOrganization } from '../runtime/chat-helpers.js';
+import { send, startFakeLlmServer, wireOrganization, execute } from '../runtime/chat-helpers.js';
 
-const execute = (tool: string, args: Record<string, unknown>) => ({ name: 'execute_connector_tool', arguments: { tool, arguments: args } });
 
 describe('kubernetes, grafana and runway through the agent loop', () => {
   let server: TestServer;

@@ -3,9 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
 import { addMember } from '../helpers/members.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { names, openStream, send, startFakeLlmServer, wireOrganization, type ChatOrg, type SseStream } from '../runtime/chat-helpers.js';
+import { names, openStream, send, startFakeLlmServer, wireOrganization, type ChatOrg, type SseStream, execute } from '../runtime/chat-helpers.js';
 
-const execute = (tool: string, args: Record<string, unknown>) => ({ name: 'execute_connector_tool', arguments: { tool, arguments: args } });
 
 describe('chat', () => {
   let server: TestServer;

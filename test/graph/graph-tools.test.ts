@@ -6,9 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { send, startFakeLlmServer, wireOrganization, type ChatOrg } from '../runtime/chat-helpers.js';
+import { send, startFakeLlmServer, wireOrganization, type ChatOrg, execute } from '../runtime/chat-helpers.js';
 
-const execute = (tool: string, args: Record<string, unknown>) => ({ name: 'execute_connector_tool', arguments: { tool, arguments: args } });
 
 describe('graph tools in an agent run', () => {
   let server: TestServer;

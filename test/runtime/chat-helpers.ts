@@ -139,4 +139,7 @@ export async function wireOrganization(
 export const send = (server: TestServer, org: ChatOrg, content: string, conversationId = org.conversationId): Promise<SseStream> =>
   openStream(server.url, 'POST', `/chat/conversations/${conversationId}/messages`, { token: org.session.token, body: { content } });
 
+/** A scripted model turn's call of `execute_connector_tool` for `tool` with `args`. */
+export const execute = (tool: string, args: Record<string, unknown>) => ({ name: 'execute_connector_tool', arguments: { tool, arguments: args } });
+
 export { startFakeLlmServer };

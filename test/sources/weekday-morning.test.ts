@@ -16,10 +16,9 @@ import { startFakeJenkins, type FakeJenkins } from '../fakes/jenkins/server.js';
 import { startFakeSlack, type FakeSlack } from '../fakes/slack/server.js';
 import { GOOD_TOKEN, seedGithub } from '../connectors/github-fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { send, startFakeLlmServer, wireOrganization, type ChatOrg } from '../runtime/chat-helpers.js';
+import { send, startFakeLlmServer, wireOrganization, type ChatOrg, execute } from '../runtime/chat-helpers.js';
 
 const HOUR = 3_600_000;
-const execute = (tool: string, args: Record<string, unknown>) => ({ name: 'execute_connector_tool', arguments: { tool, arguments: args } });
 
 describe('weekday morning: stale PRs + failed builds -> a chat summary, with the write approved', () => {
   let server: TestServer;

@@ -9,7 +9,7 @@ import { resolveExecuteConnectorTool } from '../../connectors/meta-tools.js';
 import type { ToolOutcome } from '../../connectors/tool-result.js';
 import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
-import { startFakeLlmServer, wireOrganization } from '../runtime/chat-helpers.js';
+import { startFakeLlmServer, wireOrganization, execute } from '../runtime/chat-helpers.js';
 import { createTask, runReaches, runsOf } from './helpers.js';
 
 const REPORT = '# Weekly report\n\nAll 12 services green; one flaky test (ünïcode survives).\n';
@@ -18,7 +18,6 @@ const PIXEL_BASE64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42m
 
 const REPO_PLUGINS = fileURLToPath(new URL('../../plugins.json', import.meta.url));
 
-const execute = (tool: string, args: Record<string, unknown>) => ({ name: 'execute_connector_tool', arguments: { tool, arguments: args } });
 const toolResults = (run: any): any[] => run.transcript.filter((entry: any) => entry.type === 'tool_result').map((entry: any) => entry.data.result);
 
 describe('run artifacts', () => {

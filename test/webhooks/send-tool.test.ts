@@ -3,11 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver/server.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { send, startFakeLlmServer, wireOrganization, type ChatOrg } from '../runtime/chat-helpers.js';
+import { send, startFakeLlmServer, wireOrganization, type ChatOrg, execute } from '../runtime/chat-helpers.js';
 import { createWebhook } from './helpers.js';
 
 const SECRET = 'agent-send-secret-000001';
-const execute = (tool: string, args: Record<string, unknown>) => ({ name: 'execute_connector_tool', arguments: { tool, arguments: args } });
 
 describe('webhooks.send', () => {
   let server: TestServer;
