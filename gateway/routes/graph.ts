@@ -21,6 +21,8 @@ const NAME = z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,63}$/, { message: 'use le
 const KEY = z.string().min(1, { message: '_key must not be empty' }).max(MAX_KEY_LENGTH);
 const REALM = z.string().min(1).max(100).default(DEFAULT_REALM);
 const PROPERTIES = z.record(z.string(), z.unknown());
+/** a record's properties on the way in: a loose object parses ~3x faster than a record (or an intersection with `_key`) */
+const INPUT_PROPERTIES = z.looseObject({});
 /** `A,B` in a query string */
 const NAME_LIST = z
   .string()
@@ -30,14 +32,14 @@ const NAME_LIST = z
 const nodesBody = z.strictObject({
   realm: REALM,
   nodes: z
-    .array(z.strictObject({ label: NAME, properties: PROPERTIES.and(z.object({ _key: KEY })) }))
+    .array(z.strictObject({ label: NAME, properties: INPUT_PROPERTIES.extend({ _key: KEY }) }))
     .min(1, { message: 'nodes must hold at least one node' })
     .max(MAX_BATCH, { message: `at most ${MAX_BATCH} nodes per request` }),
 });
 const relationshipsBody = z.strictObject({
   realm: REALM,
   relationships: z
-    .array(z.strictObject({ type: NAME, from_label: NAME, from_key: KEY, to_label: NAME, to_key: KEY, properties: PROPERTIES.optional() }))
+    .array(z.strictObject({ type: NAME, from_label: NAME, from_key: KEY, to_label: NAME, to_key: KEY, properties: INPUT_PROPERTIES.optional() }))
     .min(1, { message: 'relationships must hold at least one relationship' })
     .max(MAX_BATCH, { message: `at most ${MAX_BATCH} relationships per request` }),
 });

@@ -15,7 +15,8 @@
 import neo4j, { type Driver, type Node, type Relationship } from 'neo4j-driver';
 import type { GraphSink } from '../../connectors/contract.js';
 import { ServiceError } from '../errors.js';
-import { assertKey, assertLabel, assertProperty, KEY_PROPERTY, nodeId, quote } from './names.js';
+import { groupNodes, groupRelationships } from './batches.js';
+import { assertLabel, KEY_PROPERTY, nodeId, quote } from './names.js';
 import { scopedSink, type GraphNode, type GraphRelationship, type GraphScope, type GraphStore, type Subgraph } from './store.js';
 
 const SCOPE_PROPERTIES = new Set(['_org', '_realm']);
@@ -37,42 +38,21 @@ export class BoltGraphStore implements GraphStore {
   }
 
   async upsertNodes(scope: GraphScope, nodes: Parameters<GraphStore['upsertNodes']>[1]): Promise<number> {
-    const byLabel = new Map<string, Map<string, Record<string, unknown>>>();
-    nodes.forEach((node, index) => {
-      assertLabel(node.label, 'label', `nodes[${index}].label`);
-      assertKey(node.properties._key, `nodes[${index}].properties._key`);
-      for (const name of Object.keys(node.properties)) checkProperty(name, `nodes[${index}].properties.${name}`);
-      const keyed = byLabel.get(node.label) ?? new Map<string, Record<string, unknown>>();
-      byLabel.set(node.label, keyed);
-      keyed.set(node.properties._key, { ...keyed.get(node.properties._key), ...node.properties });
-    });
+    const { byLabel, count } = groupNodes(nodes, SCOPE_PROPERTIES);
     await this.write(async (run) => {
       for (const [label, keyed] of byLabel) {
         const rows = [...keyed.values()].map((props) => ({ k: props[KEY_PROPERTY], props: encode(props) }));
         await run(`UNWIND $rows AS r MERGE (n:${quote(label)} {_org: $org, _realm: $realm, _key: r.k}) SET n += r.props`, { ...scopeParams(scope), rows });
       }
     });
-    return [...byLabel.values()].reduce((sum, keyed) => sum + keyed.size, 0);
+    return count;
   }
 
   async upsertRelationships(scope: GraphScope, relationships: Parameters<GraphStore['upsertRelationships']>[1]): Promise<number> {
-    const groups = new Map<string, { type: string; from: string; to: string; rows: Map<string, { f: string; t: string; props: Record<string, unknown> }> }>();
-    relationships.forEach((rel, index) => {
-      assertLabel(rel.type, 'relationship type', `relationships[${index}].type`);
-      assertLabel(rel.from_label, 'label', `relationships[${index}].from_label`);
-      assertLabel(rel.to_label, 'label', `relationships[${index}].to_label`);
-      assertKey(rel.from_key, `relationships[${index}].from_key`);
-      assertKey(rel.to_key, `relationships[${index}].to_key`);
-      for (const name of Object.keys(rel.properties ?? {})) checkProperty(name, `relationships[${index}].properties.${name}`);
-      const groupKey = `${rel.type}|${rel.from_label}|${rel.to_label}`;
-      const group = groups.get(groupKey) ?? { type: rel.type, from: rel.from_label, to: rel.to_label, rows: new Map<string, { f: string; t: string; props: Record<string, unknown> }>() };
-      groups.set(groupKey, group);
-      const edgeKey = `${rel.from_key}\u0000${rel.to_key}`;
-      group.rows.set(edgeKey, { f: rel.from_key, t: rel.to_key, props: { ...group.rows.get(edgeKey)?.props, ...rel.properties } });
-    });
+    const { groups, count } = groupRelationships(relationships, SCOPE_PROPERTIES);
     await this.write(async (run) => {
       for (const group of groups.values()) {
-        const rows = [...group.rows.values()].map((row) => ({ f: row.f, t: row.t, props: encode(row.props) }));
+        const rows = [...group.edges.values()].map((edge) => ({ f: edge.f, t: edge.t, props: encode(edge.props) }));
         await run(
           `UNWIND $rows AS r MERGE (a:${quote(group.from)} {_org: $org, _realm: $realm, _key: r.f}) ` +
             `MERGE (b:${quote(group.to)} {_org: $org, _realm: $realm, _key: r.t}) ` +
@@ -81,7 +61,7 @@ export class BoltGraphStore implements GraphStore {
         );
       }
     });
-    return [...groups.values()].reduce((sum, group) => sum + group.rows.size, 0);
+    return count;
   }
 
   async getNode(scope: GraphScope, label: string, key: string): Promise<GraphNode | null> {
@@ -217,11 +197,6 @@ export class BoltGraphStore implements GraphStore {
 
 function scopeParams(scope: GraphScope): { org: string; realm: string } {
   return { org: scope.orgId, realm: scope.realm };
-}
-
-function checkProperty(name: string, field: string): void {
-  assertProperty(name, field);
-  if (SCOPE_PROPERTIES.has(name)) throw new ServiceError('validation_error', `property name ${name} is reserved`, { issues: [{ path: field, message: 'reserved' }] });
 }
 
 /** integers as Bolt integers (the driver sends JS numbers as floats), maps as JSON text */

@@ -19,12 +19,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ServiceError } from '../errors.js';
 import { classifyCypher } from './cypher-guard.js';
-import { assertKey, assertLabel, assertProperty, isValidLabel, KEY_PROPERTY, nodeId, quote } from './names.js';
+import { groupNodes, groupRelationships, pairKey, type Edge, type EdgeGroup, type EdgeGroups, type NodesByLabel, type Properties } from './batches.js';
+import { KeySet } from './key-index.js';
+import { isValidLabel, KEY_PROPERTY, nodeId, quote } from './names.js';
 import type {
   CypherOptions, CypherResult, ExpandOptions, GraphNode, GraphNodeInput, GraphRelationship, GraphRelationshipInput,
   GraphStats, SearchOptions, SearchResult, Subgraph,
 } from './store.js';
-import { asText, columnTypeOf, propertiesOf, toColumnText, toJsonValue, type ColumnType } from './values.js';
+import { asText, columnTypeOf, fitsColumn, propertiesOf, toColumnText, toJsonValue, type ColumnType } from './values.js';
 
 export interface KuzuGraphOptions {
   /** the engine's page cache for this database */
@@ -49,17 +51,24 @@ interface TableSchema {
 }
 
 type Row = Record<string, KuzuValue>;
-type Properties = Record<string, unknown>;
 
 export class KuzuGraph {
   private tail: Promise<unknown> = Promise.resolve();
   private readonly tables = new Map<string, TableSchema>();
-  /** upserts waiting for the database (group commit: see enqueue) */
+  /** per node table, and per relationship table's FROM/TO pair: what it stores (null: too large to hold) */
+  private readonly keySets = new Map<string, KeySet | null>();
+  /** upserts waiting for the database (group commit: see drain) */
   private readonly writes: PendingWrite[] = [];
   private drainScheduled = false;
+  /** writers at the end of the last write transaction: the batches it took and those waiting (see drain) */
+  private writers = 0;
+  /** ends a drain's wait for batches (see drain) */
+  private gathered: (() => void) | null = null;
   /** a private folder for the CSV files COPY reads (made on first use, removed on close) */
   private staging: string | null = null;
   private staged = 0;
+  /** COPY reads CSV files only when their path can be quoted into its text; otherwise rows go as list parameters */
+  private readonly csvCopies = !/['\\]/.test(tmpdir());
 
   private constructor(
     private readonly database: Database,
@@ -88,173 +97,31 @@ export class KuzuGraph {
   // ---- writes ------------------------------------------------------------
 
   /**
-   * Upserts by (label, _key), all or nothing (one transaction, which other
-   * batches waiting at the same time may share: see enqueue). Keys are looked
-   * up first: new nodes are appended with COPY (the engine's bulk path, ~10x
-   * MERGE), existing ones are updated only when a given property changed.
+   * Upserts by (label, _key), all or nothing: a batch goes whole into one
+   * transaction, which batches arriving meanwhile may share (see drain).
+   * Keys that may be stored (see keySet) are looked up: new nodes are
+   * appended with COPY (the engine's bulk path, ~10x MERGE), stored ones are
+   * updated only when a given property changed.
    */
   async upsertNodes(nodes: readonly GraphNodeInput[]): Promise<number> {
-    const byLabel = new Map<string, Map<string, Properties>>();
-    nodes.forEach((node, index) => {
-      assertLabel(node.label, 'label', `nodes[${index}].label`);
-      assertKey(node.properties?._key, `nodes[${index}].properties._key`);
-      for (const name of Object.keys(node.properties)) assertProperty(name, `nodes[${index}].properties.${name}`);
-      const keyed = byLabel.get(node.label) ?? new Map<string, Properties>();
-      byLabel.set(node.label, keyed);
-      // a key given twice in one batch: one node, later properties win
-      keyed.set(node.properties._key, { ...keyed.get(node.properties._key), ...node.properties });
-    });
-    let count = 0;
-    for (const keyed of byLabel.values()) count += keyed.size;
+    const { byLabel, count } = groupNodes(nodes);
     return this.enqueue({ kind: 'nodes', byLabel, count });
   }
 
-  /** the nodes of one or more merged batches, in one transaction */
-  private async writeNodes(byLabel: Map<string, Map<string, Properties>>): Promise<void> {
-    const statements: Statement[] = [];
-    for (const [label, keyed] of byLabel) {
-      const columns = await this.ensureTable(label, 'NODE', [...keyed.values()]);
-      const stored = new Map<string, Record<string, unknown>>();
-      // one row holding a list: the driver converts a row at a time, and 10k rows cost ~5x one list of 10k
-      const found = await this.run(`UNWIND $keys AS k MATCH (n:${quote(label)} {${quote(KEY_PROPERTY)}: k}) RETURN collect(n) AS nodes`, { keys: [...keyed.keys()] });
-      for (const node of (found[0]?.['nodes'] ?? []) as Record<string, unknown>[]) stored.set(asText(node[KEY_PROPERTY]), node);
-      const fresh = [...keyed.values()].filter((props) => !stored.has(props[KEY_PROPERTY] as string));
-      const changed = [...keyed.values()].filter((props) => {
-        const before = stored.get(props[KEY_PROPERTY] as string);
-        return before !== undefined && differs(label, props, before, columns);
-      });
-      if (fresh.length >= FTS_DROP_THRESHOLD) await this.dropFtsIndex(label);
-      for (const group of bySignature(fresh, columns)) {
-        const names = [KEY_PROPERTY, ...group.names];
-        const rows = group.rows.map((row) => encodeRow(label, row, group.names, columns, { k: row[KEY_PROPERTY] as string }));
-        statements.push(copyStatement(
-          `COPY ${quote(label)}(${names.map(quote).join(', ')})`,
-          rows.map((row) => Object.values(row) as (string | null)[]),
-          { text: `COPY ${quote(label)}(${names.map(quote).join(', ')}) FROM (UNWIND $rows AS r RETURN r.k${castList(group.names, columns)})`, rows },
-        ));
-      }
-      for (const group of bySignature(changed, columns)) {
-        const sets = group.names.map((name, at) => `n.${quote(name)} = CAST(r.p${at} AS ${columns.get(name)!})`);
-        statements.push({
-          text: `UNWIND $rows AS r MATCH (n:${quote(label)} {${quote(KEY_PROPERTY)}: r.k}) SET ${sets.join(', ')}`,
-          rows: group.rows.map((row) => encodeRow(label, row, group.names, columns, { k: row[KEY_PROPERTY] as string })),
-        });
-      }
-    }
-    await this.transaction(() => this.apply(statements));
-  }
-
   /**
-   * Upserts by (type, from, to), all or nothing (one transaction, possibly
-   * shared: see enqueue): missing end nodes are created with only their key,
-   * new relationships appended with COPY, existing ones updated only when a
-   * given property changed.
+   * Upserts by (type, from, to), all or nothing like upsertNodes: missing
+   * end nodes are created with only their key, new relationships appended
+   * with COPY, stored ones updated only when a given property changed.
    */
   async upsertRelationships(relationships: readonly GraphRelationshipInput[]): Promise<number> {
-    const groups = new Map<string, EdgeGroup>();
-    relationships.forEach((rel, index) => {
-      assertLabel(rel.type, 'relationship type', `relationships[${index}].type`);
-      assertLabel(rel.from_label, 'label', `relationships[${index}].from_label`);
-      assertLabel(rel.to_label, 'label', `relationships[${index}].to_label`);
-      assertKey(rel.from_key, `relationships[${index}].from_key`);
-      assertKey(rel.to_key, `relationships[${index}].to_key`);
-      for (const name of Object.keys(rel.properties ?? {})) assertProperty(name, `relationships[${index}].properties.${name}`);
-      const groupKey = `${rel.type}|${rel.from_label}|${rel.to_label}`;
-      const group = groups.get(groupKey) ?? { type: rel.type, from: rel.from_label, to: rel.to_label, edges: new Map<string, Edge>() };
-      groups.set(groupKey, group);
-      const edgeKey = `${rel.from_key}\u0000${rel.to_key}`;
-      const previous = group.edges.get(edgeKey);
-      group.edges.set(edgeKey, { f: rel.from_key, t: rel.to_key, props: { ...previous?.props, ...rel.properties } });
-    });
-    let count = 0;
-    for (const group of groups.values()) count += group.edges.size;
+    const { groups, count } = groupRelationships(relationships);
     return this.enqueue({ kind: 'relationships', groups, count });
   }
 
-  /** the relationships of one or more merged batches, in one transaction */
-  private async writeRelationships(groups: Map<string, EdgeGroup>): Promise<void> {
-    const statements: Statement[] = [];
-    /** end nodes this batch creates, by label */
-    const creating = new Map<string, Set<string>>();
-    for (const group of groups.values()) {
-      await this.ensureTable(group.from, 'NODE', []);
-      await this.ensureTable(group.to, 'NODE', []);
-      const edges = [...group.edges.values()];
-      const columns = await this.ensureTable(group.type, 'REL', edges.map((edge) => edge.props), `${group.from}>${group.to}`);
-      const fromKeys = [...new Set(edges.map((edge) => edge.f))];
-      const toKeys = [...new Set(edges.map((edge) => edge.t))];
-      const stored = await this.storedEdges(group, fromKeys);
-      // end nodes that do not exist yet are created with only their key (looked up first: MERGE of every end costs ~10x)
-      const ends = group.from === group.to ? [[group.from, [...new Set([...fromKeys, ...toKeys])]] as const] : [[group.from, fromKeys] as const, [group.to, toKeys] as const];
-      for (const [label, keys] of ends) {
-        const missing = await this.run(
-          `UNWIND $keys AS k OPTIONAL MATCH (n:${quote(label)} {${quote(KEY_PROPERTY)}: k}) WITH k, n WHERE n IS NULL RETURN collect(k) AS keys`,
-          { keys: [...keys] },
-        );
-        // another group of this batch may already create the same end node
-        const planned = creating.get(label) ?? new Set<string>();
-        creating.set(label, planned);
-        const absent = ((missing[0]?.['keys'] ?? []) as string[]).filter((key) => !planned.has(key));
-        for (const key of absent) planned.add(key);
-        if (absent.length > 0) {
-          statements.push(copyStatement(
-            `COPY ${quote(label)}(${quote(KEY_PROPERTY)})`,
-            absent.map((key) => [key]),
-            { text: `COPY ${quote(label)}(${quote(KEY_PROPERTY)}) FROM (UNWIND $rows AS k RETURN k)`, rows: absent },
-          ));
-        }
-      }
-      const withEdge = (edge: Edge) => ({ ...edge.props, [EDGE]: edge });
-      const fresh = edges.filter((edge) => !stored.has(`${edge.f}\u0000${edge.t}`)).map(withEdge);
-      const changed = edges
-        .filter((edge) => {
-          const before = stored.get(`${edge.f}\u0000${edge.t}`);
-          return before !== undefined && differs(group.type, edge.props, before, columns);
-        })
-        .map(withEdge);
-      const ends2 = (row: Record<string | symbol, unknown>): Row => {
-        const edge = row[EDGE] as Edge;
-        return { f: edge.f, t: edge.t };
-      };
-      for (const part of bySignature(fresh, columns)) {
-        // every property column is listed (absent ones as NULL): a rel COPY without a column list wants them all
-        const names = [...columns.keys()];
-        const given = new Set(part.names);
-        const values = names.map((name) => (given.has(name) ? `CAST(r.p${part.names.indexOf(name)} AS ${columns.get(name)!})` : `CAST(NULL AS ${columns.get(name)!})`));
-        const rows = part.rows.map((row) => encodeRow(group.type, row, part.names, columns, ends2(row)));
-        const target = `COPY ${quote(group.type)}${names.length ? `(${names.map(quote).join(', ')})` : ''}`;
-        const endTables = `from='${group.from}', to='${group.to}'`;
-        statements.push(copyStatement(
-          target,
-          rows.map((row) => [row['f'] as string, row['t'] as string, ...names.map((name) => (given.has(name) ? (row[`p${part.names.indexOf(name)}`] as string | null) : null))]),
-          { text: `${target} FROM (UNWIND $rows AS r RETURN r.f, r.t${values.map((value) => `, ${value}`).join('')}) (${endTables})`, rows },
-          endTables,
-        ));
-      }
-      for (const part of bySignature(changed, columns)) {
-        const sets = part.names.map((name, at) => `x.${quote(name)} = CAST(r.p${at} AS ${columns.get(name)!})`);
-        statements.push({
-          text:
-            `UNWIND $rows AS r MATCH (a:${quote(group.from)} {${quote(KEY_PROPERTY)}: r.f})-[x:${quote(group.type)}]->(b:${quote(group.to)}) ` +
-            `WHERE b.${quote(KEY_PROPERTY)} = r.t SET ${sets.join(', ')}`,
-          rows: part.rows.map((row) => encodeRow(group.type, row, part.names, columns, ends2(row))),
-        });
-      }
-    }
-    await this.transaction(() => this.apply(statements));
-  }
-
-  /**
-   * Group commit: upserts that arrive while the database is busy wait here,
-   * and the next turn writes every waiting batch of the same kind (in arrival
-   * order, up to MAX_MERGED_ROWS) in one transaction: a commit costs ~50 ms
-   * whatever its size, so concurrent writers share it. Each caller still gets
-   * all-or-nothing for its own batch: when a merged transaction fails, its
-   * batches are written again one by one, each in its own transaction.
-   */
   private enqueue(write: WriteBatch): Promise<number> {
     return new Promise<number>((resolve, reject) => {
       this.writes.push({ ...write, resolve, reject });
+      this.gathered?.();
       if (!this.drainScheduled) {
         this.drainScheduled = true;
         void this.serial(() => this.drain());
@@ -262,62 +129,209 @@ export class KuzuGraph {
     });
   }
 
-  /** writes the next run of same-kind batches, then yields the queue to waiting reads before the next */
+  /**
+   * Group commit. A commit costs ~60 ms whatever its size (the engine
+   * rewrites the adjacency of every node group new relationships touch),
+   * while a COPY costs by the row; so one transaction takes the waiting
+   * batches one after the other, and those that arrive while it runs (up to
+   * MAX_MERGED_ROWS). When it has taken fewer batches than there were
+   * writers at the end of the last one, the writers that were just answered
+   * are likely sending their next batches: it waits for each, at most
+   * GATHER_MS, so that the engine writes one batch while the next is parsed
+   * and they share one commit. A single sequential writer never waits.
+   *
+   * Each caller still gets all or nothing for its own batch. A batch that
+   * fails its checks (see planSchema) is refused before any of it runs, and
+   * the others go on; when the engine fails, the transaction is rolled back
+   * and each of its batches is written again alone.
+   */
   private async drain(): Promise<void> {
-    const first = this.writes[0];
-    if (!first) {
-      this.drainScheduled = false;
-      return;
-    }
     const taken: PendingWrite[] = [];
     let rows = 0;
-    for (let next = this.writes[0]; next && next.kind === first.kind && (taken.length === 0 || rows + next.count <= MAX_MERGED_ROWS); next = this.writes[0]) {
-      taken.push(next);
-      rows += next.count;
-      this.writes.shift();
-    }
     try {
-      await this.writeMerged(taken);
-      for (const write of taken) write.resolve(write.count);
-    } catch (error) {
-      if (taken.length === 1) taken[0]?.reject(error);
-      else {
-        for (const write of taken) await this.writeMerged([write]).then(() => write.resolve(write.count), write.reject);
+      for (;;) {
+        const next = this.writes[0] ?? (taken.length > 0 && taken.length < this.writers && rows < MAX_MERGED_ROWS ? await this.gather() : undefined);
+        if (!next || (taken.length > 0 && rows + next.count > MAX_MERGED_ROWS)) break;
+        let schema: TableChange[];
+        try {
+          schema = this.planSchema(next);
+        } catch (error) {
+          this.writes.shift();
+          next.reject(error);
+          continue;
+        }
+        // the engine drops a full-text index only outside a transaction: such a batch starts the next one
+        const indexes = this.indexesToDrop(next);
+        if (indexes.length > 0 && taken.length > 0) break;
+        this.writes.shift();
+        taken.push(next);
+        rows += next.count;
+        for (const label of indexes) await this.dropFtsIndex(label);
+        if (taken.length === 1) await this.exec('BEGIN TRANSACTION');
+        await this.write(next, schema);
       }
+      if (taken.length > 0) await this.exec('COMMIT');
+      for (const write of taken) write.resolve(write.count);
+    } catch {
+      await this.rollBack();
+      for (const write of taken) await this.writeAlone(write);
     }
+    this.writers = taken.length + this.writes.length;
     if (this.writes.length > 0) void this.serial(() => this.drain());
     else this.drainScheduled = false;
   }
 
-  private writeMerged(writes: readonly WriteBatch[]): Promise<void> {
-    const nodes = writes.flatMap((write) => (write.kind === 'nodes' ? [write.byLabel] : []));
-    if (nodes.length > 0) {
-      if (nodes.length === 1) return this.writeNodes(nodes[0]!);
-      const byLabel = new Map<string, Map<string, Properties>>();
-      for (const batch of nodes) {
-        for (const [label, keyed] of batch) {
-          const merged = byLabel.get(label) ?? new Map<string, Properties>();
-          byLabel.set(label, merged);
-          // a key in several batches: later batches' properties win, as within one batch
-          for (const [key, props] of keyed) merged.set(key, { ...merged.get(key), ...props });
-        }
-      }
-      return this.writeNodes(byLabel);
+  /** the next batch to arrive within GATHER_MS, if any */
+  private gather(): Promise<PendingWrite | undefined> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.gathered = null;
+        resolve(undefined);
+      }, GATHER_MS);
+      this.gathered = () => {
+        clearTimeout(timer);
+        this.gathered = null;
+        resolve(this.writes[0]);
+      };
+    });
+  }
+
+  /** one batch in its own transaction (after a shared one failed) */
+  private async writeAlone(write: PendingWrite): Promise<void> {
+    let open = false;
+    try {
+      const schema = this.planSchema(write);
+      for (const label of this.indexesToDrop(write)) await this.dropFtsIndex(label);
+      await this.exec('BEGIN TRANSACTION');
+      open = true;
+      await this.write(write, schema);
+      await this.exec('COMMIT');
+      write.resolve(write.count);
+    } catch (error) {
+      if (open) await this.rollBack();
+      write.reject(error);
     }
-    const relationships = writes.flatMap((write) => (write.kind === 'relationships' ? [write.groups] : []));
-    if (relationships.length === 1) return this.writeRelationships(relationships[0]!);
-    const groups = new Map<string, EdgeGroup>();
-    for (const batch of relationships) {
-      for (const [groupKey, group] of batch) {
-        const merged = groups.get(groupKey) ?? { type: group.type, from: group.from, to: group.to, edges: new Map<string, Edge>() };
-        groups.set(groupKey, merged);
-        for (const [edgeKey, edge] of group.edges) {
-          const previous = merged.edges.get(edgeKey);
-          merged.edges.set(edgeKey, { f: edge.f, t: edge.t, props: { ...previous?.props, ...edge.props } });
-        }
+  }
+
+  /**
+   * After a failed write transaction: what it changed in the schema and
+   * added to the key sets is gone with it, so both are read afresh (the sets
+   * lazily), and a key set that misled the batch (see KeySet) is mended.
+   */
+  private async rollBack(): Promise<void> {
+    // the engine ends a transaction by itself when a statement in it fails
+    await this.exec('ROLLBACK').catch(() => undefined);
+    this.keySets.clear();
+    // should the engine fail this too, the writes that follow fail and are refused, and each reads it again
+    await this.loadSchema().catch(() => undefined);
+  }
+
+  /** a batch's schema changes, then its rows, inside the open transaction */
+  private async write(batch: WriteBatch, schema: readonly TableChange[]): Promise<void> {
+    for (const change of schema) await this.applyTableChange(change);
+    const written = batch.kind === 'nodes' ? await this.writeNodes(batch.byLabel) : await this.writeRelationships(batch.groups);
+    // the next batch of this transaction sees these as stored (as the engine does)
+    this.remember(written);
+  }
+
+  private async writeNodes(byLabel: NodesByLabel): Promise<KeysWritten> {
+    const written = new KeysWritten();
+    for (const [label, keyed] of byLabel) {
+      const columns = this.tables.get(label)!.columns;
+      const known = await this.keySet(label);
+      const candidates = known ? [...keyed.keys()].filter((key) => known.has(key)) : [...keyed.keys()];
+      const stored = new Map<string, Record<string, unknown>>();
+      if (candidates.length > 0) {
+        // one row holding a list: the driver converts a row at a time, and 10k rows cost ~5x one list of 10k
+        const found = await this.run(`UNWIND $keys AS k MATCH (n:${quote(label)} {${quote(KEY_PROPERTY)}: k}) RETURN collect(n) AS nodes`, { keys: candidates });
+        for (const node of (found[0]?.['nodes'] ?? []) as Record<string, unknown>[]) stored.set(asText(node[KEY_PROPERTY]), node);
       }
+      const fresh: Properties[] = [];
+      const changed: Properties[] = [];
+      for (const [key, props] of keyed) {
+        const before = stored.size > 0 ? stored.get(key) : undefined;
+        if (before === undefined) fresh.push(props);
+        else if (differs(label, props, before, columns)) changed.push(props);
+      }
+      written.add(label, fresh.map((props) => props[KEY_PROPERTY] as string));
+      if (fresh.length > 0) {
+        const names = [...columns.keys()].filter((name) => name !== KEY_PROPERTY);
+        const csv = this.csvCopies && csvOf(fresh, (props) => [props[KEY_PROPERTY] as string], (props) => props, label, names, columns);
+        if (csv) await this.copy(csv, (file) => `COPY ${quote(label)}(${[KEY_PROPERTY, ...names].map(quote).join(', ')}) FROM '${file}' (${CSV_OPTIONS})`);
+        else await this.runAll(nodeRowStatements(label, fresh, columns, 'insert'));
+      }
+      await this.runAll(nodeRowStatements(label, changed, columns, 'update'));
     }
-    return this.writeRelationships(groups);
+    return written;
+  }
+
+  private async writeRelationships(groups: EdgeGroups): Promise<KeysWritten> {
+    const written = new KeysWritten();
+    for (const group of groups.values()) {
+      const columns = this.tables.get(group.type)!.columns;
+      const pairTable = pairTableOf(group);
+      const knownPairs = await this.keySet(pairTable);
+      const candidates = knownPairs ? [...group.edges].filter(([pair]) => knownPairs.has(pair)).map(([, edge]) => edge) : [...group.edges.values()];
+      const stored = candidates.length > 0 ? await this.storedEdges(group, [...new Set(candidates.map((edge) => edge.f))]) : new Map<string, Record<string, unknown>>();
+      for (const [label, keys] of endKeysOf(group)) {
+        // end nodes that do not exist yet are created with only their key (MERGE of every end costs ~10x);
+        // an earlier group's are stored by now, so the lookup (or the key set) sees them
+        const absent = await this.missingKeys(label, keys);
+        if (absent.length === 0) continue;
+        const csv = this.csvCopies && csvOf(absent, (key) => [key], () => ({}), label, [], columns);
+        if (csv) await this.copy(csv, (file) => `COPY ${quote(label)}(${quote(KEY_PROPERTY)}) FROM '${file}' (${CSV_OPTIONS})`);
+        else await this.run(`COPY ${quote(label)}(${quote(KEY_PROPERTY)}) FROM (UNWIND $rows AS k RETURN k)`, { rows: absent });
+        this.remember(new KeysWritten().add(label, absent));
+      }
+      const fresh: Edge[] = [];
+      const changed: Edge[] = [];
+      for (const [pair, edge] of group.edges) {
+        const before = stored.size > 0 ? stored.get(pair) : undefined;
+        if (before === undefined) fresh.push(edge);
+        else if (differs(group.type, edge.props, before, columns)) changed.push(edge);
+      }
+      written.add(pairTable, fresh.map(pairKey));
+      if (fresh.length > 0) {
+        const names = [...columns.keys()];
+        const csv = this.csvCopies && csvOf(fresh, (edge) => [edge.f, edge.t], (edge) => edge.props, group.type, names, columns);
+        if (csv) await this.copy(csv, (file) => `${relCopyTarget(group, names)} FROM '${file}' (from='${group.from}', to='${group.to}', ${CSV_OPTIONS})`);
+        else await this.runAll(edgeRowStatements(group, fresh, columns, 'insert'));
+      }
+      await this.runAll(edgeRowStatements(group, changed, columns, 'update'));
+    }
+    return written;
+  }
+
+  /** which of a label's keys are not stored: told by its key set, else looked up */
+  private async missingKeys(label: string, keys: readonly string[]): Promise<string[]> {
+    const known = await this.keySet(label);
+    // a key the set holds is taken as stored: were it not, the engine would refuse the relationship
+    // COPY, and the batch would be written again with its sets read afresh (see drain)
+    if (known) return keys.filter((key) => !known.has(key));
+    const rows = await this.run(
+      `UNWIND $keys AS k OPTIONAL MATCH (n:${quote(label)} {${quote(KEY_PROPERTY)}: k}) WITH k, n WHERE n IS NULL RETURN collect(k) AS keys`,
+      { keys: [...keys] },
+    );
+    return (rows[0]?.['keys'] ?? []) as string[];
+  }
+
+  /**
+   * Labels whose full-text index a node batch drops first: appending this
+   * many new nodes one index update at a time costs more than the one
+   * rebuild the next search does. New keys are counted with the label's key
+   * set when it is loaded; without it, every key counts as new.
+   */
+  private indexesToDrop(batch: WriteBatch): string[] {
+    if (batch.kind !== 'nodes') return [];
+    const labels: string[] = [];
+    for (const [label, keyed] of batch.byLabel) {
+      if (!this.tables.get(label)?.ftsColumns || keyed.size < FTS_DROP_THRESHOLD) continue;
+      const known = this.keySets.get(label);
+      let fresh = 0;
+      for (const key of keyed.keys()) if (!known?.has(key)) fresh += 1;
+      if (fresh >= FTS_DROP_THRESHOLD) labels.push(label);
+    }
+    return labels;
   }
 
   /**
@@ -330,13 +344,12 @@ export class KuzuGraph {
     const pairs = await this.run(`${match} RETURN collect([k, b.${quote(KEY_PROPERTY)}]) AS pairs`, { keys: fromKeys });
     const present = new Set<string>();
     for (const [from, to] of (pairs[0]?.['pairs'] ?? []) as [string, string][]) {
-      const edgeKey = `${from}\u0000${to}`;
-      if (group.edges.has(edgeKey)) present.add(from);
+      if (group.edges.has(pairKey({ f: from, t: to }))) present.add(from);
     }
     const stored = new Map<string, Record<string, unknown>>();
     if (present.size === 0) return stored;
     const existing = await this.run(`${match} RETURN collect({f: k, t: b.${quote(KEY_PROPERTY)}, x: x}) AS edges`, { keys: [...present] });
-    for (const edge of (existing[0]?.['edges'] ?? []) as { f: string; t: string; x: Record<string, unknown> }[]) stored.set(`${edge.f}\u0000${edge.t}`, edge.x);
+    for (const edge of (existing[0]?.['edges'] ?? []) as { f: string; t: string; x: Record<string, unknown> }[]) stored.set(pairKey(edge), edge.x);
     return stored;
   }
 
@@ -353,6 +366,8 @@ export class KuzuGraph {
       await this.transaction(async () => {
         await this.run(`${match} ${hasRels ? 'DETACH ' : ''}DELETE n`, { key });
       });
+      // its relationships' pairs stay in their sets: a pair taken as maybe stored is only looked up
+      this.keySets.get(label)?.delete(key);
       return { relationshipsDeleted };
     });
   }
@@ -500,6 +515,11 @@ export class KuzuGraph {
         throw error;
       } finally {
         result?.close();
+        if (kind === 'write') {
+          // a user write is not followed key by key (nor its schema changes): both are read again
+          this.keySets.clear();
+          await this.loadSchema().catch(() => undefined);
+        }
       }
     });
   }
@@ -531,47 +551,52 @@ export class KuzuGraph {
     }
   }
 
-  /** creates the table, its FROM/TO pair and the columns the rows bring; returns the columns */
-  private async ensureTable(name: string, kind: 'NODE' | 'REL', rows: readonly Properties[], pair?: string): Promise<Map<string, ColumnType>> {
-    const existing = this.tables.get(name);
-    if (existing && existing.kind !== kind) {
-      throw new ServiceError('validation_error', `"${name}" is already a ${existing.kind === 'NODE' ? 'node label' : 'relationship type'} in this realm; labels and relationship types need distinct names`, { name });
-    }
-    const columns = new Map<string, ColumnType>(existing?.columns ?? (kind === 'NODE' ? [[KEY_PROPERTY, 'STRING']] : []));
-    const added: [string, ColumnType][] = [];
-    for (const row of rows) {
-      for (const [property, value] of Object.entries(row)) {
-        if (columns.has(property)) continue;
-        const type = columnTypeOf(value);
-        if (type === null) continue;
-        columns.set(property, type);
-        added.push([property, type]);
+  /**
+   * The schema changes a batch needs, checked before any of it runs: 400
+   * when a value does not fit its column or a name is already the other
+   * kind. Tables are planned in the order the batch writes them, each against
+   * the schema as the batch's earlier changes leave it.
+   */
+  private planSchema(batch: WriteBatch): TableChange[] {
+    const planned = new Map<string, TableShape>();
+    const changes: TableChange[] = [];
+    const plan = (name: string, kind: 'NODE' | 'REL', rows: Iterable<Properties>, pair?: string): void => {
+      const change = planTable(planned.get(name) ?? this.tables.get(name), name, kind, rows, pair);
+      planned.set(name, change.after);
+      if (change.create || change.addPair || change.added.length > 0) changes.push(change);
+    };
+    if (batch.kind === 'nodes') {
+      for (const [label, keyed] of batch.byLabel) plan(label, 'NODE', keyed.values());
+    } else {
+      for (const group of batch.groups.values()) {
+        plan(group.from, 'NODE', []);
+        plan(group.to, 'NODE', []);
+        plan(group.type, 'REL', mapIterable(group.edges.values(), (edge) => edge.props), `${group.from}>${group.to}`);
       }
     }
-    // every value must fit its column before anything is created
-    for (const row of rows) {
-      for (const [property, value] of Object.entries(row)) {
-        const type = columns.get(property);
-        if (type) toColumnText(value, type, { table: name, property });
-      }
-    }
-    const [from, to] = (pair ?? '>').split('>') as [string, string];
-    if (!existing) {
-      const definitions = added.map(([property, type]) => `${quote(property)} ${type}`);
+    return changes;
+  }
+
+  /** creates a planned table, or adds its FROM/TO pair and columns */
+  private async applyTableChange(change: TableChange): Promise<void> {
+    const { name, kind, after } = change;
+    const [from, to] = (change.pair ?? '>').split('>') as [string, string];
+    if (change.create) {
+      const definitions = change.added.map(([property, type]) => `${quote(property)} ${type}`);
       const head = kind === 'NODE' ? [`${quote(KEY_PROPERTY)} STRING PRIMARY KEY`] : [`FROM ${quote(from)} TO ${quote(to)}`];
       await this.exec(`CREATE ${kind} TABLE ${quote(name)}(${[...head, ...definitions].join(', ')})`);
-      this.tables.set(name, { kind, columns, pairs: new Set(pair ? [pair] : []), ftsColumns: null });
-      return columns;
+      this.tables.set(name, { kind, columns: new Map(after.columns), pairs: new Set(after.pairs), ftsColumns: null });
+      return;
     }
-    if (pair && !existing.pairs.has(pair)) {
+    const table = this.tables.get(name)!;
+    if (change.addPair) {
       await this.exec(`ALTER TABLE ${quote(name)} ADD FROM ${quote(from)} TO ${quote(to)}`);
-      existing.pairs.add(pair);
+      table.pairs.add(change.pair!);
     }
-    for (const [property, type] of added) {
+    for (const [property, type] of change.added) {
       await this.exec(`ALTER TABLE ${quote(name)} ADD ${quote(property)} ${type}`);
-      existing.columns.set(property, type);
+      table.columns.set(property, type);
     }
-    return existing.columns;
   }
 
   /** (re)builds a label's full-text index when its string columns changed since it was built */
@@ -591,29 +616,81 @@ export class KuzuGraph {
     table.ftsColumns = null;
   }
 
-  // ---- engine access -----------------------------------------------------
+  // ---- key sets ----------------------------------------------------------
 
-  /** runs a batch's statements in order (inside its transaction); CSV ones through a staging file */
-  private async apply(statements: readonly Statement[]): Promise<void> {
-    for (const statement of statements) {
-      if ('text' in statement) {
-        await this.run(statement.text, { rows: statement.rows });
-        continue;
-      }
-      this.staging ??= await mkdtemp(join(tmpdir(), 'graph-copy-'));
-      const file = join(this.staging, `${(this.staged += 1)}.csv`);
-      // the path is quoted into the COPY text: a TMPDIR with a quote or backslash in it takes the parameter path
-      if (/['\\]/.test(file)) {
-        await this.run(statement.fallback.text, { rows: statement.fallback.rows });
-        continue;
-      }
-      await writeFile(file, statement.csv);
-      try {
-        await this.exec(statement.copy(file));
-      } finally {
-        await rm(file, { force: true });
+  /**
+   * The keys stored in a node table, or the from/to pairs of a relationship
+   * table's FROM/TO pair (`pairTableOf`), read from the store on first use;
+   * null when the graph's sets would pass KEY_SET_BUDGET (lookups then).
+   */
+  private async keySet(table: string): Promise<KeySet | null> {
+    const held = this.keySets.get(table);
+    if (held !== undefined) return held;
+    const [type, from, to] = table.split('|') as [string, string?, string?];
+    const counted = from === undefined
+      ? await this.run(`MATCH (n:${quote(type)}) RETURN count(n) AS c, max(offset(id(n))) AS last`)
+      : await this.run(`MATCH (a:${quote(from)})-[x:${quote(type)}]->(:${quote(to!)}) RETURN count(x) AS c, max(offset(id(a))) AS last`);
+    const count = Number(counted[0]?.['c'] ?? 0);
+    if (this.keySetEntries() + count > KEY_SET_BUDGET) {
+      this.keySets.set(table, null);
+      return null;
+    }
+    const keys = new KeySet();
+    const last = Number(counted[0]?.['last'] ?? -1);
+    // read in pages of node offsets: one list per page (the driver converts a row at a time)
+    for (let low = 0; count > 0 && low <= last; low += KEY_SET_PAGE) {
+      const page = { low, high: low + KEY_SET_PAGE };
+      if (from === undefined) {
+        const rows = await this.run(`MATCH (n:${quote(type)}) WHERE offset(id(n)) >= $low AND offset(id(n)) < $high RETURN collect(n.${quote(KEY_PROPERTY)}) AS keys`, page);
+        for (const key of (rows[0]?.['keys'] ?? []) as string[]) keys.add(key);
+      } else {
+        const rows = await this.run(
+          `MATCH (a:${quote(from)})-[:${quote(type)}]->(b:${quote(to!)}) WHERE offset(id(a)) >= $low AND offset(id(a)) < $high RETURN collect([a.${quote(KEY_PROPERTY)}, b.${quote(KEY_PROPERTY)}]) AS pairs`,
+          page,
+        );
+        for (const [f, t] of (rows[0]?.['pairs'] ?? []) as [string, string][]) keys.add(pairKey({ f, t }));
       }
     }
+    this.keySets.set(table, keys);
+    return keys;
+  }
+
+  /** adds a committed batch's new keys to their sets (a set that grows past the budget is let go) */
+  private remember(written: KeysWritten): void {
+    for (const [table, keys] of written.byTable) {
+      const set = this.keySets.get(table);
+      if (!set) continue;
+      if (this.keySetEntries() + keys.length > KEY_SET_BUDGET) {
+        this.keySets.set(table, null);
+        continue;
+      }
+      for (const key of keys) set.add(key);
+    }
+  }
+
+  private keySetEntries(): number {
+    let entries = 0;
+    for (const set of this.keySets.values()) entries += set?.size ?? 0;
+    return entries;
+  }
+
+  // ---- engine access -----------------------------------------------------
+
+  /** a COPY (inside the open transaction) from CSV text, through a file in the staging folder */
+  private async copy(csv: string, statement: (file: string) => string): Promise<void> {
+    this.staging ??= await mkdtemp(join(tmpdir(), 'graph-copy-'));
+    const file = join(this.staging, `${(this.staged += 1)}.csv`);
+    await writeFile(file, csv);
+    try {
+      await this.exec(statement(file));
+    } finally {
+      await rm(file, { force: true });
+    }
+  }
+
+  /** list-parameter statements, in order */
+  private async runAll(statements: readonly Statement[]): Promise<void> {
+    for (const statement of statements) await this.run(statement.text, { rows: statement.rows });
   }
 
   private serial<T>(work: () => Promise<T>): Promise<T> {
@@ -650,9 +727,33 @@ export class KuzuGraph {
   }
 }
 
-const EDGE = Symbol('edge');
+/** most keys and pairs one graph holds in its key sets (16 bytes each): ~32 MB */
+const KEY_SET_BUDGET = 2_000_000;
+/** node offsets read per page when a key set is filled from the store */
+const KEY_SET_PAGE = 100_000;
+
+/** the keys a write batch adds, by key set (added once the batch has committed) */
+class KeysWritten {
+  readonly byTable = new Map<string, string[]>();
+
+  add(table: string, keys: readonly string[]): this {
+    if (keys.length === 0) return this;
+    const list = this.byTable.get(table) ?? [];
+    this.byTable.set(table, list);
+    for (const key of keys) list.push(key);
+    return this;
+  }
+}
+
+/** the key set name of a relationship table's FROM/TO pair */
+function pairTableOf(group: EdgeGroup): string {
+  return `${group.type}|${group.from}|${group.to}`;
+}
+
 /** most rows one merged write transaction takes (a single batch of any size still goes alone) */
 const MAX_MERGED_ROWS = 50_000;
+/** longest a drain waits for the batches of writers it just answered (see drain) */
+const GATHER_MS = 50;
 
 /** one caller's upsert batch, prepared; `count`: its distinct records (what the caller is answered) */
 type WriteBatch =
@@ -663,53 +764,161 @@ type PendingWrite = WriteBatch & { readonly resolve: (count: number) => void; re
 const FTS_DROP_THRESHOLD = 1000;
 
 /**
- * A statement of a write batch: Cypher with the rows as a list parameter, or
- * a COPY from CSV text (the engine's bulk path: the driver converts a list
- * parameter a value at a time, ~3x slower for 10k rows).
+ * A write as Cypher with its rows as a list parameter: for updates, and for
+ * inserts that CSV cannot carry (new rows otherwise go by COPY from CSV, the
+ * engine's bulk path: the driver converts a list parameter a value at a
+ * time, ~3x slower for 10k rows).
  */
-type Statement =
-  | { readonly text: string; readonly rows: unknown[] }
-  | { readonly copy: (file: string) => string; readonly csv: string; readonly fallback: { readonly text: string; readonly rows: unknown[] } };
+interface Statement {
+  readonly text: string;
+  readonly rows: unknown[];
+}
 
 /**
  * How a CSV row marks NULL (COPY's NULL_STRINGS; an empty field must stay an
  * empty string). `NULL` because the engine's BOOLEAN reader takes no other
- * null text. The match is exact (`null`, ` NULL ` stay strings); a batch
- * holding exactly `NULL` as a value is sent as a list parameter instead, so
- * no value is ever mistaken for NULL.
+ * null text. The match is exact (`null`, ` NULL ` stay strings); rows holding
+ * exactly `NULL` as a value are sent as a list parameter instead, so no value
+ * is ever mistaken for NULL.
  */
 const CSV_NULL = 'NULL';
+const CSV_OPTIONS = `header=false, parallel=false, null_strings=['${CSV_NULL}']`;
 
-/** `target` (`COPY Table(columns)`) fed from CSV rows, or the list-parameter `fallback` when a value is CSV_NULL */
-function copyStatement(target: string, rows: readonly (readonly (string | null)[])[], fallback: { text: string; rows: unknown[] }, options = ''): Statement {
-  let csv = '';
-  for (const row of rows) {
+/**
+ * CSV text for COPY: each row's lead cells (its key, or its from and to
+ * keys), then one cell per column in `names` (NULL where the row gives
+ * none); null when a value is one CSV cannot carry. Values are checked against
+ * their column as they are written (400 when one does not fit).
+ */
+function csvOf<R>(
+  rows: readonly R[], lead: (row: R) => readonly string[], propsOf: (row: R) => Properties,
+  table: string, names: readonly string[], columns: Map<string, ColumnType>,
+): string | null {
+  const types = names.map((name) => columns.get(name)!);
+  const lines = new Array<string>(rows.length);
+  for (let at = 0; at < rows.length; at += 1) {
+    const row = rows[at]!;
     let line = '';
-    for (let at = 0; at < row.length; at += 1) {
-      const value = row[at];
-      if (value === CSV_NULL) return fallback;
-      line += (at === 0 ? '' : ',') + (value === null || value === undefined ? CSV_NULL : `"${value.replaceAll('"', '""')}"`);
+    for (const cell of lead(row)) {
+      if (!csvCarries(cell)) return null;
+      line += (line === '' ? '"' : ',"') + quoteCsv(cell) + '"';
     }
-    csv += line + '\n';
+    const props = propsOf(row);
+    for (let column = 0; column < names.length; column += 1) {
+      const text = toColumnText(props[names[column]!], types[column]!, table, names[column]!);
+      if (text !== null && !csvCarries(text)) return null;
+      line += text === null ? `,${CSV_NULL}` : ',"' + quoteCsv(text) + '"';
+    }
+    lines[at] = line;
   }
-  const settings = `${options ? `${options}, ` : ''}header=false, parallel=false, null_strings=['${CSV_NULL}']`;
-  return { copy: (file) => `${target} FROM '${file}' (${settings})`, csv, fallback };
-}
-interface Edge {
-  readonly f: string;
-  readonly t: string;
-  readonly props: Properties;
-}
-interface EdgeGroup {
-  readonly type: string;
-  readonly from: string;
-  readonly to: string;
-  readonly edges: Map<string, Edge>;
+  return lines.join('\n') + '\n';
 }
 
-/** `, CAST(r.p0 AS T0), ...` for the properties of a signature group */
-function castList(names: readonly string[], columns: Map<string, ColumnType>): string {
-  return names.map((name, at) => `, CAST(r.p${at} AS ${columns.get(name)!})`).join('');
+const quoteCsv = (text: string): string => (text.includes('"') ? text.replaceAll('"', '""') : text);
+/** the engine's CSV reader fails on a NUL character, and CSV_NULL would read as NULL */
+const csvCarries = (text: string): boolean => text !== CSV_NULL && !text.includes('\u0000');
+
+/** a label's rows as list-parameter statements: inserts (a COPY, when CSV cannot carry them) or updates of the given properties */
+function nodeRowStatements(label: string, rows: readonly Properties[], columns: Map<string, ColumnType>, mode: 'insert' | 'update'): Statement[] {
+  return bySignature(rows, (props) => props, columns).map((group) => {
+    const encoded = group.rows.map((props) => encodeRow(label, props, group.names, columns, { k: props[KEY_PROPERTY] as string }));
+    if (mode === 'insert') {
+      const names = [KEY_PROPERTY, ...group.names].map(quote).join(', ');
+      const values = group.names.map((name, at) => `, CAST(r.p${at} AS ${columns.get(name)!})`).join('');
+      return { text: `COPY ${quote(label)}(${names}) FROM (UNWIND $rows AS r RETURN r.k${values})`, rows: encoded };
+    }
+    const sets = group.names.map((name, at) => `n.${quote(name)} = CAST(r.p${at} AS ${columns.get(name)!})`);
+    return { text: `UNWIND $rows AS r MATCH (n:${quote(label)} {${quote(KEY_PROPERTY)}: r.k}) SET ${sets.join(', ')}`, rows: encoded };
+  });
+}
+
+/** a group's relationships as list-parameter statements: inserts (a COPY, when CSV cannot carry them) or updates of the given properties */
+function edgeRowStatements(group: EdgeGroup, edges: readonly Edge[], columns: Map<string, ColumnType>, mode: 'insert' | 'update'): Statement[] {
+  return bySignature(edges, (edge) => edge.props, columns).map((part) => {
+    const encoded = part.rows.map((edge) => encodeRow(group.type, edge.props, part.names, columns, { f: edge.f, t: edge.t }));
+    if (mode === 'insert') {
+      const names = [...columns.keys()];
+      const values = names.map((name) => `, CAST(${part.names.includes(name) ? `r.p${part.names.indexOf(name)}` : 'NULL'} AS ${columns.get(name)!})`).join('');
+      return { text: `${relCopyTarget(group, names)} FROM (UNWIND $rows AS r RETURN r.f, r.t${values}) (from='${group.from}', to='${group.to}')`, rows: encoded };
+    }
+    const sets = part.names.map((name, at) => `x.${quote(name)} = CAST(r.p${at} AS ${columns.get(name)!})`);
+    return {
+      text:
+        `UNWIND $rows AS r MATCH (a:${quote(group.from)} {${quote(KEY_PROPERTY)}: r.f})-[x:${quote(group.type)}]->(b:${quote(group.to)}) ` +
+        `WHERE b.${quote(KEY_PROPERTY)} = r.t SET ${sets.join(', ')}`,
+      rows: encoded,
+    };
+  });
+}
+
+/** `COPY Type(columns)`: every property column is listed (a rel COPY without a column list wants them all) */
+function relCopyTarget(group: EdgeGroup, names: readonly string[]): string {
+  return `COPY ${quote(group.type)}${names.length ? `(${names.map(quote).join(', ')})` : ''}`;
+}
+
+/** the end keys of a group, by label (one list when both ends share a label) */
+function endKeysOf(group: EdgeGroup): [string, string[]][] {
+  const from = new Set<string>();
+  const to = group.from === group.to ? from : new Set<string>();
+  for (const edge of group.edges.values()) {
+    from.add(edge.f);
+    to.add(edge.t);
+  }
+  return group.from === group.to ? [[group.from, [...from]]] : [[group.from, [...from]], [group.to, [...to]]];
+}
+
+function* mapIterable<T, U>(items: Iterable<T>, map: (item: T) => U): Iterable<U> {
+  for (const item of items) yield map(item);
+}
+
+/** what planning needs of a table */
+interface TableShape {
+  readonly kind: 'NODE' | 'REL';
+  readonly columns: ReadonlyMap<string, ColumnType>;
+  readonly pairs: ReadonlySet<string>;
+}
+
+/** a table to create, or the FROM/TO pair and columns to add to it; `after`: the table once changed */
+interface TableChange {
+  readonly name: string;
+  readonly kind: 'NODE' | 'REL';
+  readonly create: boolean;
+  /** REL: the rows' `From>To` pair */
+  readonly pair: string | undefined;
+  readonly addPair: boolean;
+  readonly added: readonly (readonly [string, ColumnType])[];
+  readonly after: TableShape;
+}
+
+/**
+ * What taking these rows changes in a table: a property's first non-null
+ * value picks its column type, and every value must fit its column (400
+ * otherwise), as must the name's kind.
+ */
+function planTable(existing: TableShape | undefined, name: string, kind: 'NODE' | 'REL', rows: Iterable<Properties>, pair: string | undefined): TableChange {
+  if (existing && existing.kind !== kind) {
+    throw new ServiceError('validation_error', `"${name}" is already a ${existing.kind === 'NODE' ? 'node label' : 'relationship type'} in this realm; labels and relationship types need distinct names`, { name });
+  }
+  const columns = new Map<string, ColumnType>(existing?.columns ?? (kind === 'NODE' ? [[KEY_PROPERTY, 'STRING']] : []));
+  const added: [string, ColumnType][] = [];
+  for (const row of rows) {
+    for (const property in row) {
+      const value = row[property];
+      const type = columns.get(property);
+      if (type !== undefined) {
+        if (!fitsColumn(value, type)) toColumnText(value, type, name, property);
+        continue;
+      }
+      const picked = columnTypeOf(value);
+      if (picked === null) continue;
+      columns.set(property, picked);
+      added.push([property, picked]);
+    }
+  }
+  const addPair = existing !== undefined && pair !== undefined && !existing.pairs.has(pair);
+  const pairs = new Set(existing?.pairs ?? []);
+  if (pair) pairs.add(pair);
+  return { name, kind, create: !existing, pair, addPair, added, after: { kind, columns, pairs } };
 }
 
 /** whether a given property differs from the stored record (both as the text the engine would store) */
@@ -718,8 +927,8 @@ function differs(table: string, given: Properties, stored: Record<string, unknow
     const type = columns.get(name);
     if (!type || name === KEY_PROPERTY) continue;
     const before = stored[name];
-    const storedText = before === null || before === undefined ? null : toColumnText(typeof before === 'bigint' ? Number(before) : before, type, { table, property: name });
-    if (toColumnText(value, type, { table, property: name }) !== storedText) return true;
+    const storedText = before === null || before === undefined ? null : toColumnText(typeof before === 'bigint' ? Number(before) : before, type, table, name);
+    if (toColumnText(value, type, table, name) !== storedText) return true;
   }
   return false;
 }
@@ -733,10 +942,10 @@ function single(result: QueryResult | QueryResult[]): QueryResult {
 }
 
 /** rows grouped by the properties they set (a property a row does not give keeps its stored value) */
-function bySignature(rows: readonly Record<string | symbol, unknown>[], columns: Map<string, ColumnType>): { names: string[]; rows: Record<string | symbol, unknown>[] }[] {
-  const groups = new Map<string, { names: string[]; rows: Record<string | symbol, unknown>[] }>();
+function bySignature<R>(rows: readonly R[], propsOf: (row: R) => Properties, columns: Map<string, ColumnType>): { names: string[]; rows: R[] }[] {
+  const groups = new Map<string, { names: string[]; rows: R[] }>();
   for (const row of rows) {
-    const names = Object.keys(row).filter((name) => name !== KEY_PROPERTY && columns.has(name)).sort();
+    const names = Object.keys(propsOf(row)).filter((name) => name !== KEY_PROPERTY && columns.has(name)).sort();
     const signature = names.join(',');
     const group = groups.get(signature) ?? { names, rows: [] };
     groups.set(signature, group);
@@ -745,10 +954,10 @@ function bySignature(rows: readonly Record<string | symbol, unknown>[], columns:
   return [...groups.values()];
 }
 
-function encodeRow(table: string, row: Record<string | symbol, unknown>, names: readonly string[], columns: Map<string, ColumnType>, base: Row): Row {
+function encodeRow(table: string, props: Properties, names: readonly string[], columns: Map<string, ColumnType>, base: Row): Row {
   const encoded: Row = { ...base };
   names.forEach((name, at) => {
-    encoded[`p${at}`] = toColumnText(row[name], columns.get(name)!, { table, property: name });
+    encoded[`p${at}`] = toColumnText(props[name], columns.get(name)!, table, name);
   });
   return encoded;
 }

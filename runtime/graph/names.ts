@@ -14,18 +14,20 @@ const RESERVED_PROPERTIES = new Set(['_id', '_label', '_src', '_dst', '_nodes', 
 export const KEY_PROPERTY = '_key';
 export const MAX_KEY_LENGTH = 512;
 
-export const isValidLabel = (name: string): boolean => LABEL.test(name);
+export const isValidLabel = (name: unknown): name is string => typeof name === 'string' && LABEL.test(name);
+export const isValidProperty = (name: string): boolean => PROPERTY.test(name) && !RESERVED_PROPERTIES.has(name);
+export const isValidKey = (key: unknown): key is string => typeof key === 'string' && key.length > 0 && key.length <= MAX_KEY_LENGTH;
 
 export function assertLabel(name: string, what: 'label' | 'relationship type', field: string): void {
-  if (!LABEL.test(name)) {
-    throw new ServiceError('validation_error', `invalid ${what} "${name.slice(0, 80)}": use letters, digits and "_", starting with a letter (at most 64)`, {
+  if (!isValidLabel(name)) {
+    throw new ServiceError('validation_error', `invalid ${what} "${String(name).slice(0, 80)}": use letters, digits and "_", starting with a letter (at most 64)`, {
       issues: [{ path: field, message: `not a valid ${what}` }],
     });
   }
 }
 
 export function assertProperty(name: string, field: string): void {
-  if (!PROPERTY.test(name) || RESERVED_PROPERTIES.has(name)) {
+  if (!isValidProperty(name)) {
     throw new ServiceError('validation_error', `invalid property name "${name.slice(0, 80)}": use letters, digits and "_" (at most 64; ${[...RESERVED_PROPERTIES].join(', ')} are reserved)`, {
       issues: [{ path: field, message: 'not a valid property name' }],
     });
@@ -33,7 +35,7 @@ export function assertProperty(name: string, field: string): void {
 }
 
 export function assertKey(key: unknown, field: string): asserts key is string {
-  if (typeof key !== 'string' || key.length === 0 || key.length > MAX_KEY_LENGTH) {
+  if (!isValidKey(key)) {
     throw new ServiceError('validation_error', `${field} must be a non-empty string of at most ${MAX_KEY_LENGTH} characters`, {
       issues: [{ path: field, message: '_key is required' }],
     });

@@ -23,20 +23,27 @@ export function columnTypeOf(value: unknown): ColumnType | null {
   return 'STRING';
 }
 
-/** the value as the text the engine casts to `type`; null stays null */
-export function toColumnText(value: unknown, type: ColumnType, where: { table: string; property: string }): string | null {
-  if (value === null || value === undefined) return null;
+/** whether a column of `type` takes the value without loss (null always fits) */
+export function fitsColumn(value: unknown, type: ColumnType): boolean {
+  if (value === null || value === undefined || type === 'STRING') return true;
   const given = columnTypeOf(value);
+  return given === type || (type === 'DOUBLE' && given === 'INT64');
+}
+
+/** the value as the text the engine casts to `type` (null stays null); 400 when it does not fit */
+export function toColumnText(value: unknown, type: ColumnType, table: string, property: string): string | null {
+  if (value === null || value === undefined) return null;
   if (type === 'STRING') return asText(value);
-  if (given === type || (type === 'DOUBLE' && given === 'INT64')) {
-    if (typeof value === 'number' && !Number.isFinite(value)) return null;
-    return asText(value);
+  if (!fitsColumn(value, type)) {
+    const given = columnTypeOf(value);
+    throw new ServiceError(
+      'validation_error',
+      `property ${table}.${property} holds ${type} values; ${JSON.stringify(value).slice(0, 60)} (${given ?? 'null'}) cannot be stored there`,
+      { label: table, property, column_type: type, value_type: given },
+    );
   }
-  throw new ServiceError(
-    'validation_error',
-    `property ${where.table}.${where.property} holds ${type} values; ${JSON.stringify(value).slice(0, 60)} (${given ?? 'null'}) cannot be stored there`,
-    { label: where.table, property: where.property, column_type: type, value_type: given },
-  );
+  if (typeof value === 'number' && !Number.isFinite(value)) return null;
+  return asText(value);
 }
 
 /** a scalar as its text, anything else as JSON */

@@ -131,6 +131,34 @@ export function graphStoreConformance(name: string, open: () => Promise<GraphSto
       expect(out?.relationships).toEqual([{ type: 'LINKS', from: 'Note:plain', to: 'Note:k,with "quotes"\nand a break', properties: { why: 'a, "b"\nc', ok: true } }]);
       const blank = await store.expand(texts, 'Note', 'n0', { depth: 1, direction: 'out', limit: 10 });
       expect(blank?.relationships.map((rel) => rel.properties)).toEqual([{ why: '' }]);
+      // a NUL character (which a CSV reader cannot take) in a key, a property and a relationship property
+      await store.upsertNodes(texts, [{ label: 'Note', properties: { _key: 'nul\u0000key', text: 'a\u0000b' } }]);
+      await store.upsertRelationships(texts, [{ type: 'LINKS', from_label: 'Note', from_key: 'nul\u0000key', to_label: 'Note', to_key: 'plain', properties: { why: '\u0000' } }]);
+      expect((await store.getNode(texts, 'Note', 'nul\u0000key'))?.properties).toEqual({ _key: 'nul\u0000key', text: 'a\u0000b' });
+      const nul = await store.expand(texts, 'Note', 'nul\u0000key', { depth: 1, direction: 'out', limit: 10 });
+      expect(nul?.relationships.map((rel) => rel.properties)).toEqual([{ why: '\u0000' }]);
+    });
+
+    it('writes nodes and the relationships between them issued together, each once', async () => {
+      const burst: GraphScope = { orgId: org, realm: 'burst' };
+      const services = (from: number) => Array.from({ length: 40 }, (_, at) => ({ label: 'Svc', properties: { _key: `s${from + at}`, name: `service ${from + at}` } }));
+      const links = (from: number) => Array.from({ length: 40 }, (_, at) => ({
+        type: 'CALLS', from_label: 'Svc', from_key: `s${from + at}`, to_label: 'Svc', to_key: `s${(from + at + 1) % 100}`, properties: { weight: at },
+      }));
+      // nodes, then relationships among them (and to nodes not written yet), then the rest of the nodes, all at once
+      const results = await Promise.all([
+        store.upsertNodes(burst, services(0)),
+        store.upsertRelationships(burst, links(0)),
+        store.upsertRelationships(burst, links(40)),
+        store.upsertNodes(burst, services(40)),
+        store.upsertRelationships(burst, links(0)),
+      ]);
+      expect(results).toEqual([40, 40, 40, 40, 40]);
+      // s80 was created as an end node by the second relationship batch; the node batch after it gave it its name
+      expect(await store.stats(burst, true)).toMatchObject({ node_count: 81, relationship_count: 80, labels: { Svc: 81 } });
+      expect((await store.getNode(burst, 'Svc', 's80'))?.properties).toEqual({ _key: 's80' });
+      expect((await store.getNode(burst, 'Svc', 's41'))?.properties).toEqual({ _key: 's41', name: 'service 41' });
+      expect((await store.getNode(burst, 'Svc', 's1'))?.properties).toEqual({ _key: 's1', name: 'service 1' });
     });
 
     it('keeps concurrent batches all or nothing each: a bad one fails alone, later batches win on shared keys', async () => {
@@ -223,6 +251,21 @@ export function graphStoreConformance(name: string, open: () => Promise<GraphSto
       expect(around?.nodes.map((node) => node.id).sort()).toEqual(['Service:payments', 'Team:team-pay']);
     });
 
+    it('writes a deleted node and its relationships again as new', async () => {
+      const again: GraphScope = { orgId: org, realm: 'again' };
+      const link = [{ type: 'USES', from_label: 'App', from_key: 'web', to_label: 'Db', to_key: 'main', properties: { mode: 'rw' } }];
+      await store.upsertRelationships(again, link);
+      expect(await store.deleteNode(again, 'Db', 'main')).toEqual({ relationshipsDeleted: 1 });
+      // the end node is created again, and the relationship stored once
+      await store.upsertRelationships(again, link);
+      await store.upsertRelationships(again, link);
+      expect(await store.stats(again, false)).toEqual({ node_count: 2, relationship_count: 1 });
+      await store.deleteNode(again, 'App', 'web');
+      await store.upsertNodes(again, [{ label: 'App', properties: { _key: 'web', name: 'Web' } }]);
+      expect(await store.getNode(again, 'App', 'web')).toMatchObject({ properties: { _key: 'web', name: 'Web' } });
+      expect(await store.stats(again, false)).toEqual({ node_count: 2, relationship_count: 0 });
+    });
+
     describe.runIf(options.rawCypher)('Cypher', () => {
       it('answers rows as JSON with parameters', async () => {
         const result = await store.cypher(
@@ -243,6 +286,19 @@ export function graphStoreConformance(name: string, open: () => Promise<GraphSto
         expect(await errorCode(store.cypher(scope, write, {}, { allowWrite: false }))).toBe('forbidden');
         expect((await store.getNode(scope, 'Service', 'ledger'))?.properties['owner']).toBeUndefined();
         expect((await store.cypher(scope, write, {}, { allowWrite: true })).rows).toEqual([{ owner: 'team-ledger' }]);
+      });
+
+      it('upserts what a Cypher write created as stored: updated, never duplicated', async () => {
+        const mixed: GraphScope = { orgId: org, realm: 'cypher-writes' };
+        await store.upsertRelationships(mixed, [{ type: 'RUNS_ON', from_label: 'Svc', from_key: 'api', to_label: 'Host', to_key: 'h1', properties: { since: 1 } }]);
+        await store.cypher(mixed, "CREATE (:Svc {_key: 'made'})", {}, { allowWrite: true });
+        await store.cypher(mixed, "MATCH (a:Svc {_key: 'made'}), (h:Host {_key: 'h1'}) CREATE (a)-[:RUNS_ON {since: 2}]->(h)", {}, { allowWrite: true });
+        await store.upsertNodes(mixed, [{ label: 'Svc', properties: { _key: 'made', name: 'made by Cypher' } }]);
+        await store.upsertRelationships(mixed, [{ type: 'RUNS_ON', from_label: 'Svc', from_key: 'made', to_label: 'Host', to_key: 'h1', properties: { since: 3 } }]);
+        expect(await store.stats(mixed, false)).toEqual({ node_count: 3, relationship_count: 2 });
+        expect((await store.getNode(mixed, 'Svc', 'made'))?.properties).toEqual({ _key: 'made', name: 'made by Cypher' });
+        const edges = await store.cypher(mixed, "MATCH (:Svc {_key: 'made'})-[r:RUNS_ON]->(:Host) RETURN r.since AS since", {}, { allowWrite: false });
+        expect(edges.rows).toEqual([{ since: 3 }]);
       });
 
       it('does not take words inside strings, names or comments for clauses', async () => {
