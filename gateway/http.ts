@@ -7,8 +7,14 @@ export interface HttpRequest {
   readonly query: URLSearchParams;
   /** lowercase header names */
   readonly headers: Readonly<Record<string, string>>;
-  /** the exact bytes received (signatures are checked on these) */
+  /** the exact bytes received (signatures are checked on these); empty for a `stream` route */
   readonly body: Buffer;
+  /**
+   * A `stream` route's body as it arrives (its handler runs from the first
+   * byte on): the transport reads on as the handler consumes, and ends the
+   * stream with a ServiceError when the body passes the route's limit.
+   */
+  readonly bodyStream?: AsyncIterable<Buffer>;
   readonly requestId: string;
 }
 

@@ -68,7 +68,7 @@ export function buildOpenApi(routes: readonly AnyRoute[]): JsonSchema {
     };
     const schemas: { body?: z.ZodType } = route;
     const body = schemas.body;
-    if (body && route.bodyKind !== 'raw') {
+    if (body && (route.bodyKind ?? 'json') === 'json') {
       operation['requestBody'] = { required: true, content: { 'application/json': { schema: toSchema(body, 'input') } } };
     }
     (paths[path] ??= {})[route.method.toLowerCase()] = operation;

@@ -87,6 +87,11 @@ export class Pipeline {
     return match.kind === 'found' ? (match.route.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES) : DEFAULT_MAX_BODY_BYTES;
   }
 
+  /** whether the route reads its body as it arrives (`request.bodyStream`) rather than whole */
+  static streamsBody(match: Match): boolean {
+    return match.kind === 'found' && match.route.bodyKind === 'stream';
+  }
+
   /** Never throws: every failure becomes the error envelope. The transport adds `X-Request-Id`. */
   async handle(match: Match, request: HttpRequest): Promise<HttpResponse> {
     try {
@@ -128,7 +133,7 @@ export class Pipeline {
     const schemas: { params?: z.ZodType; query?: z.ZodType; body?: z.ZodType } = route;
     const params = parse(schemas.params, match.params, 'path parameter');
     const query = parse(schemas.query, Object.fromEntries(request.query), 'query');
-    const body = route.bodyKind === 'raw' ? undefined : parse(schemas.body, readJson(request), 'body');
+    const body = route.bodyKind === 'raw' || route.bodyKind === 'stream' ? undefined : parse(schemas.body, readJson(request), 'body');
 
     const run = async (): Promise<HttpResponse> => {
       const result =

@@ -49,9 +49,11 @@ interface RouteBase<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodTyp
   readonly feature?: keyof FeatureFlags;
   /**
    * `json` (default): the body must be JSON when present. `raw`: the handler
-   * reads `request.body` itself (NDJSON, forms, signed payloads).
+   * reads `request.body` itself (NDJSON, forms, signed payloads). `stream`:
+   * the handler runs once the headers are in and reads `request.bodyStream`
+   * (uploads too large to hold in memory).
    */
-  readonly bodyKind?: 'json' | 'raw';
+  readonly bodyKind?: 'json' | 'raw' | 'stream';
 }
 
 export interface PublicRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> extends RouteBase<P, Q, B> {

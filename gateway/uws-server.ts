@@ -2,13 +2,16 @@
  * The thin uWebSockets.js adapter: copies the request out of uWS's
  * stack-allocated objects, reads the body as raw bytes under the route's size
  * limit (413 as soon as the limit is crossed, without buffering the excess),
- * hands it to the routing core and writes the response corked, once the
+ * or, for a `stream` route, hands the body over as it arrives (pausing the
+ * socket while the handler is behind), hands it to the routing core and
+ * writes the response corked, once the
  * metadata store has committed what the handler wrote (`committed`: writes of
  * one event-loop turn share one commit, and no client hears of a write before
  * it is durable).
  */
 import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
+import { Readable } from 'node:stream';
 import uws from 'uWebSockets.js';
 import { ServiceError } from '../runtime/errors.js';
 import { isStreamBody, type HttpRequest, type HttpResponse, type ResponseStream } from './http.js';
@@ -37,6 +40,9 @@ const statusLine = (status: number): string => {
   }
   return line;
 };
+
+/** how much of a streamed body waits in memory for its handler before the socket is paused */
+const STREAMED_BODY_BUFFER_BYTES = 1024 * 1024;
 
 /** what the adapter waits for before it answers: null when nothing written is still uncommitted */
 export type CommitBarrier = () => Promise<void> | null;
@@ -133,23 +139,25 @@ export async function listen(pipeline: Pipeline, host: string, port: number, com
 
     const match = pipeline.match(method, path);
     const limit = Pipeline.maxBodyBytes(match);
-    const tooLarge = (): HttpResponse =>
-      errorResponse(
-        new ServiceError('payload_too_large', `request body is over the ${limit}-byte limit of this route`, { limit_bytes: limit }),
-      );
+    const tooLargeError = (): ServiceError =>
+      new ServiceError('payload_too_large', `request body is over the ${limit}-byte limit of this route`, { limit_bytes: limit });
+    const tooLarge = (): HttpResponse => errorResponse(tooLargeError());
+
+    /** a streamed body the handler has not read to its end: the connection closes after the response */
+    let unread = false;
 
     /** answers once what the handler wrote (or read uncommitted) is durable; a failed commit turns it into a 503 */
     const sendCommitted = (response: HttpResponse): void => {
       const pending = committed();
-      if (pending === null) return send(response);
+      if (pending === null) return send(response, unread);
       pending.then(
-        () => send(response),
-        () => send(errorResponse(new ServiceError('service_unavailable', 'the metadata store could not commit this request; retry it')))
+        () => send(response, unread),
+        () => send(errorResponse(new ServiceError('service_unavailable', 'the metadata store could not commit this request; retry it')), unread)
       );
     };
 
-    const dispatch = (body: Buffer): void => {
-      const request: HttpRequest = { method, path, query, headers, body, requestId };
+    const dispatch = (body: Buffer, bodyStream?: AsyncIterable<Buffer>): void => {
+      const request: HttpRequest = { method, path, query, headers, body, requestId, ...(bodyStream ? { bodyStream } : {}) };
       pipeline.handle(match, request).then(sendCommitted, () => {
         // handle() never rejects; this guards the process if that ever changes
         send(errorResponse(new ServiceError('internal_error', 'internal error')));
@@ -158,13 +166,46 @@ export async function listen(pipeline: Pipeline, host: string, port: number, com
 
     const declared = headers['content-length'];
     const hasBody = (declared !== undefined && declared !== '0') || headers['transfer-encoding'] !== undefined;
-    if (!hasBody) {
-      dispatch(Buffer.alloc(0));
-      return;
-    }
     if (declared !== undefined && Number(declared) > limit) {
       // refuse before reading a byte; close so the unread body is not parsed as the next request
       send(tooLarge(), true);
+      return;
+    }
+    if (Pipeline.streamsBody(match)) {
+      const body = new Readable({ highWaterMark: STREAMED_BODY_BUFFER_BYTES, read: () => resumeReading() });
+      let paused = false;
+      const resumeReading = (): void => {
+        if (!paused || aborted) return;
+        paused = false;
+        res.resume();
+      };
+      abortListeners.push(() => body.destroy(new ServiceError('validation_error', 'the client closed the connection before the body ended')));
+      if (!hasBody) body.push(null);
+      else {
+        unread = true;
+        let received = 0;
+        res.onData((chunk, isLast) => {
+          if (body.destroyed) return;
+          received += chunk.byteLength;
+          // the handler reading the stream fails with 413, and answers it
+          if (received > limit) return void body.destroy(tooLargeError());
+          // uWS reuses the chunk's memory after this callback returns: copy it
+          const wantsMore = body.push(Buffer.from(chunk.slice(0)));
+          if (isLast) {
+            unread = false;
+            body.push(null);
+          } else if (!wantsMore && !paused && !aborted) {
+            // the handler is behind: stop reading from the socket until it asks for more
+            paused = true;
+            res.pause();
+          }
+        });
+      }
+      dispatch(Buffer.alloc(0), body);
+      return;
+    }
+    if (!hasBody) {
+      dispatch(Buffer.alloc(0));
       return;
     }
     const chunks: Buffer[] = [];

@@ -1,7 +1,8 @@
 /**
  * /files: the organization's file store. Paths travel in the `path` query
- * parameter (they hold slashes). Upload is a raw body under
- * FILES_MAX_UPLOAD_BYTES written through a temporary file; download streams.
+ * parameter (they hold slashes). Upload streams the body (up to
+ * FILES_MAX_UPLOAD_BYTES) into a temporary file as it arrives; download
+ * streams too.
  */
 import picomatch from 'picomatch';
 import { z } from 'zod';
@@ -106,11 +107,11 @@ export function fileRoutes({ files, config }: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'PUT', path: '/files/content', tag: 'files', auth: 'bearer', permission: 'file:write', bodyKind: 'raw',
+      method: 'PUT', path: '/files/content', tag: 'files', auth: 'bearer', permission: 'file:write', bodyKind: 'stream',
       maxBodyBytes: config.filesMaxUploadBytes, status: 201,
       summary: 'Upload (create or replace) one file; the body is the content',
       query: pathQuery, response: fileSchema.extend({ sha256: z.string() }),
-      handler: async ({ auth, query, request }) => ({ status: 201, json: await files.write(auth.orgId, query.path, request.body) }),
+      handler: async ({ auth, query, request }) => ({ status: 201, json: await files.write(auth.orgId, query.path, request.bodyStream ?? request.body) }),
     }),
     route({
       method: 'DELETE', path: '/files/content', tag: 'files', auth: 'bearer', permission: 'file:write',
