@@ -120,6 +120,16 @@ export function graphStoreConformance(name: string, open: () => Promise<GraphSto
       for (const [at, text] of awkward.entries()) {
         expect((await store.getNode(texts, 'Note', `n${at}`))?.properties).toEqual({ _key: `n${at}`, text, flag: at % 2 === 0 });
       }
+      // without the text NULL: the bulk path, for text and keys alike
+      const bulk = awkward.filter((text) => text !== 'NULL').concat(["'single quoted'", "it's", ' lead', 'trail ', '\\N', '#hash', 'a;b', '"all quoted"', '007', 'true', '\\', ',']);
+      await store.upsertNodes(texts, bulk.map((text, at) => ({ label: 'Note', properties: { _key: `bulk ${text}`, text, at } })));
+      for (const [at, text] of bulk.entries()) {
+        expect((await store.getNode(texts, 'Note', `bulk ${text}`))?.properties).toEqual({ _key: `bulk ${text}`, text, at });
+      }
+      // a batch with no double quote at all: nothing else may be taken for a quote or a separator
+      const plain = ["'one'", "'two;three'", "'x'", 'plain'];
+      await store.upsertNodes(texts, plain.map((text, at) => ({ label: 'Quip', properties: { _key: `q${at}`, text, at } })));
+      for (const [at, text] of plain.entries()) expect((await store.getNode(texts, 'Quip', `q${at}`))?.properties).toEqual({ _key: `q${at}`, text, at });
       expect((await store.getNode(texts, 'Note', 'k,with "quotes"\nand a break'))?.properties).toEqual({
         _key: 'k,with "quotes"\nand a break', text: '', data: JSON.stringify({ nested: ['a', 1] }),
       });
