@@ -1,13 +1,12 @@
 /**
  * The thin uWebSockets.js adapter: copies the request out of uWS's
  * stack-allocated objects, reads the body as raw bytes under the route's size
- * limit (413 as soon as the limit is crossed, without buffering the excess),
+ * limit (413 as soon as the limit is crossed, without buffering the excess)
  * or, for a `stream` route, hands the body over as it arrives (pausing the
- * socket while the handler is behind), hands it to the routing core and
- * writes the response corked, once the
- * metadata store has committed what the handler wrote (`committed`: writes of
- * one event-loop turn share one commit, and no client hears of a write before
- * it is durable).
+ * socket while the handler is behind), hands the request to the routing core
+ * and writes the response corked, once the metadata store has committed what
+ * the handler wrote (`committed`: writes of one event-loop turn share one
+ * commit, and no client hears of a write before it is durable).
  */
 import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
