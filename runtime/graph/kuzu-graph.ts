@@ -229,13 +229,11 @@ export class KuzuGraph {
   /** a batch's schema changes, then its rows, inside the open transaction */
   private async write(batch: WriteBatch, schema: readonly TableChange[]): Promise<void> {
     for (const change of schema) await this.applyTableChange(change);
-    const written = batch.kind === 'nodes' ? await this.writeNodes(batch.byLabel) : await this.writeRelationships(batch.groups);
-    // the next batch of this transaction sees these as stored (as the engine does)
-    this.remember(written);
+    if (batch.kind === 'nodes') await this.writeNodes(batch.byLabel);
+    else await this.writeRelationships(batch.groups);
   }
 
-  private async writeNodes(byLabel: NodesByLabel): Promise<KeysWritten> {
-    const written = new KeysWritten();
+  private async writeNodes(byLabel: NodesByLabel): Promise<void> {
     for (const [label, keyed] of byLabel) {
       const columns = this.tables.get(label)!.columns;
       const known = await this.keySet(label);
@@ -247,26 +245,27 @@ export class KuzuGraph {
         for (const node of (found[0]?.['nodes'] ?? []) as Record<string, unknown>[]) stored.set(asText(node[KEY_PROPERTY]), node);
       }
       const fresh: Properties[] = [];
+      const freshKeys: string[] = [];
       const changed: Properties[] = [];
       for (const [key, props] of keyed) {
         const before = stored.size > 0 ? stored.get(key) : undefined;
-        if (before === undefined) fresh.push(props);
-        else if (differs(label, props, before, columns)) changed.push(props);
+        if (before === undefined) {
+          fresh.push(props);
+          freshKeys.push(key);
+        } else if (differs(label, props, before, columns)) changed.push(props);
       }
-      written.add(label, fresh.map((props) => props[KEY_PROPERTY] as string));
       if (fresh.length > 0) {
         const names = [...columns.keys()].filter((name) => name !== KEY_PROPERTY);
         const csv = this.csvCopies && csvOf(fresh, (props) => [props[KEY_PROPERTY] as string], (props) => props, label, names, columns);
         if (csv) await this.copy(csv, (file) => `COPY ${quote(label)}(${[KEY_PROPERTY, ...names].map(quote).join(', ')}) FROM '${file}' (${CSV_OPTIONS})`);
         else await this.runAll(nodeRowStatements(label, fresh, columns, 'insert'));
+        this.remember(label, freshKeys);
       }
       await this.runAll(nodeRowStatements(label, changed, columns, 'update'));
     }
-    return written;
   }
 
-  private async writeRelationships(groups: EdgeGroups): Promise<KeysWritten> {
-    const written = new KeysWritten();
+  private async writeRelationships(groups: EdgeGroups): Promise<void> {
     for (const group of groups.values()) {
       const columns = this.tables.get(group.type)!.columns;
       const pairTable = pairTableOf(group);
@@ -281,25 +280,27 @@ export class KuzuGraph {
         const csv = this.csvCopies && csvOf(absent, (key) => [key], () => ({}), label, [], columns);
         if (csv) await this.copy(csv, (file) => `COPY ${quote(label)}(${quote(KEY_PROPERTY)}) FROM '${file}' (${CSV_OPTIONS})`);
         else await this.run(`COPY ${quote(label)}(${quote(KEY_PROPERTY)}) FROM (UNWIND $rows AS k RETURN k)`, { rows: absent });
-        this.remember(new KeysWritten().add(label, absent));
+        this.remember(label, absent);
       }
       const fresh: Edge[] = [];
+      const freshPairs: string[] = [];
       const changed: Edge[] = [];
       for (const [pair, edge] of group.edges) {
         const before = stored.size > 0 ? stored.get(pair) : undefined;
-        if (before === undefined) fresh.push(edge);
-        else if (differs(group.type, edge.props, before, columns)) changed.push(edge);
+        if (before === undefined) {
+          fresh.push(edge);
+          freshPairs.push(pair);
+        } else if (differs(group.type, edge.props, before, columns)) changed.push(edge);
       }
-      written.add(pairTable, fresh.map(pairKey));
       if (fresh.length > 0) {
         const names = [...columns.keys()];
         const csv = this.csvCopies && csvOf(fresh, (edge) => [edge.f, edge.t], (edge) => edge.props, group.type, names, columns);
         if (csv) await this.copy(csv, (file) => `${relCopyTarget(group, names)} FROM '${file}' (from='${group.from}', to='${group.to}', ${CSV_OPTIONS})`);
         else await this.runAll(edgeRowStatements(group, fresh, columns, 'insert'));
+        this.remember(pairTable, freshPairs);
       }
       await this.runAll(edgeRowStatements(group, changed, columns, 'update'));
     }
-    return written;
   }
 
   /** which of a label's keys are not stored: told by its key set, else looked up */
@@ -655,17 +656,16 @@ export class KuzuGraph {
     return keys;
   }
 
-  /** adds a committed batch's new keys to their sets (a set that grows past the budget is let go) */
-  private remember(written: KeysWritten): void {
-    for (const [table, keys] of written.byTable) {
-      const set = this.keySets.get(table);
-      if (!set) continue;
-      if (this.keySetEntries() + keys.length > KEY_SET_BUDGET) {
-        this.keySets.set(table, null);
-        continue;
-      }
-      for (const key of keys) set.add(key);
-    }
+  /**
+   * Adds keys a statement of the open transaction stored to their set, so
+   * that what follows in it sees them as the engine does (a rollback drops
+   * every set; a set that would pass the budget is let go).
+   */
+  private remember(table: string, keys: readonly string[]): void {
+    const set = this.keySets.get(table);
+    if (!set) return;
+    if (this.keySetEntries() + keys.length > KEY_SET_BUDGET) this.keySets.set(table, null);
+    else for (const key of keys) set.add(key);
   }
 
   private keySetEntries(): number {
@@ -731,19 +731,6 @@ export class KuzuGraph {
 const KEY_SET_BUDGET = 2_000_000;
 /** node offsets read per page when a key set is filled from the store */
 const KEY_SET_PAGE = 100_000;
-
-/** the keys a write batch adds, by key set (added once the batch has committed) */
-class KeysWritten {
-  readonly byTable = new Map<string, string[]>();
-
-  add(table: string, keys: readonly string[]): this {
-    if (keys.length === 0) return this;
-    const list = this.byTable.get(table) ?? [];
-    this.byTable.set(table, list);
-    for (const key of keys) list.push(key);
-    return this;
-  }
-}
 
 /** the key set name of a relationship table's FROM/TO pair */
 function pairTableOf(group: EdgeGroup): string {
