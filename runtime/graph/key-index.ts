@@ -2,14 +2,16 @@
  * What a graph table holds, known in memory so that upserts of new records
  * skip their existence lookups (about a third of a batch's engine time).
  *
- * A KeySet holds a 64-bit hash of every key (node `_key`, or a relationship's
- * from/to pair) stored in its table: 16 bytes a key, whatever the key's
- * length. `has` false means the key is surely absent, as long as every write
- * to the table adds its keys here (KuzuGraph drops its sets after a write it
- * cannot follow, such as a Cypher write). `has` true means present, except
- * for a hash collision (about n / 2^64) or a key deleted since: the engine
- * itself then refuses the write (a duplicate primary key, a relationship end
- * that does not exist) and the batch is retried with lookups.
+ * A KeySet holds a 64-bit hash of every key (node `_key`, or a
+ * relationship's from/to pair) stored in its table: 16 to 32 bytes a key
+ * (the table is kept a quarter to half full), whatever the key's length.
+ * `has` false means surely absent, as long as every write to the table adds
+ * its keys here (KuzuGraph drops its sets after a write it cannot follow,
+ * such as a Cypher write, and after a rollback). `has` true means present,
+ * except for a hash collision (about n / 2^64) or a relationship deleted
+ * with its node: a key taken as present is looked up, or, for a
+ * relationship's end node, checked by the engine itself, which refuses the
+ * COPY; the batch is then written again with its sets read afresh.
  */
 
 /** slot words: a key's high word is never 0; (0, 0) is an empty slot, (0, 1) a deleted key's (probing goes on past it) */

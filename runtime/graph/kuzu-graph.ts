@@ -727,8 +727,8 @@ export class KuzuGraph {
   }
 }
 
-/** most keys and pairs one graph holds in its key sets (16 bytes each): ~32 MB */
-const KEY_SET_BUDGET = 2_000_000;
+/** most keys and pairs one open graph holds in its key sets (16-32 bytes each: at most 32 MB, 256 MB for the 8 graphs kept open) */
+const KEY_SET_BUDGET = 1_000_000;
 /** node offsets read per page when a key set is filled from the store */
 const KEY_SET_PAGE = 100_000;
 
