@@ -35,6 +35,8 @@ export interface KuzuGraphOptions {
   readonly maxDbBytes: number;
   /** user Cypher is interrupted after this long */
   readonly queryTimeoutMs: number;
+  /** most keys and pairs the graph holds in its key sets (see keySet; 0: always look keys up) */
+  readonly keySetBudget: number;
 }
 
 /** most rows a user Cypher query returns */
@@ -73,6 +75,7 @@ export class KuzuGraph {
   private constructor(
     private readonly database: Database,
     private readonly connection: Connection,
+    private readonly keySetBudget: number,
   ) {}
 
   static async open(path: string, options: KuzuGraphOptions): Promise<KuzuGraph> {
@@ -81,7 +84,7 @@ export class KuzuGraph {
     const connection = new kuzu.Connection(database);
     await connection.init();
     connection.setQueryTimeout(options.queryTimeoutMs);
-    const graph = new KuzuGraph(database, connection);
+    const graph = new KuzuGraph(database, connection, options.keySetBudget);
     await graph.serial(() => graph.loadSchema());
     return graph;
   }
@@ -622,9 +625,10 @@ export class KuzuGraph {
   /**
    * The keys stored in a node table, or the from/to pairs of a relationship
    * table's FROM/TO pair (`pairTableOf`), read from the store on first use;
-   * null when the graph's sets would pass KEY_SET_BUDGET (lookups then).
+   * null when the graph's sets would pass its budget (lookups then).
    */
   private async keySet(table: string): Promise<KeySet | null> {
+    if (this.keySetBudget === 0) return null;
     const held = this.keySets.get(table);
     if (held !== undefined) return held;
     const [type, from, to] = table.split('|') as [string, string?, string?];
@@ -632,7 +636,7 @@ export class KuzuGraph {
       ? await this.run(`MATCH (n:${quote(type)}) RETURN count(n) AS c, max(offset(id(n))) AS last`)
       : await this.run(`MATCH (a:${quote(from)})-[x:${quote(type)}]->(:${quote(to!)}) RETURN count(x) AS c, max(offset(id(a))) AS last`);
     const count = Number(counted[0]?.['c'] ?? 0);
-    if (this.keySetEntries() + count > KEY_SET_BUDGET) {
+    if (this.keySetEntries() + count > this.keySetBudget) {
       this.keySets.set(table, null);
       return null;
     }
@@ -664,7 +668,7 @@ export class KuzuGraph {
   private remember(table: string, keys: readonly string[]): void {
     const set = this.keySets.get(table);
     if (!set) return;
-    if (this.keySetEntries() + keys.length > KEY_SET_BUDGET) this.keySets.set(table, null);
+    if (this.keySetEntries() + keys.length > this.keySetBudget) this.keySets.set(table, null);
     else for (const key of keys) set.add(key);
   }
 
@@ -727,8 +731,6 @@ export class KuzuGraph {
   }
 }
 
-/** most keys and pairs one open graph holds in its key sets (16-32 bytes each: at most 32 MB, 256 MB for the 8 graphs kept open) */
-const KEY_SET_BUDGET = 1_000_000;
 /** node offsets read per page when a key set is filled from the store */
 const KEY_SET_PAGE = 100_000;
 

@@ -23,6 +23,8 @@ export const KUZU_GRAPH_DEFAULTS: KuzuGraphOptions = {
   // the engine reserves this much address space per open file: 8 TiB by default, too much for several
   maxDbBytes: 2 ** 36,
   queryTimeoutMs: 30_000,
+  // 16-32 bytes a key: at most 32 MB a graph, 256 MB for the 8 kept open
+  keySetBudget: 1_000_000,
 };
 /** org ids and realm names become path segments */
 const PATH_SEGMENT = /^[A-Za-z0-9_-]{1,100}$/;
