@@ -41,6 +41,10 @@ describe('graph commands with a pipeline-scoped token', () => {
     ]);
     const stats = await runCli(['graph', 'stats', '--labels', '--json'], { env });
     expect(json(stats.stdout)).toMatchObject({ node_count: 2500, labels: { File: 2500 } });
+    // more than one request may carry is refused before anything is sent
+    const tooBig = await runCli(['graph', 'write-nodes', '--file', file, '--batch-size', '20000'], { env });
+    expect(tooBig.code).not.toBe(0);
+    expect(tooBig.stderr).toContain('--batch-size must be an integer from 1 to 10000, got "20000"');
   }, 120_000);
 
   it('add-node parses --prop values (boolean, integer, float, string) and get shows them', async () => {
