@@ -7,6 +7,8 @@
 import picomatch from 'picomatch';
 import { z } from 'zod';
 import { ServiceError } from '../../runtime/errors.js';
+import { ARTIFACTS_FOLDER } from '../../runtime/files/artifacts.js';
+import { normalizeRemotePath } from '../../runtime/files/paths.js';
 import type { FileInfo } from '../../runtime/files/store.js';
 import { decodeCursor, encodeCursor, pageQuery, pageSchema } from '../pagination.js';
 import { route, type AnyRoute } from '../route.js';
@@ -111,7 +113,14 @@ export function fileRoutes({ files, config }: Services): AnyRoute[] {
       maxBodyBytes: config.filesMaxUploadBytes, status: 201,
       summary: 'Upload (create or replace) one file; the body is the content',
       query: pathQuery, response: fileSchema.extend({ sha256: z.string() }),
-      handler: async ({ auth, query, request }) => ({ status: 201, json: await files.write(auth.orgId, query.path, request.bodyStream ?? request.body) }),
+      handler: async ({ auth, query, request }) => {
+        // what a run wrote is its record: only the run writes there (files.write_artifact)
+        const path = normalizeRemotePath(query.path);
+        if (path === ARTIFACTS_FOLDER || path.startsWith(`${ARTIFACTS_FOLDER}/`)) {
+          throw new ServiceError('forbidden', `${ARTIFACTS_FOLDER}/ holds the files runs wrote: it is read-only here (delete is allowed)`, { path });
+        }
+        return { status: 201, json: await files.write(auth.orgId, path, request.bodyStream ?? request.body) };
+      },
     }),
     route({
       method: 'DELETE', path: '/files/content', tag: 'files', auth: 'bearer', permission: 'file:write',

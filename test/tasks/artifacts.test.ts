@@ -65,6 +65,17 @@ describe('run artifacts', () => {
     expect(download.status).toBe(200);
     expect(download.headers.get('content-type')).toBe('text/markdown');
     expect(download.text).toBe(REPORT);
+
+    // nobody but the run writes there: an upload is refused, and the run's record stays as the run left it
+    for (const forged of [`artifacts/${run.id}/forged.md`, `./artifacts//${run.id}/report.md`, 'artifacts']) {
+      const refused = await server.request('PUT', `/files/content?path=${encodeURIComponent(forged)}`, { token: owner.token, body: 'forged' });
+      expect(refused.status).toBe(403);
+      expect(refused.body.error.code).toBe('forbidden');
+    }
+    expect((await runsOf(server, owner, task.id)).find((item) => item.id === run.id).artifacts).toEqual(expected);
+    expect((await server.request('GET', `/files/content?path=${encodeURIComponent(path)}`, { token: owner.token })).text).toBe(REPORT);
+    // cleaning up is allowed
+    expect((await server.request('DELETE', `/files/content?path=${encodeURIComponent(path)}`, { token: owner.token })).status).toBe(200);
   });
 
   it('writes binary content from base64 into sub-folders, and list_artifacts answers what the run wrote so far', async () => {
