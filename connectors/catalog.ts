@@ -82,6 +82,8 @@ export interface CatalogOptions {
   readonly sources?: readonly CatalogSource[];
   /** wrapped around every tool invocation, first = outermost */
   readonly interceptors?: readonly ToolInterceptor[];
+  /** a catalog for callers outside an agent run (the /mcp server): run-only plugins' tools are left out */
+  readonly outsideRun?: boolean;
 }
 
 export interface ToolCatalog {
@@ -243,6 +245,7 @@ export function createCatalog(registry: PluginRegistry, options: CatalogOptions 
   const interceptors = options.interceptors ?? [];
   const entries: Entry[] = [];
   for (const plugin of registry.plugins) {
+    if (plugin.runOnly && options.outsideRun) continue;
     if (plugin.sourceless) {
       for (const tool of plugin.tools) entries.push(entryOf(plugin, tool, null));
       continue;

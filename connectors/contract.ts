@@ -88,6 +88,12 @@ export interface ConnectorPlugin {
    */
   readonly sourceless?: boolean;
   /**
+   * true when the tools act on the agent run that calls them (`files`: the
+   * run's artifacts): catalogs built outside a run, like the /mcp server's,
+   * leave them out. Default false.
+   */
+  readonly runOnly?: boolean;
+  /**
    * ETL: reads the system and writes what it finds into the context graph
    * (repositories, services, builds, deployments, pods, owners). Optional:
    * a connector without it has live tools only.

@@ -35,6 +35,7 @@ export interface LoadedPlugin {
   /** where it came from: `built-in`, the plugins.json path or the npm package name */
   readonly origin: string;
   readonly sourceless: boolean;
+  readonly runOnly: boolean;
   readonly validateConfig: CompiledSchema;
   readonly tools: readonly LoadedTool[];
 }
@@ -174,7 +175,7 @@ export function checkPlugin(candidate: unknown, origin: string): LoadedPlugin {
   }
   if (problems.length > 0 || !config.validator) throw new PluginLoadError(label, origin, problems);
   const plugin = candidate as unknown as ConnectorPlugin;
-  return { kind: plugin.kind, plugin, origin, sourceless: plugin.sourceless === true, validateConfig: config.validator, tools };
+  return { kind: plugin.kind, plugin, origin, sourceless: plugin.sourceless === true, runOnly: plugin.runOnly === true, validateConfig: config.validator, tools };
 }
 
 /**

@@ -19,6 +19,8 @@ export function createFilesPlugin(files: FileStore): ConnectorPlugin {
     contract: '^1',
     description: "The run's artifacts: files an agent writes (reports, data, images) for people to download afterwards.",
     ...sourcelessParts('files'),
+    // artifacts belong to a run: MCP clients, outside any, do not see these tools
+    runOnly: true,
     tools: [writeArtifactTool(files), listArtifactsTool(files)],
   };
 }

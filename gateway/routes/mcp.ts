@@ -47,7 +47,7 @@ export function mcpRoutes({ collections, sources, sourceService, config }: Servi
       method: 'POST', path: '/mcp', tag: 'mcp', auth: 'bearer', permission: 'chat:use', bodyKind: 'raw', maxBodyBytes: MCP_MAX_BODY_BYTES,
       summary: 'MCP streamable HTTP endpoint (stateless): search_connector_tools and execute_connector_tool over your sources',
       handler: async ({ auth, request }) => {
-        const catalog = createCatalog(sourceService.registry, { sources: await sources.catalogSources(auth.orgId, auth.sourceIds) });
+        const catalog = createCatalog(sourceService.registry, { sources: await sources.catalogSources(auth.orgId, auth.sourceIds), outsideRun: true });
         const server = createCatalogMcpServer({
           catalog,
           context: { orgId: auth.orgId, signal: AbortSignal.timeout(config.agentRunTimeoutSecs * 1000), actorId: auth.userId, realm: DEFAULT_REALM },

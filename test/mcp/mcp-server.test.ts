@@ -87,6 +87,19 @@ describe('/mcp: the service as an MCP server', () => {
     expect(unknown.outcome.error?.code).toBe('unknown_tool');
   });
 
+  it('leaves out the tools that act on an agent run (files artifacts), and keeps the other built-ins', async () => {
+    const client = await connect(apiKey);
+    const names = async (query: string): Promise<string[]> => {
+      const search = await call(client, 'search_connector_tools', { query });
+      expect(search.isError, JSON.stringify(search.outcome)).toBe(false);
+      return (search.outcome.result as { tools: { name: string }[] }).tools.map((tool) => tool.name);
+    };
+    expect((await names('remember memory')).some((name) => name.startsWith('memory.'))).toBe(true);
+    expect((await names('write artifact files report')).filter((name) => name.startsWith('files.'))).toEqual([]);
+    const write = await call(client, 'execute_connector_tool', { tool: 'files.write_artifact', arguments: { path: 'x.txt', content: 'x' } });
+    expect(write.outcome.error?.code).toBe('unknown_tool');
+  });
+
   it('a write never runs silently: approval_required, a person approves over REST, the retry with approval_id runs it once', async () => {
     const client = await connect(apiKey);
     const callsBefore = fake.calls.length;
