@@ -4,7 +4,6 @@ import { usage } from '../errors.js';
 import { table } from '../output.js';
 import { parseNodeRef, parseProps, readJsonArray } from '../values.js';
 
-/** rows per request: the server takes thousands per batch in one transaction */
 /** records a request carries: a transaction each on the server, so fewer and larger is faster */
 const DEFAULT_BATCH_SIZE = 5000;
 /** the most the server's /graph upsert routes take in one request */
