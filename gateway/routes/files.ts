@@ -7,7 +7,7 @@
 import picomatch from 'picomatch';
 import { z } from 'zod';
 import { ServiceError } from '../../runtime/errors.js';
-import { ARTIFACTS_FOLDER } from '../../runtime/files/artifacts.js';
+import { ARTIFACTS_FOLDER, isArtifactPath } from '../../runtime/files/artifacts.js';
 import { normalizeRemotePath } from '../../runtime/files/paths.js';
 import type { FileInfo } from '../../runtime/files/store.js';
 import { decodeCursor, encodeCursor, pageQuery, pageSchema } from '../pagination.js';
@@ -116,7 +116,7 @@ export function fileRoutes({ files, config }: Services): AnyRoute[] {
       handler: async ({ auth, query, request }) => {
         // what a run wrote is its record: only the run writes there (files.write_artifact)
         const path = normalizeRemotePath(query.path);
-        if (path === ARTIFACTS_FOLDER || path.startsWith(`${ARTIFACTS_FOLDER}/`)) {
+        if (isArtifactPath(path)) {
           throw new ServiceError('forbidden', `${ARTIFACTS_FOLDER}/ holds the files runs wrote: it is read-only here (delete is allowed)`, { path });
         }
         return { status: 201, json: await files.write(auth.orgId, path, request.bodyStream ?? request.body) };

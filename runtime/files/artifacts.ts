@@ -14,6 +14,9 @@ export const ARTIFACTS_FOLDER = 'artifacts';
 /** `artifacts/<run id>`: where one run's files live. */
 export const artifactsFolder = (runId: string): string => `${ARTIFACTS_FOLDER}/${runId}`;
 
+/** whether a normalized file-store path is the artifacts folder or inside it */
+export const isArtifactPath = (path: string): boolean => path === ARTIFACTS_FOLDER || path.startsWith(`${ARTIFACTS_FOLDER}/`);
+
 /**
  * The stored path of an artifact named `relative` (`charts/q1.png`) by the
  * run. Thrown (ServiceError `validation_error`) when `relative` is empty,

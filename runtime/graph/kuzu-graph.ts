@@ -280,7 +280,7 @@ export class KuzuGraph {
         // an earlier group's are stored by now, so the lookup (or the key set) sees them
         const absent = await this.missingKeys(label, keys);
         if (absent.length === 0) continue;
-        const csv = this.csvCopies && csvOf(absent, (key) => [key], () => ({}), label, [], columns);
+        const csv = this.csvCopies && csvOf(absent, (key) => [key], () => ({}), label, [], new Map());
         if (csv) await this.copy(csv, (file) => `COPY ${quote(label)}(${quote(KEY_PROPERTY)}) FROM '${file}' (${CSV_OPTIONS})`);
         else await this.run(`COPY ${quote(label)}(${quote(KEY_PROPERTY)}) FROM (UNWIND $rows AS k RETURN k)`, { rows: absent });
         this.remember(label, absent);
@@ -746,8 +746,8 @@ const GATHER_MS = 50;
 
 /** one caller's upsert batch, prepared; `count`: its distinct records (what the caller is answered) */
 type WriteBatch =
-  | { readonly kind: 'nodes'; readonly byLabel: Map<string, Map<string, Properties>>; readonly count: number }
-  | { readonly kind: 'relationships'; readonly groups: Map<string, EdgeGroup>; readonly count: number };
+  | { readonly kind: 'nodes'; readonly byLabel: NodesByLabel; readonly count: number }
+  | { readonly kind: 'relationships'; readonly groups: EdgeGroups; readonly count: number };
 type PendingWrite = WriteBatch & { readonly resolve: (count: number) => void; readonly reject: (error: unknown) => void };
 /** a COPY of this many new nodes drops the label's full-text index; the next search rebuilds it once instead of updating it per row */
 const FTS_DROP_THRESHOLD = 1000;
