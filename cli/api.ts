@@ -57,8 +57,7 @@ export class ApiClient {
       headers: options.body === undefined ? {} : { 'content-type': 'application/json' },
       body: options.body === undefined ? undefined : JSON.stringify(options.body),
     });
-    const text = await response.text();
-    return (text === '' ? null : JSON.parse(text)) as T;
+    return (await this.readJson(response)) as T;
   }
 
   /** PUTs a local file as a stream (never read whole into memory). */
@@ -69,12 +68,32 @@ export class ApiClient {
       body,
       duplex: 'half',
     });
-    return (await response.json()) as T;
+    return (await this.readJson(response)) as T;
   }
 
   /** The response of a GET whose body the caller streams. */
   async download(path: string, query: Query): Promise<Response> {
     return this.send('GET', this.url(path, query), {});
+  }
+
+  /** A success answer's JSON body; a body that is not JSON means the URL points at another server. */
+  private async readJson(response: Response): Promise<unknown> {
+    const text = await response.text();
+    if (text === '') return null;
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw this.notThisService(response);
+    }
+  }
+
+  /** exit 5 with a message that names what answered instead of a JavaScript parse error */
+  private notThisService(response: Response): CliError {
+    const type = response.headers.get('content-type') ?? 'no content type';
+    return new CliError(
+      'cannot_connect',
+      `cannot connect to the service at ${this.env.apiUrl}: the server there answered HTTP ${response.status} (${type}), not this service's JSON API. Check SERVICE_API_URL (the API root, ending in /api/v1)`,
+    );
   }
 
   private async send(method: string, url: string, init: RequestInit & { duplex?: 'half' }): Promise<Response> {
@@ -89,19 +108,26 @@ export class ApiClient {
     this.trace(`< ${response.status} ${method} ${url}`);
     if (response.ok) return response;
     const text = await response.text();
-    let code = `http_${response.status}`;
-    let message = text.slice(0, 500);
-    try {
-      const envelope = JSON.parse(text) as { error?: { code?: string; message?: string } };
-      code = envelope.error?.code ?? code;
-      message = envelope.error?.message ?? message;
-    } catch {
-      // not an error envelope (a proxy's page): the text itself is the message
-    }
+    const envelope = errorEnvelope(text);
+    // every error this service answers carries the envelope: without one, something else answered
+    if (!envelope) throw this.notThisService(response);
+    const { code, message } = envelope;
     if (response.status === 401) {
       throw new CliError('unauthorized', `401 Unauthorized (${code}): ${message}. The token is expired or invalid: get a new SERVICE_TOKEN`);
     }
     if (response.status === 404) throw new CliError('not_found', `not found (${code}): ${message}`);
     throw new CliError('api_error', `server answered ${response.status} ${code}: ${message}`);
   }
+}
+
+/** `{error:{code,message}}` from an error answer's text; null when the text is not that envelope */
+function errorEnvelope(text: string): { code: string; message: string } | null {
+  try {
+    const parsed = JSON.parse(text) as { error?: { code?: unknown; message?: unknown } } | null;
+    const error = parsed?.error;
+    if (typeof error?.code === 'string' && typeof error.message === 'string') return { code: error.code, message: error.message };
+  } catch {
+    // not JSON: a proxy's or another server's page
+  }
+  return null;
 }

@@ -6,6 +6,7 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -63,6 +64,38 @@ describe('environment and connection errors', () => {
     expect(result.code).toBe(5);
     expect(result.stderr).toContain('cannot connect');
     expect(JSON.parse(result.stdout)).toMatchObject({ connected: false, api_url: url });
+  });
+
+  it('exit 5 with a clear message when the URL points at an HTTP server that is not this service', async () => {
+    // answers like a web server, a proxy's error page or another JSON API would
+    const answers: Record<string, { status: number; type: string; body: string }> = {
+      '/html/api/v1': { status: 200, type: 'text/html', body: '<!doctype html><title>It works</title>' },
+      '/missing/api/v1': { status: 404, type: 'text/html', body: '<h1>Not Found</h1>' },
+      '/gateway/api/v1': { status: 502, type: 'text/plain', body: 'Bad Gateway' },
+      '/other-json/api/v1': { status: 400, type: 'application/json', body: '{"message":"bad request"}' },
+    };
+    const other = createHttpServer((req, res) => {
+      const prefix = Object.keys(answers).find((key) => req.url?.startsWith(key));
+      const answer = prefix ? answers[prefix]! : { status: 200, type: 'text/plain', body: 'hello' };
+      res.writeHead(answer.status, { 'content-type': answer.type }).end(answer.body);
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const { port } = other.address() as { port: number };
+    try {
+      for (const prefix of Object.keys(answers)) {
+        const url = `http://127.0.0.1:${port}${prefix}`;
+        const result = await runCli(['files', 'list'], { env: { SERVICE_API_URL: url, SERVICE_TOKEN: 'x' } });
+        expect(result.code, prefix).toBe(5);
+        expect(result.stderr, prefix).toContain(`cannot connect to the service at ${url}`);
+        expect(result.stderr, prefix).toContain(`HTTP ${answers[prefix]!.status}`);
+        expect(result.stderr, prefix).not.toMatch(/SyntaxError|Unexpected token|at .*\.ts:\d+/);
+      }
+      const status = await runCli(['status', '--json'], { env: { SERVICE_API_URL: `http://127.0.0.1:${port}/html/api/v1`, SERVICE_TOKEN: 'x' } });
+      expect(status.code).toBe(5);
+      expect(JSON.parse(status.stdout)).toMatchObject({ connected: false });
+    } finally {
+      await new Promise<void>((resolve) => other.close(() => resolve()));
+    }
   });
 
   it('exit 6 for an expired token and for a token the server does not know', async () => {
