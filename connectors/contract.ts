@@ -133,6 +133,9 @@ export interface GraphRelationshipInput {
   readonly properties?: Readonly<Record<string, unknown>>;
 }
 
+/** the code a GraphSink fails with: the graph refused the records (not the connector's system) */
+export const GRAPH_WRITE_FAILED = 'graph_write_failed';
+
 /** Where a sync writes what it found: the context graph, bound to the source's organization and realm. */
 export interface GraphSink {
   /** upserts by (label, _key); one transaction per call */

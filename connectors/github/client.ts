@@ -45,11 +45,19 @@ const messageOf = (error: RequestError): string => {
   return typeof data?.message === 'string' ? data.message : error.message;
 };
 
+/** fetch's own failure (refused, reset, DNS): a TypeError carrying the socket error as its cause */
+function isConnectionFailure(error: unknown): boolean {
+  return error instanceof TypeError && (error as { cause?: unknown }).cause !== undefined;
+}
+
 /** Maps whatever a call threw to a ToolError the model can read (aborts pass through). */
 export function githubFailure(error: unknown, signal?: AbortSignal): unknown {
   signal?.throwIfAborted();
   if (ToolError.is(error) || (error as Error)?.name === 'AbortError') return error;
-  if (!isRequestError(error)) return new ToolError('upstream_unreachable', `GitHub cannot be reached: ${(error as Error)?.message ?? String(error)}`);
+  if (!isRequestError(error)) {
+    // only a failed connection is GitHub's; anything else (our own code, the graph) keeps its own error
+    return isConnectionFailure(error) ? new ToolError('upstream_unreachable', `GitHub cannot be reached: ${(error as Error).message}`) : error;
+  }
   const details = { status: error.status, message: messageOf(error) };
   switch (error.status) {
     case 401:

@@ -11,7 +11,7 @@
  * the capped repositories are named in the report); at most MAX_REPOSITORIES repositories.
  */
 import type { Octokit } from '@octokit/rest';
-import { ToolError, type GraphNodeInput, type GraphRelationshipInput, type SyncContext, type SyncReport } from '../contract.js';
+import { GRAPH_WRITE_FAILED, ToolError, type GraphNodeInput, type GraphRelationshipInput, type SyncContext, type SyncReport } from '../contract.js';
 import { githubClient, githubFailure } from './client.js';
 import { githubConfigOf, githubHost } from './config.js';
 import { listSourceRepositories, type GithubRepository } from './repositories.js';
@@ -139,6 +139,8 @@ export async function syncGithub(ctx: SyncContext): Promise<SyncReport> {
     };
   } catch (error) {
     const mapped = githubFailure(error, ctx.signal);
-    throw ToolError.is(mapped) ? new Error(`GitHub sync failed: ${mapped.message}`, { cause: mapped }) : mapped;
+    // the graph's own failure keeps its code and names the graph, not GitHub
+    if (!ToolError.is(mapped) || mapped.code === GRAPH_WRITE_FAILED) throw mapped;
+    throw new Error(`GitHub sync failed: ${mapped.message}`, { cause: mapped });
   }
 }

@@ -26,7 +26,7 @@ import type {
   CypherOptions, CypherResult, ExpandOptions, GraphNode, GraphNodeInput, GraphRelationship, GraphRelationshipInput,
   GraphStats, SearchOptions, SearchResult, Subgraph,
 } from './store.js';
-import { asText, columnTypeOf, fitsColumn, propertiesOf, toColumnText, toJsonValue, type ColumnType } from './values.js';
+import { asText, columnTypeFromEngine, columnTypeOf, fitsColumn, propertiesOf, toColumnText, toJsonValue, type ColumnType } from './values.js';
 
 export interface KuzuGraphOptions {
   /** the engine's page cache for this database */
@@ -539,7 +539,7 @@ export class KuzuGraph {
       if (!kind || !isValidLabel(name)) continue;
       const columns = new Map<string, ColumnType>();
       for (const column of await this.run(`CALL table_info('${name}') RETURN name, type`)) {
-        columns.set(asText(column['name']), asText(column['type']) as ColumnType);
+        columns.set(asText(column['name']), columnTypeFromEngine(asText(column['type'])));
       }
       const pairs = new Set<string>();
       if (kind === 'REL') {

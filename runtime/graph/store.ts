@@ -6,7 +6,8 @@
  * scope see another's records. Errors a caller can fix are ServiceErrors
  * (validation_error, invalid_node_id, cypher_syntax_error, forbidden).
  */
-import type { GraphNodeInput, GraphRelationshipInput, GraphSink } from '../../connectors/contract.js';
+import { GRAPH_WRITE_FAILED, ToolError, type GraphNodeInput, type GraphRelationshipInput, type GraphSink } from '../../connectors/contract.js';
+import { ServiceError } from '../errors.js';
 
 export type { GraphNodeInput, GraphRelationshipInput };
 
@@ -103,14 +104,24 @@ export interface GraphStore {
   close(): Promise<void>;
 }
 
-/** The sink every store hands out: the store's own upserts, scope bound. */
+/**
+ * The sink every store hands out: the store's own upserts, scope bound. A
+ * failure names the graph, so a sync that the graph refused is not reported
+ * as its connector's system being unreachable.
+ */
 export function scopedSink(store: GraphStore, scope: GraphScope): GraphSink {
   return {
     upsertNodes: async (nodes) => {
-      await store.upsertNodes(scope, nodes);
+      await store.upsertNodes(scope, nodes).catch(graphWriteFailed);
     },
     upsertRelationships: async (relationships) => {
-      await store.upsertRelationships(scope, relationships);
+      await store.upsertRelationships(scope, relationships).catch(graphWriteFailed);
     },
   };
+}
+
+function graphWriteFailed(error: unknown): never {
+  const message = error instanceof Error ? error.message : String(error);
+  const details = error instanceof ServiceError && error.details ? { graph_error: error.code, ...error.details } : undefined;
+  throw new ToolError(GRAPH_WRITE_FAILED, `the context graph refused the synced records: ${message}`, details);
 }

@@ -23,6 +23,25 @@ export function columnTypeOf(value: unknown): ColumnType | null {
   return 'STRING';
 }
 
+/**
+ * A column type as the engine names it (`CALL table_info`) in our vocabulary.
+ * Kùzu reports BOOLEAN columns as `BOOL`; any type the service never creates
+ * (only the service defines columns) is compared as text.
+ */
+export function columnTypeFromEngine(engineType: string): ColumnType {
+  switch (engineType.toUpperCase()) {
+    case 'BOOL':
+    case 'BOOLEAN':
+      return 'BOOLEAN';
+    case 'INT64':
+      return 'INT64';
+    case 'DOUBLE':
+      return 'DOUBLE';
+    default:
+      return 'STRING';
+  }
+}
+
 /** whether a column of `type` takes the value without loss (null always fits) */
 export function fitsColumn(value: unknown, type: ColumnType): boolean {
   if (value === null || value === undefined || type === 'STRING') return true;

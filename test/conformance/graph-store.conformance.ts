@@ -17,7 +17,14 @@ async function errorCode(promise: Promise<unknown>): Promise<string> {
   throw new Error('expected the call to fail');
 }
 
-export function graphStoreConformance(name: string, open: () => Promise<GraphStore>, options: { rawCypher: boolean } = { rawCypher: true }): void {
+export interface ConformanceOptions {
+  /** whether the store runs user Cypher (the Bolt adapter does not yet) */
+  readonly rawCypher: boolean;
+  /** opens the same stored graph again, as a restarted server does; absent: the restart cases are skipped */
+  readonly reopen?: () => Promise<GraphStore>;
+}
+
+export function graphStoreConformance(name: string, open: () => Promise<GraphStore>, options: ConformanceOptions = { rawCypher: true }): void {
   describe(`graph store conformance: ${name}`, () => {
     let store: GraphStore;
     const org = `org_${randomUUID().slice(0, 8)}`;
@@ -274,6 +281,41 @@ export function graphStoreConformance(name: string, open: () => Promise<GraphSto
       await store.upsertNodes(again, [{ label: 'App', properties: { _key: 'web', name: 'Web' } }]);
       expect(await store.getNode(again, 'App', 'web')).toMatchObject({ properties: { _key: 'web', name: 'Web' } });
       expect(await store.stats(again, false)).toEqual({ node_count: 2, relationship_count: 0 });
+    });
+
+    describe.runIf(options.reopen !== undefined)('after a restart', () => {
+      // regression (issue 15): the reloaded schema named BOOLEAN columns by the engine's spelling
+      // (BOOL), so every boolean write to an existing property was refused after a restart
+      const restart: GraphScope = { orgId: org, realm: 'restart' };
+      const typed = { text: 'a', count: 1, ratio: 0.5, enabled: true, disabled: false, tags: ['x', 'y'] };
+
+      it('keeps every property type of nodes and relationships writable with new values of that type', async () => {
+        await store.upsertNodes(restart, [{ label: 'Repo', properties: { _key: 'r1', ...typed } }]);
+        await store.upsertRelationships(restart, [
+          { type: 'MIRRORS', from_label: 'Repo', from_key: 'r1', to_label: 'Repo', to_key: 'r2', properties: { ...typed } },
+        ]);
+        await store.close();
+        store = await options.reopen!();
+
+        const changed = { text: 'b', count: 2, ratio: 1.25, enabled: false, disabled: true, tags: ['z'] };
+        await store.upsertNodes(restart, [{ label: 'Repo', properties: { _key: 'r1', ...changed } }]);
+        await store.upsertRelationships(restart, [
+          { type: 'MIRRORS', from_label: 'Repo', from_key: 'r1', to_label: 'Repo', to_key: 'r2', properties: { ...changed } },
+        ]);
+        expect((await store.getNode(restart, 'Repo', 'r1'))?.properties).toEqual({ _key: 'r1', ...changed, tags: '["z"]' });
+        const around = await store.expand(restart, 'Repo', 'r1', { depth: 1, direction: 'out', limit: 10 });
+        expect(around?.relationships.map((rel) => rel.properties)).toEqual([{ ...changed, tags: '["z"]' }]);
+      });
+
+      it('still converts and refuses by the reloaded column types', async () => {
+        // an integer into a DOUBLE column, anything into STRING, a string into INT64/BOOLEAN refused
+        await store.upsertNodes(restart, [{ label: 'Repo', properties: { _key: 'r3', ratio: 3, text: 7 } }]);
+        expect((await store.getNode(restart, 'Repo', 'r3'))?.properties).toMatchObject({ ratio: 3, text: '7' });
+        for (const bad of [{ count: 'many' }, { enabled: 'yes' }, { count: 1.5 }, { enabled: 1 }]) {
+          expect(await errorCode(store.upsertNodes(restart, [{ label: 'Repo', properties: { _key: 'r4', ...bad } }])), JSON.stringify(bad)).toBe('validation_error');
+        }
+        expect(await store.getNode(restart, 'Repo', 'r4')).toBeNull();
+      });
     });
 
     describe.runIf(options.rawCypher)('Cypher', () => {
