@@ -27,9 +27,18 @@ async function main(): Promise<void> {
 
   let shuttingDown = false;
   const shutdown = (signal: string): void => {
-    if (shuttingDown) return;
+    if (shuttingDown) {
+      // a second signal: the operator will not wait for the rest
+      logger.error({ signal }, 'second stop signal: exiting now');
+      process.exit(1);
+    }
     shuttingDown = true;
-    logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    logger.info({ signal, deadline_s: config.shutdownDeadlineSecs }, 'shutting down: finishing in-flight requests');
+    // whatever a store or a plugin is doing (a closed disk, a hung engine), the process ends by the deadline
+    setTimeout(() => {
+      logger.error({ deadline_s: config.shutdownDeadlineSecs }, 'shutdown deadline passed: exiting with work still closing');
+      process.exit(1);
+    }, config.shutdownDeadlineSecs * 1000);
     service.stop().then(
       () => {
         logger.info('stopped cleanly');

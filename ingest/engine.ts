@@ -7,7 +7,7 @@
  * soon as the cause is gone.
  */
 import { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Logger } from 'pino';
 import { ServiceError } from '../runtime/errors.js';
@@ -181,6 +181,9 @@ export class ContextEngine {
   /** `context_tables` in /health. */
   async check(): Promise<DependencyStatus> {
     if (!this.pool) return 'down';
+    // a database file removed under the running engine still answers from its open handle, but nothing
+    // written from then on survives a restart: the engine is down for anything durable
+    if (this.options.path !== ':memory:' && !existsSync(this.options.path)) return 'down';
     await this.use((connection) => connection.run('SELECT 1'));
     return 'ok';
   }

@@ -70,6 +70,8 @@ export interface ServiceConfig {
   readonly chatCostCapUsdPerDay: number | null;
   /** `SHUTDOWN_GRACE_SECS`: how long shutdown waits for runs to reach a safe point before stopping them. @default 10 */
   readonly shutdownGraceSecs: number;
+  /** `SHUTDOWN_DEADLINE_SECS`: after a stop signal the process exits (code 1, logged) by then whatever is still closing. @default SHUTDOWN_GRACE_SECS + 20 */
+  readonly shutdownDeadlineSecs: number;
   /** @default "<DATA_DIR>/context.duckdb" */
   readonly contextDbPath: string;
   /** @default "<DATA_DIR>/files" */
@@ -200,6 +202,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
   const nodeEnv = text(env, 'NODE_ENV') ?? 'development';
   const production = nodeEnv === 'production';
   const dataDir = resolve(text(env, 'DATA_DIR') ?? './data');
+  const shutdownGraceSecs = integer(env, 'SHUTDOWN_GRACE_SECS', 10, 0, 3600);
 
   const providerRaw = (text(env, 'AUTH_PROVIDER') ?? 'local').toLowerCase();
   if (providerRaw !== 'local' && providerRaw !== 'oidc') {
@@ -271,7 +274,8 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     llmPrices: priceTable(env, 'LLM_PRICES'),
     agentRunTimeoutSecs: integer(env, 'AGENT_RUN_TIMEOUT_SECS', 600, 1, 86_400),
     chatCostCapUsdPerDay: costCap(env, 'CHAT_COST_CAP_USD_PER_DAY'),
-    shutdownGraceSecs: integer(env, 'SHUTDOWN_GRACE_SECS', 10, 0, 3600),
+    shutdownGraceSecs,
+    shutdownDeadlineSecs: integer(env, 'SHUTDOWN_DEADLINE_SECS', shutdownGraceSecs + 20, 1, 7200),
     contextDbPath: resolve(text(env, 'CONTEXT_DB_PATH') ?? join(dataDir, 'context.duckdb')),
     filesDir: resolve(text(env, 'FILES_DIR') ?? join(dataDir, 'files')),
     sourceConfigKey: sourceConfigKey(env),

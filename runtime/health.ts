@@ -8,8 +8,9 @@ import { probeNats } from './bus-probe.js';
 import type { MetadataStore } from './store/types.js';
 import type { GraphStore } from './graph/store.js';
 
-export type DependencyName = 'metadata' | 'graph' | 'context_tables' | 'bus' | 'llm';
-export type DependencyStatus = 'ok' | 'down' | 'unavailable' | 'unconfigured' | 'configured';
+export type DependencyName = 'metadata' | 'graph' | 'context_tables' | 'bus' | 'cache' | 'llm';
+/** `none`: the concern is not served by any engine in this deployment (nothing is cached across processes) */
+export type DependencyStatus = 'ok' | 'down' | 'unavailable' | 'unconfigured' | 'configured' | 'none';
 
 interface Probe {
   readonly engine: string;
@@ -35,7 +36,7 @@ export class HealthReporter {
   }
 
   async report(): Promise<HealthReport> {
-    const names: DependencyName[] = ['metadata', 'graph', 'context_tables', 'bus', 'llm'];
+    const names: DependencyName[] = ['metadata', 'graph', 'context_tables', 'bus', 'cache', 'llm'];
     const statuses = await Promise.all(names.map((name) => this.check(name)));
     const dependencies = Object.fromEntries(names.map((name, index) => [name, statuses[index]])) as Record<DependencyName, DependencyStatus>;
     const engines: Partial<Record<DependencyName, string>> = {};
@@ -76,6 +77,8 @@ export function registerCoreProbes(health: HealthReporter, config: ServiceConfig
   health.register('bus', natsUrl
     ? { engine: 'nats', check: () => probeNats(natsUrl) }
     : { engine: 'in-process', check: async () => 'ok' });
+  // every cache (auth contexts, graph key sets, catalogs) lives in this process; none is shared across processes
+  health.register('cache', { engine: 'in-process', check: async () => 'none' });
   health.register('llm', {
     engine: 'settings',
     check: async () => (config.llmApiKey ? 'configured' : 'unconfigured'),

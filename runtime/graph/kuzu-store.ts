@@ -63,7 +63,7 @@ export class KuzuGraphStore implements GraphStore {
 
   async ping(): Promise<void> {
     if (this.closed) throw new Error('graph store closed');
-    await mkdir(this.config.dir, { recursive: true });
+    // no mkdir here: a folder removed under the running server is down, not silently recreated empty
     await access(this.config.dir, constants.W_OK);
   }
 

@@ -1,4 +1,5 @@
 /** Picks the graph store: Bolt (Memgraph/Neo4j) when GRAPH_URL is set, else embedded Kùzu under DATA_DIR/graph. */
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ServiceConfig } from '../config.js';
 import { BoltGraphStore } from './bolt-store.js';
@@ -7,5 +8,8 @@ import type { GraphStore } from './store.js';
 
 export async function openGraphStore(config: Pick<ServiceConfig, 'dataDir' | 'graphUrl'>): Promise<GraphStore> {
   if (config.graphUrl) return BoltGraphStore.connect(config.graphUrl);
-  return new KuzuGraphStore({ dir: join(config.dataDir, 'graph') });
+  const dir = join(config.dataDir, 'graph');
+  // made once here: later, a missing folder means it was removed under the server (health says down)
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  return new KuzuGraphStore({ dir });
 }

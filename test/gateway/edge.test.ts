@@ -1,6 +1,8 @@
 /** The HTTP edge: envelope, routing errors, auth errors, body limits, pagination, idempotency, faults. */
 import { SignJWT } from 'jose';
+import { rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asOrgId } from '../../runtime/store/types.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
@@ -316,7 +318,11 @@ describe('HTTP edge', () => {
       expect(response.body.dependencies.metadata).toBe('ok');
       expect(response.body.dependencies.bus).toBe('ok');
       expect(response.body.dependencies.llm).toBe('unconfigured');
-      expect(Object.keys(response.body.dependencies).sort()).toEqual(['bus', 'context_tables', 'graph', 'llm', 'metadata']);
+      // nothing is cached across processes: every cache lives in this one
+      expect(response.body.dependencies.cache).toBe('none');
+      expect(response.body.engines.cache).toBe('in-process');
+      expect(Object.keys(response.body.dependencies).sort()).toEqual(['bus', 'cache', 'context_tables', 'graph', 'llm', 'metadata']);
+      expect(response.body.status).toBe('ok');
     });
 
     it('serves an OpenAPI 3.1 document generated from the route schemas', async () => {
@@ -370,6 +376,26 @@ describe('health with a message bus', () => {
         return;
       }
       expect(response.body.status).toBe('ok');
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe('health follows its dependencies', () => {
+  it('is degraded once the context tables file or the graph folder is gone under the running server', async () => {
+    const server = await startTestServer();
+    try {
+      expect((await server.request('GET', '/health')).body.status).toBe('ok');
+      rmSync(join(server.dataDir, 'context.duckdb'), { force: true });
+      const withoutTables = await server.request('GET', '/health');
+      expect(withoutTables.status).toBe(200);
+      expect(withoutTables.body.dependencies.context_tables).toBe('down');
+      expect(withoutTables.body.status).toBe('degraded');
+      rmSync(join(server.dataDir, 'graph'), { recursive: true, force: true });
+      const withoutGraph = await server.request('GET', '/health');
+      expect(withoutGraph.body.dependencies.graph).toBe('down');
+      expect(withoutGraph.body.status).toBe('degraded');
     } finally {
       await server.stop();
     }

@@ -1,7 +1,8 @@
 /** The server as `npm start` runs it: start-up line, config errors, clean shutdown, restarts keep data. */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { request } from '../helpers/server.js';
 import { runServerToExit, startServerProcess } from '../helpers/process.js';
@@ -55,4 +56,23 @@ describe('server process', () => {
     expect(badPort.code).toBe(2);
     expect(badPort.stderr).toContain('PORT: must be an integer');
   });
+
+  it('ends by the shutdown deadline when something never finishes closing, logging it', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'proc-'));
+    const pluginsFile = join(dataDir, 'plugins.json');
+    writeFileSync(pluginsFile, JSON.stringify({ plugins: [fileURLToPath(new URL('../fixtures/plugins/stuck-sync-plugin.ts', import.meta.url))] }));
+    const server = await startServerProcess({ DATA_DIR: dataDir, PLUGINS_FILE: pluginsFile, SHUTDOWN_GRACE_SECS: '0', SHUTDOWN_DEADLINE_SECS: '2' });
+    const token = (await register(server.url, 'stuck')).body.token as string;
+    const source = await request(server.url, 'POST', '/sources', { token, body: { name: 'Stuck', connector: 'stuck', config: {} } });
+    expect(source.status, source.text).toBe(201);
+    expect((await request(server.url, 'POST', `/sources/${source.body.id}/sync`, { token })).status).toBe(202);
+
+    server.child.kill('SIGTERM');
+    // the sync ignores its abort, so the stop never completes: only the deadline ends the process
+    const ended = await Promise.race([server.exited, new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), 30_000))]);
+    if (ended === 'still running') server.child.kill('SIGKILL');
+    expect(ended).toBe(1);
+    expect(server.logs.some((entry) => entry['msg'] === 'shutdown deadline passed: exiting with work still closing')).toBe(true);
+    expect(server.logs.some((entry) => entry['msg'] === 'stopped cleanly')).toBe(false);
+  }, 45_000);
 });
