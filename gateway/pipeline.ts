@@ -9,6 +9,7 @@ import type { AuthContext } from '../runtime/auth/context.js';
 import type { FeatureFlags } from '../runtime/config.js';
 import { ServiceError } from '../runtime/errors.js';
 import type { OrgId } from '../runtime/store/types.js';
+import { featureDisabled, featureOfPath } from './features.js';
 import { jsonResponse, type HttpRequest, type HttpResponse } from './http.js';
 import type { IdempotencyGuard } from './idempotency.js';
 import { DEFAULT_MAX_BODY_BYTES, type AnyRoute, type HandlerResult } from './route.js';
@@ -107,19 +108,18 @@ export class Pipeline {
   }
 
   private async dispatch(match: Match, request: HttpRequest): Promise<HttpResponse> {
-    if (match.kind === 'not_found') throw new ServiceError('not_found', `no route for ${request.method} ${request.path}`);
+    if (match.kind === 'not_found') {
+      const feature = featureOfPath(request.path.slice(API_PREFIX.length));
+      if (feature && !this.deps.features[feature]) throw featureDisabled(feature);
+      throw new ServiceError('not_found', `no route for ${request.method} ${request.path}`);
+    }
     if (match.kind === 'method_not_allowed') {
       throw new ServiceError('method_not_allowed', `${request.method} is not allowed here`, { allowed: match.allowed }, {
         allow: match.allowed.join(', '),
       });
     }
     const { route } = match;
-    if (route.feature && !this.deps.features[route.feature]) {
-      throw new ServiceError('feature_disabled', `feature "${route.feature}" is disabled on this server`, {
-        feature: route.feature,
-        enable_with: `SERVICE_FEATURES_${route.feature.toUpperCase()}=true`,
-      });
-    }
+    if (route.feature && !this.deps.features[route.feature]) throw featureDisabled(route.feature);
 
     // authenticate before reading the body: an anonymous caller learns nothing about validation
     const auth = route.auth === 'bearer' ? await this.deps.authenticator.authenticate(request.headers['authorization']) : null;
