@@ -71,6 +71,17 @@ export function errorResponse(error: ServiceError): HttpResponse {
   return jsonResponse(error.status, error.toEnvelope(), { ...error.headers });
 }
 
+/**
+ * A 401 of a bearer-protected route carries the RFC 6750 challenge, which
+ * HTTP clients (and MCP clients, on /mcp) read to learn how to authenticate.
+ */
+function withBearerChallenge(error: unknown, credentialsGiven: boolean): never {
+  if (!(error instanceof ServiceError) || error.status !== 401) throw error;
+  // no credentials: the bare challenge; credentials that failed: say the token is the problem
+  const challenge = credentialsGiven ? 'Bearer realm="api", error="invalid_token"' : 'Bearer realm="api"';
+  throw new ServiceError(error.code, error.message, error.details, { ...error.headers, 'www-authenticate': challenge });
+}
+
 export class Pipeline {
   private readonly router: Router;
 
@@ -122,7 +133,8 @@ export class Pipeline {
     if (route.feature && !this.deps.features[route.feature]) throw featureDisabled(route.feature);
 
     // authenticate before reading the body: an anonymous caller learns nothing about validation
-    const auth = route.auth === 'bearer' ? await this.deps.authenticator.authenticate(request.headers['authorization']) : null;
+    const auth = route.auth === 'bearer' ? await this.deps.authenticator.authenticate(request.headers['authorization'])
+      .catch((error: unknown) => withBearerChallenge(error, request.headers['authorization'] !== undefined)) : null;
     if (auth && route.auth === 'bearer' && route.permission && !auth.permissions.has(route.permission)) {
       throw new ServiceError('forbidden', `this action needs the permission "${route.permission}"`, {
         permission: route.permission,

@@ -61,8 +61,21 @@ describe('/mcp: the service as an MCP server', () => {
     });
     expect(response.status).toBe(401);
     expect(response.body.error.code).toBe('unauthorized');
+    // RFC 6750's challenge, which MCP clients read to start authorization
+    expect(response.headers.get('www-authenticate')).toBe('Bearer realm="api"');
     const bad = await server.request('POST', '/mcp', { token: 'sk_wrong', body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
     expect(bad.status).toBe(401);
+    expect(bad.headers.get('www-authenticate')).toBe('Bearer realm="api", error="invalid_token"');
+    // the SDK's own client is refused the same way
+    await expect(connect('sk_wrong')).rejects.toThrow(/401|nauthorized/);
+    // every bearer route answers its 401 with the challenge, not only /mcp
+    const realms = await server.request('GET', '/realms', { headers: { authorization: 'Basic abc' } });
+    expect(realms.status).toBe(401);
+    expect(realms.headers.get('www-authenticate')).toBe('Bearer realm="api", error="invalid_token"');
+    // a wrong permission is 403 without a challenge
+    const narrow = await server.request('GET', '/sources', { token: apiKey });
+    expect(narrow.status).toBe(403);
+    expect(narrow.headers.get('www-authenticate')).toBeNull();
   });
 
   it('lists the two meta-tools with read/write annotations', async () => {
