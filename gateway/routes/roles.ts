@@ -5,7 +5,7 @@
  * custom role applies from the next request on.
  */
 import { z } from 'zod';
-import { BUILTIN_ROLES, builtinRole, PERMISSIONS, type BuiltinRole } from '../../runtime/auth/permissions.js';
+import { ALL_PERMISSIONS, BUILTIN_ROLES, builtinRole, impliedBy, PERMISSIONS, type BuiltinRole } from '../../runtime/auth/permissions.js';
 import type { RoleDoc } from '../../runtime/collections.js';
 import { ServiceError } from '../../runtime/errors.js';
 import type { OrgId } from '../../runtime/store/types.js';
@@ -120,9 +120,12 @@ export function roleRoutes({ collections }: Services): AnyRoute[] {
     route({
       method: 'GET', path: '/roles/permissions', tag: 'roles', summary: 'The catalog of permission strings', auth: 'bearer',
       permission: 'role:read',
-      response: z.object({ items: z.array(z.object({ name: z.string(), description: z.string() })), total: z.number().int() }),
+      response: z.object({
+        items: z.array(z.object({ name: z.string(), description: z.string(), implies: z.array(z.string()) })),
+        total: z.number().int(),
+      }),
       handler: async () => {
-        const items = Object.entries(PERMISSIONS).map(([name, description]) => ({ name, description }));
+        const items = ALL_PERMISSIONS.map((name) => ({ name, description: PERMISSIONS[name], implies: impliedBy(name) }));
         return { status: 200, json: { items, total: items.length } };
       },
     }),

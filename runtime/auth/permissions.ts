@@ -50,6 +50,27 @@ export function isPermission(value: string): value is Permission {
   return Object.hasOwn(PERMISSIONS, value);
 }
 
+/**
+ * What a permission brings with it, as users expect: changing a thing means
+ * seeing it (`X:manage` and `X:write` imply `X:read` where that read exists).
+ */
+export function impliedBy(permission: Permission): Permission[] {
+  const [resource, action] = permission.split(':') as [string, string];
+  if (action !== 'manage' && action !== 'write') return [];
+  const read = `${resource}:read`;
+  return isPermission(read) ? [read] : [];
+}
+
+/** The permissions with everything they imply; what an auth context holds. */
+export function withImplied(permissions: Iterable<Permission>): Set<Permission> {
+  const all = new Set<Permission>();
+  for (const permission of permissions) {
+    all.add(permission);
+    for (const implied of impliedBy(permission)) all.add(implied);
+  }
+  return all;
+}
+
 // runtime:read is an operator view: owner and admin only, so members and viewers do not get it with the other reads
 const READ_PERMISSIONS = ALL_PERMISSIONS.filter((permission) => permission.endsWith(':read') && permission !== 'runtime:read');
 

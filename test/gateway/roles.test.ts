@@ -86,7 +86,15 @@ describe('roles', () => {
     expect(response.body.items.find((item: { name: string }) => item.name === 'realm:read')).toEqual({
       name: 'realm:read',
       description: 'read realms',
+      implies: [],
     });
+    // changing a thing means seeing it: the catalog says what each permission brings along
+    const implies = (name: string) => response.body.items.find((item: { name: string }) => item.name === name).implies;
+    expect(implies('source:manage')).toEqual(['source:read']);
+    expect(implies('graph:write')).toEqual(['graph:read']);
+    expect(implies('file:write')).toEqual(['file:read']);
+    expect(implies('org:manage')).toEqual([]);
+    expect(implies('chat:use')).toEqual([]);
   });
 
   it('creates, reads, updates and deletes a custom role', async () => {
