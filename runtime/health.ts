@@ -76,8 +76,9 @@ export function registerCoreProbes(health: HealthReporter, config: ServiceConfig
   health.register('bus', natsUrl
     ? { engine: 'nats', check: () => probeNats(natsUrl) }
     : { engine: 'in-process', check: async () => 'ok' });
+  // the operator's endpoint only: organizations with their own llm_base_url and key do not change it
   health.register('llm', {
-    engine: 'settings',
+    engine: config.llmBaseUrl === null ? 'provider-api' : 'llm-base-url',
     check: async () => (config.llmApiKey ? 'configured' : 'unconfigured'),
   });
 }
