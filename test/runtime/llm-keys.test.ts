@@ -8,7 +8,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startFakeLlmServer, type FakeLlmProvider, type FakeLlmServer } from '../fakes/llm/server.js';
+import { connectChannel, mention, settle, startWorld, waitForPost } from '../channels/helpers.js';
+import { FAKE_LLM_API_KEY, startFakeLlmServer, type FakeLlmProvider, type FakeLlmServer } from '../fakes/llm/server.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
 import { createTask, runReaches } from '../tasks/helpers.js';
 import { send } from './chat-helpers.js';
@@ -313,6 +314,25 @@ describe('LLM keys across restarts', () => {
       expect(operatorLlm.requests).toHaveLength(0);
     } finally {
       await rotated.stop();
+    }
+  });
+});
+
+describe('LLM keys for channel binding runs', () => {
+  it("answers a Slack mention through the organization's own endpoint with its own key, not LLM_API_KEY", async () => {
+    // the fake LLM accepts only its own key; the operator's is another one
+    const world = await startWorld({ env: { LLM_API_KEY: OPERATOR_KEY } });
+    try {
+      await connectChannel(world, { matchRule: { slack_channel: '#ops' } });
+      world.llm.script([{ text: 'Green.' }]);
+      await world.slack.say({ channel: 'C0OPS0001', user: 'U0ALICE01', text: mention(world.slack, 'status?') });
+      const reply = await waitForPost(world.slack, 'C0OPS0001');
+      expect(reply.args['text']).toBe('Green.');
+      await settle(world);
+      expect(world.llm.requests.map((entry) => [entry.status, entry.api_key])).toEqual([[200, FAKE_LLM_API_KEY]]);
+      expect(everything(world.llm)).not.toContain(OPERATOR_KEY);
+    } finally {
+      await world.close();
     }
   });
 });
