@@ -89,7 +89,7 @@ async function run(): Promise<void> {
   const recordTo = join(dataDir, 'accepted.ndjson');
   const server = await startChild(
     ['dist/main.js'],
-    { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info', JWT_SECRET: 'bench-secret-0123456789abcdef0123456789', LLM_API_KEY: 'bench-key', SHUTDOWN_GRACE_SECS: '1' },
+    { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info', JWT_SECRET: 'bench-secret-0123456789abcdef0123456789', LLM_API_KEY: 'bench-key', LLM_BASE_URL: `http://127.0.0.1:${llmPort}/v1`, SHUTDOWN_GRACE_SECS: '1' },
     serviceUrlOf({ echoWarnings: true }),
     { pinToCore1: true },
   ).catch(async (error: unknown) => {
@@ -111,7 +111,8 @@ async function run(): Promise<void> {
     const registered = await call('POST', '/auth/register', null, { email: 'bench@example.test', password: 'bench password 123', organization_name: 'Bench' });
     const token = registered.token as string;
     const orgId = (await call('GET', '/auth/me', token)).organization.id as string;
-    await call('PATCH', '/settings', token, { llm_provider: 'openai', llm_model: 'gpt-4o-mini', llm_base_url: `http://127.0.0.1:${llmPort}/v1` });
+    // the operator's endpoint (LLM_BASE_URL) serves the organization: it names only provider and model
+    await call('PATCH', '/settings', token, { llm_provider: 'openai', llm_model: 'gpt-4o-mini' });
     const task = await call('POST', '/tasks', token, {
       name: 'build failures',
       trigger: { kind: 'webhook' },

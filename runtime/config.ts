@@ -57,7 +57,10 @@ export interface ServiceConfig {
   readonly mongodbUrl: string | null;
   readonly graphUrl: string | null;
   readonly natsUrl: string | null;
+  /** `LLM_API_KEY`: the operator's key; sent only to `llmBaseUrl` (or the provider's official API when that is null) */
   readonly llmApiKey: string | null;
+  /** `LLM_BASE_URL`: the operator's endpoint for organizations without their own `llm_base_url`. @default null: the provider's official API */
+  readonly llmBaseUrl: string | null;
   /**
    * `LLM_PRICES`: JSON `{ "<model>": { "input_per_mtok": n, "output_per_mtok": n } }` (USD per
    * million tokens), added to or overriding the built-in table of runtime/llm/prices.ts.
@@ -271,6 +274,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     graphUrl: url(env, 'GRAPH_URL', ['bolt:', 'neo4j:', 'bolt+s:', 'neo4j+s:']),
     natsUrl: url(env, 'NATS_URL', ['nats:', 'tls:']),
     llmApiKey: text(env, 'LLM_API_KEY'),
+    llmBaseUrl: url(env, 'LLM_BASE_URL', ['http:', 'https:']),
     llmPrices: priceTable(env, 'LLM_PRICES'),
     agentRunTimeoutSecs: integer(env, 'AGENT_RUN_TIMEOUT_SECS', 600, 1, 86_400),
     chatCostCapUsdPerDay: costCap(env, 'CHAT_COST_CAP_USD_PER_DAY'),

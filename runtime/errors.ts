@@ -44,7 +44,7 @@ export const ERROR_CATALOG = {
   bad_signature: { status: 401, fault: 'user', retryable: false, when: 'a pipeline or webhook trigger requires signatures and X-Service-Signature is missing or does not match the body (or its signed timestamp is outside the tolerance)' },
   table_not_found: { status: 404, fault: 'user', retryable: false, when: 'a context table does not exist (ingest with X-Auto-Create: false, or a read of a table never written)' },
   // 422, not 503: nothing is down and retrying will not help until someone sets llm_provider/llm_model in /settings and LLM_API_KEY; the request is valid but the organization cannot serve it yet
-  llm_unconfigured: { status: 422, fault: 'user', retryable: false, when: 'chat or a run needs a model but the organization has no llm_provider/llm_model or the server has no LLM_API_KEY' },
+  llm_unconfigured: { status: 422, fault: 'user', retryable: false, when: 'chat or a run needs a model but the organization has no llm_provider/llm_model, or its own llm_base_url has no llm_api_key (or one that no longer opens), or it uses the operator endpoint and the server has no LLM_API_KEY' },
   engine_unavailable: { status: 503, fault: 'system', retryable: true, when: 'the context tables engine (DuckDB) refuses work, e.g. its file is locked by another process; retry with backoff' },
   invalid_node_id: { status: 400, fault: 'user', retryable: false, when: 'a graph node id is not of the form Label:key (URL-encoded), e.g. Service:payments' },
   cypher_syntax_error: { status: 400, fault: 'user', retryable: false, when: 'a Cypher query does not parse or bind; the message is the engine\'s' },

@@ -79,8 +79,9 @@ export function registerCoreProbes(health: HealthReporter, config: ServiceConfig
     : { engine: 'in-process', check: async () => 'ok' });
   // every cache (auth contexts, graph key sets, catalogs) lives in this process; none is shared across processes
   health.register('cache', { engine: 'in-process', check: async () => 'none' });
+  // the operator's endpoint only: organizations with their own llm_base_url and key do not change it
   health.register('llm', {
-    engine: 'settings',
+    engine: config.llmBaseUrl === null ? 'provider-api' : 'llm-base-url',
     check: async () => (config.llmApiKey ? 'configured' : 'unconfigured'),
   });
 }

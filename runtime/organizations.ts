@@ -13,6 +13,7 @@ export const SETTINGS_DEFAULTS: SettingsFields = {
   llm_provider: null,
   llm_model: null,
   llm_base_url: null,
+  llm_api_key_sealed: null,
   embedding_model: null,
   auto_embed_on_ingest: false,
   approval_timeout_secs: DEFAULT_APPROVAL_TIMEOUT_SECS,

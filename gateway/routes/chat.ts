@@ -15,7 +15,7 @@ import type { ApprovalWrite } from '../../actors/agent-run.machine.js';
 import type { ChatMessageDoc, ConversationDoc } from '../../runtime/collections.js';
 import { ServiceError, conflict } from '../../runtime/errors.js';
 import { newId, nowIso } from '../../runtime/ids.js';
-import { createLlmProvider } from '../../runtime/llm/index.js';
+import { resolveLlmProvider } from '../../runtime/llm/index.js';
 import { LlmError, type ChatMessage } from '../../runtime/llm/types.js';
 import { SETTINGS_DEFAULTS } from '../../runtime/organizations.js';
 import type { OrgId } from '../../runtime/store/types.js';
@@ -187,9 +187,9 @@ export function chatRoutes({ collections, config, agentRuntime, sources }: Servi
         const agent = conversation.agent_id === null ? null : await agents.get(org, conversation.agent_id);
         const agentConfig = agent?.config ?? {};
         const agentModel = typeof agentConfig['model'] === 'string' ? agentConfig['model'] : null;
-        let llm: ReturnType<typeof createLlmProvider>;
+        let llm: ReturnType<typeof resolveLlmProvider>;
         try {
-          llm = createLlmProvider({ ...orgSettings, llm_model: agentModel ?? orgSettings.llm_model }, config.llmApiKey);
+          llm = resolveLlmProvider(org, { ...orgSettings, llm_model: agentModel ?? orgSettings.llm_model }, config);
         } catch (error) {
           if (error instanceof LlmError) throw new ServiceError('llm_unconfigured', error.message);
           throw error;

@@ -15,7 +15,7 @@ import { createSlackClient, postMessageTool } from '../../connectors/slack/index
 import type { AgentRuntime } from '../agent/agent-runtime.js';
 import type { BindingDoc, ChannelDoc, Collections } from '../collections.js';
 import type { ServiceConfig } from '../config.js';
-import { createLlmProvider } from '../llm/index.js';
+import { resolveLlmProvider } from '../llm/index.js';
 import { LlmError, type ChatMessage } from '../llm/types.js';
 import { SETTINGS_DEFAULTS } from '../organizations.js';
 import type { SourceDirectory } from '../sources/directory.js';
@@ -82,9 +82,9 @@ export class BindingRuns {
     const agent = await collections.agents.get(org, binding.agent_id);
     const agentConfig = agent?.config ?? {};
     const agentModel = typeof agentConfig['model'] === 'string' ? agentConfig['model'] : null;
-    let llm: ReturnType<typeof createLlmProvider>;
+    let llm: ReturnType<typeof resolveLlmProvider>;
     try {
-      llm = createLlmProvider({ ...settings, llm_model: agentModel ?? settings.llm_model }, config.llmApiKey);
+      llm = resolveLlmProvider(org, { ...settings, llm_model: agentModel ?? settings.llm_model }, config);
     } catch (error) {
       if (!(error instanceof LlmError)) throw error;
       await this.post(client, message.chatChannelId, replyThread, 'I cannot answer yet: no language model is configured for this organization.');

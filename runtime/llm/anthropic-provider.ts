@@ -82,6 +82,7 @@ export function createAnthropicProvider(options: ProviderClientOptions): LlmProv
     baseURL: baseUrl,
     maxRetries: 0,
     timeout: options.timeoutMs ?? 120_000,
+    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
     // the messages API's documented key header; this SDK version would send the key as a
     // Bearer token, which Anthropic-compatible gateways do not all accept
     defaultHeaders: { 'x-api-key': options.apiKey, authorization: null },
@@ -160,7 +161,7 @@ export function createAnthropicProvider(options: ProviderClientOptions): LlmProv
       if (calls > 0 && reason === 'end_turn') reason = 'tool_use';
       yield { type: 'done', finish_reason: reason, usage: { input_tokens: inputTokens, output_tokens: outputTokens } };
     } catch (error) {
-      throw toAttemptError(error, 'anthropic', baseUrl, Anthropic);
+      throw toAttemptError(error, 'anthropic', baseUrl, options.keyName, Anthropic);
     }
   }
 

@@ -79,6 +79,7 @@ export function createOpenAiProvider(options: ProviderClientOptions): LlmProvide
     project: null,
     maxRetries: 0,
     timeout: options.timeoutMs ?? 120_000,
+    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
   });
 
   async function* attempt(request: LlmRequest): AsyncGenerator<LlmEvent> {
@@ -147,7 +148,7 @@ export function createOpenAiProvider(options: ProviderClientOptions): LlmProvide
       if (calls > 0 && reason === 'end_turn') reason = 'tool_use';
       yield { type: 'done', finish_reason: reason, usage: usage ?? estimatedUsage(request, outputChars) };
     } catch (error) {
-      throw toAttemptError(error, 'openai', baseUrl, OpenAI);
+      throw toAttemptError(error, 'openai', baseUrl, options.keyName, OpenAI);
     }
   }
 

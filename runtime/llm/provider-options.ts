@@ -1,13 +1,17 @@
-/** What every adapter is built from. */
+/** What every adapter is built from (only runtime/llm/index.ts builds it). */
 import type { RetryOptions } from './retry.js';
 
 export interface ProviderClientOptions {
-  /** the settings' `llm_base_url`; null: the provider's public endpoint */
+  /** the resolved endpoint (runtime/llm/index.ts resolveLlmEndpoint); null: the provider's public endpoint */
   readonly baseUrl: string | null;
-  /** config `LLM_API_KEY` */
+  /** the key that belongs to that endpoint: `LLM_API_KEY`, or the organization's own `llm_api_key` */
   readonly apiKey: string;
+  /** what a 401/403 tells the reader to check, e.g. "LLM_API_KEY" */
+  readonly keyName: string;
   /** our own retries (the SDKs' are disabled) */
   readonly retry?: RetryOptions;
   /** time to wait for the response headers of one attempt. @default 120000 */
   readonly timeoutMs?: number;
+  /** the HTTP client the SDK uses (an egress guard can wrap it). @default the global fetch */
+  readonly fetch?: typeof globalThis.fetch;
 }

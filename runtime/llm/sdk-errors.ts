@@ -39,7 +39,8 @@ function causeText(error: Error): string {
   return typeof code === 'string' ? ` (${code})` : ` (${cause.message})`;
 }
 
-export function toAttemptError(error: unknown, provider: string, baseUrl: string, classes: SdkErrorClasses): LlmError {
+/** @param keyName what a 401/403 tells the reader to check: the key's owner differs per endpoint */
+export function toAttemptError(error: unknown, provider: string, baseUrl: string, keyName: string, classes: SdkErrorClasses): LlmError {
   if (error instanceof LlmAttemptError) return error;
   if (error instanceof classes.APIUserAbortError) {
     return new LlmAttemptError('llm_aborted', `the ${provider} request was aborted`, undefined);
@@ -54,7 +55,7 @@ export function toAttemptError(error: unknown, provider: string, baseUrl: string
       // an `error` event inside an open stream (e.g. overloaded): a server-side failure
       return new LlmAttemptError('llm_provider_error', `${provider} failed mid-stream: ${message}`, 500);
     }
-    const hint = shape.status === 401 || shape.status === 403 ? ' (check LLM_API_KEY)' : '';
+    const hint = shape.status === 401 || shape.status === 403 ? ` (check ${keyName})` : '';
     const code = shape.status === 429 ? 'llm_rate_limited' : 'llm_provider_error';
     return new LlmAttemptError(code, `${provider} answered ${shape.status}: ${message}${hint}`, shape.status, retryAfterMs(shape.headers));
   }

@@ -22,7 +22,7 @@ import type { ServiceConfig } from '../config.js';
 import { ServiceError } from '../errors.js';
 import type { PlatformEvent, PlatformEvents } from '../events.js';
 import { newId } from '../ids.js';
-import { createLlmProvider } from '../llm/index.js';
+import { resolveLlmProvider } from '../llm/index.js';
 import { LlmError, type ChatMessage } from '../llm/types.js';
 import { DEFAULT_AGENT, SETTINGS_DEFAULTS } from '../organizations.js';
 import type { SourceDirectory } from '../sources/directory.js';
@@ -343,9 +343,9 @@ export class TaskService implements TaskFiring {
       const agent = (await collections.agents.get(org, agentRef)) ?? (await collections.agents.findOne(org, { name: agentRef }));
       const agentConfig = agent?.config ?? {};
       const model = typeof agentConfig['model'] === 'string' ? agentConfig['model'] : null;
-      let llm: ReturnType<typeof createLlmProvider>;
+      let llm: ReturnType<typeof resolveLlmProvider>;
       try {
-        llm = createLlmProvider({ ...settings, llm_model: model ?? settings.llm_model }, config.llmApiKey);
+        llm = resolveLlmProvider(org, { ...settings, llm_model: model ?? settings.llm_model }, config);
       } catch (error) {
         if (error instanceof LlmError) return await fail('llm_unconfigured', error.message);
         throw error;

@@ -54,7 +54,7 @@ export async function connectChannel(
   const session = options.session ?? (await server.register());
   const settings = await server.request('PATCH', '/settings', {
     token: session.token,
-    body: { llm_provider: 'openai', llm_model: 'gpt-4o-mini', llm_base_url: llm.baseUrl('openai') },
+    body: { llm_provider: 'openai', llm_model: 'gpt-4o-mini', llm_base_url: llm.baseUrl('openai'), llm_api_key: llm.apiKey },
   });
   if (settings.status !== 200) throw new Error(`settings: ${settings.status} ${settings.text}`);
   const created = await server.request('POST', '/channels', {

@@ -6,6 +6,7 @@ const DEFAULTS = {
   llm_provider: null,
   llm_model: null,
   llm_base_url: null,
+  llm_api_key: null,
   embedding_model: null,
   auto_embed_on_ingest: false,
   approval_timeout_secs: 900,
@@ -61,7 +62,7 @@ describe('settings', () => {
     });
     const put = await server.request('PUT', '/settings', {
       token: carol.token,
-      body: { llm_provider: 'openai', llm_model: 'gpt-4o', llm_base_url: 'http://127.0.0.1:9999/v1' },
+      body: { llm_provider: 'openai', llm_model: 'gpt-4o', llm_base_url: 'http://127.0.0.1:9999/v1', llm_api_key: 'carol-own-key' },
     });
     expect(put.status).toBe(200);
     expect(put.body).toEqual({
@@ -70,6 +71,7 @@ describe('settings', () => {
       llm_provider: 'openai',
       llm_model: 'gpt-4o',
       llm_base_url: 'http://127.0.0.1:9999/v1',
+      llm_api_key: '********',
     });
     expect((await server.request('GET', '/settings', { token: carol.token })).body).toEqual(put.body);
 
@@ -120,6 +122,8 @@ describe('settings', () => {
       [{ auto_embed_on_ingest: 'yes' }, 'auto_embed_on_ingest'],
       [{ organization_name: '   ' }, 'organization_name'],
       [{ llm_model: '' }, 'llm_model'],
+      [{ llm_base_url: 'http://127.0.0.1:9999/v1', llm_api_key: '  ' }, 'llm_api_key'],
+      [{ llm_base_url: 'http://127.0.0.1:9999/v1', llm_api_key: 42 }, 'llm_api_key'],
     ];
     for (const [body, field] of cases) {
       for (const method of ['PATCH', 'PUT']) {

@@ -110,7 +110,7 @@ export interface ChatOrg {
   readonly conversationId: string;
 }
 
-/** Points the organization at the fake LLM (PATCH /settings) and opens a conversation. */
+/** Points the organization at the fake LLM as its own endpoint (PATCH /settings: llm_base_url with its llm_api_key) and opens a conversation. */
 export async function wireOrganization(
   server: TestServer,
   llm: FakeLlmServer,
@@ -124,6 +124,7 @@ export async function wireOrganization(
       llm_provider: provider,
       llm_model: options.model ?? (provider === 'openai' ? 'gpt-4o-mini' : 'claude-haiku-4-5'),
       llm_base_url: llm.baseUrl(provider),
+      llm_api_key: llm.apiKey,
       ...(options.approvalTimeoutSecs === undefined ? {} : { approval_timeout_secs: options.approvalTimeoutSecs }),
     },
   });

@@ -19,6 +19,8 @@ describe('configuration', () => {
     expect(config.workerLeaseTtlSeconds).toBe(300);
     expect(config.features).toEqual({ rag: false, workers: false, orchestrator: false, voice: false, policies: false });
     expect(config.mongodbUrl).toBeNull();
+    // no operator endpoint: each provider's official API
+    expect([config.llmBaseUrl, config.llmApiKey]).toEqual([null, null]);
     expect(Object.isFrozen(config)).toBe(true);
   });
 
@@ -41,6 +43,8 @@ describe('configuration', () => {
     ['AUTH_PROVIDER', 'ldap', 'AUTH_PROVIDER: must be "local" or "oidc"'],
     ['MONGODB_URL', 'http://db', 'MONGODB_URL: must use mongodb: or mongodb+srv:'],
     ['NATS_URL', 'not a url', 'NATS_URL: is not a valid URL'],
+    ['LLM_BASE_URL', 'not a url', 'LLM_BASE_URL: is not a valid URL'],
+    ['LLM_BASE_URL', 'ftp://llm.internal/v1', 'LLM_BASE_URL: must use http: or https:'],
     ['GRAPH_URL', 'http://graph', 'GRAPH_URL: must use bolt:'],
     ['JWT_SECRET', 'short', 'JWT_SECRET: must be at least 32 characters'],
     ['WORKER_TOKEN', 'tiny', 'WORKER_TOKEN: must be at least 16 characters'],
@@ -49,6 +53,11 @@ describe('configuration', () => {
     const env = { DATA_DIR: tempDir(), JWT_SECRET: SECRET, [name]: value };
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it("reads the operator's LLM endpoint and key", () => {
+    const config = loadConfig({ DATA_DIR: tempDir(), JWT_SECRET: SECRET, LLM_BASE_URL: ' https://llm-proxy.internal/v1 ', LLM_API_KEY: 'operator-key' });
+    expect([config.llmBaseUrl, config.llmApiKey]).toEqual(['https://llm-proxy.internal/v1', 'operator-key']);
   });
 
   it('requires the OIDC settings together', () => {

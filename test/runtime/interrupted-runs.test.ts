@@ -16,7 +16,8 @@ describe('runs interrupted by a crash', () => {
   it('are finalized as failed with reason interrupted at the next start', async () => {
     llm = await startFakeLlmServer();
     const dataDir = mkdtempSync(join(tmpdir(), 'kill9-'));
-    const env = { DATA_DIR: dataDir, LLM_API_KEY: FAKE_LLM_API_KEY, JWT_SECRET: randomBytes(32).toString('hex') };
+    // the operator's endpoint: the fake is LLM_BASE_URL, so the organization names only provider and model
+    const env = { DATA_DIR: dataDir, LLM_API_KEY: FAKE_LLM_API_KEY, LLM_BASE_URL: llm.baseUrl('openai'), JWT_SECRET: randomBytes(32).toString('hex') };
     const first = await startServerProcess(env);
     const registered = await request(first.url, 'POST', '/auth/register', {
       body: { email: 'crash@example.test', password: 'a long enough password', organization_name: 'crash' },
@@ -24,7 +25,7 @@ describe('runs interrupted by a crash', () => {
     const token = registered.body.token as string;
     await request(first.url, 'PATCH', '/settings', {
       token,
-      body: { llm_provider: 'openai', llm_model: 'gpt-4o-mini', llm_base_url: llm.baseUrl('openai') },
+      body: { llm_provider: 'openai', llm_model: 'gpt-4o-mini' },
     });
     const conversation = await request(first.url, 'POST', '/chat/conversations', { token, body: { title: 'crash' } });
     const id = conversation.body.id as string;

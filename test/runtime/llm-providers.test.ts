@@ -48,8 +48,8 @@ beforeEach(() => {
 
 function provider(name: FakeLlmProvider, overrides: { baseUrl?: string; apiKey?: string } = {}): LlmProvider {
   return createLlmProvider(
-    { llm_provider: name, llm_model: MODELS[name], llm_base_url: overrides.baseUrl ?? llm.baseUrl(name) },
-    overrides.apiKey ?? llm.apiKey,
+    { llm_provider: name, llm_model: MODELS[name] },
+    { baseUrl: overrides.baseUrl ?? llm.baseUrl(name), apiKey: overrides.apiKey ?? llm.apiKey, owner: 'operator' },
     {
       retry: {
         random: () => 0.5,
@@ -318,8 +318,8 @@ describe.each(['openai', 'anthropic'] as const)('%s adapter', (name) => {
     llm.script([{ status: 503 }, { text: ['never'] }]);
     const controller = new AbortController();
     const { provider: aborting } = createLlmProvider(
-      { llm_provider: name, llm_model: MODELS[name], llm_base_url: llm.baseUrl(name) },
-      llm.apiKey,
+      { llm_provider: name, llm_model: MODELS[name] },
+      { baseUrl: llm.baseUrl(name), apiKey: llm.apiKey, owner: 'operator' },
       {
         retry: {
           sleep: () => {
@@ -348,8 +348,8 @@ describe.each(['openai', 'anthropic'] as const)('%s adapter', (name) => {
     llm.script([{ status: 502 }, { text: ['ok'] }]);
     const retries: unknown[] = [];
     const { provider: observed } = createLlmProvider(
-      { llm_provider: name, llm_model: MODELS[name], llm_base_url: llm.baseUrl(name) },
-      llm.apiKey,
+      { llm_provider: name, llm_model: MODELS[name] },
+      { baseUrl: llm.baseUrl(name), apiKey: llm.apiKey, owner: 'operator' },
       { retry: { random: () => 0, sleep: () => Promise.resolve(), onRetry: (retry) => retries.push({ ...retry, error: retry.error.code }) } },
     );
     await collect(observed.stream({ model: MODELS[name], messages: HELLO, tools: [] }));
@@ -432,20 +432,26 @@ describe('fake LLM server', () => {
 });
 
 describe('createLlmProvider', () => {
+  const operator = (apiKey: string | null) => ({ baseUrl: null, apiKey, owner: 'operator' as const });
   it.each([
-    [{ llm_provider: null, llm_model: 'gpt-4o', llm_base_url: null }, 'key', 'no LLM is configured: missing llm_provider (settings)'],
-    [{ llm_provider: 'openai', llm_model: ' ', llm_base_url: null }, 'key', 'no LLM is configured: missing llm_model (settings)'],
-    [{ llm_provider: 'anthropic', llm_model: 'claude-sonnet-4-5', llm_base_url: null }, null, 'no LLM is configured: missing LLM_API_KEY (environment)'],
+    [{ llm_provider: null, llm_model: 'gpt-4o' }, operator('key'), 'no LLM is configured: missing llm_provider (settings)'],
+    [{ llm_provider: 'openai', llm_model: ' ' }, operator('key'), 'no LLM is configured: missing llm_model (settings)'],
+    [{ llm_provider: 'anthropic', llm_model: 'claude-sonnet-4-5' }, operator(null), 'no LLM is configured: missing LLM_API_KEY (environment)'],
     [
-      { llm_provider: null, llm_model: null, llm_base_url: null },
-      null,
+      { llm_provider: null, llm_model: null },
+      operator(null),
       'no LLM is configured: missing llm_provider (settings), llm_model (settings), LLM_API_KEY (environment)',
     ],
-    [{ llm_provider: 'mistral', llm_model: 'large', llm_base_url: null }, 'key', 'llm_provider "mistral" is not supported: use openai or anthropic'],
-  ])('answers llm_unconfigured naming what is missing (%#)', (settings, key, message) => {
+    [
+      { llm_provider: 'openai', llm_model: 'gpt-4o' },
+      { baseUrl: 'http://127.0.0.1:1/v1', apiKey: null, owner: 'organization' as const },
+      'no LLM is configured: missing llm_api_key (settings)',
+    ],
+    [{ llm_provider: 'mistral', llm_model: 'large' }, operator('key'), 'llm_provider "mistral" is not supported: use openai or anthropic'],
+  ])('answers llm_unconfigured naming what is missing (%#)', (settings, endpoint, message) => {
     let thrown: unknown = null;
     try {
-      createLlmProvider(settings, key);
+      createLlmProvider(settings, endpoint);
     } catch (error) {
       thrown = error;
     }
@@ -454,9 +460,21 @@ describe('createLlmProvider', () => {
   });
 
   it('returns the provider named in settings and the model', () => {
-    const { provider: openai, model } = createLlmProvider({ llm_provider: 'openai', llm_model: ' gpt-4o ', llm_base_url: null }, 'k');
+    const { provider: openai, model } = createLlmProvider({ llm_provider: 'openai', llm_model: ' gpt-4o ' }, operator('k'));
     expect([openai.name, model]).toEqual(['openai', 'gpt-4o']);
-    expect(createLlmProvider({ llm_provider: 'anthropic', llm_model: 'claude-opus-4-5' }, 'k').provider.name).toBe('anthropic');
+    expect(createLlmProvider({ llm_provider: 'anthropic', llm_model: 'claude-opus-4-5' }, operator('k')).provider.name).toBe('anthropic');
+  });
+
+  it("names the organization's key, not LLM_API_KEY, when an organization endpoint refuses its key", async () => {
+    llm.script([{ text: ['never'] }]);
+    const { provider: tenant } = createLlmProvider(
+      { llm_provider: 'openai', llm_model: MODELS.openai },
+      { baseUrl: llm.baseUrl('openai'), apiKey: 'wrong-org-key', owner: 'organization' },
+    );
+    const error = await failure(() => collect(tenant.stream({ model: MODELS.openai, messages: HELLO, tools: [] })));
+    expect(error.status).toBe(401);
+    expect(error.message).toContain("(check the organization's llm_api_key in /settings)");
+    expect(error.message).not.toContain('LLM_API_KEY');
   });
 });
 

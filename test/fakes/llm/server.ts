@@ -23,14 +23,16 @@
  *     { status: 500 },                                 // a failure turn (retried by the client)
  *     { text: ['Hel', 'lo'], usage: { input_tokens: 30, output_tokens: 2 } },
  *   ]);
- *   settings: llm_base_url = llm.baseUrl('openai')     // `${llm.url}/v1`; anthropic: llm.url
+ *   env LLM_BASE_URL (the operator's endpoint, with LLM_API_KEY = llm.apiKey), or settings
+ *   llm_base_url + llm_api_key (an organization's own) = llm.baseUrl('openai')  // `${llm.url}/v1`; anthropic: llm.url
  *   ... run the code under test ...
  *   expect(llm.requests[1]?.body).toMatchObject({ ... }); // what the model was sent
  *   await llm.close();
  *
  * Each request that passes the auth check takes the next turn from the queue, whichever
  * endpoint it hits. An empty queue answers 500 with a body saying the script ran out.
- * A wrong or missing key answers 401 without consuming a turn. Malformed conversations
+ * A wrong or missing key answers 401 without consuming a turn; every request records the
+ * key it presented (`api_key`) and all its headers, so tests can tell whose key arrived. Malformed conversations
  * (a tool result that answers no earlier tool call, a system role inside Anthropic
  * `messages`) answer 400 like the real APIs, without consuming a turn.
  *
@@ -92,6 +94,8 @@ export interface RecordedRequest {
   readonly method: string;
   readonly path: string;
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** the key the client presented: the Bearer token (OpenAI) or `x-api-key` (Anthropic); null when none */
+  readonly api_key: string | null;
   /** the parsed JSON body (null when it was not JSON) */
   readonly body: Record<string, unknown> | null;
   /** the HTTP status the fake answered */
@@ -187,6 +191,15 @@ function errorBody(provider: FakeLlmProvider, status: number, message: string): 
   }
   const type = status === 429 ? 'rate_limit_exceeded' : status >= 500 ? 'server_error' : 'invalid_request_error';
   return { error: { message, type, param: null, code: status === 401 ? 'invalid_api_key' : null } };
+}
+
+function presentedKey(provider: FakeLlmProvider, request: IncomingMessage): string | null {
+  if (provider === 'anthropic') {
+    const key = request.headers['x-api-key'];
+    return typeof key === 'string' ? key : null;
+  }
+  const match = /^Bearer (.+)$/.exec(request.headers['authorization'] ?? '');
+  return match?.[1] ?? null;
 }
 
 function record(value: unknown): Record<string, unknown> | null {
@@ -471,6 +484,7 @@ export async function startFakeLlmServer(options: FakeLlmOptions = {}): Promise<
       method: request.method ?? '',
       path,
       headers: { ...request.headers },
+      api_key: presentedKey(provider ?? 'openai', request),
       body,
       status: 0,
       disconnected: false,
