@@ -5,10 +5,11 @@
  * - A fresh connection per query: nothing a query does to its session
  *   (settings, the internal-catalog flag a refused CALL leaves set) reaches
  *   the store's connection or the next query.
- * - The check: `EXPLAIN <query>` in a transaction, READ ONLY for callers
- *   without graph:write, so the engine refuses any writing statement there
- *   before binding it; EXPLAIN plans the query without running it. Then the
- *   plan's operators and table functions must all be allowed.
+ * - The check, in transactions that are READ ONLY for callers without
+ *   graph:write (the engine then refuses any writing statement before binding
+ *   it): first the text must parse as a query (see QUERY_GATE), one
+ *   statement; then `EXPLAIN <query>` plans it without running it, and every
+ *   operator and table function of the plan must be allowed.
  * - The run: the same text, prepared again in a READ ONLY transaction for a
  *   read (a write in a plain one), with the caller's parameters.
  *
@@ -50,21 +51,67 @@ export async function runUserCypher(database: Database, query: string, params: R
   }
 }
 
-/** the engine's plan of the query, judged; nothing of it runs */
+/**
+ * The text after this must parse as the rest of a query: any other kind of
+ * statement (COPY, EXPORT, IMPORT, ATTACH, USE, CALL <setting>, transactions,
+ * DDL, extensions) fails the parser there, before the engine binds it (the
+ * binder reads the files IMPORT and COPY FROM name) or maps its plan (which
+ * for EXPORT DATABASE creates the target folder, even under EXPLAIN).
+ */
+const QUERY_GATE = 'UNWIND [1] AS __query_gate\n';
+
+/** the engine's judgement of the query: its kind, from its plan; nothing of it runs */
 async function checkQuery(connection: Connection, query: string, allowWrite: boolean): Promise<CypherKind> {
-  await exec(connection, allowWrite ? 'BEGIN TRANSACTION' : 'BEGIN TRANSACTION READ ONLY');
-  let result: QueryResult | null = null;
-  try {
+  // without graph:write, the engine refuses a writing statement in a READ ONLY transaction before binding it
+  const begin = allowWrite ? 'BEGIN TRANSACTION' : 'BEGIN TRANSACTION READ ONLY';
+  const gated = await inTransaction(connection, begin, () => prepareError(connection, QUERY_GATE + query));
+  if (gated !== null) {
+    if (/^Parser exception/i.test(gated)) throw await notAQuery(connection, query);
+    if (/read-only transaction|prepare multiple statements/i.test(gated)) throw compileError(gated);
+    // a binder error of the gated text: the query's own plan below answers for it
+  }
+  return inTransaction(connection, begin, async () => {
     const explained = await connection.prepare(`EXPLAIN ${query}`);
     if (!explained.isSuccess()) throw compileError(explained.getErrorMessage());
-    result = single(await connection.execute(explained, {}));
-    const rows = await result.getAll();
-    // one row, one column: the printed plan
-    const plan = rows.map((row) => Object.values(row).filter((value) => typeof value === 'string').join('\n')).join('\n');
-    return judgePlan(readPlan(plan));
+    let result: QueryResult | null = null;
+    try {
+      result = single(await connection.execute(explained, {}));
+      const rows = await result.getAll();
+      // one row, one column: the printed plan
+      const plan = rows.map((row) => Object.values(row).filter((value) => typeof value === 'string').join('\n')).join('\n');
+      return judgePlan(readPlan(plan));
+    } catch (error) {
+      if (error instanceof ServiceError) throw error;
+      throw compileError(error instanceof Error ? error.message : String(error));
+    } finally {
+      result?.close();
+    }
+  });
+}
+
+/**
+ * Why a text that is not the rest of a query is refused: another kind of
+ * statement when it parses alone (told by the engine refusing to prepare it
+ * with a second statement, which it does before binding), else its syntax error.
+ */
+async function notAQuery(connection: Connection, query: string): Promise<ServiceError> {
+  const alone = await prepareError(connection, `${query}\n;\nRETURN 1`);
+  if (alone !== null && /^Parser exception/i.test(alone)) return new ServiceError('cypher_syntax_error', alone);
+  return new ServiceError('validation_error', 'only Cypher queries run here (reads, and node/relationship writes with graph:write): COPY, LOAD, EXPORT, IMPORT, ATTACH, USE, settings, transactions, extensions and schema changes are refused');
+}
+
+/** the engine's message when it will not prepare the text, else null (the statement is dropped unrun) */
+async function prepareError(connection: Connection, text: string): Promise<string | null> {
+  const prepared = await connection.prepare(text);
+  return prepared.isSuccess() ? null : prepared.getErrorMessage();
+}
+
+/** work in its own transaction, always rolled back after (a failed prepare may have ended it already) */
+async function inTransaction<T>(connection: Connection, begin: string, work: () => Promise<T>): Promise<T> {
+  await exec(connection, begin);
+  try {
+    return await work();
   } finally {
-    result?.close();
-    // a failed prepare may have ended the transaction already
     await exec(connection, 'ROLLBACK').catch(() => undefined);
   }
 }
