@@ -215,7 +215,7 @@ describe('/graph/cypher refusals', () => {
       ['MATCH (s:Service) RETURN sum(s.tier) AS total, collect(s._key) IS NOT NULL AS listed', [{ total: 3, listed: true }]],
       ['MATCH p = (a:Service)-[:DEPENDS_ON*1..2]->(b) RETURN length(p) AS hops', [{ hops: 1 }]],
       ['MATCH (s:Service) RETURN s._key AS k ORDER BY k SKIP 1', [{ k: 'payments' }]],
-      ['MATCH (s:Service) RETURN s._key AS k UNION MATCH (t:Service) RETURN t._key AS k', expect.arrayContaining([{ k: 'checkout' }, { k: 'payments' }]) as unknown as unknown[]],
+      ['MATCH (s:Service) RETURN s._key AS k UNION MATCH (t:Service) RETURN t._key AS k', expect.arrayContaining([{ k: 'checkout' }, { k: 'payments' }])],
       ["MATCH (s:Service) WHERE s.name <> 'LOAD FROM /etc/passwd; ATTACH' // COPY TO\nRETURN count(s) AS `create`", [{ create: 2 }]],
       ["CALL show_tables() WITH name WHERE name = 'Service' RETURN name", [{ name: 'Service' }]],
       ["CALL table_info('Service') RETURN name ORDER BY name", [{ name: '_key' }, { name: 'name' }, { name: 'tier' }]],
