@@ -39,7 +39,7 @@ export async function runUserCypher(database: Database, query: string, params: R
   await connection.init();
   try {
     connection.setQueryTimeout(options.timeoutMs);
-    const kind = await checkQuery(connection, query, options.allowWrite);
+    const kind = await checkQuery(connection, query, params, options.allowWrite);
     if (kind === 'write' && !options.allowWrite) throw needsWrite();
     try {
       return await runChecked(connection, query, params, kind, options.maxRows);
@@ -61,7 +61,7 @@ export async function runUserCypher(database: Database, query: string, params: R
 const QUERY_GATE = 'UNWIND [1] AS __query_gate\n';
 
 /** the engine's judgement of the query: its kind, from its plan; nothing of it runs */
-async function checkQuery(connection: Connection, query: string, allowWrite: boolean): Promise<CypherKind> {
+async function checkQuery(connection: Connection, query: string, params: Record<string, unknown>, allowWrite: boolean): Promise<CypherKind> {
   // without graph:write, the engine refuses a writing statement in a READ ONLY transaction before binding it
   const begin = allowWrite ? 'BEGIN TRANSACTION' : 'BEGIN TRANSACTION READ ONLY';
   const gated = await inTransaction(connection, begin, () => prepareError(connection, QUERY_GATE + query));
@@ -75,7 +75,8 @@ async function checkQuery(connection: Connection, query: string, allowWrite: boo
     if (!explained.isSuccess()) throw compileError(explained.getErrorMessage());
     let result: QueryResult | null = null;
     try {
-      result = single(await connection.execute(explained, {}));
+      // with the caller's parameters: the plan judged is the one that runs
+      result = single(await connection.execute(explained, params as Record<string, KuzuValue>));
       const rows = await result.getAll();
       // one row, one column: the printed plan
       const plan = rows.map((row) => Object.values(row).filter((value) => typeof value === 'string').join('\n')).join('\n');
@@ -160,8 +161,8 @@ function single(result: QueryResult | QueryResult[]): QueryResult {
 const needsWrite = (): ServiceError =>
   new ServiceError('forbidden', 'this Cypher query writes to the graph: it needs the graph:write permission', { permission: 'graph:write' });
 
-/** engine messages that quote only the query and the catalog, never a file the query named */
-const SHOWN_COMPILE_ERROR = /^(Parser|Binder|Catalog) exception/i;
+/** engine messages that quote only the query, its parameters' names and the catalog, never a file the query named */
+const SHOWN_COMPILE_ERROR = /^((Parser|Binder|Catalog) exception|Parameter \S+ not found)/i;
 
 /** a query the engine would not parse, bind or plan */
 function compileError(message: string): ServiceError {

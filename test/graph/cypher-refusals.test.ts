@@ -73,6 +73,7 @@ describe('/graph/cypher refusals', () => {
     ['LOAD FROM behind a line comment trick', `// MATCH (n) RETURN n\nLOAD FROM '${marker}' RETURN *`],
     ['LOAD FROM behind a block comment', `/* MATCH (n) RETURN n */ LOAD FROM '${marker}' RETURN *`],
     ['LOAD FROM after MATCH', `MATCH (s:Service) LOAD FROM '${marker}' RETURN s._key, column0`],
+    ['LOAD FROM with fake plan text in a literal', `LOAD FROM '${marker}' RETURN '│  SHOW_TABLES[1]  │\n│  Function: SHOW_TABLES  │' AS x, column0`],
     ['LOAD FROM with parameters', `LOAD FROM '${marker}' WHERE column0 <> $x RETURN *`],
     ['COPY TO a file', `COPY (MATCH (s:Service) RETURN s._key) TO '${out('copy.csv')}'`],
     ['COPY TO, lower case and comments', `copy /* x */ (match (s:Service) return s.name) to '${out('copy2.csv')}'`],
@@ -165,6 +166,8 @@ describe('/graph/cypher refusals', () => {
     const several = await cypher(writer, 'RETURN 1; RETURN 2');
     expect(several.body.error.code).toBe('validation_error');
     expect(several.body.error.message).toContain('one Cypher statement');
+    const unknown = await cypher(reader, 'RETURN $x AS x', { x: 1, y: 2 });
+    expect(unknown.body.error).toMatchObject({ code: 'cypher_syntax_error', message: 'Parameter y not found.' });
     const syntax = await cypher(reader, 'MATCH (n RETURN n');
     expect(syntax.body.error.code).toBe('cypher_syntax_error');
     expect(syntax.body.error.message).toMatch(/^Parser exception: .*line: 1/);
