@@ -35,6 +35,7 @@ export interface UserQueryOptions {
 }
 
 export async function runUserCypher(database: Database, query: string, params: Record<string, unknown>, options: UserQueryOptions): Promise<CypherResult> {
+  refuseEngineCrashes(query);
   const connection = new kuzu.Connection(database);
   await connection.init();
   try {
@@ -59,6 +60,23 @@ export async function runUserCypher(database: Database, query: string, params: R
  * for EXPORT DATABASE creates the target folder, even under EXPLAIN).
  */
 const QUERY_GATE = 'UNWIND [1] AS __query_gate\n';
+
+/**
+ * Not a judgement of what the query does (the engine's plan is): Kùzu 0.11.3
+ * segfaults, taking the whole process down, when it binds `show_functions`
+ * in a database that holds a macro (every full-text index makes one), and
+ * binding comes before any plan can be read. So a text that names it
+ * anywhere (strings and comments included, any case) is refused up front.
+ */
+const ENGINE_CRASHES = ['show_functions'];
+
+function refuseEngineCrashes(query: string): void {
+  const text = query.normalize('NFKC').toLowerCase();
+  const named = ENGINE_CRASHES.find((name) => text.includes(name));
+  if (named) {
+    throw new ServiceError('validation_error', `the Cypher query names ${named}, which crashes this graph engine version (Kùzu 0.11.3): refused`, { function: named.toUpperCase() });
+  }
+}
 
 /** the engine's judgement of the query: its kind, from its plan; nothing of it runs */
 async function checkQuery(connection: Connection, query: string, params: Record<string, unknown>, allowWrite: boolean): Promise<CypherKind> {

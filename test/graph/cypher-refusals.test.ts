@@ -177,6 +177,19 @@ describe('/graph/cypher refusals', () => {
     expect(write.body.error).toMatchObject({ code: 'forbidden', details: { permission: 'graph:write' } });
   });
 
+  it('refuses show_functions, which crashes the engine once the realm has a full-text index, and stays up', async () => {
+    expect((await server.request('GET', '/graph/search?query=payments', { token: reader })).status).toBe(200);
+    for (const query of ['CALL show_functions() RETURN *', 'CALL SHOW_FUNCTIONS() RETURN name LIMIT 1', 'MATCH (n) CALL `Show_Functions`() RETURN n']) {
+      for (const token of [reader, writer]) {
+        const response = await cypher(token, query);
+        expect(response.status, query).toBe(400);
+        expect(response.body.error).toMatchObject({ code: 'validation_error', details: { function: 'SHOW_FUNCTIONS' } });
+      }
+    }
+    const alive = await cypher(reader, 'MATCH (s:Service) RETURN count(s) AS c');
+    expect(alive.status).toBe(200);
+  });
+
   it('never shows the other organization\'s graph, even after ATTACH and USE were tried', async () => {
     for (const query of [`ATTACH '${otherGraph}' AS x (dbtype kuzu)`, 'USE x']) {
       expect((await cypher(writer, query)).status).toBe(400);
