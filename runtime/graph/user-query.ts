@@ -13,11 +13,11 @@
  * - The run: the same text, prepared again in a READ ONLY transaction for a
  *   read (a write in a plain one), with the caller's parameters.
  *
- * Binding a query can read a file it names (LOAD FROM, COPY FROM sniff it)
- * even when it is then refused, so engine messages reach the caller only
- * when they come from the parser, binder or catalog (never quoting a file's
- * content). The caller serializes every call (one write transaction at a
- * time per database, prepare of a write included).
+ * Binding a query reads the start of a file its LOAD FROM names (to infer
+ * the columns) before the plan refuses it, so engine messages reach the
+ * caller only when they come from the parser, binder or catalog (never
+ * quoting a file's content). The caller serializes every call (one write
+ * transaction at a time per database, prepare of a write included).
  */
 import kuzu from 'kuzu';
 import type { Connection, Database, KuzuValue, QueryResult } from 'kuzu';
