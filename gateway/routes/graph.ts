@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { ServiceError } from '../../runtime/errors.js';
+import { paramsProblem } from '../../runtime/graph/cypher-params.js';
 import { MAX_KEY_LENGTH, parseNodeId } from '../../runtime/graph/names.js';
 import type { GraphScope, GraphStore } from '../../runtime/graph/store.js';
 import { DEFAULT_REALM } from '../../runtime/organizations.js';
@@ -61,7 +62,14 @@ const expandQuery = z.object({
 const cypherBody = z.strictObject({
   realm: REALM,
   query: z.string().trim().min(1, { message: 'query must not be empty' }).max(100_000),
-  params: z.record(z.string(), z.unknown()).default({}),
+  // bounded before any other work (depth, keys, values): see cypher-params.ts
+  params: z
+    .record(z.string(), z.unknown())
+    .superRefine((params, context) => {
+      const problem = paramsProblem(params);
+      if (problem) context.addIssue({ code: 'custom', message: problem });
+    })
+    .default({}),
 });
 const statsQuery = z.object({ realm: REALM, labels: z.stringbool().default(false) });
 
@@ -123,7 +131,8 @@ export function graphRoutes({ graph, collections }: Services): AnyRoute[] {
     }),
     route({
       method: 'POST', path: '/graph/cypher', tag: 'graph', auth: 'bearer', permission: 'graph:read',
-      summary: 'Run a Cypher query in a realm (a query that writes needs graph:write)', body: cypherBody,
+      summary: 'Run one Cypher statement in a realm, judged by the engine\'s plan: reads; node/relationship writes need graph:write; files, other databases, extensions, settings, transactions and schema changes are refused (400)',
+      body: cypherBody,
       response: z.object({ columns: z.array(z.string()), rows: z.array(z.record(z.string(), z.unknown())) }),
       handler: async ({ auth, body }) => {
         const { store, scope } = await scopeOf(auth.orgId, body.realm);

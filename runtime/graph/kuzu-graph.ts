@@ -6,7 +6,8 @@
  * Kùzu allows one write transaction at a time and crashes the process when a
  * connection whose BEGIN failed is used again, so every operation on this
  * database (reads included: they share the one connection) runs through one
- * serial queue.
+ * serial queue. User Cypher goes through that queue too, but on connections
+ * of its own (user-query.ts), so it cannot change this one's state.
  *
  * Tables grow as records arrive: a node table per label (`_key` STRING
  * PRIMARY KEY), a relationship table per type with a FROM/TO pair per pair of
@@ -18,7 +19,6 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ServiceError } from '../errors.js';
-import { classifyCypher } from './cypher-guard.js';
 import { groupNodes, groupRelationships, pairKey, type Edge, type EdgeGroup, type EdgeGroups, type NodesByLabel, type Properties } from './batches.js';
 import { KeySet } from './key-index.js';
 import { isValidLabel, KEY_PROPERTY, nodeId, quote } from './names.js';
@@ -26,14 +26,15 @@ import type {
   CypherOptions, CypherResult, ExpandOptions, GraphNode, GraphNodeInput, GraphRelationship, GraphRelationshipInput,
   GraphStats, SearchOptions, SearchResult, Subgraph,
 } from './store.js';
-import { asText, columnTypeFromEngine, columnTypeOf, fitsColumn, propertiesOf, toColumnText, toJsonValue, type ColumnType } from './values.js';
+import { runUserCypher } from './user-query.js';
+import { asText, columnTypeFromEngine, columnTypeOf, fitsColumn, propertiesOf, toColumnText, type ColumnType } from './values.js';
 
 export interface KuzuGraphOptions {
   /** the engine's page cache for this database */
   readonly bufferPoolBytes: number;
   /** address space reserved for the file (virtual, not resident) */
   readonly maxDbBytes: number;
-  /** user Cypher is interrupted after this long */
+  /** user Cypher is interrupted after this long (it runs on its own connections: see user-query.ts) */
   readonly queryTimeoutMs: number;
   /** most keys and pairs the graph holds in its key sets (see keySet; 0: always look keys up) */
   readonly keySetBudget: number;
@@ -76,6 +77,7 @@ export class KuzuGraph {
     private readonly database: Database,
     private readonly connection: Connection,
     private readonly keySetBudget: number,
+    private readonly queryTimeoutMs: number,
   ) {}
 
   static async open(path: string, options: KuzuGraphOptions): Promise<KuzuGraph> {
@@ -84,7 +86,7 @@ export class KuzuGraph {
     const connection = new kuzu.Connection(database);
     await connection.init();
     connection.setQueryTimeout(options.queryTimeoutMs);
-    const graph = new KuzuGraph(database, connection, options.keySetBudget);
+    const graph = new KuzuGraph(database, connection, options.keySetBudget, options.queryTimeoutMs);
     await graph.serial(() => graph.loadSchema());
     return graph;
   }
@@ -488,44 +490,20 @@ export class KuzuGraph {
     });
   }
 
+  /** a user's query: judged by the engine's plan and run on a connection of its own (see user-query.ts) */
   async cypher(query: string, params: Record<string, unknown>, options: CypherOptions): Promise<CypherResult> {
-    const kind = classifyCypher(query);
-    if (kind === 'write' && !options.allowWrite) {
-      throw new ServiceError('forbidden', 'this Cypher query writes to the graph: it needs the graph:write permission', { permission: 'graph:write' });
-    }
-    return this.serial(async () => {
-      // engine-side guard: a read runs in a READ ONLY transaction, whatever the clause scan concluded
-      await this.exec(kind === 'read' ? 'BEGIN TRANSACTION READ ONLY' : 'BEGIN TRANSACTION');
-      let result: QueryResult | null = null;
-      try {
-        const prepared = await this.connection.prepare(query);
-        if (!prepared.isSuccess()) throw cypherError(prepared.getErrorMessage(), true);
-        try {
-          result = single(await this.connection.execute(prepared, params as Record<string, KuzuValue>));
-        } catch (error) {
-          throw cypherError(error instanceof Error ? error.message : String(error), false);
-        }
-        const columns = await result.getColumnNames();
-        const rows: Record<string, unknown>[] = [];
-        while (rows.length < MAX_CYPHER_ROWS && result.hasNext()) {
-          const row = await result.getNext();
-          if (!row) break;
-          rows.push(Object.fromEntries(columns.map((column) => [column, toJsonValue(row[column])])));
-        }
-        await this.exec('COMMIT');
-        return { columns, rows };
-      } catch (error) {
-        await this.exec('ROLLBACK').catch(() => undefined);
-        throw error;
-      } finally {
-        result?.close();
-        if (kind === 'write') {
-          // a user write is not followed key by key (nor its schema changes): both are read again
+    return this.serial(() =>
+      runUserCypher(this.database, query, params, {
+        allowWrite: options.allowWrite,
+        timeoutMs: this.queryTimeoutMs,
+        maxRows: MAX_CYPHER_ROWS,
+        // a user write is not followed key by key (nor its schema changes): both are read again
+        onWrite: async () => {
           this.keySets.clear();
           await this.loadSchema().catch(() => undefined);
-        }
-      }
-    });
+        },
+      }),
+    );
   }
 
   // ---- schema ------------------------------------------------------------
@@ -976,12 +954,4 @@ function internalId(value: unknown): string {
 
 function sameList(left: readonly string[], right: readonly string[]): boolean {
   return left.length === right.length && [...left].sort().every((item, index) => item === right[index]);
-}
-
-function cypherError(message: string, atPrepare: boolean): ServiceError {
-  if (/read-only transaction/i.test(message)) {
-    return new ServiceError('forbidden', 'this Cypher query writes to the graph: it needs the graph:write permission', { permission: 'graph:write' });
-  }
-  if (atPrepare || /^(Parser|Binder|Catalog) exception/i.test(message)) return new ServiceError('cypher_syntax_error', message);
-  return new ServiceError('validation_error', `the Cypher query failed: ${message}`);
 }

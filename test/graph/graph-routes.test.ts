@@ -138,7 +138,7 @@ describe('/graph', () => {
     expect(response.body.error.message).toMatch(/Parser exception/);
     const outside = await server.request('POST', '/graph/cypher', { token: owner.token, body: { query: "LOAD FROM '/etc/passwd' (file_format='csv') RETURN *" } });
     expect(outside.status).toBe(400);
-    expect(outside.body.error).toMatchObject({ code: 'validation_error', details: { clause: 'LOAD' } });
+    expect(outside.body.error).toMatchObject({ code: 'validation_error', details: { function: 'READ_CSV_PARALLEL' } });
     const empty = await server.request('POST', '/graph/cypher', { token: owner.token, body: { query: '  ' } });
     expect(empty.status).toBe(400);
   });

@@ -3,6 +3,9 @@
  * client, the fake LLM scripting the tool calls a model would make to answer
  * "what depends on the payments service?".
  */
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -75,5 +78,54 @@ describe('graph tools in an agent run', () => {
     expect(results(stream.events).map((result) => result.error?.code)).toEqual(['forbidden', 'invalid_node_id', 'not_found']);
     const still = await server.request('GET', '/graph/nodes/Service%3Apayments', { token: org.session.token });
     expect(still.status).toBe(200);
+  });
+  it('refuses through graph.cypher what /graph/cypher refuses: files, other databases, settings, several statements, deep params', async () => {
+    const scratch = mkdtempSync(join(tmpdir(), 'graph-tool-'));
+    try {
+      const marker = join(scratch, 'marker.csv');
+      writeFileSync(marker, 'TOOL_MARKER_93,1\n');
+      const other = await server.register('Tool other org');
+      const put = await server.request('POST', '/graph/nodes', { token: other.token, body: { nodes: [{ label: 'Secret', properties: { _key: 'theirs' } }] } });
+      expect(put.status).toBe(200);
+      const otherGraph = join(server.dataDir, 'graph', other.organization.id, 'default.kuzu');
+      let deep: unknown = 1;
+      for (let level = 0; level < 1000; level += 1) deep = [deep];
+      const calls: [string, Record<string, unknown>][] = [
+        ['load', { query: `LOAD FROM '${marker}' RETURN *` }],
+        ['trick', { query: `/* **/ ' */ LOAD FROM '${marker}' RETURN * // '` }],
+        ['copy', { query: `COPY (MATCH (s:Service) RETURN s._key) TO '${join(scratch, 'out.csv')}'` }],
+        ['attach', { query: `ATTACH '${otherGraph}' AS x (dbtype kuzu)` }],
+        ['timeout', { query: 'CALL timeout=0' }],
+        ['begin', { query: 'BEGIN TRANSACTION' }],
+        ['ddl', { query: 'DROP TABLE Service' }],
+        ['several', { query: "MATCH (n) RETURN n; MATCH (s:Service {_key: 'payments'}) DETACH DELETE s" }],
+        ['write', { query: "MERGE (s:Service {_key: 'made-by-agent'})" }],
+        ['deep', { query: 'RETURN 1 AS x', params: { p: deep } }],
+      ];
+      llm.script([
+        { tool_calls: calls.map(([id, args]) => ({ id, ...execute('graph.cypher', args) })) },
+        { text: 'refused.' },
+      ]);
+      const stream = await send(server, org, 'try everything');
+      await stream.ended;
+      const errors = results(stream.events).map((result) => result.error);
+      expect(errors.map((error) => error?.code)).toEqual([
+        'validation_error', 'validation_error', 'validation_error', 'validation_error', 'validation_error',
+        'validation_error', 'validation_error', 'validation_error', 'forbidden', 'validation_error',
+      ]);
+      expect(errors[0].details).toMatchObject({ function: 'READ_CSV_PARALLEL' });
+      expect(errors[9].message).toContain('16 levels');
+      expect(JSON.stringify(stream.events)).not.toContain('TOOL_MARKER_93');
+      expect(existsSync(join(scratch, 'out.csv'))).toBe(false);
+      // the realm is as it was, and the other organization's graph never showed
+      const token = org.session.token;
+      expect((await server.request('GET', '/graph/nodes/Service%3Apayments', { token })).status).toBe(200);
+      expect((await server.request('GET', '/graph/nodes/Service%3Amade-by-agent', { token })).status).toBe(404);
+      const secret = await server.request('POST', '/graph/cypher', { token, body: { query: 'MATCH (n:Secret) RETURN n._key AS k' } });
+      expect(secret.status).toBe(400);
+      expect(secret.text).not.toContain('theirs');
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
   });
 });

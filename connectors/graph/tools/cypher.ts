@@ -1,5 +1,6 @@
 /** graph.cypher: a read-only Cypher query over the run's realm. */
-import type { ConnectorTool } from '../../contract.js';
+import { ToolError, type ConnectorTool } from '../../contract.js';
+import { paramsProblem } from '../../../runtime/graph/cypher-params.js';
 import type { GraphStore } from '../../../runtime/graph/store.js';
 import { asTool, scopeOf } from './scope.js';
 
@@ -10,17 +11,24 @@ export function cypherTool(graph: GraphStore): ConnectorTool {
     description:
       'Run a read-only Cypher query over the context graph (Kùzu dialect), for questions search and expand cannot answer (counts, paths, filters). ' +
       'Nodes have a label and a `_key` property, e.g. MATCH (s:Service)-[:DEPENDS_ON]->(t:Service {_key: $key}) RETURN s._key. ' +
-      'Pass values as `params` ($name in the query). A query that writes is refused. Returns `columns` and `rows` (objects keyed by column).',
+      'Pass values as `params` ($name in the query). A query that writes is refused, as are files (LOAD FROM, COPY), other databases, settings and schema changes. ' +
+      'Returns `columns` and `rows` (objects keyed by column).',
     input_schema: {
       type: 'object',
       properties: {
         query: { type: 'string', minLength: 1, maxLength: 10000, description: 'one Cypher statement' },
-        params: { type: 'object', description: 'query parameters' },
+        params: { type: 'object', description: 'query parameters (at most 16 levels deep)' },
       },
       required: ['query'],
       additionalProperties: false,
     },
     run: (args, ctx) =>
-      asTool(() => graph.cypher(scopeOf(ctx), args['query'] as string, (args['params'] as Record<string, unknown> | undefined) ?? {}, { allowWrite: false })),
+      asTool(() => {
+        const params = (args['params'] as Record<string, unknown> | undefined) ?? {};
+        // bounded before any other work, as the /graph/cypher route does
+        const problem = paramsProblem(params);
+        if (problem) throw new ToolError('validation_error', problem);
+        return graph.cypher(scopeOf(ctx), args['query'] as string, params, { allowWrite: false });
+      }),
   };
 }
