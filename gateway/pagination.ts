@@ -9,9 +9,8 @@
  * so every list route signs and checks its cursors without passing keys around.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { createHmac } from 'node:crypto';
 import { z } from 'zod';
-import { constantTimeEqual } from '../runtime/crypto.js';
+import { constantTimeEqual, hmacSha256 } from '../runtime/crypto.js';
 import { ServiceError } from '../runtime/errors.js';
 import type { Filter, ListOptions, OrgCollection, OrgId, Page, StoredFields } from '../runtime/store/types.js';
 import { jsonResponse, type HttpResponse } from './http.js';
@@ -57,8 +56,8 @@ function currentScope(): CursorScope {
   return scope;
 }
 
-const macOf = (scope: CursorScope, payload: string): Buffer =>
-  createHmac('sha256', scope.key).update(scope.binding).update('\u0000').update(payload).digest();
+// the payload is base64url and the binding holds no newline, so the message splits one way only
+const macOf = (scope: CursorScope, payload: string): Buffer => hmacSha256(scope.key, `${scope.binding}\n${payload}`);
 
 /** Opaque to clients; stable because it names the last id seen, not an offset. */
 export function encodeCursor(lastId: string): string {
