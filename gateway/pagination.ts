@@ -18,18 +18,22 @@ import { jsonResponse, type HttpResponse } from './http.js';
 export const MAX_PAGE_SIZE = 200;
 export const DEFAULT_PAGE_SIZE = 50;
 
-/** Strictly decimal digits: `0x10`, `1e1`, ` 5`, `-1` and `10.5` are refused rather than coerced. */
-const DECIMAL = /^[0-9]{1,6}$/;
+/**
+ * A query integer written strictly in decimal digits, from `min` to `max`:
+ * `0x10`, `1e1`, ` 5`, `-1` and `10.5` are refused rather than coerced.
+ * Documented in /openapi.json as what it is to a client, an integer in range.
+ */
+export function decimalInteger(name: string, min: number, max: number) {
+  return z
+    .string()
+    .regex(/^[0-9]{1,15}$/, { message: `${name} is a whole number written in decimal digits` })
+    .transform(Number)
+    .pipe(z.number().int().min(min, { message: `${name} is at least ${min}` }).max(max, { message: `${name} must be at most ${max}` }))
+    .meta({ type: 'integer', minimum: min, maximum: max, pattern: undefined });
+}
 
 export const pageQuery = z.object({
-  limit: z
-    .string()
-    .regex(DECIMAL, { message: 'limit is a whole number written in decimal digits' })
-    .transform(Number)
-    .pipe(z.number().int().min(1, { message: 'limit is at least 1' }).max(MAX_PAGE_SIZE, { message: `limit must be at most ${MAX_PAGE_SIZE}` }))
-    .default(DEFAULT_PAGE_SIZE)
-    // documented in /openapi.json as what it is to a client: an integer in range (the digit pattern is how it is read)
-    .meta({ type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, pattern: undefined }),
+  limit: decimalInteger('limit', 1, MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
   cursor: z.string().min(1).max(1024).optional(),
 });
 export type PageQuery = z.output<typeof pageQuery>;

@@ -138,6 +138,18 @@ describe('limit is a strict decimal integer in range', () => {
     }
   });
 
+  it("a run's entries take after and limit the same strict way", async () => {
+    const pipeline = await server.request('POST', '/pipelines', { token: alice.token, body: { name: 'entries-strict' } });
+    const started = await server.request('POST', `/pipelines/${pipeline.body.id as string}/runs`, { token: alice.token, body: {} });
+    const entries = `/pipelines/${pipeline.body.id as string}/runs/${started.body.run.id as string}/entries`;
+    for (const query of ['after=0x1', 'after=1e0', 'after=-1', 'after=%201', 'limit=0', 'limit=1001', 'limit=1.5', 'limit=0x10']) {
+      const response = await server.request('GET', `${entries}?${query}`, { token: alice.token });
+      expect(response.status, query).toBe(400);
+      expect(response.body.error.code).toBe('validation_error');
+    }
+    expect((await server.request('GET', `${entries}?after=0&limit=1000`, { token: alice.token })).status).toBe(200);
+  });
+
   it('documents limit as an integer from 1 to 200 in /openapi.json', async () => {
     const doc = await server.request('GET', '/openapi.json');
     const limit = (doc.body.paths['/api/v1/api-keys'].get.parameters as { name: string; schema: Record<string, unknown> }[]).find((parameter) => parameter.name === 'limit');
