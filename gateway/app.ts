@@ -102,6 +102,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       routes,
       authenticator: identity,
       idempotency: new IdempotencyGuard(collections.idempotency, deriveKey(config.auth.jwtSecret, 'idempotency-responses')),
+      cursorKey: deriveKey(config.auth.jwtSecret, 'pagination-cursors'),
       features: config.features,
       logger,
     });

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { AuthContext } from '../runtime/auth/context.js';
-import { ALL_PERMISSIONS, type Permission } from '../runtime/auth/permissions.js';
+import { ALL_PERMISSIONS, isPermission, type Permission } from '../runtime/auth/permissions.js';
 import { resolveRole, type ResolvedRole } from '../runtime/auth/roles.js';
 import type { Collections } from '../runtime/collections.js';
 import { ServiceError } from '../runtime/errors.js';
@@ -26,6 +26,32 @@ export function assertGrantable(auth: AuthContext, permissions: readonly Permiss
   if (missing.length > 0) {
     throw new ServiceError('forbidden', `you cannot grant permissions you do not hold: ${missing.join(', ')}`, {
       permissions: missing,
+    });
+  }
+}
+
+/**
+ * 403 `forbidden` unless the caller covers everything a credential holds:
+ * each of its permissions, and (for a source-scoped caller) each of its
+ * sources. Rotating, changing or revoking a key needs this, or `api_key:manage`
+ * alone would reach an owner's key (and its plaintext, on rotation).
+ */
+export function assertCovers(
+  auth: AuthContext,
+  held: { readonly permissions: readonly string[]; readonly source_ids: readonly string[] | null },
+  action: string,
+): void {
+  const missing = held.permissions.filter((permission) => !isPermission(permission) || !auth.permissions.has(permission));
+  if (missing.length > 0) {
+    throw new ServiceError('forbidden', `you cannot ${action} a key holding permissions you do not hold: ${missing.join(', ')}`, {
+      permissions: missing,
+    });
+  }
+  if (auth.sourceIds === null) return;
+  const outside = held.source_ids === null ? null : held.source_ids.filter((id) => !auth.sourceIds?.includes(id));
+  if (outside === null || outside.length > 0) {
+    throw new ServiceError('forbidden', `you cannot ${action} a key that reaches sources outside your own scope`, {
+      source_ids: outside ?? 'all',
     });
   }
 }

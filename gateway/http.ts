@@ -16,6 +16,8 @@ export interface HttpRequest {
    */
   readonly bodyStream?: AsyncIterable<Buffer>;
   readonly requestId: string;
+  /** the peer address of the connection (never a forwarded header); absent when the transport has none */
+  readonly remoteAddress?: string;
 }
 
 /** The writable side of a streamed response (Server-Sent Events, long downloads). */

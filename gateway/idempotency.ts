@@ -1,6 +1,7 @@
 /**
  * `Idempotency-Key` on creates: the first request with a key reserves it; a
- * retry with the same key, organization, route and body answers the stored
+ * retry with the same key, organization, principal (user, API key or pipeline
+ * run), route and body answers the stored
  * status and body and creates nothing. Failed requests release the key so the
  * client can retry. Keys expire after 24 hours.
  *
@@ -34,14 +35,19 @@ export class IdempotencyGuard {
     private readonly sealingKey: Uint8Array,
   ) {}
 
-  /** Runs `create` at most once per key; returns the original response on a retry. */
-  async run(org: OrgId, request: HttpRequest, create: () => Promise<HttpResponse>): Promise<HttpResponse> {
+  /**
+   * Runs `create` at most once per key; returns the original response on a retry.
+   * `principal` names the caller: records are theirs alone, so another member
+   * sending the same key and body creates their own resource and never sees
+   * the first caller's response (which may hold a plaintext secret).
+   */
+  async run(org: OrgId, principal: string, request: HttpRequest, create: () => Promise<HttpResponse>): Promise<HttpResponse> {
     const key = request.headers['idempotency-key'];
     if (key === undefined) return create();
     if (!KEY_PATTERN.test(key)) {
       throw new ServiceError('validation_error', 'Idempotency-Key must be 1-255 printable ASCII characters');
     }
-    const scope = `${request.method} ${request.path}`;
+    const scope = `${principal} ${request.method} ${request.path}`;
     const requestHash = sha256Hex(request.body);
     const reservation = await this.reserve(org, scope, key, requestHash);
     if (reservation.kind === 'replay') return reservation.response;

@@ -1,5 +1,16 @@
-/** The pagination envelope: `items`, `next_cursor`, `total`; keyset cursors over time-sorted ids. */
+/**
+ * The pagination envelope: `items`, `next_cursor`, `total`; keyset cursors over time-sorted ids.
+ *
+ * Cursors are opaque and authenticated: `<payload>.<mac>` (base64url), the mac
+ * an HMAC-SHA256 under a key derived from the server secret over the
+ * organization, the route and the payload. A cursor edited, forged, or taken
+ * from another organization or another list answers 400 `invalid_cursor`.
+ * The pipeline opens a cursor scope around each handler (`withCursorScope`),
+ * so every list route signs and checks its cursors without passing keys around.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { z } from 'zod';
+import { constantTimeEqual, hmacSha256 } from '../runtime/crypto.js';
 import { ServiceError } from '../runtime/errors.js';
 import type { Filter, ListOptions, OrgCollection, OrgId, Page, StoredFields } from '../runtime/store/types.js';
 import { jsonResponse, type HttpResponse } from './http.js';
@@ -7,27 +18,68 @@ import { jsonResponse, type HttpResponse } from './http.js';
 export const MAX_PAGE_SIZE = 200;
 export const DEFAULT_PAGE_SIZE = 50;
 
+/**
+ * A query integer written strictly in decimal digits, from `min` to `max`:
+ * `0x10`, `1e1`, ` 5`, `-1` and `10.5` are refused rather than coerced.
+ * Documented in /openapi.json as what it is to a client, an integer in range.
+ */
+export function decimalInteger(name: string, min: number, max: number) {
+  return z
+    .string()
+    .regex(/^[0-9]{1,15}$/, { message: `${name} is a whole number written in decimal digits` })
+    .transform(Number)
+    .pipe(z.number().int().min(min, { message: `${name} is at least ${min}` }).max(max, { message: `${name} must be at most ${max}` }))
+    .meta({ type: 'integer', minimum: min, maximum: max, pattern: undefined });
+}
+
 export const pageQuery = z.object({
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(MAX_PAGE_SIZE, { message: `limit must be at most ${MAX_PAGE_SIZE}` })
-    .default(DEFAULT_PAGE_SIZE),
-  cursor: z.string().min(1).max(512).optional(),
+  limit: decimalInteger('limit', 1, MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
+  cursor: z.string().min(1).max(1024).optional(),
 });
 export type PageQuery = z.output<typeof pageQuery>;
 
 const CURSOR_VERSION = 1;
 
+interface CursorScope {
+  readonly key: Uint8Array;
+  /** what a cursor is bound to: the organization and the route it was issued on */
+  readonly binding: string;
+}
+
+const cursorScope = new AsyncLocalStorage<CursorScope>();
+
+/** Runs a handler with cursors signed with `key` and bound to `org` and `route` (e.g. `GET /api-keys`). */
+export function withCursorScope<T>(key: Uint8Array, org: string, route: string, run: () => Promise<T>): Promise<T> {
+  return cursorScope.run({ key, binding: `${org}\u0000${route}` }, run);
+}
+
+function currentScope(): CursorScope {
+  const scope = cursorScope.getStore();
+  // a programming error, not the caller's: cursors exist only inside a request
+  if (scope === undefined) throw new Error('pagination cursors are used outside a request scope');
+  return scope;
+}
+
+// the payload is base64url and the binding holds no newline, so the message splits one way only
+const macOf = (scope: CursorScope, payload: string): Buffer => hmacSha256(scope.key, `${scope.binding}\n${payload}`);
+
 /** Opaque to clients; stable because it names the last id seen, not an offset. */
 export function encodeCursor(lastId: string): string {
-  return Buffer.from(JSON.stringify({ v: CURSOR_VERSION, after: lastId })).toString('base64url');
+  const payload = Buffer.from(JSON.stringify({ v: CURSOR_VERSION, after: lastId })).toString('base64url');
+  return `${payload}.${macOf(currentScope(), payload).toString('base64url')}`;
 }
 
 export function decodeCursor(cursor: string): string {
+  const invalid = (): ServiceError => new ServiceError('invalid_cursor', 'cursor is not one this server issued for this list');
+  const scope = currentScope();
+  const dot = cursor.indexOf('.');
+  if (dot <= 0) throw invalid();
+  const payload = cursor.slice(0, dot);
+  const given = Buffer.from(cursor.slice(dot + 1), 'base64url');
+  // checked on the raw bytes before the payload is parsed
+  if (!constantTimeEqual(macOf(scope, payload), given)) throw invalid();
   try {
-    const decoded: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    const decoded: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
     if (
       typeof decoded === 'object' && decoded !== null &&
       'v' in decoded && decoded.v === CURSOR_VERSION &&
@@ -38,7 +90,7 @@ export function decodeCursor(cursor: string): string {
   } catch {
     // fall through to the error below
   }
-  throw new ServiceError('invalid_cursor', 'cursor is not one this server issued');
+  throw invalid();
 }
 
 export function listOptions(query: PageQuery, filter?: ListOptions['filter']): ListOptions {
@@ -77,7 +129,8 @@ export function createPageResponder<T extends StoredFields, R>(collection: OrgCo
   const cache = new Map<string, { readonly revision: number; readonly body: string }>();
   return async (org: OrgId, query: PageQuery, filter?: Filter): Promise<HttpResponse> => {
     const revision = collection.revision(org);
-    const key = `${org}\u0000${query.limit}\u0000${query.cursor ?? ''}\u0000${filter === undefined ? '' : JSON.stringify(filter)}`;
+    // the serialized page holds a cursor bound to this route: the binding is part of the key
+    const key = `${currentScope().binding}\u0000${query.limit}\u0000${query.cursor ?? ''}\u0000${filter === undefined ? '' : JSON.stringify(filter)}`;
     const hit = revision === null ? undefined : cache.get(key);
     if (hit && hit.revision === revision) return jsonResponse(200, null, {}, hit.body);
     const body = JSON.stringify(pageEnvelope(await collection.list(org, listOptions(query, filter)), present));

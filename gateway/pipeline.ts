@@ -12,6 +12,7 @@ import type { OrgId } from '../runtime/store/types.js';
 import { featureDisabled, featureOfPath } from './features.js';
 import { jsonResponse, type HttpRequest, type HttpResponse } from './http.js';
 import type { IdempotencyGuard } from './idempotency.js';
+import { withCursorScope } from './pagination.js';
 import { DEFAULT_MAX_BODY_BYTES, type AnyRoute, type HandlerResult } from './route.js';
 import { Router, type Match } from './router.js';
 
@@ -26,12 +27,22 @@ export interface PipelineDeps {
   readonly routes: readonly AnyRoute[];
   readonly authenticator: Authenticator;
   readonly idempotency: IdempotencyGuard;
+  /** 32 bytes: pagination cursors are signed with it (derived from the server secret) */
+  readonly cursorKey: Uint8Array;
   readonly features: FeatureFlags;
   readonly logger: Logger;
 }
 
 /** Public organization bucket for idempotency keys of unauthenticated creates (registration). */
 const PUBLIC_SCOPE = 'public' as OrgId;
+
+/** Whose idempotency records a request reads and writes: one principal never replays another's response. */
+function principalOf(auth: AuthContext | null): string {
+  if (auth === null) return 'anonymous';
+  if (auth.apiKeyId !== null) return `api_key:${auth.apiKeyId}`;
+  if (auth.pipelineRunId !== undefined) return `pipeline_run:${auth.pipelineRunId}`;
+  return `user:${auth.userId}`;
+}
 
 function validationDetails(error: z.ZodError): Record<string, unknown> {
   return {
@@ -147,14 +158,16 @@ export class Pipeline {
     const query = parse(schemas.query, Object.fromEntries(request.query), 'query');
     const body = route.bodyKind === 'raw' || route.bodyKind === 'stream' ? undefined : parse(schemas.body, readJson(request), 'body');
 
-    const run = async (): Promise<HttpResponse> => {
-      const result =
-        route.auth === 'bearer'
-          ? await route.handler({ request, params, query, body, auth: auth as AuthContext })
-          : await route.handler({ request, params, query, body });
-      return toResponse(result);
-    };
-    if (route.creates) return this.deps.idempotency.run(auth?.orgId ?? PUBLIC_SCOPE, request, run);
+    const org = auth?.orgId ?? PUBLIC_SCOPE;
+    const run = (): Promise<HttpResponse> =>
+      withCursorScope(this.deps.cursorKey, org, `${route.method} ${route.path}`, async () => {
+        const result =
+          route.auth === 'bearer'
+            ? await route.handler({ request, params, query, body, auth: auth as AuthContext })
+            : await route.handler({ request, params, query, body });
+        return toResponse(result);
+      });
+    if (route.creates) return this.deps.idempotency.run(org, principalOf(auth), request, run);
     return run();
   }
 }

@@ -68,6 +68,8 @@ export async function listen(pipeline: Pipeline, host: string, port: number, com
     });
     const givenId = headers['x-request-id'];
     const requestId = givenId !== undefined && REQUEST_ID.test(givenId) ? givenId : nextRequestId();
+    // the socket's peer, read now: uWS objects are valid only until the handler returns
+    const remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString('utf8');
 
     let aborted = false;
     let responded = false;
@@ -156,7 +158,7 @@ export async function listen(pipeline: Pipeline, host: string, port: number, com
     };
 
     const dispatch = (body: Buffer, bodyStream?: AsyncIterable<Buffer>): void => {
-      const request: HttpRequest = { method, path, query, headers, body, requestId, ...(bodyStream ? { bodyStream } : {}) };
+      const request: HttpRequest = { method, path, query, headers, body, requestId, remoteAddress, ...(bodyStream ? { bodyStream } : {}) };
       pipeline.handle(match, request).then(sendCommitted, () => {
         // handle() never rejects; this guards the process if that ever changes
         send(errorResponse(new ServiceError('internal_error', 'internal error')));

@@ -41,6 +41,15 @@ export interface ServiceConfig {
     readonly jwksUrl: string | null;
     readonly issuer: string | null;
     readonly audience: string | null;
+    /** failed-login throttling (in memory, per process); a limit of 0 turns that side off */
+    readonly loginThrottle: {
+      /** `LOGIN_THROTTLE_ACCOUNT_FAILURES`: failures of one email per window before it is locked. @default 5 */
+      readonly accountFailures: number;
+      /** `LOGIN_THROTTLE_ADDRESS_FAILURES`: failures from one client address per window before it is locked. @default 20 */
+      readonly addressFailures: number;
+      /** `LOGIN_THROTTLE_WINDOW_SECS`: the counting window and the first lockout; each further lockout doubles. @default 900 */
+      readonly windowSeconds: number;
+    };
   };
   readonly workerToken: string | null;
   readonly features: FeatureFlags;
@@ -256,6 +265,11 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
       jwksUrl,
       issuer,
       audience,
+      loginThrottle: Object.freeze({
+        accountFailures: integer(env, 'LOGIN_THROTTLE_ACCOUNT_FAILURES', 5, 0, 1000),
+        addressFailures: integer(env, 'LOGIN_THROTTLE_ADDRESS_FAILURES', 20, 0, 100_000),
+        windowSeconds: integer(env, 'LOGIN_THROTTLE_WINDOW_SECS', 900, 1, 86_400),
+      }),
     },
     workerToken: text(env, 'WORKER_TOKEN'),
     features: Object.freeze({

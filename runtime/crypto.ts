@@ -37,6 +37,9 @@ export function verifyHmacSignature(secret: string | Uint8Array, rawBody: Uint8A
   return constantTimeEqual(expected, Buffer.from(match[1], 'hex'));
 }
 
+/** Raw HMAC-SHA256 of `message` (compare with `constantTimeEqual`). */
+export const hmacSha256 = (key: Uint8Array, message: string): Buffer => createHmac('sha256', key).update(message).digest();
+
 export const signHmac = (secret: string | Uint8Array, rawBody: Uint8Array): string =>
   'sha256=' + createHmac('sha256', secret).update(rawBody).digest('hex');
 

@@ -2,6 +2,8 @@
  * /api-keys: programmatic credentials of an organization. The plaintext key is
  * answered once (at creation and at rotation) and stored only as its sha256.
  * Deleting is a soft revoke: the record stays, listed, with `active: false`.
+ * Nobody creates, changes, rotates or revokes a key that holds more than they
+ * do (`assertGrantable`, `assertCovers`).
  */
 import { z } from 'zod';
 import type { AuthContext } from '../../runtime/auth/context.js';
@@ -9,7 +11,7 @@ import { IdentityService } from '../../runtime/auth/identity.js';
 import type { ApiKeyDoc } from '../../runtime/collections.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { nowIso } from '../../runtime/ids.js';
-import { assertGrantable, permissionList } from '../grants.js';
+import { assertCovers, assertGrantable, permissionList } from '../grants.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { getOr404, idParams, rejectImmutable, storedSchema, unique } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
@@ -133,6 +135,7 @@ export function apiKeyRoutes({ collections }: Services): AnyRoute[] {
       handler: async ({ auth, params, body }) => {
         const record = await getOr404(apiKeys, auth.orgId, params.id, 'API key');
         rejectImmutable(record, body, ['expires_in_days']);
+        assertCovers(auth, record, 'change');
         if (body.permissions !== undefined) assertGrantable(auth, body.permissions);
         const source_ids = body.source_ids === undefined ? undefined : scopeFor(auth, body.source_ids);
         const updated = await apiKeys.update(auth.orgId, record.id, {
@@ -150,6 +153,7 @@ export function apiKeyRoutes({ collections }: Services): AnyRoute[] {
       auth: 'bearer', permission: 'api_key:manage', params: idParams, response: apiKeyWithSecret,
       handler: async ({ auth, params }) => {
         const record = await getOr404(apiKeys, auth.orgId, params.id, 'API key');
+        assertCovers(auth, record, 'rotate');
         if (!record.active) throw new ServiceError('conflict', 'a revoked API key cannot be rotated', { id: record.id });
         if (record.expires_at !== null && Date.parse(record.expires_at) <= Date.now()) {
           throw new ServiceError('conflict', 'an expired API key cannot be rotated; create a new one', { id: record.id });
@@ -167,6 +171,7 @@ export function apiKeyRoutes({ collections }: Services): AnyRoute[] {
       auth: 'bearer', permission: 'api_key:manage', params: idParams, response: apiKeySchema,
       handler: async ({ auth, params }) => {
         const record = await getOr404(apiKeys, auth.orgId, params.id, 'API key');
+        assertCovers(auth, record, 'revoke');
         // revoking twice keeps the first revocation time
         if (!record.active) return { status: 200, json: present(record) };
         const updated = await apiKeys.update(auth.orgId, record.id, { active: false, revoked_at: nowIso() });

@@ -1,6 +1,14 @@
-/** /auth: registration, login, the current user. */
+/**
+ * /auth: registration, login, the current user. Password checks (login, and
+ * registration with a known email) are throttled per account and per client
+ * address: a locked caller gets 429 `rate_limited` with Retry-After before any
+ * password is compared.
+ */
 import { z } from 'zod';
+import { normalizeEmail } from '../../runtime/auth/identity.js';
+import { LoginThrottle } from '../../runtime/auth/login-throttle.js';
 import { ServiceError } from '../../runtime/errors.js';
+import type { HttpRequest } from '../http.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
 
@@ -17,7 +25,35 @@ export const loginResult = z.object({
   organization: z.object({ id: z.string(), name: z.string() }),
 });
 
-export function authRoutes({ identity, collections }: Services): AnyRoute[] {
+/** The socket peer: forwarded headers are not trusted (there is no trusted-proxy setting). */
+const clientAddress = (request: HttpRequest): string => request.remoteAddress ?? 'unknown';
+
+export function authRoutes({ identity, collections, config, supervisor }: Services): AnyRoute[] {
+  const throttle = new LoginThrottle(config.auth.loginThrottle, () => supervisor.clock.now());
+
+  /**
+   * Runs a password check under the throttle: refused unchecked while locked,
+   * a failure (`failure` says which errors are one) counts, a success clears the account.
+   */
+  async function throttled<T>(request: HttpRequest, email: string, check: () => Promise<T>, failure: (error: ServiceError) => boolean): Promise<T> {
+    const account = normalizeEmail(email);
+    const address = clientAddress(request);
+    const wait = throttle.retryAfterSeconds(account, address);
+    if (wait > 0) {
+      throw new ServiceError('rate_limited', `too many failed logins; try again in ${wait} seconds`, { retry_after_seconds: wait }, {
+        'retry-after': String(wait),
+      });
+    }
+    try {
+      const result = await check();
+      throttle.succeeded(account);
+      return result;
+    } catch (error) {
+      if (error instanceof ServiceError && failure(error)) throttle.failed(account, address);
+      throw error;
+    }
+  }
+
   return [
     route({
       method: 'POST', path: '/auth/register', tag: 'auth', auth: 'public', status: 201, creates: true,
@@ -28,7 +64,11 @@ export function authRoutes({ identity, collections }: Services): AnyRoute[] {
         organization_name: z.string().trim().min(1).max(200),
       }),
       response: loginResult,
-      handler: async ({ body }) => ({ status: 201, json: await identity.register(body) }),
+      // registering with a known email checks its password (409 when wrong): throttled like login
+      handler: async ({ request, body }) => ({
+        status: 201,
+        json: await throttled(request, body.email, () => identity.register(body), (error) => error.code === 'conflict'),
+      }),
     }),
     route({
       method: 'POST', path: '/auth/login', tag: 'auth', auth: 'public',
@@ -39,7 +79,10 @@ export function authRoutes({ identity, collections }: Services): AnyRoute[] {
         organization_id: z.string().min(1).max(100).optional(),
       }),
       response: loginResult,
-      handler: async ({ body }) => ({ status: 200, json: await identity.login(body) }),
+      handler: async ({ request, body }) => ({
+        status: 200,
+        json: await throttled(request, body.email, () => identity.login(body), (error) => error.code === 'invalid_credentials'),
+      }),
     }),
     route({
       method: 'GET', path: '/auth/me', tag: 'auth', auth: 'bearer', summary: 'The caller',

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { PipelineDoc, PipelineRunDoc, PipelineRunEntryDoc } from '../../runtime/collections.js';
 import { ServiceError } from '../../runtime/errors.js';
-import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
+import { createPageResponder, decimalInteger, pageQuery, pageSchema } from '../pagination.js';
 import { getOr404, idParams, storedSchema, stripUndefined, unique } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
@@ -211,7 +211,7 @@ export function pipelineRoutes({ collections, pipelineRuns }: Services): AnyRout
     route({
       method: 'GET', path: '/pipelines/:id/runs/:run_id/entries', tag: 'pipelines', auth: 'bearer', permission: 'pipeline:read',
       summary: 'Log and progress entries of a run, in order, after `after` (a seq)', params: runParams,
-      query: z.object({ after: z.coerce.number().int().min(0).default(0), limit: z.coerce.number().int().min(1).max(1000).default(200) }),
+      query: z.object({ after: decimalInteger('after', 0, Number.MAX_SAFE_INTEGER).default(0), limit: decimalInteger('limit', 1, 1000).default(200) }),
       response: z.object({ items: z.array(entrySchema), next_after: z.number().int().nullable() }),
       handler: async ({ auth, params, query }) => {
         const run = await runOf(auth.orgId, params.id, params.run_id);

@@ -2,7 +2,9 @@
  * Identity: registration, login, token issue and the bearer middleware's
  * resolution of a credential (local HS256 JWT, OIDC RS256 JWT, or API key)
  * into an AuthContext. Membership and role are read on every request, so a
- * removed user or a changed role takes effect at once.
+ * removed user or a changed role takes effect at once; the same holds for the
+ * creator of an API key (a key never does more than its creator can now) and
+ * for the run of a pipeline token (the token dies when its run ends).
  */
 import {
   createRemoteJWKSet,
@@ -196,17 +198,27 @@ export class IdentityService {
     const verified = await this.verifyJwt(token);
     const context = await this.contextFor(verified.userId, verified.orgId, 'user', null);
     if (verified.pipelineRunId === undefined) return { context, freshUntilMs: verified.expiresAtMs };
+    await this.assertRunLive(verified.orgId, verified.pipelineRunId);
     // never more than the user who started the run holds now
     const permissions = new Set(PIPELINE_TOKEN_PERMISSIONS.filter((permission) => context.permissions.has(permission)));
     return { context: { ...context, kind: 'pipeline', permissions, pipelineRunId: verified.pipelineRunId }, freshUntilMs: verified.expiresAtMs };
   }
 
+  /** A pipeline token lives only while its run runs: finished, failed, cancelled or past its deadline = 401. */
+  private async assertRunLive(org: OrgId, runId: string): Promise<void> {
+    const run = await this.collections.pipelineRuns.get(org, runId);
+    if (!run) throw new ServiceError('unauthorized', 'the pipeline run of this token no longer exists');
+    if (run.status !== 'running') throw new ServiceError('unauthorized', `the pipeline run of this token has ended (${run.status})`);
+    if (Date.parse(run.token_expires_at) <= Date.now()) throw new ServiceError('unauthorized', 'the pipeline run of this token is past its deadline');
+  }
+
   /** Revisions of everything a context was read from; null when the store cannot tell (no caching). */
   private stamp(context: AuthContext): string | null {
-    const revisions =
-      context.kind === 'api_key'
-        ? [this.collections.apiKeys.revision(context.orgId)]
-        : [this.collections.memberships.revision(context.orgId), this.collections.roles.revision(context.orgId)];
+    const org = context.orgId;
+    const revisions = [this.collections.memberships.revision(org), this.collections.roles.revision(org)];
+    // an API key is also its own record; a pipeline token is also its run
+    if (context.kind === 'api_key') revisions.push(this.collections.apiKeys.revision(org));
+    if (context.kind === 'pipeline') revisions.push(this.collections.pipelineRuns.revision(org));
     return revisions.includes(null) ? null : revisions.join(':');
   }
 
@@ -328,6 +340,10 @@ export class IdentityService {
       await this.collections.apiKeys.update(record.org_id, record.id, { last_used_at: nowIso() });
       lastUsedMs = now;
     }
+    // a key does at most what its creator may do now: demoted, it shrinks; removed, it stops
+    const creator = await this.collections.memberships.findOne(record.org_id, { user_id: record.created_by });
+    if (!creator) throw new ServiceError('api_key_revoked', 'the creator of this API key is no longer a member of the organization');
+    const creatorPermissions = await this.permissionsOf(record.org_id, creator.role);
     const expiresAtMs = record.expires_at === null ? Infinity : Date.parse(record.expires_at);
     return {
       context: {
@@ -335,7 +351,7 @@ export class IdentityService {
         orgId: record.org_id,
         userId: record.created_by,
         role: 'api_key',
-        permissions: new Set(record.permissions.filter(isPermission)),
+        permissions: new Set(record.permissions.filter(isPermission).filter((permission) => creatorPermissions.has(permission))),
         apiKeyId: record.id,
         sourceIds: record.source_ids,
       },

@@ -37,6 +37,7 @@ describe('edge: responses wait for the commit', () => {
       ],
       authenticator: { authenticate: () => Promise.reject(new Error('no bearer routes here')) },
       idempotency: new IdempotencyGuard(collections.idempotency, Buffer.alloc(32, 1)),
+      cursorKey: Buffer.alloc(32, 2),
       features: { rag: false, workers: false, orchestrator: false, voice: false, policies: false },
       logger: createLogger({ logLevel: 'silent' }),
     });

@@ -131,19 +131,19 @@ describe('pipeline runs and /pipeline-agent', () => {
     expect(run.body.log_count).toBe(1);
   });
 
-  it('a finished or cancelled run takes no more reports (409); finishing twice is 409', async () => {
+  it('a finished or cancelled run takes no more reports (its token answers 401); finishing twice is 409', async () => {
     const { pipelineId, runId, token } = await startRun();
     const finished = await server.request('POST', `/pipelines/${pipelineId}/runs/${runId}/finish`, { token: owner.token, body: { status: 'succeeded' } });
     expect(finished.body).toMatchObject({ status: 'succeeded' });
     expect(typeof finished.body.finished_at).toBe('string');
     const late = await server.request('POST', '/pipeline-agent/log', { token, body: { message: 'late' } });
-    expect(late.status).toBe(409);
+    expect(late.status).toBe(401);
     expect((await server.request('POST', `/pipelines/${pipelineId}/runs/${runId}/cancel`, { token: owner.token })).status).toBe(409);
 
     const second = await startRun();
     const cancelled = await server.request('POST', `/pipelines/${second.pipelineId}/runs/${second.runId}/cancel`, { token: owner.token });
     expect(cancelled.body.status).toBe('cancelled');
-    expect((await server.request('POST', '/pipeline-agent/progress', { token: second.token, body: { fraction: 1 } })).status).toBe(409);
+    expect((await server.request('POST', '/pipeline-agent/progress', { token: second.token, body: { fraction: 1 } })).status).toBe(401);
     const runs = await server.request('GET', `/pipelines/${second.pipelineId}/runs`, { token: owner.token });
     expect(runs.body.items.map((run: { id: string }) => run.id)).toEqual([second.runId]);
   });
@@ -156,7 +156,7 @@ describe('pipeline runs and /pipeline-agent', () => {
     await server.service.services.collections.pipelineRuns.update(org, runId, { token_expires_at: expiresAt });
     const runs = await server.request('GET', `/pipelines/${pipelineId}/runs`, { token: owner.token });
     expect(runs.body.items[0]).toMatchObject({ id: runId, status: 'failed', finished_at: expiresAt, error: expect.stringContaining('expired') });
-    expect((await server.request('POST', '/pipeline-agent/log', { token, body: { message: 'late' } })).status).toBe(409);
+    expect((await server.request('POST', '/pipeline-agent/log', { token, body: { message: 'late' } })).status).toBe(401);
     expect((await server.request('DELETE', `/pipelines/${pipelineId}`, { token: owner.token })).status).toBe(204);
   });
 
