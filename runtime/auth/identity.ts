@@ -23,7 +23,7 @@ import { nowIso } from '../ids.js';
 import { asOrgId, UniqueViolation, type OrgId } from '../store/types.js';
 import type { AuthContext } from './context.js';
 import { dummyPasswordHash, hashPassword, verifyPassword } from './passwords.js';
-import { isPermission, PIPELINE_TOKEN_PERMISSIONS, type Permission } from './permissions.js';
+import { isPermission, PIPELINE_TOKEN_PERMISSIONS, withImplied, type Permission } from './permissions.js';
 import { resolveRole } from './roles.js';
 
 const LOCAL_ISSUER = 'agent-context-service';
@@ -238,7 +238,8 @@ export class IdentityService {
 
   /** Permissions of a built-in or custom role; an unknown role grants nothing. */
   async permissionsOf(org: OrgId, role: string): Promise<ReadonlySet<Permission>> {
-    return new Set((await resolveRole(this.collections.roles, org, role))?.permissions ?? []);
+    // a role holds what it names and what those imply (`X:manage` brings `X:read`)
+    return withImplied((await resolveRole(this.collections.roles, org, role))?.permissions ?? []);
   }
 
   private async verifyJwt(token: string): Promise<VerifiedToken> {
@@ -351,7 +352,7 @@ export class IdentityService {
         orgId: record.org_id,
         userId: record.created_by,
         role: 'api_key',
-        permissions: new Set(record.permissions.filter(isPermission).filter((permission) => creatorPermissions.has(permission))),
+        permissions: new Set([...withImplied(record.permissions.filter(isPermission))].filter((permission) => creatorPermissions.has(permission))),
         apiKeyId: record.id,
         sourceIds: record.source_ids,
       },
