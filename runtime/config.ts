@@ -26,6 +26,12 @@ export interface ServiceConfig {
   readonly host: string;
   /** @default 8080; 0 picks a free port */
   readonly port: number;
+  /**
+   * `PUBLIC_URL`: the service's address as senders reach it (scheme, host, optional path prefix; no
+   * `/api/v1`), for the absolute webhook and Slack URLs shown to users.
+   * @default null: the address the caller reached (its Host header), which is the listening address when called directly
+   */
+  readonly publicUrl: string | null;
   /** @default "./data" */
   readonly dataDir: string;
   /** @default "info" */
@@ -240,6 +246,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     production,
     host: text(env, 'HOST') ?? '127.0.0.1',
     port: integer(env, 'PORT', 8080, 0, 65535),
+    publicUrl: url(env, 'PUBLIC_URL', ['http:', 'https:'])?.replace(/\/+$/, '') ?? null,
     dataDir,
     logLevel,
     auth: {
