@@ -69,12 +69,14 @@ export function hookRoutes({ config, collections, taskRuntime }: Services): AnyR
     route({
       method: 'POST', path: '/hooks/:trigger_id', tag: 'hooks', auth: 'public', bodyKind: 'raw', status: 202,
       maxBodyBytes: config.webhookMaxBodyBytes,
-      summary: 'Fire a webhook task: X-Service-Signature: sha256=<hex HMAC of the raw body>; JSON, form or multipart; 202 once stored',
+      summary: 'Fire a webhook task, checked by its signature_scheme (X-Service-Signature by default; github, vercel, standard_webhooks, slack, token); JSON, form or multipart; 202 once stored',
       // any string: a malformed id is just an unknown trigger (404)
       params: z.object({ trigger_id: z.string() }),
-      response: acceptedSchema,
+      // the second form: Slack's url_verification answered (slack scheme)
+      response: z.union([acceptedSchema, z.object({ challenge: z.string() })]),
       handler: async ({ params, request }) => {
         const accepted = await inbound.receive(params.trigger_id, request);
+        if ('challenge' in accepted) return { status: 200, json: { challenge: accepted.challenge } };
         return { status: accepted.status, json: { delivery_id: accepted.delivery_id, run_id: accepted.run_id, status: accepted.run_status } };
       },
     }),

@@ -11,7 +11,8 @@
  *    answered 401;
  * 4. sender delivery ids (`X-GitHub-Delivery`, `webhook-id`, ...): a repeat
  *    answers 200 with the original delivery and starts nothing;
- * 5. the body by content type (JSON, form, multipart);
+ * 5. the body by content type (JSON, form, multipart); with the slack scheme,
+ *    Slack's signed `url_verification` is answered with its challenge;
  * 6. the delivery is stored, the fire handed to the task; 202.
  */
 import type { Logger } from 'pino';
@@ -21,6 +22,7 @@ import { ServiceError } from '../errors.js';
 import { newId } from '../ids.js';
 import { UniqueViolation, type OrgId } from '../store/types.js';
 import type { Supervisor } from '../supervisor.js';
+import { urlVerificationSchema } from '../channels/slack-events.js';
 import { BodyParseError, parseWebhookBody } from './body.js';
 import { TriggerRateLimiter } from './rate-limiter.js';
 import { TRIGGER_ID_PATTERN, type SecretBox } from './secrets.js';
@@ -49,6 +51,12 @@ export interface InboundAccepted {
   readonly run_id: string | null;
   /** `refused`: the task's pending queue was full; the run is recorded as failed (queue_full) */
   readonly run_status: 'pending' | 'running' | 'refused' | 'duplicate';
+}
+
+/** slack scheme: the answer to Slack's `url_verification` (nothing stored, nothing run) */
+export interface SlackChallenge {
+  readonly status: 200;
+  readonly challenge: string;
 }
 
 interface ResolvedTrigger {
@@ -81,7 +89,7 @@ export class InboundHooks {
     this.limiter.forget(task.id);
   }
 
-  async receive(triggerId: string, request: InboundRequest): Promise<InboundAccepted> {
+  async receive(triggerId: string, request: InboundRequest): Promise<InboundAccepted | SlackChallenge> {
     const { task, org, secrets } = await this.resolve(triggerId);
     const rate = this.limiter.take(task.id, task.rate_limit_per_minute);
     if (!rate.allowed) {
@@ -110,6 +118,10 @@ export class InboundHooks {
       if (!(error instanceof BodyParseError)) throw error;
       await this.store(org, task, request, { verification, status: 'rejected', error: error.message, run_id: null });
       throw new ServiceError(error.kind, error.message);
+    }
+    if (task.signature_scheme === 'slack') {
+      const verification = urlVerificationSchema.safeParse(body);
+      if (verification.success) return { status: 200, challenge: verification.data.challenge };
     }
     const runId = newId('run');
     let delivery: InboundDeliveryDoc;
