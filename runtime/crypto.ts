@@ -37,6 +37,13 @@ export function verifyHmacSignature(secret: string | Uint8Array, rawBody: Uint8A
   return constantTimeEqual(expected, Buffer.from(match[1], 'hex'));
 }
 
+/** The raw HMAC of `parts` in order (senders' schemes: SHA-1 for the deployment platform, SHA-256 for the rest); compare with constantTimeEqual. */
+export function hmacDigest(algorithm: 'sha1' | 'sha256', key: string | Uint8Array, ...parts: readonly (string | Uint8Array)[]): Buffer {
+  const hmac = createHmac(algorithm, key);
+  for (const part of parts) hmac.update(part);
+  return hmac.digest();
+}
+
 export const signHmac = (secret: string | Uint8Array, rawBody: Uint8Array): string =>
   'sha256=' + createHmac('sha256', secret).update(rawBody).digest('hex');
 

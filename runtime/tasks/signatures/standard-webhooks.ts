@@ -7,8 +7,7 @@
  * signature may match (senders list several while rotating). The
  * `webhook-id` is deduplicated: a repeat starts nothing.
  */
-import { createHmac } from 'node:crypto';
-import { constantTimeEqual } from '../../crypto.js';
+import { constantTimeEqual, hmacDigest } from '../../crypto.js';
 import { timestampWithin, type SignatureVerifier } from './types.js';
 
 const PREFIX = 'whsec_';
@@ -42,7 +41,7 @@ export const standardWebhooksScheme: SignatureVerifier = {
     if (!timestampWithin(stamp, nowMs, toleranceSecs)) return 'stale_timestamp';
     const key = keyOf(secret);
     if (key === null) return 'invalid';
-    const expected = createHmac('sha256', key).update(`${id}.${stamp}.`).update(request.body).digest();
+    const expected = hmacDigest('sha256', key, `${id}.${stamp}.`, request.body);
     let matched = false;
     // every listed signature is compared (no early exit)
     for (const entry of header.split(' ')) {

@@ -3,8 +3,7 @@
  * the raw body>`, keyed by the secret the platform generates for the
  * webhook (given as trigger.secret). The platform signs no timestamp.
  */
-import { createHmac } from 'node:crypto';
-import { constantTimeEqual } from '../../crypto.js';
+import { constantTimeEqual, hmacDigest } from '../../crypto.js';
 import { plainSecretProblem, type SignatureVerifier } from './types.js';
 
 export const vercelScheme: SignatureVerifier = {
@@ -23,7 +22,7 @@ export const vercelScheme: SignatureVerifier = {
     if (header === undefined) return 'missing';
     const hex = /^([0-9a-fA-F]{40})$/.exec(header.trim())?.[1];
     if (hex === undefined) return 'invalid';
-    const expected = createHmac('sha1', secret).update(request.body).digest();
+    const expected = hmacDigest('sha1', secret, request.body);
     return constantTimeEqual(expected, Buffer.from(hex, 'hex')) ? 'valid' : 'invalid';
   },
   failure: () => 'x-vercel-signature is missing or is not the hex HMAC-SHA1 of the body keyed by the webhook secret',
