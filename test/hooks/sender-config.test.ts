@@ -3,13 +3,17 @@
  * on update, organizations' secrets kept apart, and the absolute URLs a user
  * pastes into senders (PUBLIC_URL, or the address the caller reached).
  */
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { sign as githubSign } from '@octokit/webhooks-methods';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../runtime/config.js';
 import { signHmac } from '../../runtime/crypto.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
-import { createTask, hookPath, runsOf } from '../tasks/helpers.js';
+import { createTask, hookPath, runsOf, simulatedClock, startClockedServer } from '../tasks/helpers.js';
 
 const PUBLIC_URL = 'https://automation.example.test/edge';
 
@@ -92,6 +96,52 @@ describe('webhook sender configuration', () => {
     // and the other organization cannot read or change this one's trigger
     expect((await patch(stranger, mine.id, { signature_scheme: 'token' })).status).toBe(404);
     expect((await server.request('GET', `/tasks/${mine.id}`, { token: stranger.token })).status).toBe(404);
+  });
+
+  it('checks timestamps on the runtime clock; scheme and sender secret survive a restart', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-senders-'));
+    const jwtSecret = randomBytes(32).toString('hex');
+    const start = new Date('2026-03-02T09:00:00Z');
+    const clock = simulatedClock(start.toISOString());
+    const slackSecret = randomBytes(16).toString('hex');
+    const slackHeaders = (seconds: number, payload: string) => ({
+      'x-slack-request-timestamp': String(seconds),
+      'x-slack-signature': `v0=${createHmac('sha256', slackSecret).update(`v0:${seconds}:${payload}`).digest('hex')}`,
+    });
+    let clocked: TestServer = await startClockedServer(clock, {}, { dataDir, jwtSecret });
+    let session: Session;
+    let slackTask: any;
+    try {
+      session = await clocked.register();
+      const standard = await createTask(clocked, session, { name: 'std', trigger: { kind: 'webhook', signature_scheme: 'standard_webhooks' } });
+      const sender = new Webhook(standard.trigger.secret);
+      const signedAt = (id: string, at: Date) => ({
+        'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': sender.sign(id, at, body),
+      });
+      const hook = (url: string, headers: Record<string, string>) => clocked.request('POST', hookPath(url), { body, headers });
+      expect((await hook(standard.trigger.url, signedAt('m1', start))).status).toBe(202);
+      // the wall clock is months from the runtime's: stale there
+      expect((await hook(standard.trigger.url, signedAt('m2', new Date()))).status).toBe(401);
+      clock.increment(301_000);
+      expect((await hook(standard.trigger.url, signedAt('m3', start))).status).toBe(401);
+      expect((await hook(standard.trigger.url, signedAt('m4', new Date(start.getTime() + 300_000)))).status).toBe(202);
+      slackTask = await createTask(clocked, session, { name: 'slack', trigger: { kind: 'webhook', signature_scheme: 'slack', secret: slackSecret } });
+    } finally {
+      await clocked.stop();
+    }
+    clocked = await startClockedServer(clock, {}, { dataDir, jwtSecret });
+    try {
+      const read = await clocked.request('GET', `/tasks/${slackTask.id}`, { token: session.token });
+      expect(read.body.trigger).toMatchObject({ signature_scheme: 'slack', secret: 'whsec_********' });
+      const now = Math.floor(clock.now() / 1000);
+      const hit = await clocked.request('POST', hookPath(slackTask.trigger.url), { body, headers: { 'content-type': 'application/json', ...slackHeaders(now, body) } });
+      expect(hit.status).toBe(202);
+      const stale = await clocked.request('POST', hookPath(slackTask.trigger.url), { body, headers: { 'content-type': 'application/json', ...slackHeaders(now - 301, body) } });
+      expect(stale.status).toBe(401);
+    } finally {
+      await clocked.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('builds absolute webhook and Slack URLs on PUBLIC_URL', async () => {
