@@ -13,7 +13,8 @@ import type { FileInfo } from '../../runtime/files/store.js';
 import { newId } from '../../runtime/ids.js';
 import { cronError } from '../../runtime/tasks/schedule.js';
 import { MASKED_SECRET, newTriggerId, newWebhookSecret } from '../../runtime/tasks/secrets.js';
-import { SIGNATURE_SCHEMES, verifierOf, type SignatureScheme } from '../../runtime/tasks/signatures/index.js';
+import { SIGNATURE_SCHEMES, verifierOf } from '../../runtime/tasks/signatures/index.js';
+import { triggerSecret } from '../../runtime/tasks/signatures/trigger-secret.js';
 import { TemplateError, validateInputTemplate } from '../../runtime/tasks/template.js';
 import { TASK_DEFAULTS, TRIGGER_KINDS, type InboundDeliveryDoc, type TaskDoc, type TaskRunDoc } from '../../runtime/tasks/types.js';
 import type { OrgId } from '../../runtime/store/types.js';
@@ -47,7 +48,6 @@ const webhookTrigger = z.strictObject({
   /** write-only: the sender's secret (vercel, slack: required; github, standard_webhooks, token: optional), sealed, masked on read */
   secret: z.string().min(1).max(512).optional(),
 });
-type WebhookTriggerBody = z.output<typeof webhookTrigger>;
 const lifecycleTrigger = z.strictObject({
   kind: z.literal('lifecycle'),
   events: z.array(z.enum(PLATFORM_EVENT_TYPES, { message: `events are among ${PLATFORM_EVENT_TYPES.join(', ')}` })).min(1).max(PLATFORM_EVENT_TYPES.length),
@@ -300,43 +300,6 @@ function triggerFields(value: TriggerBody, production: boolean): Partial<TaskDoc
         ...(value.signature_scheme === undefined ? {} : { signature_scheme: value.signature_scheme }),
       };
   }
-}
-
-const secretError = (message: string): ServiceError =>
-  new ServiceError('validation_error', `invalid body: trigger.secret: ${message}`, { issues: [{ path: 'trigger.secret', message }] });
-
-/**
- * The secret a webhook trigger is saved with, checked against its scheme:
- * `trigger.secret` when given; at creation otherwise a generated whsec_ one
- * (unless the sender generates it: then it must be given); on update null
- * (unchanged), unless the scheme changes to one the current secret cannot
- * key. `current` opens the stored secret (update only).
- */
-function triggerSecret(
-  value: WebhookTriggerBody,
-  existing: { readonly scheme: SignatureScheme; readonly current: () => string | null } | null,
-): { readonly secret: string; readonly generated: boolean } | null {
-  const scheme = value.signature_scheme ?? existing?.scheme ?? 'service';
-  const verifier = verifierOf(scheme);
-  if (value.secret !== undefined) {
-    if (verifier.userSecret === 'refused') {
-      throw secretError(`the ${scheme} scheme uses the secret the service generates (rotate it with POST /tasks/:id/rotate-secret)`);
-    }
-    const problem = verifier.secretProblem(value.secret);
-    if (problem !== null) throw secretError(problem);
-    return { secret: value.secret, generated: false };
-  }
-  const required = `the ${scheme} sender generates its secret: give it as trigger.secret`;
-  if (existing === null) {
-    if (verifier.userSecret === 'required') throw secretError(required);
-    return { secret: newWebhookSecret(), generated: true };
-  }
-  if (scheme === existing.scheme) return null;
-  if (verifier.userSecret === 'required') throw secretError(required);
-  const current = existing.current();
-  const problem = current === null ? null : verifier.secretProblem(current);
-  if (problem !== null) throw secretError(`the current secret cannot key the ${scheme} scheme (${problem}): give trigger.secret`);
-  return null;
 }
 
 export function taskRoutes({ collections, config, agentRuntime, taskRuntime, files }: Services): AnyRoute[] {
