@@ -160,6 +160,8 @@ describe('webhook sender configuration', () => {
     } finally {
       await behindProxy.stop();
     }
-    expect(() => loadConfig({ DATA_DIR: server.dataDir, JWT_SECRET: 'j'.repeat(40), PUBLIC_URL: 'ftp://automation.example.test' })).toThrow(ConfigError);
+    for (const bad of ['ftp://automation.example.test', 'https://automation.example.test/?x=1', 'not a url']) {
+      expect(() => loadConfig({ DATA_DIR: server.dataDir, JWT_SECRET: 'j'.repeat(40), PUBLIC_URL: bad }), bad).toThrow(ConfigError);
+    }
   });
 });
