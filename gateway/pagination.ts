@@ -10,7 +10,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { z } from 'zod';
-import { constantTimeEqual, hmacSha256 } from '../runtime/crypto.js';
+import { constantTimeEqual, hmacDigest } from '../runtime/crypto.js';
 import { ServiceError } from '../runtime/errors.js';
 import type { Filter, ListOptions, OrgCollection, OrgId, Page, StoredFields } from '../runtime/store/types.js';
 import { jsonResponse, type HttpResponse } from './http.js';
@@ -61,7 +61,7 @@ function currentScope(): CursorScope {
 }
 
 // the payload is base64url and the binding holds no newline, so the message splits one way only
-const macOf = (scope: CursorScope, payload: string): Buffer => hmacSha256(scope.key, `${scope.binding}\n${payload}`);
+const macOf = (scope: CursorScope, payload: string): Buffer => hmacDigest('sha256', scope.key, `${scope.binding}\n${payload}`);
 
 /** Opaque to clients; stable because it names the last id seen, not an offset. */
 export function encodeCursor(lastId: string): string {

@@ -26,6 +26,12 @@ export interface ServiceConfig {
   readonly host: string;
   /** @default 8080; 0 picks a free port */
   readonly port: number;
+  /**
+   * `PUBLIC_URL`: the service's address as senders reach it (scheme, host, optional path prefix; no
+   * `/api/v1`), for the absolute webhook and Slack URLs shown to users.
+   * @default null: the address the caller reached (its Host header), which is the listening address when called directly
+   */
+  readonly publicUrl: string | null;
   /** @default "./data" */
   readonly dataDir: string;
   /** @default "info" */
@@ -148,6 +154,15 @@ function url(env: Env, name: string, protocols: readonly string[]): string | nul
   return raw;
 }
 
+/** `PUBLIC_URL`: http(s), no query or fragment (paths are appended to it), no trailing slash. */
+function publicUrl(env: Env): string | null {
+  const raw = url(env, 'PUBLIC_URL', ['http:', 'https:']);
+  if (raw === null) return null;
+  const parsed = new URL(raw);
+  if (parsed.search !== '' || parsed.hash !== '') throw new ConfigError('PUBLIC_URL', `must not have a query or fragment, got "${raw}"`);
+  return raw.replace(/\/+$/, '');
+}
+
 const PRICE_TABLE = z.record(
   z.string().trim().min(1, 'a model name is empty'),
   z.strictObject({ input_per_mtok: z.number().nonnegative(), output_per_mtok: z.number().nonnegative() }),
@@ -255,6 +270,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     production,
     host: text(env, 'HOST') ?? '127.0.0.1',
     port: integer(env, 'PORT', 8080, 0, 65535),
+    publicUrl: publicUrl(env),
     dataDir,
     logLevel,
     auth: {

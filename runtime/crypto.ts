@@ -37,8 +37,12 @@ export function verifyHmacSignature(secret: string | Uint8Array, rawBody: Uint8A
   return constantTimeEqual(expected, Buffer.from(match[1], 'hex'));
 }
 
-/** Raw HMAC-SHA256 of `message` (compare with `constantTimeEqual`). */
-export const hmacSha256 = (key: Uint8Array, message: string): Buffer => createHmac('sha256', key).update(message).digest();
+/** The raw HMAC of `parts` in order (SHA-1 only for senders that sign with it); compare with constantTimeEqual. */
+export function hmacDigest(algorithm: 'sha1' | 'sha256', key: string | Uint8Array, ...parts: readonly (string | Uint8Array)[]): Buffer {
+  const hmac = createHmac(algorithm, key);
+  for (const part of parts) hmac.update(part);
+  return hmac.digest();
+}
 
 export const signHmac = (secret: string | Uint8Array, rawBody: Uint8Array): string =>
   'sha256=' + createHmac('sha256', secret).update(rawBody).digest('hex');

@@ -16,6 +16,8 @@ import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { getOr404, idParams, rejectImmutable, storedSchema, stripUndefined, unique } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
+import type { HttpRequest } from '../http.js';
+import { publicBaseUrl } from '../public-url.js';
 
 export const CHANNEL_TYPES = ['slack'] as const;
 const RESPONSE_MODES = ['disabled', 'enabled', 'agent'] as const;
@@ -81,7 +83,8 @@ const slugOf = (text: string): string =>
 /** Server-derived, unique within the organization: type, a slug of the name, and the id's tail. */
 const instanceNameOf = (type: string, name: string, id: string): string => `${type}-${slugOf(name)}-${id.slice(-6).toLowerCase()}`;
 
-const present = (channel: ChannelDoc) => ({
+/** `baseUrl`: publicBaseUrl (gateway/public-url.ts); the request URLs are pasted into Slack's app settings as they are. */
+const present = (channel: ChannelDoc, baseUrl: string) => ({
   id: channel.id,
   channel_type: channel.channel_type,
   display_name: channel.display_name,
@@ -102,15 +105,27 @@ const present = (channel: ChannelDoc) => ({
     scopes: channel.connection.scopes,
     connected_at: channel.connection.connected_at,
   },
-  events_url: `/api/v1/chat/incoming/${channel.channel_type}/${channel.id}`,
-  interactivity_url: `/api/v1/chat/incoming/${channel.channel_type}/${channel.id}/interactivity`,
+  events_url: `${baseUrl}/api/v1/chat/incoming/${channel.channel_type}/${channel.id}`,
+  interactivity_url: `${baseUrl}/api/v1/chat/incoming/${channel.channel_type}/${channel.id}/interactivity`,
   created_at: channel.created_at,
   updated_at: channel.updated_at,
 });
 
-export function channelRoutes({ collections, channels: runtime, sources }: Services): AnyRoute[] {
+export function channelRoutes({ collections, channels: runtime, sources, config }: Services): AnyRoute[] {
   const { channels, bindings } = collections;
-  const listPage = createPageResponder(channels, present);
+  const baseUrl = (request: HttpRequest): string => publicBaseUrl(config, request);
+  // the cached pages hold absolute URLs: one responder per base URL (a few: PUBLIC_URL, or the hosts callers use)
+  const listPages = new Map<string, ReturnType<typeof createPageResponder<ChannelDoc, ReturnType<typeof present>>>>();
+  const listPage = (request: HttpRequest) => {
+    const base = baseUrl(request);
+    let responder = listPages.get(base);
+    if (!responder) {
+      if (listPages.size >= 8) listPages.clear();
+      responder = createPageResponder(channels, (channel: ChannelDoc) => present(channel, base));
+      listPages.set(base, responder);
+    }
+    return responder;
+  };
 
   /** 400 naming every source id the organization does not have */
   const checkSources = async (org: OrgId, ids: readonly string[]): Promise<void> => {
@@ -152,12 +167,12 @@ export function channelRoutes({ collections, channels: runtime, sources }: Servi
     route({
       method: 'GET', path: '/channels', tag: 'channels', summary: 'List channels', auth: 'bearer', permission: 'binding:read',
       query: pageQuery, response: pageSchema(channelSchema),
-      handler: async ({ auth, query }) => listPage(auth.orgId, query),
+      handler: async ({ auth, query, request }) => listPage(request)(auth.orgId, query),
     }),
     route({
       method: 'POST', path: '/channels', tag: 'channels', summary: 'Create a channel (connect it afterwards)', auth: 'bearer',
       permission: 'binding:manage', body: channelCreate, response: channelSchema, status: 201, creates: true,
-      handler: async ({ auth, body }) => {
+      handler: async ({ auth, body, request }) => {
         await checkSources(auth.orgId, body.source_ids);
         const id = newId('chn');
         const channel = await unique('channel', () =>
@@ -175,18 +190,18 @@ export function channelRoutes({ collections, channels: runtime, sources }: Servi
             created_by: auth.userId,
           }),
         );
-        return { status: 201, json: present(channel) };
+        return { status: 201, json: present(channel, baseUrl(request)) };
       },
     }),
     route({
       method: 'GET', path: '/channels/:id', tag: 'channels', summary: 'Get a channel', auth: 'bearer', permission: 'binding:read',
       params: idParams, response: channelSchema,
-      handler: async ({ auth, params }) => ({ status: 200, json: present(await getOr404(channels, auth.orgId, params.id, 'channel')) }),
+      handler: async ({ auth, params, request }) => ({ status: 200, json: present(await getOr404(channels, auth.orgId, params.id, 'channel'), baseUrl(request)) }),
     }),
     route({
       method: 'PATCH', path: '/channels/:id', tag: 'channels', summary: 'Change a channel (channel_type is immutable)', auth: 'bearer',
       permission: 'binding:manage', params: idParams, body: channelPatch, response: channelSchema,
-      handler: async ({ auth, params, body }) => {
+      handler: async ({ auth, params, body, request }) => {
         const existing = await getOr404(channels, auth.orgId, params.id, 'channel');
         rejectImmutable(existing, body, ['channel_type']);
         if (body.source_ids) await checkSources(auth.orgId, body.source_ids);
@@ -194,7 +209,7 @@ export function channelRoutes({ collections, channels: runtime, sources }: Servi
         const updated = await channels.update(auth.orgId, existing.id, stripUndefined(patch));
         if (!updated) throw new ServiceError('not_found', `channel ${params.id} not found`);
         if (body.is_active !== undefined && body.is_active !== existing.is_active) await runtime.reload(auth.orgId, updated);
-        return { status: 200, json: present(updated) };
+        return { status: 200, json: present(updated, baseUrl(request)) };
       },
     }),
     route({
@@ -213,13 +228,13 @@ export function channelRoutes({ collections, channels: runtime, sources }: Servi
       summary: 'Connect by pasting the bot token and signing secret (app_token: Socket Mode); tokens are checked with auth.test',
       params: idParams, body: connectBody,
       response: channelSchema.extend({ check: z.object({ ok: z.boolean(), message: z.string().nullable(), details: z.record(z.string(), z.unknown()) }) }),
-      handler: async ({ auth, params, body }) => {
+      handler: async ({ auth, params, body, request }) => {
         const channel = await getOr404(channels, auth.orgId, params.id, 'channel');
         const { connection, check } = await runtime.connect(auth.orgId, channel, body);
         const updated = await channels.update(auth.orgId, channel.id, { connection });
         if (!updated) throw new ServiceError('not_found', `channel ${params.id} not found`);
         await runtime.reload(auth.orgId, updated);
-        return { status: 200, json: { ...present(updated), check } };
+        return { status: 200, json: { ...present(updated, baseUrl(request)), check } };
       },
     }),
     route({

@@ -11,11 +11,11 @@ import { newId } from '../../runtime/ids.js';
 import { newTriggerId, newWebhookSecret } from '../../runtime/tasks/secrets.js';
 import { TemplateError, validateInputTemplate } from '../../runtime/tasks/template.js';
 import { TASK_DEFAULTS, type TaskDoc } from '../../runtime/tasks/types.js';
-import type { HttpRequest } from '../http.js';
 import { listOptions, pageEnvelope, pageQuery, pageSchema } from '../pagination.js';
 import { getOr404, idParams, unique } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
+import { publicBaseUrl } from '../public-url.js';
 import { hookUrl, presentDelivery } from './tasks.js';
 
 /** what a provisioned endpoint tells its agent when no payload template is given */
@@ -40,7 +40,7 @@ const inboundSchema = z.object({
 });
 const acceptedSchema = z.object({ delivery_id: z.string(), run_id: z.string().nullable(), status: z.string() });
 
-function presentInbound(task: TaskDoc, request: HttpRequest, secret?: string) {
+function presentInbound(task: TaskDoc, baseUrl: string, secret?: string) {
   const template = task.input_template?.['instruction'];
   return {
     id: task.id,
@@ -49,7 +49,7 @@ function presentInbound(task: TaskDoc, request: HttpRequest, secret?: string) {
     payload_template: typeof template === 'string' ? template : DEFAULT_PAYLOAD_TEMPLATE,
     system_prompt: task.system_prompt,
     slug: task.trigger_id ?? '',
-    url: hookUrl(request, task.trigger_id ?? ''),
+    url: hookUrl(baseUrl, task.trigger_id ?? ''),
     ...(secret === undefined ? {} : { secret_token: secret }),
     created_at: task.created_at,
   };
@@ -69,12 +69,14 @@ export function hookRoutes({ config, collections, taskRuntime }: Services): AnyR
     route({
       method: 'POST', path: '/hooks/:trigger_id', tag: 'hooks', auth: 'public', bodyKind: 'raw', status: 202,
       maxBodyBytes: config.webhookMaxBodyBytes,
-      summary: 'Fire a webhook task: X-Service-Signature: sha256=<hex HMAC of the raw body>; JSON, form or multipart; 202 once stored',
+      summary: 'Fire a webhook task, checked by its signature_scheme (X-Service-Signature by default; github, vercel, standard_webhooks, slack, token); JSON, form or multipart; 202 once stored',
       // any string: a malformed id is just an unknown trigger (404)
       params: z.object({ trigger_id: z.string() }),
-      response: acceptedSchema,
+      // the second form: Slack's url_verification answered (slack scheme)
+      response: z.union([acceptedSchema, z.object({ challenge: z.string() })]),
       handler: async ({ params, request }) => {
         const accepted = await inbound.receive(params.trigger_id, request);
+        if ('challenge' in accepted) return { status: 200, json: { challenge: accepted.challenge } };
         return { status: accepted.status, json: { delivery_id: accepted.delivery_id, run_id: accepted.run_id, status: accepted.run_status } };
       },
     }),
@@ -123,7 +125,7 @@ export function hookRoutes({ config, collections, taskRuntime }: Services): AnyR
           }),
         );
         service.taskChanged(auth.orgId, task);
-        return { status: 201, json: presentInbound(task, request, secret) };
+        return { status: 201, json: presentInbound(task, publicBaseUrl(config, request), secret) };
       },
     }),
     route({
@@ -131,13 +133,13 @@ export function hookRoutes({ config, collections, taskRuntime }: Services): AnyR
       auth: 'bearer', permission: 'webhook:read', query: pageQuery, response: pageSchema(inboundSchema),
       handler: async ({ auth, query, request }) => ({
         status: 200,
-        json: pageEnvelope(await tasks.list(auth.orgId, listOptions(query, { origin: 'inbound_webhook' })), (task) => presentInbound(task, request)),
+        json: pageEnvelope(await tasks.list(auth.orgId, listOptions(query, { origin: 'inbound_webhook' })), (task) => presentInbound(task, publicBaseUrl(config, request))),
       }),
     }),
     route({
       method: 'GET', path: '/inbound-webhooks/:id', tag: 'hooks', summary: 'One provisioned inbound webhook endpoint (no secret)',
       auth: 'bearer', permission: 'webhook:read', params: idParams, response: inboundSchema,
-      handler: async ({ auth, params, request }) => ({ status: 200, json: presentInbound(await inboundOr404(auth.orgId, params.id), request) }),
+      handler: async ({ auth, params, request }) => ({ status: 200, json: presentInbound(await inboundOr404(auth.orgId, params.id), publicBaseUrl(config, request)) }),
     }),
     route({
       method: 'DELETE', path: '/inbound-webhooks/:id', tag: 'hooks', summary: 'Remove a provisioned inbound endpoint (its URL answers 404)',

@@ -13,10 +13,13 @@ import type { FileInfo } from '../../runtime/files/store.js';
 import { newId } from '../../runtime/ids.js';
 import { cronError } from '../../runtime/tasks/schedule.js';
 import { MASKED_SECRET, newTriggerId, newWebhookSecret } from '../../runtime/tasks/secrets.js';
+import { SIGNATURE_SCHEMES, verifierOf } from '../../runtime/tasks/signatures/index.js';
+import { triggerSecret } from '../../runtime/tasks/signatures/trigger-secret.js';
 import { TemplateError, validateInputTemplate } from '../../runtime/tasks/template.js';
 import { TASK_DEFAULTS, TRIGGER_KINDS, type InboundDeliveryDoc, type TaskDoc, type TaskRunDoc } from '../../runtime/tasks/types.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import type { HttpRequest, HttpResponse } from '../http.js';
+import { publicBaseUrl } from '../public-url.js';
 import { listOptions, pageEnvelope, pageQuery, pageSchema } from '../pagination.js';
 import { getOr404, idParams, storedSchema, unique } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
@@ -40,6 +43,10 @@ const webhookTrigger = z.strictObject({
   /** opt-in replay protection: X-Service-Timestamp is signed with the body and must be within the tolerance */
   require_timestamp: z.boolean().optional(),
   timestamp_tolerance_secs: z.number().int().min(1).max(86_400).optional(),
+  /** how deliveries are checked: the service's header (default) or a sender's own scheme */
+  signature_scheme: z.enum(SIGNATURE_SCHEMES, { message: `trigger.signature_scheme is one of ${SIGNATURE_SCHEMES.join(', ')}` }).optional(),
+  /** write-only: the sender's secret (vercel, slack: required; github, standard_webhooks, token: optional), sealed, masked on read */
+  secret: z.string().min(1).max(512).optional(),
 });
 const lifecycleTrigger = z.strictObject({
   kind: z.literal('lifecycle'),
@@ -81,7 +88,20 @@ const taskSchema = z.object({
     cron: z.string().optional(),
     events: z.array(z.string()).optional(),
     url: z.string().optional(),
+    /** the same absolute URL (PUBLIC_URL based) */
+    webhook_url: z.string().optional(),
     secret: z.string().optional(),
+    signature_scheme: z.enum(SIGNATURE_SCHEMES).optional(),
+    /** what to configure on the sender */
+    webhook_signature: z.object({
+      scheme: z.enum(SIGNATURE_SCHEMES),
+      header: z.string(),
+      headers: z.array(z.string()),
+      algorithm: z.string(),
+      format: z.string(),
+      secret_source: z.enum(['service', 'sender', 'service_or_sender']),
+      timestamp_tolerance_secs: z.number().int().optional(),
+    }).optional(),
     verify_signature: z.boolean().optional(),
     require_timestamp: z.boolean().optional(),
     timestamp_tolerance_secs: z.number().optional(),
@@ -129,21 +149,21 @@ const deliverySchema = z.object({
   received_at: z.string(),
 });
 
-/** The public URL of a trigger, as the caller reached this server. */
-export function hookUrl(request: HttpRequest, triggerId: string): string {
-  const host = request.headers['x-forwarded-host'] ?? request.headers['host'] ?? 'localhost';
-  const proto = request.headers['x-forwarded-proto'] === 'https' ? 'https' : 'http';
-  return `${proto}://${host}/api/v1/hooks/${triggerId}`;
-}
+/** The absolute URL of a trigger; `baseUrl` from publicBaseUrl (gateway/public-url.ts). */
+export const hookUrl = (baseUrl: string, triggerId: string): string => `${baseUrl}/api/v1/hooks/${triggerId}`;
 
-/** `secret`: the plaintext, only in the answers to create and rotate. */
-export function presentTask(task: TaskDoc, request: HttpRequest, secret?: string) {
+/** `secret`: the plaintext of a generated secret, only in the answers to create and rotate. */
+export function presentTask(task: TaskDoc, baseUrl: string, secret?: string) {
   const triggerView: Record<string, unknown> = { kind: task.trigger_kind };
   if (task.trigger_kind === 'schedule') triggerView['cron'] = task.cron;
   if (task.trigger_kind === 'lifecycle') triggerView['events'] = task.events;
   if (task.trigger_kind === 'webhook' && task.trigger_id !== undefined) {
-    triggerView['url'] = hookUrl(request, task.trigger_id);
+    const scheme = task.signature_scheme ?? 'service';
+    triggerView['url'] = hookUrl(baseUrl, task.trigger_id);
+    triggerView['webhook_url'] = triggerView['url'];
     triggerView['secret'] = secret ?? MASKED_SECRET;
+    triggerView['signature_scheme'] = scheme;
+    triggerView['webhook_signature'] = verifierOf(scheme).setup({ requireTimestamp: task.require_timestamp, toleranceSecs: task.timestamp_tolerance_secs });
     triggerView['verify_signature'] = task.verify_signature;
     triggerView['require_timestamp'] = task.require_timestamp;
     triggerView['timestamp_tolerance_secs'] = task.timestamp_tolerance_secs;
@@ -277,6 +297,7 @@ function triggerFields(value: TriggerBody, production: boolean): Partial<TaskDoc
         ...(value.verify_signature === undefined ? {} : { verify_signature: value.verify_signature }),
         ...(value.require_timestamp === undefined ? {} : { require_timestamp: value.require_timestamp }),
         ...(value.timestamp_tolerance_secs === undefined ? {} : { timestamp_tolerance_secs: value.timestamp_tolerance_secs }),
+        ...(value.signature_scheme === undefined ? {} : { signature_scheme: value.signature_scheme }),
       };
   }
 }
@@ -284,6 +305,7 @@ function triggerFields(value: TriggerBody, production: boolean): Partial<TaskDoc
 export function taskRoutes({ collections, config, agentRuntime, taskRuntime, files }: Services): AnyRoute[] {
   const { tasks, taskRuns, agentRunEvents, agentRuns, inboundDeliveries } = collections;
   const { service, inbound, secrets } = taskRuntime;
+  const baseUrl = (request: HttpRequest): string => publicBaseUrl(config, request);
 
   const runOf = async (org: OrgId, taskId: string, runId: string): Promise<TaskRunDoc> => {
     await getOr404(tasks, org, taskId, 'task');
@@ -320,7 +342,8 @@ export function taskRoutes({ collections, config, agentRuntime, taskRuntime, fil
       auth: 'bearer', permission: 'task:manage', body: taskCreate, response: taskSchema, status: 201, creates: true,
       handler: async ({ auth, body, request }) => {
         const fields = taskFieldsOf(body, null, config.production);
-        const secret = body.trigger.kind === 'webhook' ? newWebhookSecret() : null;
+        const issued = body.trigger.kind === 'webhook' ? triggerSecret(body.trigger, null) : null;
+        const secret = issued?.secret ?? null;
         const id = newId('tsk');
         const task = await unique('task', () =>
           tasks.insert(auth.orgId, {
@@ -355,7 +378,7 @@ export function taskRoutes({ collections, config, agentRuntime, taskRuntime, fil
           }),
         );
         service.taskChanged(auth.orgId, task);
-        return { status: 201, json: presentTask(task, request, secret ?? undefined) };
+        return { status: 201, json: presentTask(task, baseUrl(request), issued?.generated === true ? issued.secret : undefined) };
       },
     }),
     route({
@@ -363,7 +386,7 @@ export function taskRoutes({ collections, config, agentRuntime, taskRuntime, fil
       query: pageQuery, response: pageSchema(taskSchema),
       handler: async ({ auth, query, request }) => ({
         status: 200,
-        json: pageEnvelope(await tasks.list(auth.orgId, listOptions(query)), (task) => presentTask(task, request)),
+        json: pageEnvelope(await tasks.list(auth.orgId, listOptions(query)), (task) => presentTask(task, baseUrl(request))),
       }),
     }),
     route({
@@ -371,7 +394,7 @@ export function taskRoutes({ collections, config, agentRuntime, taskRuntime, fil
       auth: 'bearer', permission: 'task:read', params: idParams, response: taskSchema,
       handler: async ({ auth, params, request }) => {
         const task = await getOr404(tasks, auth.orgId, params.id, 'task');
-        return { status: 200, json: { ...presentTask(task, request), runtime: service.actorView(task.id) } };
+        return { status: 200, json: { ...presentTask(task, baseUrl(request)), runtime: service.actorView(task.id) } };
       },
     }),
     route({
@@ -383,10 +406,19 @@ export function taskRoutes({ collections, config, agentRuntime, taskRuntime, fil
           throw new ServiceError('immutable_field', 'trigger.kind cannot be changed after creation', { field: 'trigger.kind' });
         }
         const fields = taskFieldsOf(body, existing, config.production);
+        if (body.trigger?.kind === 'webhook') {
+          const sealed = existing.secret_sealed;
+          const given = triggerSecret(body.trigger, {
+            scheme: existing.signature_scheme ?? 'service',
+            current: () => (sealed === null ? null : secrets.open(existing.id, sealed)),
+          });
+          // a secret set by hand replaces the old one at once (the sender changed it already)
+          if (given !== null) Object.assign(fields, { secret_sealed: secrets.seal(existing.id, given.secret), previous_secret_sealed: null, previous_secret_expires_at: null });
+        }
         const updated = await unique('task', () => tasks.update(auth.orgId, existing.id, fields));
         if (!updated) throw new ServiceError('not_found', `task ${params.id} not found`);
         applied(auth.orgId, existing, updated);
-        return { status: 200, json: presentTask(updated, request) };
+        return { status: 200, json: presentTask(updated, baseUrl(request)) };
       },
     }),
     route({
@@ -408,6 +440,10 @@ export function taskRoutes({ collections, config, agentRuntime, taskRuntime, fil
       handler: async ({ auth, params, body, request }) => {
         const task = await getOr404(tasks, auth.orgId, params.id, 'task');
         if (task.trigger_kind !== 'webhook' || task.secret_sealed === null) throw conflict('only webhook tasks have a secret', { kind: task.trigger_kind });
+        const scheme = task.signature_scheme ?? 'service';
+        if (verifierOf(scheme).userSecret === 'required') {
+          throw conflict(`the ${scheme} sender generates this secret: set the new one with PATCH /tasks/:id {trigger: {kind: "webhook", secret}}`, { signature_scheme: scheme });
+        }
         const secret = newWebhookSecret();
         const overlapMs = (body?.overlap_secs ?? DEFAULT_ROTATION_OVERLAP_SECS) * 1000;
         const updated = await tasks.update(auth.orgId, task.id, {
@@ -417,7 +453,7 @@ export function taskRoutes({ collections, config, agentRuntime, taskRuntime, fil
         });
         if (!updated) throw new ServiceError('not_found', `task ${params.id} not found`);
         inbound.forget(updated);
-        return { status: 200, json: presentTask(updated, request, secret) };
+        return { status: 200, json: presentTask(updated, baseUrl(request), secret) };
       },
     }),
     route({

@@ -2,41 +2,46 @@
  * Intake of `POST /hooks/:trigger_id`, in this order:
  * 1. the task by its trigger id (unknown or disabled: 404);
  * 2. the task's rate (429 with Retry-After; nothing stored, so a flood costs no storage);
- * 3. the signature over the exact raw bytes, constant time, BEFORE any parsing:
- *    `X-Service-Signature: sha256=<hex>` keyed by the task's secret, or by the
- *    previous secret during a rotation's overlap. With `require_timestamp`
- *    the signed bytes are `<X-Service-Timestamp>.<body>` and the timestamp
- *    (Unix seconds) must be within the tolerance (replay protection);
- *    failures are stored as rejected deliveries and answered 401;
+ * 3. the signature over the exact raw bytes, constant time, BEFORE any parsing,
+ *    by the task's `signature_scheme` (service, github, vercel,
+ *    standard_webhooks, slack, token: runtime/tasks/signatures/), keyed by
+ *    the task's secret, or by the previous secret during a rotation's
+ *    overlap; schemes with a timestamp refuse one outside their tolerance
+ *    (replay protection); failures are stored as rejected deliveries and
+ *    answered 401;
  * 4. sender delivery ids (`X-GitHub-Delivery`, `webhook-id`, ...): a repeat
  *    answers 200 with the original delivery and starts nothing;
- * 5. the body by content type (JSON, form, multipart);
+ * 5. the body by content type (JSON, form, multipart); with the slack scheme,
+ *    Slack's signed `url_verification` is answered with its challenge;
  * 6. the delivery is stored, the fire handed to the task; 202.
  */
 import type { Logger } from 'pino';
 import type { Collections } from '../collections.js';
 import type { ServiceConfig } from '../config.js';
-import { verifyHmacSignature } from '../crypto.js';
 import { ServiceError } from '../errors.js';
 import { newId } from '../ids.js';
 import { UniqueViolation, type OrgId } from '../store/types.js';
 import type { Supervisor } from '../supervisor.js';
+import { urlVerificationSchema } from '../channels/slack-events.js';
 import { BodyParseError, parseWebhookBody } from './body.js';
 import { TriggerRateLimiter } from './rate-limiter.js';
 import { TRIGGER_ID_PATTERN, type SecretBox } from './secrets.js';
+import { verifierOf, type SchemeCheck } from './signatures/index.js';
 import type { TaskService } from './service.js';
 import type { InboundDeliveryDoc, TaskDoc, VerificationResult } from './types.js';
 
 /** Sender headers that carry a delivery id, most specific first. */
 export const SENDER_DELIVERY_HEADERS = ['x-github-delivery', 'webhook-id', 'x-gitlab-event-uuid', 'x-delivery-id'] as const;
 /** never stored: credentials a sender (or a proxy) may add */
-const UNSTORED_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization']);
+const UNSTORED_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization', 'x-webhook-token']);
 /** a resolved trigger is reused this long (task edits invalidate it at once) */
 const TRIGGER_CACHE_MS = 5_000;
 
 export interface InboundRequest {
   readonly headers: Readonly<Record<string, string>>;
   readonly body: Buffer;
+  /** the `token` scheme may carry its token as `?token=` */
+  readonly query?: URLSearchParams;
 }
 
 export interface InboundAccepted {
@@ -46,6 +51,12 @@ export interface InboundAccepted {
   readonly run_id: string | null;
   /** `refused`: the task's pending queue was full; the run is recorded as failed (queue_full) */
   readonly run_status: 'pending' | 'running' | 'refused' | 'duplicate';
+}
+
+/** slack scheme: the answer to Slack's `url_verification` (nothing stored, nothing run) */
+export interface SlackChallenge {
+  readonly status: 200;
+  readonly challenge: string;
 }
 
 interface ResolvedTrigger {
@@ -78,7 +89,7 @@ export class InboundHooks {
     this.limiter.forget(task.id);
   }
 
-  async receive(triggerId: string, request: InboundRequest): Promise<InboundAccepted> {
+  async receive(triggerId: string, request: InboundRequest): Promise<InboundAccepted | SlackChallenge> {
     const { task, org, secrets } = await this.resolve(triggerId);
     const rate = this.limiter.take(task.id, task.rate_limit_per_minute);
     if (!rate.allowed) {
@@ -91,10 +102,7 @@ export class InboundHooks {
     }
     const verification = this.verify(task, secrets, request);
     if (verification !== 'valid' && verification !== 'valid_previous_secret' && verification !== 'skipped') {
-      const message =
-        verification === 'stale_timestamp'
-          ? `X-Service-Timestamp is missing or more than ${task.timestamp_tolerance_secs} s away from now`
-          : 'X-Service-Signature is missing or is not sha256=<hex HMAC-SHA256 of the body keyed by the task secret>';
+      const message = verifierOf(task.signature_scheme).failure(verification, { toleranceSecs: task.timestamp_tolerance_secs });
       await this.store(org, task, request, { verification, status: 'rejected', error: message, run_id: null });
       throw new ServiceError('bad_signature', message);
     }
@@ -110,6 +118,10 @@ export class InboundHooks {
       if (!(error instanceof BodyParseError)) throw error;
       await this.store(org, task, request, { verification, status: 'rejected', error: error.message, run_id: null });
       throw new ServiceError(error.kind, error.message);
+    }
+    if (task.signature_scheme === 'slack') {
+      const verification = urlVerificationSchema.safeParse(body);
+      if (verification.success) return { status: 200, challenge: verification.data.challenge };
     }
     const runId = newId('run');
     let delivery: InboundDeliveryDoc;
@@ -188,24 +200,19 @@ export class InboundHooks {
   private verify(task: TaskDoc, secrets: ResolvedTrigger['secrets'], request: InboundRequest): VerificationResult {
     // `verify_signature: false` is refused at save in production; a task saved before the switch is still verified
     if (!task.verify_signature && !this.deps.config.production) return 'skipped';
-    const header = request.headers['x-service-signature'];
-    if (header === undefined) return 'missing';
-    let signed: Buffer = request.body;
-    if (task.require_timestamp) {
-      const stamp = request.headers['x-service-timestamp'];
-      const seconds = stamp !== undefined && /^\d{1,12}$/.test(stamp.trim()) ? Number(stamp.trim()) : NaN;
-      const skew = Math.abs(this.deps.supervisor.clock.now() / 1000 - seconds);
-      if (!Number.isFinite(skew) || skew > task.timestamp_tolerance_secs) return 'stale_timestamp';
-      signed = Buffer.concat([Buffer.from(`${stamp?.trim() ?? ''}.`), request.body]);
-    }
+    const verifier = verifierOf(task.signature_scheme);
     const now = this.deps.supervisor.clock.now();
-    let result: VerificationResult = 'invalid';
+    const context = { nowMs: now, requireTimestamp: task.require_timestamp, toleranceSecs: task.timestamp_tolerance_secs };
+    let result: VerificationResult | null = null;
+    let failure: Exclude<SchemeCheck, 'valid'> = 'invalid';
     // every secret is checked (no early exit), so timing does not tell which one matched
     for (const { secret, previous } of secrets) {
       if (previous && (task.previous_secret_expires_at === null || Date.parse(task.previous_secret_expires_at) <= now)) continue;
-      if (verifyHmacSignature(secret, signed, header) && result === 'invalid') result = previous ? 'valid_previous_secret' : 'valid';
+      const check = verifier.verify(secret, request, context);
+      if (check !== 'valid') failure = check;
+      else if (result === null) result = previous ? 'valid_previous_secret' : 'valid';
     }
-    return result;
+    return result ?? failure;
   }
 
   private store(

@@ -7,11 +7,18 @@
  *
  * Context: `trigger.body`, `trigger.headers`, `trigger.delivery_id`,
  * `trigger.origin`. `{{trigger.body}}` (an object) renders as its JSON.
+ * Paths take the spec's indexed form `commits[0].id` (template-parser.ts)
+ * as well as Handlebars' `commits.[0].id`.
  */
 import Handlebars from 'handlebars';
 import type { TriggerInput } from './firing.js';
+import { indexedPathParser } from './template-parser.js';
 
 const handlebars = Handlebars.create();
+/** raw (unprocessed) AST of a source; `precompile` and `compile` take it in place of the text */
+const parseIndexed = indexedPathParser(handlebars);
+/** Handlebars' `parse` also takes a raw AST (it then only applies whitespace control); its typings say string */
+const processed = handlebars.parse as unknown as (input: hbs.AST.Program) => hbs.AST.Program;
 // `{{{{raw}}}} ... {{{{/raw}}}}` keeps its content verbatim (a prompt may show template syntax)
 handlebars.registerHelper('raw', function (this: unknown, options: Handlebars.HelperOptions) {
   return options.fn(this);
@@ -96,13 +103,13 @@ function walk(key: string, node: Node | null | undefined): void {
 function check(key: string, source: string): void {
   let ast: hbs.AST.Program;
   try {
-    ast = handlebars.parse(source);
+    ast = processed(parseIndexed(source));
   } catch (error) {
     throw new TemplateError(key, oneLine(error));
   }
   walk(key, ast);
   try {
-    handlebars.precompile(source, COMPILE_OPTIONS);
+    handlebars.precompile(parseIndexed(source), COMPILE_OPTIONS);
   } catch (error) {
     throw new TemplateError(key, oneLine(error));
   }
@@ -140,7 +147,7 @@ function render(source: string, context: unknown): string {
   let template = compiled.get(source);
   if (!template) {
     if (compiled.size >= COMPILED_CACHE_LIMIT) compiled.clear();
-    template = handlebars.compile(source, COMPILE_OPTIONS);
+    template = handlebars.compile(parseIndexed(source), COMPILE_OPTIONS);
     compiled.set(source, template);
   }
   // prototype access stays off (Handlebars' default): a body cannot reach constructors

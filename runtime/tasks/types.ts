@@ -4,6 +4,7 @@
  */
 import type { StoredFields } from '../store/types.js';
 import type { TriggerOrigin } from './firing.js';
+import type { SignatureScheme } from './signatures/types.js';
 
 export const TRIGGER_KINDS = ['schedule', 'webhook', 'lifecycle'] as const;
 export type TriggerKind = (typeof TRIGGER_KINDS)[number];
@@ -34,6 +35,8 @@ export interface TaskDoc extends StoredFields {
   readonly previous_secret_sealed: string | null;
   readonly previous_secret_expires_at: string | null;
   readonly verify_signature: boolean;
+  /** how `/hooks/:trigger_id` checks a delivery (runtime/tasks/signatures/); absent on tasks saved before schemes: `service` */
+  readonly signature_scheme?: SignatureScheme;
   /** opt-in replay protection: `X-Service-Timestamp` signed with the body and within the tolerance */
   readonly require_timestamp: boolean;
   readonly timestamp_tolerance_secs: number;

@@ -34,7 +34,8 @@ describe('/channels', () => {
       is_active: true,
       filter_config: null,
       connection: null,
-      events_url: `/api/v1/chat/incoming/slack/${created.body.id}`,
+      events_url: `${new URL(world.server.url).origin}/api/v1/chat/incoming/slack/${created.body.id}`,
+      interactivity_url: `${new URL(world.server.url).origin}/api/v1/chat/incoming/slack/${created.body.id}/interactivity`,
     });
     expect(created.body.instance_name).toMatch(/^slack-ops-team-[a-z0-9]{6}$/);
     const read = await world.server.request('GET', `/channels/${created.body.id}`, { token: owner.token });
