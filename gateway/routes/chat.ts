@@ -20,7 +20,7 @@ import { LlmError, type ChatMessage } from '../../runtime/llm/types.js';
 import { SETTINGS_DEFAULTS } from '../../runtime/organizations.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import { SupervisorClosedError } from '../../runtime/supervisor.js';
-import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
+import { createPageResponder, decimalInteger, pageQuery, pageSchema } from '../pagination.js';
 import { liveStream, storedStream } from '../sse.js';
 import { getOr404, idParams, storedSchema } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
@@ -50,8 +50,8 @@ const messageCreate = z.strictObject({
 const approvalBody = z.strictObject({ approved: z.boolean({ message: 'approved must be true or false' }) });
 const messageParams = z.object({ id: z.string().min(1).max(100), message_id: z.string().min(1).max(100) });
 const approvalParams = z.object({ id: z.string().min(1).max(100), approval_id: z.string().min(1).max(100) });
-const eventsQuery = z.object({ last_event_id: z.coerce.number().int().min(0).optional() });
-const lastEventId = z.coerce.number({ message: 'Last-Event-ID must be an event id (an integer)' }).int().min(0);
+const eventsQuery = z.object({ last_event_id: decimalInteger('last_event_id', 0, Number.MAX_SAFE_INTEGER).optional() });
+const lastEventId = decimalInteger('Last-Event-ID', 0, Number.MAX_SAFE_INTEGER);
 
 const usageSchema = z.object({ input_tokens: z.number().int(), output_tokens: z.number().int() });
 const conversationSchema = z.object({

@@ -11,6 +11,7 @@ import { MAX_KEY_LENGTH, parseNodeId } from '../../runtime/graph/names.js';
 import type { GraphScope, GraphStore } from '../../runtime/graph/store.js';
 import { DEFAULT_REALM } from '../../runtime/organizations.js';
 import type { OrgId } from '../../runtime/store/types.js';
+import { decimalInteger } from '../pagination.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
 
@@ -49,15 +50,15 @@ const nodeParams = z.object({ id: z.string().min(1).max(MAX_KEY_LENGTH + 70) });
 const searchQuery = z.object({
   realm: REALM,
   query: z.string().trim().min(1, { message: 'query must not be empty' }).max(1000),
-  limit: z.coerce.number().int().min(1).max(MAX_SEARCH_LIMIT, { message: `limit is at most ${MAX_SEARCH_LIMIT}` }).default(20),
+  limit: decimalInteger('limit', 1, MAX_SEARCH_LIMIT).default(20),
   labels: NAME_LIST.optional(),
 });
 const expandQuery = z.object({
   realm: REALM,
-  depth: z.coerce.number().int().min(1, { message: 'depth is 1 to 5' }).max(5, { message: 'depth is 1 to 5' }).default(1),
+  depth: decimalInteger('depth', 1, 5).default(1),
   direction: z.enum(['both', 'out', 'in'], { message: 'direction is both, out or in' }).default('both'),
   types: NAME_LIST.optional(),
-  limit: z.coerce.number().int().min(1).max(MAX_EXPAND_LIMIT, { message: `limit is at most ${MAX_EXPAND_LIMIT}` }).default(100),
+  limit: decimalInteger('limit', 1, MAX_EXPAND_LIMIT).default(100),
 });
 const cypherBody = z.strictObject({
   realm: REALM,

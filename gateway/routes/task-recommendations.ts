@@ -1,13 +1,14 @@
 /** GET /task-recommendations: suggested tasks from recurring chat questions, connector state and graph patterns (runtime/recommendations). */
 import { z } from 'zod';
 import { TaskRecommender } from '../../runtime/recommendations/recommend.js';
+import { decimalInteger } from '../pagination.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
 
 const recommendationQuery = z.object({
-  days: z.coerce.number().int().min(1).max(365, { message: 'days is at most 365' }).default(30),
-  min_occurrences: z.coerce.number().int().min(2, { message: 'min_occurrences is at least 2' }).max(1000).default(3),
-  limit: z.coerce.number().int().min(1).max(50, { message: 'limit is at most 50' }).default(20),
+  days: decimalInteger('days', 1, 365).default(30),
+  min_occurrences: decimalInteger('min_occurrences', 2, 1000).default(3),
+  limit: decimalInteger('limit', 1, 50).default(20),
 });
 
 const taskBodySchema = z.object({

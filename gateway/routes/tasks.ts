@@ -20,7 +20,7 @@ import { TASK_DEFAULTS, TRIGGER_KINDS, type InboundDeliveryDoc, type TaskDoc, ty
 import type { OrgId } from '../../runtime/store/types.js';
 import type { HttpRequest, HttpResponse } from '../http.js';
 import { publicBaseUrl } from '../public-url.js';
-import { listOptions, pageEnvelope, pageQuery, pageSchema } from '../pagination.js';
+import { decimalInteger, listOptions, pageEnvelope, pageQuery, pageSchema } from '../pagination.js';
 import { getOr404, idParams, storedSchema, unique } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
@@ -76,7 +76,7 @@ const taskPatch = z.strictObject({ name: name.optional(), trigger: trigger.optio
 
 const runParams = z.object({ id: z.string().min(1).max(100), run_id: z.string().min(1).max(100) });
 const approvalParams = runParams.extend({ approval_id: z.string().min(1).max(100) });
-const eventsQuery = z.object({ last_event_id: z.coerce.number().int().min(0).optional() });
+const eventsQuery = z.object({ last_event_id: decimalInteger('last_event_id', 0, Number.MAX_SAFE_INTEGER).optional() });
 
 const taskSchema = z.object({
   ...storedSchema,

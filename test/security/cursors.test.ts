@@ -150,6 +150,28 @@ describe('limit is a strict decimal integer in range', () => {
     expect((await server.request('GET', `${entries}?after=0&limit=1000`, { token: alice.token })).status).toBe(200);
   });
 
+  it('every other integer query (graph search and expand, recommendations, event replay) is strict too', async () => {
+    const created = await server.request('POST', '/graph/nodes', { token: alice.token, body: { nodes: [{ label: 'Svc', properties: { _key: 'a' } }] } });
+    expect(created.status, created.text).toBe(200);
+    const task = await server.request('POST', '/tasks', { token: alice.token, body: { name: 'strict-ints', trigger: { kind: 'webhook' } } });
+    expect(task.status, task.text).toBe(201);
+    const queries = [
+      '/graph/search?query=a&limit=', '/graph/nodes/Svc%3Aa/expand?depth=', '/graph/nodes/Svc%3Aa/expand?limit=',
+      '/task-recommendations?days=', '/task-recommendations?min_occurrences=', '/task-recommendations?limit=',
+      `/tasks/${task.body.id as string}/runs/run_x/events?last_event_id=`,
+    ];
+    for (const query of queries) {
+      for (const value of ['0x10', '1e1', '+2', '2.5', '-1', ' 2']) {
+        const response = await server.request('GET', `${query}${encodeURIComponent(value)}`, { token: alice.token });
+        expect(response.status, `${query}${value}`).toBe(400);
+        expect(response.body.error.code, `${query}${value}`).toBe('validation_error');
+      }
+    }
+    expect((await server.request('GET', '/graph/search?query=a&limit=2', { token: alice.token })).status).toBe(200);
+    expect((await server.request('GET', '/graph/nodes/Svc%3Aa/expand?depth=2&limit=3', { token: alice.token })).status).toBe(200);
+    expect((await server.request('GET', '/task-recommendations?days=7&min_occurrences=2&limit=5', { token: alice.token })).status).toBe(200);
+  });
+
   it('documents limit as an integer from 1 to 200 in /openapi.json', async () => {
     const doc = await server.request('GET', '/openapi.json');
     const limit = (doc.body.paths['/api/v1/api-keys'].get.parameters as { name: string; schema: Record<string, unknown> }[]).find((parameter) => parameter.name === 'limit');
