@@ -104,6 +104,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       idempotency: new IdempotencyGuard(collections.idempotency, deriveKey(config.auth.jwtSecret, 'idempotency-responses')),
       features: config.features,
       logger,
+      maxJsonDepth: config.maxJsonDepth,
     });
     // outbound deliveries a previous process left queued or in flight carry on
     await webhookDispatcher.resume();

@@ -44,8 +44,8 @@ async function reported<T>(events: PlatformEvents, orgId: string, pipelineId: st
 export function contextIngestRoutes({ collections, config, contextTables, events }: Services): AnyRoute[] {
   return [
     route({
-      method: 'POST', path: '/context/ingest/webhook/:token', tag: 'context', auth: 'public', bodyKind: 'raw',
-      maxBodyBytes: config.contextIngestMaxBytes,
+      method: 'POST', path: '/context/ingest/webhook/:token', tag: 'context', auth: 'public', bodyKind: 'raw', ndjson: true,
+      maxBodyBytes: config.contextIngestMaxBytes, secretParams: ['token'],
       summary: 'Ingest NDJSON (one JSON object per line) into the pipeline table; answers after the rows are committed',
       // any string: a malformed token is just an unknown one (401), never a validation error
       params: z.object({ token: z.string() }),
