@@ -1,23 +1,11 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { ServiceConfig } from './config.js';
+import { REDACTED, redactHeaders } from './secret-headers.js';
 
-const REDACTED = '[redacted]';
-
-/** Header names whose values are credentials or signatures (lowercase, as the transport gives them). */
-const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-service-signature', 'x-hub-signature', 'x-hub-signature-256']);
-
-/** also any vendor's signature or token header: `x-slack-signature`, `x-signature-ed25519`, `x-gitlab-token` */
-const isSecretHeader = (name: string): boolean => {
-  const lower = name.toLowerCase();
-  return SECRET_HEADERS.has(lower) || (lower.startsWith('x-') && lower.includes('-signature')) || lower.endsWith('-token');
-};
-
-/** A copy of a header map with credential and signature values replaced. */
-export function redactHeaders(headers: unknown): unknown {
+/** A logged header map (any `headers` field) with credential and signature values replaced. */
+function headersSerializer(headers: unknown): unknown {
   if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) return headers;
-  const out: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(headers)) out[name] = isSecretHeader(name) ? REDACTED : value;
-  return out;
+  return redactHeaders(Object.fromEntries(Object.entries(headers)));
 }
 
 /**
@@ -31,7 +19,7 @@ export function createLogger(config: Pick<ServiceConfig, 'logLevel'>, destinatio
     base: { service: 'agent-context-service' },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: ['req.headers.authorization', '*.password', '*.token', '*.secret', '*.api_key', '*.signing_secret'], censor: REDACTED },
-    serializers: { headers: redactHeaders },
+    serializers: { headers: headersSerializer },
   };
   return destination === undefined ? pino(options) : pino(options, destination);
 }
