@@ -4,6 +4,7 @@
  */
 import type { Logger } from 'pino';
 import { ContextTables } from '../ingest/context-tables.js';
+import { sealLegacySigningSecrets, SigningSecrets } from '../ingest/tokens.js';
 import { IdentityService } from '../runtime/auth/identity.js';
 import { deriveKey } from '../runtime/crypto.js';
 import { openCollections } from '../runtime/collections.js';
@@ -56,6 +57,8 @@ export async function startService(config: ServiceConfig, logger: Logger, option
   let graph: GraphStore | null = null;
   try {
     const collections = await openCollections(store);
+    const legacySecrets = await sealLegacySigningSecrets(collections, new SigningSecrets(config.auth.jwtSecret));
+    if (legacySecrets > 0) logger.info({ tokens: legacySecrets }, 'ingest signing secrets stored in plaintext were sealed');
     const health = new HealthReporter(config);
     registerCoreProbes(health, config, store);
     contextTables = new ContextTables(config, logger);
