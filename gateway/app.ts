@@ -11,6 +11,7 @@ import { openCollections } from '../runtime/collections.js';
 import type { ServiceConfig } from '../runtime/config.js';
 import { HealthReporter, registerCoreProbes, registerGraphProbe } from '../runtime/health.js';
 import { createOrganizationProvisioner } from '../runtime/organizations.js';
+import { restrictUmask } from '../runtime/file-modes.js';
 import { openMetadataStore } from '../runtime/store/open.js';
 import type { MetadataStore } from '../runtime/store/types.js';
 import { IdempotencyGuard } from './idempotency.js';
@@ -52,6 +53,8 @@ export interface RunningService {
 
 /** `clock`: the runtime clock (cron fires, run timeouts); tests inject a simulated one */
 export async function startService(config: ServiceConfig, logger: Logger, options: { readonly clock?: RuntimeClock } = {}): Promise<RunningService> {
+  // before any store opens: what the engines create under DATA_DIR is the owner's alone
+  restrictUmask();
   const store = await openMetadataStore(config);
   let contextTables: ContextTables | null = null;
   let graph: GraphStore | null = null;
