@@ -106,7 +106,7 @@ export class InboundHooks {
     }
     let body: unknown;
     try {
-      body = parseWebhookBody(request.body, request.headers['content-type']);
+      body = parseWebhookBody(request.body, request.headers['content-type'], this.deps.config.maxJsonDepth);
     } catch (error) {
       if (!(error instanceof BodyParseError)) throw error;
       await this.store(org, task, request, { verification, status: 'rejected', error: error.message, run_id: null });
@@ -152,7 +152,7 @@ export class InboundHooks {
     const raw = Buffer.from(delivery.body_base64, 'base64');
     let body: unknown;
     try {
-      body = parseWebhookBody(raw, delivery.headers['content-type']);
+      body = parseWebhookBody(raw, delivery.headers['content-type'], this.deps.config.maxJsonDepth);
     } catch (error) {
       if (error instanceof BodyParseError) throw new ServiceError('conflict', `delivery ${deliveryId} has no readable body: ${error.message}`);
       throw error;

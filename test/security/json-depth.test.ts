@@ -4,6 +4,7 @@
  * stays free: /health answers right after.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signHmac } from '../../runtime/crypto.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
 
 /** `depth` levels of arrays, objects or both, as raw JSON text (JSON.stringify would recurse). */
@@ -108,6 +109,50 @@ describe('JSON nesting bound at the edge', () => {
     const mcp = await send('POST', '/mcp', `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":${nested(10_000, 'mixed')}}`);
     expect(mcp.status).toBe(400);
     expect(mcp.body.error.code).toBe('payload_too_deep');
+  });
+});
+
+describe('signed hook bodies the edge cannot see as JSON', () => {
+  let server: TestServer;
+  let owner: Session;
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    owner = await server.register();
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  const hookTask = async (name: string) => {
+    const task = await server.request('POST', '/tasks', {
+      token: owner.token, body: { name, trigger: { kind: 'webhook' }, input_template: { instruction: 'x' } },
+    });
+    expect(task.status).toBe(201);
+    return { id: task.body.id as string, path: new URL(task.body.trigger.url as string).pathname.replace('/api/v1', ''), secret: task.body.trigger.secret as string };
+  };
+
+  it('no content type (read as JSON): 400 payload_too_deep, no run', async () => {
+    const task = await hookTask('no content type');
+    const body = nested(10_000, 'mixed');
+    // a Buffer: fetch adds no content type (a string would go as text/plain)
+    const hit = await server.request('POST', task.path, { body: Buffer.from(body), headers: { 'x-service-signature': signHmac(task.secret, Buffer.from(body)) } });
+    expect(hit.status).toBe(400);
+    expect(hit.body.error.code).toBe('payload_too_deep');
+    const deliveries = await server.request('GET', `/tasks/${task.id}/deliveries`, { token: owner.token });
+    expect(deliveries.body.items.map((item: { status: string; run_id: string | null }) => [item.status, item.run_id])).toEqual([['rejected', null]]);
+    expect((await server.request('GET', '/health')).status).toBe(200);
+  });
+
+  it('a form payload nesting too deep stays the form text (202), a shallow one is read as JSON', async () => {
+    const task = await hookTask('form payload');
+    for (const payload of [nested(10_000, 'array'), '{"ok":[1,2]}']) {
+      const body = `payload=${encodeURIComponent(payload)}`;
+      const hit = await server.request('POST', task.path, {
+        body, headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-service-signature': signHmac(task.secret, Buffer.from(body)) },
+      });
+      expect(hit.status).toBe(202);
+    }
   });
 });
 
