@@ -1,9 +1,12 @@
 /** `npm start`: configuration from the environment, the service, clean shutdown on SIGTERM/SIGINT. */
 import { startService } from './gateway/app.js';
 import { ConfigError, loadConfig } from './runtime/config.js';
+import { restrictUmask } from './runtime/file-modes.js';
 import { createLogger } from './runtime/logger.js';
 
 async function main(): Promise<void> {
+  // before loadConfig, which may create DATA_DIR and the development secret
+  restrictUmask();
   let config;
   try {
     config = loadConfig();

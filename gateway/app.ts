@@ -4,12 +4,14 @@
  */
 import type { Logger } from 'pino';
 import { ContextTables } from '../ingest/context-tables.js';
+import { sealLegacySigningSecrets, SigningSecrets } from '../ingest/tokens.js';
 import { IdentityService } from '../runtime/auth/identity.js';
 import { deriveKey } from '../runtime/crypto.js';
 import { openCollections } from '../runtime/collections.js';
 import type { ServiceConfig } from '../runtime/config.js';
 import { HealthReporter, registerCoreProbes, registerGraphProbe } from '../runtime/health.js';
 import { createOrganizationProvisioner } from '../runtime/organizations.js';
+import { restrictUmask } from '../runtime/file-modes.js';
 import { openMetadataStore } from '../runtime/store/open.js';
 import type { MetadataStore } from '../runtime/store/types.js';
 import { IdempotencyGuard } from './idempotency.js';
@@ -51,11 +53,15 @@ export interface RunningService {
 
 /** `clock`: the runtime clock (cron fires, run timeouts); tests inject a simulated one */
 export async function startService(config: ServiceConfig, logger: Logger, options: { readonly clock?: RuntimeClock } = {}): Promise<RunningService> {
+  // before any store opens: what the engines create under DATA_DIR is the owner's alone
+  restrictUmask();
   const store = await openMetadataStore(config);
   let contextTables: ContextTables | null = null;
   let graph: GraphStore | null = null;
   try {
     const collections = await openCollections(store);
+    const legacySecrets = await sealLegacySigningSecrets(collections, new SigningSecrets(config.auth.jwtSecret));
+    if (legacySecrets > 0) logger.info({ tokens: legacySecrets }, 'ingest signing secrets stored in plaintext were sealed');
     const health = new HealthReporter(config);
     registerCoreProbes(health, config, store);
     contextTables = new ContextTables(config, logger);
@@ -105,6 +111,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       cursorKey: deriveKey(config.auth.jwtSecret, 'pagination-cursors'),
       features: config.features,
       logger,
+      maxJsonDepth: config.maxJsonDepth,
     });
     // outbound deliveries a previous process left queued or in flight carry on
     await webhookDispatcher.resume();

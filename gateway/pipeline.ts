@@ -8,10 +8,12 @@ import { z } from 'zod';
 import type { AuthContext } from '../runtime/auth/context.js';
 import type { FeatureFlags } from '../runtime/config.js';
 import { ServiceError } from '../runtime/errors.js';
+import { DEFAULT_MAX_JSON_DEPTH, findTooDeep } from '../runtime/json-depth.js';
 import type { OrgId } from '../runtime/store/types.js';
 import { featureDisabled, featureOfPath } from './features.js';
 import { jsonResponse, type HttpRequest, type HttpResponse } from './http.js';
 import type { IdempotencyGuard } from './idempotency.js';
+import { loggedPath } from './log-path.js';
 import { withCursorScope } from './pagination.js';
 import { DEFAULT_MAX_BODY_BYTES, type AnyRoute, type HandlerResult } from './route.js';
 import { Router, type Match } from './router.js';
@@ -31,6 +33,8 @@ export interface PipelineDeps {
   readonly cursorKey: Uint8Array;
   readonly features: FeatureFlags;
   readonly logger: Logger;
+  /** `MAX_JSON_DEPTH`: JSON bodies nesting deeper are refused before they are parsed. @default DEFAULT_MAX_JSON_DEPTH */
+  readonly maxJsonDepth?: number;
 }
 
 /** Public organization bucket for idempotency keys of unauthenticated creates (registration). */
@@ -61,12 +65,22 @@ function parse<T extends z.ZodType>(schema: T | undefined, value: unknown, where
   return result.data;
 }
 
-function readJson(request: HttpRequest): unknown {
+const JSON_TYPE = /^application\/(.+\+)?json\b/i;
+
+/** The structural bound of every JSON body, on the raw bytes, before anything parses or walks it. */
+function boundDepth(body: Buffer, maxDepth: number): void {
+  if (findTooDeep(body, maxDepth) !== null) {
+    throw new ServiceError('payload_too_deep', `request body nests arrays/objects deeper than ${maxDepth} levels`, { max_depth: maxDepth });
+  }
+}
+
+function readJson(request: HttpRequest, maxDepth: number): unknown {
   if (request.body.length === 0) return undefined;
   const type = request.headers['content-type'];
-  if (type !== undefined && !/^application\/(.+\+)?json\b/i.test(type)) {
+  if (type !== undefined && !JSON_TYPE.test(type)) {
     throw new ServiceError('unsupported_media_type', `expected application/json, got ${type}`);
   }
+  boundDepth(request.body, maxDepth);
   try {
     return JSON.parse(request.body.toString('utf8')) as unknown;
   } catch (error) {
@@ -117,16 +131,41 @@ export class Pipeline {
 
   /** Never throws: every failure becomes the error envelope. The transport adds `X-Request-Id`. */
   async handle(match: Match, request: HttpRequest): Promise<HttpResponse> {
+    const started = performance.now();
+    let response: HttpResponse;
     try {
-      return await this.dispatch(match, request);
+      response = await this.dispatch(match, request);
     } catch (error) {
-      if (error instanceof ServiceError) return errorResponse(error);
-      this.deps.logger.error(
-        { err: error, request_id: request.requestId, method: request.method, path: request.path },
-        'unhandled error',
-      );
-      return errorResponse(new ServiceError('internal_error', `internal error; quote request id ${request.requestId}`));
+      if (error instanceof ServiceError) response = errorResponse(error);
+      else {
+        this.deps.logger.error(
+          { err: error, request_id: request.requestId, method: request.method, ...loggedPath(match, API_PREFIX, request.path) },
+          'unhandled error',
+        );
+        response = errorResponse(new ServiceError('internal_error', `internal error; quote request id ${request.requestId}`));
+      }
     }
+    this.logRequest(match, request, response.status, started);
+    return response;
+  }
+
+  /**
+   * One line per request: refusals (4xx) at info, server faults at error,
+   * successes at debug (a busy server would otherwise log every call). The
+   * path's secret segments are redacted; the query string is never logged.
+   */
+  private logRequest(match: Match, request: HttpRequest, status: number, started: number): void {
+    const { logger } = this.deps;
+    const level = status >= 500 ? 'error' : status >= 400 ? 'info' : 'debug';
+    if (!logger.isLevelEnabled(level)) return;
+    const fields = {
+      request_id: request.requestId,
+      method: request.method,
+      ...loggedPath(match, API_PREFIX, request.path),
+      status,
+      duration_ms: Math.round((performance.now() - started) * 10) / 10,
+    };
+    logger[level](fields, 'request');
   }
 
   private async dispatch(match: Match, request: HttpRequest): Promise<HttpResponse> {
@@ -156,7 +195,12 @@ export class Pipeline {
     const schemas: { params?: z.ZodType; query?: z.ZodType; body?: z.ZodType } = route;
     const params = parse(schemas.params, match.params, 'path parameter');
     const query = parse(schemas.query, Object.fromEntries(request.query), 'query');
-    const body = route.bodyKind === 'raw' || route.bodyKind === 'stream' ? undefined : parse(schemas.body, readJson(request), 'body');
+    const maxJsonDepth = this.deps.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH;
+    // raw routes parse their own bodies (signed payloads, MCP, Slack): a JSON one is bounded here all the same
+    if (route.bodyKind === 'raw' && route.ndjson !== true && request.body.length > 0 && JSON_TYPE.test(request.headers['content-type'] ?? '')) {
+      boundDepth(request.body, maxJsonDepth);
+    }
+    const body = route.bodyKind === 'raw' || route.bodyKind === 'stream' ? undefined : parse(schemas.body, readJson(request, maxJsonDepth), 'body');
 
     const org = auth?.orgId ?? PUBLIC_SCOPE;
     const run = (): Promise<HttpResponse> =>

@@ -35,6 +35,8 @@ interface RouteBase<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodTyp
   readonly summary: string;
   readonly tag: string;
   readonly params?: P;
+  /** path parameters that are credentials (ingest tokens, trigger ids): logs show `[redacted]` in their place */
+  readonly secretParams?: readonly string[];
   readonly query?: Q;
   readonly body?: B;
   /** documents the success body in /openapi.json */
@@ -54,6 +56,12 @@ interface RouteBase<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodTyp
    * (uploads too large to hold in memory).
    */
   readonly bodyKind?: 'json' | 'raw' | 'stream';
+  /**
+   * A `raw` body that is NDJSON whatever its Content-Type says: its handler
+   * bounds the nesting line by line (naming the line), so the edge does not
+   * bound it as one JSON document.
+   */
+  readonly ndjson?: boolean;
 }
 
 export interface PublicRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> extends RouteBase<P, Q, B> {

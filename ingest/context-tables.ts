@@ -32,7 +32,7 @@ export class ContextTables {
         this.spill.reset();
       },
     });
-    this.writer = new IngestWriter(this.engine, this.catalog, this.spill, log);
+    this.writer = new IngestWriter(this.engine, this.catalog, this.spill, log, config.maxJsonDepth);
   }
 
   /** Opens the engine (a refusal leaves it `down`, reported by /health) and registers its health probe. */

@@ -8,6 +8,7 @@
  */
 import { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { existsSync, mkdirSync } from 'node:fs';
+import { PRIVATE_DIR_MODE, tightenFiles } from '../runtime/file-modes.js';
 import { dirname } from 'node:path';
 import type { Logger } from 'pino';
 import { ServiceError } from '../runtime/errors.js';
@@ -99,7 +100,7 @@ export class ContextEngine {
     let instance: DuckDBInstance | null = null;
     let pool: ConnectionPool | null = null;
     try {
-      mkdirSync(dirname(this.options.path), { recursive: true });
+      mkdirSync(dirname(this.options.path), { recursive: true, mode: PRIVATE_DIR_MODE });
       instance = await DuckDBInstance.create(this.options.path, {
         memory_limit: this.options.memoryLimit ?? '256MB',
         // measured (bench/ingest.bench.ts, see ingest/README.md): at the 16 MB default a checkpoint every ~5
@@ -109,6 +110,7 @@ export class ContextEngine {
         // refuse to load anything from the network: extensions come built in or not at all
         autoinstall_known_extensions: 'false',
       });
+      tightenFiles([this.options.path, `${this.options.path}.wal`]);
       pool = new ConnectionPool(instance, this.options.connections ?? 8);
       const connection = await pool.acquire();
       try {

@@ -14,7 +14,7 @@ import { asText } from './duck-values.js';
 import type { ContextEngine } from './engine.js';
 import { badTimestampStatement, insertStatement, keysStatement, orderedKeysStatement } from './insert-sql.js';
 import { findIdempotent, insertIdempotent, insertRun, type RunRecord } from './ledger.js';
-import { countRows, findBadLine, lineOfRow } from './ndjson-lines.js';
+import { countRows, findBadLine, findDeepLine, lineOfRow } from './ndjson-lines.js';
 import { KeyedRwLocks } from './rw-lock.js';
 import { Semaphore } from './semaphore.js';
 import type { SpillFolder } from './spill.js';
@@ -64,12 +64,19 @@ export class IngestWriter {
     private readonly catalog: TableCatalog,
     private readonly spill: SpillFolder,
     private readonly logger: Logger,
+    /** `MAX_JSON_DEPTH`, per line */
+    private readonly maxJsonDepth: number,
   ) {}
 
   async ingest(input: IngestInput): Promise<IngestOutcome> {
     const rowsIn = countRows(input.body);
     try {
       if (rowsIn === 0) throw new ServiceError('bad_ndjson', 'the body has no rows: every line is empty', { rows: 0 });
+      // before DuckDB's reader (and any JSON.parse) walks a line: one structural pass over the bytes
+      const deep = findDeepLine(input.body, this.maxJsonDepth);
+      if (deep) {
+        throw new ServiceError('bad_ndjson', `line ${deep.line} ${deep.reason}; nothing was written`, { line: deep.line, max_depth: this.maxJsonDepth });
+      }
       const key = input.idempotencyKey;
       if (key === null) return await this.engine.use((connection) => this.write(connection, input, rowsIn, null));
       // one request per key at a time in this process (the only writer of the database)

@@ -5,6 +5,7 @@
  * exact 1-based line in the 400 `bad_ndjson`.
  */
 import { isUtf8 } from 'node:buffer';
+import { findTooDeep } from '../runtime/json-depth.js';
 
 const NEWLINE = 0x0a;
 
@@ -64,7 +65,45 @@ export interface BadLine {
   readonly reason: string;
 }
 
-/** The first line that is not one JSON object (invalid UTF-8, bad JSON, or another JSON value), or null. */
+/**
+ * The first line nesting arrays/objects deeper than `maxDepth`, or null: one
+ * structural pass over the raw bytes before DuckDB (or JSON.parse) sees them.
+ */
+export function findDeepLine(body: Buffer, maxDepth: number): BadLine | null {
+  const deep = findTooDeep(body, maxDepth, true);
+  if (deep === null) return null;
+  let line = 1;
+  for (let at = body.indexOf(NEWLINE); at !== -1 && at < deep.offset; at = body.indexOf(NEWLINE, at + 1)) line += 1;
+  return { line, reason: `nests arrays/objects deeper than ${maxDepth} levels` };
+}
+
+/**
+ * The first string (key or value) holding a lone UTF-16 surrogate (`"\ud800"`):
+ * valid JSON text, but not a Unicode string, so it cannot be stored as UTF-8.
+ * Iterative: the line's depth is already bounded, but the walk needs no stack.
+ */
+// String.prototype.isWellFormed is ES2024 (the target is ES2022): the same test as a pattern
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const isWellFormed = (text: string): boolean => !LONE_SURROGATE.test(text);
+
+function hasLoneSurrogate(value: unknown): boolean {
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const next = pending.pop();
+    if (typeof next === 'string') {
+      if (!isWellFormed(next)) return true;
+    } else if (Array.isArray(next)) for (const item of next as unknown[]) pending.push(item);
+    else if (typeof next === 'object' && next !== null) {
+      for (const [key, inner] of Object.entries(next)) {
+        if (!isWellFormed(key)) return true;
+        pending.push(inner);
+      }
+    }
+  }
+  return false;
+}
+
+/** The first line that is not one JSON object (invalid UTF-8, bad JSON, a lone surrogate, or another JSON value), or null. */
 export function findBadLine(body: Buffer): BadLine | null {
   let bad: BadLine | null = null;
   eachRow(body, (start, end, line) => {
@@ -82,6 +121,10 @@ export function findBadLine(body: Buffer): BadLine | null {
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
       bad = { line, reason: `is ${Array.isArray(value) ? 'an array' : value === null ? 'null' : `a ${typeof value}`}, not a JSON object` };
+      return false;
+    }
+    if (hasLoneSurrogate(value)) {
+      bad = { line, reason: 'holds a lone UTF-16 surrogate escape (\\uD800-\\uDFFF without its pair), which is not Unicode text' };
       return false;
     }
     return true;

@@ -134,13 +134,16 @@ export interface ContextPipelineDoc extends StoredFields {
   readonly created_by: string;
 }
 
-/** An ingest token of a pipeline: only its sha256 is kept; the signing secret is kept to check HMACs and never shown again. */
+/** An ingest token of a pipeline: only its sha256 is kept; the signing secret is kept sealed to check HMACs and never shown again. */
 export interface IngestTokenDoc extends StoredFields {
   readonly pipeline_id: string;
   readonly token_hash: string;
   /** `ctx_` plus the first 4 random characters, to recognise a token in a list */
   readonly token_prefix: string;
-  readonly signing_secret: string;
+  /** the signing secret, sealed (AES-256-GCM) and bound to organization, pipeline and token (ingest/tokens.ts) */
+  readonly signing_secret_sealed?: string;
+  /** a record written before secrets were sealed: the plaintext, sealed at the next start */
+  readonly signing_secret?: string;
   readonly created_by: string;
   readonly revoked_at: string | null;
 }

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_MAX_JSON_DEPTH } from './json-depth.js';
 import type { PriceTable } from './llm/prices.js';
 
 export interface FeatureFlags {
@@ -67,6 +68,8 @@ export interface ServiceConfig {
   readonly webhookRetryBaseMs: number;
   /** @default 8000000 (8 MB) */
   readonly contextIngestMaxBytes: number;
+  /** `MAX_JSON_DEPTH`: how deep arrays/objects may nest in a JSON body or an NDJSON line, checked before parsing. @default 64 */
+  readonly maxJsonDepth: number;
   /** @default 300 seconds */
   readonly workerLeaseTtlSeconds: number;
   readonly mongodbUrl: string | null;
@@ -218,7 +221,7 @@ function developmentSecret(dataDir: string): { secret: Uint8Array; file: string 
     const stored = readFileSync(file, 'utf8').trim();
     if (stored.length >= MIN_SECRET_BYTES) return { secret: new TextEncoder().encode(stored), file };
   }
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const generated = randomBytes(48).toString('base64url');
   writeFileSync(file, generated + '\n', { mode: 0o600 });
   return { secret: new TextEncoder().encode(generated), file };
@@ -299,6 +302,8 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     webhookRetentionDays: integer(env, 'WEBHOOK_RETENTION_DAYS', 30, 1, 3650),
     webhookRetryBaseMs: integer(env, 'WEBHOOK_RETRY_BASE_MS', 1000, 1, 600_000),
     contextIngestMaxBytes: integer(env, 'CONTEXT_INGEST_MAX_BYTES', 8_000_000, 1, 1_073_741_824),
+    // past ~1,000 the recursive walks after parsing (zod, stringify, DuckDB) near the stack limit again
+    maxJsonDepth: integer(env, 'MAX_JSON_DEPTH', DEFAULT_MAX_JSON_DEPTH, 1, 1000),
     workerLeaseTtlSeconds: integer(env, 'WORKER_LEASE_TTL', 300, 1, 86_400),
     mongodbUrl: url(env, 'MONGODB_URL', ['mongodb:', 'mongodb+srv:']),
     graphUrl: url(env, 'GRAPH_URL', ['bolt:', 'neo4j:', 'bolt+s:', 'neo4j+s:']),

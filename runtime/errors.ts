@@ -32,6 +32,7 @@ export const ERROR_CATALOG = {
   conflict: { status: 409, fault: 'user', retryable: false, when: 'a unique name is taken, or the state forbids the change' },
   idempotency_key_reused: { status: 409, fault: 'user', retryable: false, when: 'an Idempotency-Key is reused with a different request body' },
   idempotency_in_progress: { status: 409, fault: 'user', retryable: true, when: 'a request with the same Idempotency-Key is still being processed' },
+  payload_too_deep: { status: 400, fault: 'user', retryable: false, when: 'a JSON body nests arrays/objects deeper than MAX_JSON_DEPTH (checked on the raw bytes before parsing; details.max_depth)' },
   payload_too_large: { status: 413, fault: 'user', retryable: false, when: 'a request body is over the route limit' },
   unsupported_media_type: { status: 415, fault: 'user', retryable: false, when: 'a body is sent with a content type the route does not read' },
   source_validation_failed: { status: 422, fault: 'third_party', retryable: false, when: 'an upstream system rejects a source configuration (bad credentials, missing scopes)' },

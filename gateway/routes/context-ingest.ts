@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { verifyHmacSignature } from '../../runtime/crypto.js';
 import { ServiceError } from '../../runtime/errors.js';
-import { resolveToken } from '../../ingest/tokens.js';
+import { resolveToken, SigningSecrets } from '../../ingest/tokens.js';
 import type { PlatformEvents } from '../../runtime/events.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
@@ -41,11 +41,12 @@ async function reported<T>(events: PlatformEvents, orgId: string, pipelineId: st
   return settled.value;
 }
 
-export function contextIngestRoutes({ collections, config, contextTables, events }: Services): AnyRoute[] {
+export function contextIngestRoutes({ collections, config, contextTables, events, logger }: Services): AnyRoute[] {
+  const signingSecrets = new SigningSecrets(config.auth.jwtSecret);
   return [
     route({
-      method: 'POST', path: '/context/ingest/webhook/:token', tag: 'context', auth: 'public', bodyKind: 'raw',
-      maxBodyBytes: config.contextIngestMaxBytes,
+      method: 'POST', path: '/context/ingest/webhook/:token', tag: 'context', auth: 'public', bodyKind: 'raw', ndjson: true,
+      maxBodyBytes: config.contextIngestMaxBytes, secretParams: ['token'],
       summary: 'Ingest NDJSON (one JSON object per line) into the pipeline table; answers after the rows are committed',
       // any string: a malformed token is just an unknown one (401), never a validation error
       params: z.object({ token: z.string() }),
@@ -64,7 +65,10 @@ export function contextIngestRoutes({ collections, config, contextTables, events
           body: request.body,
           arrival,
         };
-        if (pipeline.require_signature && !verifyHmacSignature(token.signing_secret, request.body, request.headers['x-service-signature'])) {
+        const signingSecret = pipeline.require_signature ? signingSecrets.open({ ...token, org_id: orgId }) : null;
+        // a secret that does not open verifies nothing (the operator hears of it: was JWT_SECRET changed?)
+        if (pipeline.require_signature && signingSecret === null) logger.warn({ token_id: token.id, pipeline_id: pipeline.id }, 'an ingest signing secret does not decrypt');
+        if (pipeline.require_signature && (signingSecret === null || !verifyHmacSignature(signingSecret, request.body, request.headers['x-service-signature']))) {
           throw await contextTables.writer.refuse(
             target,
             new ServiceError('bad_signature', 'X-Service-Signature is missing or is not sha256=<hex HMAC-SHA256 of the body keyed by the token signing secret>'),

@@ -5,10 +5,10 @@
 import { z } from 'zod';
 import type { ContextPipelineDoc, IngestTokenDoc } from '../../runtime/collections.js';
 import { ServiceError } from '../../runtime/errors.js';
-import { nowIso } from '../../runtime/ids.js';
+import { newId, nowIso } from '../../runtime/ids.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import { TARGET_TABLES } from '../../ingest/table-catalog.js';
-import { newIngestToken, newSigningSecret } from '../../ingest/tokens.js';
+import { newIngestToken, newSigningSecret, SigningSecrets } from '../../ingest/tokens.js';
 import { decodeCursor, encodeCursor, listOptions, pageEnvelope, pageQuery, pageSchema } from '../pagination.js';
 import { getOr404, idParams, rejectImmutable, storedSchema, unique } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
@@ -107,8 +107,9 @@ const runSchema = z.object({
 
 const tokenParams = z.object({ id: z.string().min(1).max(100), token_id: z.string().min(1).max(100) });
 
-export function contextPipelineRoutes({ collections, contextTables }: Services): AnyRoute[] {
+export function contextPipelineRoutes({ collections, config, contextTables }: Services): AnyRoute[] {
   const { contextPipelines: pipelines, ingestTokens: tokens, realms } = collections;
+  const signingSecrets = new SigningSecrets(config.auth.jwtSecret);
 
   const requireRealm = async (org: OrgId, realm: string): Promise<void> => {
     if (!(await realms.findOne(org, { name: realm }))) {
@@ -179,11 +180,13 @@ export function contextPipelineRoutes({ collections, contextTables }: Services):
         const pipeline = await getOr404(pipelines, auth.orgId, params.id, 'pipeline');
         const fresh = newIngestToken();
         const signingSecret = body?.signing_secret ?? newSigningSecret();
+        const id = newId('itk');
         const record = await tokens.insert(auth.orgId, {
+          id,
           pipeline_id: pipeline.id,
           token_hash: fresh.hash,
           token_prefix: fresh.prefix,
-          signing_secret: signingSecret,
+          signing_secret_sealed: signingSecrets.seal({ org_id: auth.orgId, pipeline_id: pipeline.id, id }, signingSecret),
           created_by: auth.userId,
           revoked_at: null,
         });

@@ -68,7 +68,7 @@ export function hookRoutes({ config, collections, taskRuntime }: Services): AnyR
   return [
     route({
       method: 'POST', path: '/hooks/:trigger_id', tag: 'hooks', auth: 'public', bodyKind: 'raw', status: 202,
-      maxBodyBytes: config.webhookMaxBodyBytes,
+      maxBodyBytes: config.webhookMaxBodyBytes, secretParams: ['trigger_id'],
       summary: 'Fire a webhook task, checked by its signature_scheme (X-Service-Signature by default; github, vercel, standard_webhooks, slack, token); JSON, form or multipart; 202 once stored',
       // any string: a malformed id is just an unknown trigger (404)
       params: z.object({ trigger_id: z.string() }),

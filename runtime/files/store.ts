@@ -13,6 +13,7 @@ import { dirname, join, sep } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ServiceError } from '../errors.js';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../file-modes.js';
 import type { OrgId } from '../store/types.js';
 import { contentTypeOf, normalizeRemotePath, PARTIAL_SUFFIX } from './paths.js';
 
@@ -32,7 +33,7 @@ export class FileStore {
   /** The organization's folder (created on first use) and its real path. */
   private async orgRoot(org: OrgId): Promise<string> {
     const root = join(this.rootDir, org);
-    await mkdir(root, { recursive: true });
+    await mkdir(root, { recursive: true, mode: PRIVATE_DIR_MODE });
     return realpath(root);
   }
 
@@ -89,7 +90,7 @@ export class FileStore {
     const absolute = join(root, ...path.split('/'));
     const parent = dirname(absolute);
     try {
-      await mkdir(parent, { recursive: true });
+      await mkdir(parent, { recursive: true, mode: PRIVATE_DIR_MODE });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EEXIST' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') {
         throw new ServiceError('conflict', `a file is in the way of ${path}`, { path });
@@ -111,7 +112,7 @@ export class FileStore {
     const source = content instanceof Uint8Array ? Readable.from([content]) : Readable.from(content);
     try {
       // 'wx': never follow or reuse whatever sits at the temporary name
-      await pipeline(source, hashing, createWriteStream(temporary, { flags: 'wx' }));
+      await pipeline(source, hashing, createWriteStream(temporary, { flags: 'wx', mode: PRIVATE_FILE_MODE }));
       await rename(temporary, absolute);
     } catch (error) {
       await rm(temporary, { force: true });

@@ -16,6 +16,7 @@
 import kuzu from 'kuzu';
 import type { Connection, Database, KuzuValue, QueryResult } from 'kuzu';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { PRIVATE_FILE_MODE } from '../file-modes.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ServiceError } from '../errors.js';
@@ -662,7 +663,7 @@ export class KuzuGraph {
   private async copy(csv: string, statement: (file: string) => string): Promise<void> {
     this.staging ??= await mkdtemp(join(tmpdir(), 'graph-copy-'));
     const file = join(this.staging, `${(this.staged += 1)}.csv`);
-    await writeFile(file, csv);
+    await writeFile(file, csv, { mode: PRIVATE_FILE_MODE });
     try {
       await this.exec(statement(file));
     } finally {

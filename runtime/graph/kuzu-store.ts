@@ -4,6 +4,7 @@
  * small LRU (each open database holds its own buffer pool).
  */
 import { mkdir, access, constants } from 'node:fs/promises';
+import { PRIVATE_DIR_MODE } from '../file-modes.js';
 import { join } from 'node:path';
 import type { GraphSink } from '../../connectors/contract.js';
 import { KuzuGraph, type KuzuGraphOptions } from './kuzu-graph.js';
@@ -104,7 +105,7 @@ export class KuzuGraphStore implements GraphStore {
   }
 
   private async openGraph(scope: GraphScope, path: string): Promise<KuzuGraph> {
-    await mkdir(join(this.config.dir, scope.orgId), { recursive: true });
+    await mkdir(join(this.config.dir, scope.orgId), { recursive: true, mode: PRIVATE_DIR_MODE });
     await this.closing.get(path);
     return KuzuGraph.open(path, this.options);
   }

@@ -16,6 +16,7 @@
  */
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
+import { PRIVATE_DIR_MODE, tightenFiles } from '../file-modes.js';
 import { dirname } from 'node:path';
 import { newId, nowIso } from '../ids.js';
 import {
@@ -371,9 +372,10 @@ export class SqliteMetadataStore implements MetadataStore {
   private readonly batch: GroupCommit;
 
   constructor(readonly path: string) {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true, mode: PRIVATE_DIR_MODE });
     this.db = new Database(path);
     this.db.pragma('journal_mode = WAL');
+    if (path !== ':memory:') tightenFiles([path, `${path}-wal`, `${path}-shm`]);
     // NORMAL under WAL survives a process kill; only an OS crash can lose the last commits
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('busy_timeout = 5000');

@@ -5,10 +5,11 @@
  * No multipart library is installed, so a small RFC 7578 reader is here; it
  * works on the bytes already read (the transport enforced the size limit).
  */
+import { DEFAULT_MAX_JSON_DEPTH, findTooDeep, stringTooDeep } from '../json-depth.js';
 
 export class BodyParseError extends Error {
   constructor(
-    readonly kind: 'invalid_json' | 'unsupported_media_type' | 'validation_error',
+    readonly kind: 'invalid_json' | 'unsupported_media_type' | 'validation_error' | 'payload_too_deep',
     message: string,
   ) {
     super(message);
@@ -83,10 +84,14 @@ function parseMultipart(raw: Buffer, contentType: string): Record<string, unknow
 }
 
 /** The parsed body (null for an empty one); throws BodyParseError. */
-export function parseWebhookBody(raw: Buffer, contentType: string | undefined): unknown {
+export function parseWebhookBody(raw: Buffer, contentType: string | undefined, maxDepth = DEFAULT_MAX_JSON_DEPTH): unknown {
   if (raw.length === 0) return null;
   const type = (contentType ?? 'application/json').split(';')[0]?.trim().toLowerCase() ?? '';
   if (type === 'application/json' || type.endsWith('+json')) {
+    // also a body sent without a content type (read as JSON), and stored bodies replayed
+    if (findTooDeep(raw, maxDepth) !== null) {
+      throw new BodyParseError('payload_too_deep', `body nests arrays/objects deeper than ${maxDepth} levels`);
+    }
     try {
       return JSON.parse(raw.toString('utf8')) as unknown;
     } catch (error) {
@@ -97,7 +102,8 @@ export function parseWebhookBody(raw: Buffer, contentType: string | undefined): 
     const form = parseForm(raw);
     // GitHub's form deliveries carry the JSON in `payload`
     const payload = form['payload'];
-    if (typeof payload === 'string' && Object.keys(form).length === 1) {
+    // a payload nesting deeper than the edge allows a JSON body stays the form's text
+    if (typeof payload === 'string' && Object.keys(form).length === 1 && !stringTooDeep(payload, maxDepth)) {
       try {
         return JSON.parse(payload) as unknown;
       } catch {

@@ -18,8 +18,10 @@
 import type { Logger } from 'pino';
 import type { Collections } from '../collections.js';
 import type { ServiceConfig } from '../config.js';
+import { sha256Hex } from '../crypto.js';
 import { ServiceError } from '../errors.js';
 import { newId } from '../ids.js';
+import { redactHeaders } from '../secret-headers.js';
 import { UniqueViolation, type OrgId } from '../store/types.js';
 import type { Supervisor } from '../supervisor.js';
 import { urlVerificationSchema } from '../channels/slack-events.js';
@@ -113,7 +115,7 @@ export class InboundHooks {
     }
     let body: unknown;
     try {
-      body = parseWebhookBody(request.body, request.headers['content-type']);
+      body = parseWebhookBody(request.body, request.headers['content-type'], this.deps.config.maxJsonDepth);
     } catch (error) {
       if (!(error instanceof BodyParseError)) throw error;
       await this.store(org, task, request, { verification, status: 'rejected', error: error.message, run_id: null });
@@ -157,10 +159,13 @@ export class InboundHooks {
     if (!delivery) throw new ServiceError('not_found', `delivery ${deliveryId} not found`);
     const task = await this.deps.collections.tasks.get(org, delivery.task_id);
     if (!task) throw new ServiceError('not_found', `the task of delivery ${deliveryId} no longer exists`);
+    if (delivery.body_sha256 !== undefined) {
+      throw new ServiceError('conflict', `delivery ${deliveryId} failed verification: its body was not kept, so it cannot be replayed`);
+    }
     const raw = Buffer.from(delivery.body_base64, 'base64');
     let body: unknown;
     try {
-      body = parseWebhookBody(raw, delivery.headers['content-type']);
+      body = parseWebhookBody(raw, delivery.headers['content-type'], this.deps.config.maxJsonDepth);
     } catch (error) {
       if (error instanceof BodyParseError) throw new ServiceError('conflict', `delivery ${deliveryId} has no readable body: ${error.message}`);
       throw error;
@@ -225,9 +230,7 @@ export class InboundHooks {
     return this.deps.collections.inboundDeliveries.insert(org, {
       task_id: task.id,
       ...(senderId === undefined ? {} : { sender_delivery_id: senderId }),
-      headers: storedHeaders(request.headers),
-      body_base64: request.body.toString('base64'),
-      size_bytes: request.body.length,
+      ...storedRequest(request, outcome.verification),
       ...rest,
       received_at: new Date(this.deps.supervisor.clock.now()).toISOString(),
     });
@@ -240,6 +243,20 @@ function senderDeliveryId(headers: Readonly<Record<string, string>>): string | u
     if (value !== undefined && value !== '' && value.length <= 200) return `${name}:${value}`;
   }
   return undefined;
+}
+
+const VERIFIED: ReadonlySet<VerificationResult> = new Set(['valid', 'valid_previous_secret', 'skipped']);
+
+/**
+ * What of a request is kept with its delivery. A delivery that failed
+ * verification came from anyone: its body is not kept (a flood of 1 MB
+ * unsigned posts would otherwise sit in the store for the retention period),
+ * only its size and SHA-256, and its signature headers are redacted.
+ */
+function storedRequest(request: InboundRequest, verification: VerificationResult): Pick<InboundDeliveryDoc, 'headers' | 'body_base64' | 'size_bytes' | 'body_sha256'> {
+  const headers = storedHeaders(request.headers);
+  if (VERIFIED.has(verification)) return { headers, body_base64: request.body.toString('base64'), size_bytes: request.body.length };
+  return { headers: redactHeaders(headers), body_base64: '', size_bytes: request.body.length, body_sha256: sha256Hex(request.body) };
 }
 
 function storedHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {

@@ -86,9 +86,11 @@ export interface InboundDeliveryDoc extends StoredFields {
   /** the sender's own delivery id (X-GitHub-Delivery, webhook-id ...), deduplicated per task */
   readonly sender_delivery_id?: string;
   readonly headers: Record<string, string>;
-  /** the exact bytes received, base64 */
+  /** the exact bytes received, base64; empty when the delivery failed verification (the body is not kept) */
   readonly body_base64: string;
   readonly size_bytes: number;
+  /** SHA-256 (hex) of the body, set only when the body was not kept */
+  readonly body_sha256?: string;
   readonly verification: VerificationResult;
   /** `accepted` started (or queued) a run; `rejected` did not */
   readonly status: 'accepted' | 'rejected';
