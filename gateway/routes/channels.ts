@@ -11,6 +11,7 @@ import type { ChannelDoc } from '../../runtime/collections.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { newId } from '../../runtime/ids.js';
 import { DEFAULT_RATE_LIMITS } from '../../runtime/channels/rate-limiter.js';
+import { assertReferences } from '../../runtime/references.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { getOr404, idParams, rejectImmutable, storedSchema, stripUndefined, unique } from '../resource.js';
@@ -108,20 +109,13 @@ const present = (channel: ChannelDoc) => ({
   updated_at: channel.updated_at,
 });
 
-export function channelRoutes({ collections, channels: runtime, sources }: Services): AnyRoute[] {
+export function channelRoutes({ collections, channels: runtime }: Services): AnyRoute[] {
   const { channels, bindings } = collections;
   const listPage = createPageResponder(channels, present);
 
-  /** 400 naming every source id the organization does not have */
+  /** 400 naming every source id (`source_ids.<index>`) the organization does not have */
   const checkSources = async (org: OrgId, ids: readonly string[]): Promise<void> => {
-    if (ids.length === 0) return;
-    const known = new Set((await sources.catalogSources(org, ids)).map((source) => source.id));
-    const unknown = ids.filter((id) => !known.has(id));
-    if (unknown.length > 0) {
-      throw new ServiceError('validation_error', `invalid body: source_ids: unknown source ${unknown.join(', ')}`, {
-        issues: unknown.map((id) => ({ path: 'source_ids', message: `no source ${id} in this organization` })),
-      });
-    }
+    await assertReferences(collections, org, { sources: { path: 'source_ids', ids } });
   };
 
   return [
@@ -189,7 +183,7 @@ export function channelRoutes({ collections, channels: runtime, sources }: Servi
       handler: async ({ auth, params, body }) => {
         const existing = await getOr404(channels, auth.orgId, params.id, 'channel');
         rejectImmutable(existing, body, ['channel_type']);
-        if (body.source_ids) await checkSources(auth.orgId, body.source_ids);
+        if (body.source_ids !== undefined) await checkSources(auth.orgId, body.source_ids);
         const { channel_type: _type, ...patch } = body;
         const updated = await channels.update(auth.orgId, existing.id, stripUndefined(patch));
         if (!updated) throw new ServiceError('not_found', `channel ${params.id} not found`);

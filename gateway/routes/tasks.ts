@@ -11,6 +11,7 @@ import { PLATFORM_EVENT_TYPES } from '../../runtime/events.js';
 import { listArtifacts } from '../../runtime/files/artifacts.js';
 import type { FileInfo } from '../../runtime/files/store.js';
 import { newId } from '../../runtime/ids.js';
+import { assertReferences } from '../../runtime/references.js';
 import { cronError } from '../../runtime/tasks/schedule.js';
 import { MASKED_SECRET, newTriggerId, newWebhookSecret } from '../../runtime/tasks/secrets.js';
 import { TemplateError, validateInputTemplate } from '../../runtime/tasks/template.js';
@@ -285,6 +286,14 @@ export function taskRoutes({ collections, config, agentRuntime, taskRuntime, fil
   const { tasks, taskRuns, agentRunEvents, agentRuns, inboundDeliveries } = collections;
   const { service, inbound, secrets } = taskRuntime;
 
+  /** the agent, realm and sources a create or patch sets must be the organization's (null keeps the default) */
+  const checkReferences = (org: OrgId, body: z.output<typeof taskPatch>): Promise<unknown> =>
+    assertReferences(collections, org, {
+      agent: body.agent == null ? undefined : { path: 'agent', value: body.agent },
+      realm: body.realm == null ? undefined : { path: 'realm', value: body.realm },
+      sources: body.enabled_source_ids == null ? undefined : { path: 'enabled_source_ids', ids: body.enabled_source_ids },
+    });
+
   const runOf = async (org: OrgId, taskId: string, runId: string): Promise<TaskRunDoc> => {
     await getOr404(tasks, org, taskId, 'task');
     const run = await taskRuns.get(org, runId);
@@ -320,6 +329,7 @@ export function taskRoutes({ collections, config, agentRuntime, taskRuntime, fil
       auth: 'bearer', permission: 'task:manage', body: taskCreate, response: taskSchema, status: 201, creates: true,
       handler: async ({ auth, body, request }) => {
         const fields = taskFieldsOf(body, null, config.production);
+        await checkReferences(auth.orgId, body);
         const secret = body.trigger.kind === 'webhook' ? newWebhookSecret() : null;
         const id = newId('tsk');
         const task = await unique('task', () =>
@@ -383,6 +393,7 @@ export function taskRoutes({ collections, config, agentRuntime, taskRuntime, fil
           throw new ServiceError('immutable_field', 'trigger.kind cannot be changed after creation', { field: 'trigger.kind' });
         }
         const fields = taskFieldsOf(body, existing, config.production);
+        await checkReferences(auth.orgId, body);
         const updated = await unique('task', () => tasks.update(auth.orgId, existing.id, fields));
         if (!updated) throw new ServiceError('not_found', `task ${params.id} not found`);
         applied(auth.orgId, existing, updated);

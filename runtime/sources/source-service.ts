@@ -16,8 +16,10 @@ import type { PlatformEvents } from '../events.js';
 import type { GraphStore } from '../graph/store.js';
 import { newId, nowIso } from '../ids.js';
 import { DEFAULT_REALM } from '../organizations.js';
+import { assertReferences } from '../references.js';
 import { asOrgId, type ListOptions, type OrgId, type Page } from '../store/types.js';
 import { ConfigVault, restoreMasked } from './config-secrets.js';
+import { connectorFailure, isUnexpected } from './connector-failure.js';
 import type { SourceDirectory } from './directory.js';
 import { DynamicToolCache } from './dynamic-tools.js';
 import { scheduleProblem, SyncSchedule } from './sync-schedule.js';
@@ -60,10 +62,6 @@ interface RunningSync {
   readonly done: Promise<void>;
 }
 
-const errorOf = (error: unknown): SourceError => {
-  if (ToolError.is(error)) return { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) };
-  return { code: 'sync_failed', message: error instanceof Error ? error.message : String(error) };
-};
 
 /** what a sync the service stopped in the middle of ends with */
 const INTERRUPTED: SourceError = { code: 'interrupted', message: 'the service stopped during the sync' };
@@ -236,7 +234,7 @@ export class SourceService implements SourceDirectory {
       }
     } catch (error) {
       // a connector that throws (unreachable host, timeout) fails validation the same way, with the reason
-      const { code, message, details } = errorOf(error);
+      const { code, message, details } = this.failureOf(error, source);
       failure = { code: 'source_validation_failed', message: `${source.connector} validation failed: ${message}`, details: { reason: code, ...details } };
     }
     const now = nowIso();
@@ -340,9 +338,9 @@ export class SourceService implements SourceDirectory {
         graph: this.graph()?.sinkFor(org, source.realm) ?? null,
         progress,
       });
-      if (signal.aborted) failure = errorOf(signal.reason);
+      if (signal.aborted) failure = this.failureOf(signal.reason, source);
     } catch (error) {
-      failure = signal.aborted ? errorOf(signal.reason) : errorOf(error);
+      failure = this.failureOf(signal.aborted ? signal.reason : error, source);
     }
     await writes;
     const base = { connector: source.connector, source_id: source.id, source_name: source.name, realm: source.realm, job_id: job.id };
@@ -358,6 +356,12 @@ export class SourceService implements SourceDirectory {
     await this.finishJob(org, job.id, { status: 'succeeded', nodes, relationships, details: report?.details ? { ...report.details } : null, progress: 1 });
     await this.collections.sources.update(org, source.id, { status: 'synced', last_error: null, last_synced_at: nowIso() });
     this.events.emit('source.synced', org, { ...base, nodes, relationships, details: report?.details ?? {} });
+  }
+
+  /** the typed failure of a connector call; an unexpected exception is logged in full and shown generically */
+  private failureOf(error: unknown, source: SourceDoc): SourceError {
+    if (isUnexpected(error)) this.logger.error({ err: error, source_id: source.id, connector: source.connector }, 'connector failed unexpectedly');
+    return connectorFailure(error, source.connector);
   }
 
   private async finishJob(org: OrgId, jobId: string, patch: Partial<Pick<SourceSyncJobDoc, 'status' | 'error' | 'nodes' | 'relationships' | 'details' | 'progress'>>): Promise<void> {
@@ -402,7 +406,7 @@ export class SourceService implements SourceDirectory {
 
   private async checkedRealm(org: OrgId, realm: string): Promise<string> {
     if (realm === DEFAULT_REALM) return realm;
-    if (!(await this.collections.realms.findOne(org, { name: realm }))) throw invalid('realm', `no realm "${realm}" in this organization`);
+    await assertReferences(this.collections, org, { realm: { path: 'realm', value: realm } });
     return realm;
   }
 }
