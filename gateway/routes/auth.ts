@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { ServiceError } from '../../runtime/errors.js';
 import { route, type AnyRoute } from '../route.js';
+import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
 
 export const EMAIL = z.string().trim().max(254).pipe(z.email({ message: 'email is not a valid address' }));
@@ -25,7 +26,7 @@ export function authRoutes({ identity, collections }: Services): AnyRoute[] {
       body: z.strictObject({
         email: EMAIL,
         password: PASSWORD,
-        organization_name: z.string().trim().min(1).max(200),
+        organization_name: safeName(z.string().trim().min(1).max(200)),
       }),
       response: loginResult,
       handler: async ({ body }) => ({ status: 201, json: await identity.register(body) }),

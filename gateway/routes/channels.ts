@@ -16,12 +16,13 @@ import type { OrgId } from '../../runtime/store/types.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { getOr404, idParams, rejectImmutable, storedSchema, stripUndefined, unique } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
+import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
 
 export const CHANNEL_TYPES = ['slack'] as const;
 const RESPONSE_MODES = ['disabled', 'enabled', 'agent'] as const;
 
-const displayName = z.string().trim().min(1, { message: 'display_name must not be empty' }).max(200);
+const displayName = safeName(z.string().trim().min(1, { message: 'display_name must not be empty' }).max(200));
 const sourceIds = z.array(z.string().min(1).max(100)).max(100);
 const filterConfig = z.record(z.string(), z.unknown());
 

@@ -24,6 +24,7 @@ import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { liveStream, storedStream } from '../sse.js';
 import { getOr404, idParams, storedSchema } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
+import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
 
 /** agent config defaults (runtime/agent-types.ts documents them) */
@@ -40,7 +41,7 @@ const DEFAULT_SYSTEM_PROMPT = [
 const approvalDefaults = z.strictObject({ write: z.enum(['allow', 'ask'], { message: 'approval_defaults.write is "allow" or "ask"' }) });
 
 const conversationCreate = z.strictObject({
-  title: z.string().trim().min(1, { message: 'title must not be empty' }).max(200, { message: 'title is at most 200 characters' }),
+  title: safeName(z.string().trim().min(1, { message: 'title must not be empty' }).max(200, { message: 'title is at most 200 characters' })),
   agent: z.string().min(1).max(200).optional(),
   approval_defaults: approvalDefaults.optional(),
 });

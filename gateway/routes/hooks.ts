@@ -15,6 +15,7 @@ import type { HttpRequest } from '../http.js';
 import { listOptions, pageEnvelope, pageQuery, pageSchema } from '../pagination.js';
 import { getOr404, idParams, unique } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
+import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
 import { hookUrl, presentDelivery } from './tasks.js';
 
@@ -22,7 +23,7 @@ import { hookUrl, presentDelivery } from './tasks.js';
 const DEFAULT_PAYLOAD_TEMPLATE = 'A webhook arrived. Its payload:\n{{trigger.body}}';
 
 const inboundCreate = z.strictObject({
-  name: z.string().trim().min(1, { message: 'name must not be empty' }).max(200),
+  name: safeName(z.string().trim().min(1, { message: 'name must not be empty' }).max(200)),
   description: z.string().max(2000).nullable().optional(),
   payload_template: z.string().max(100_000).nullable().optional(),
   system_prompt: z.string().max(20_000).nullable().optional(),

@@ -21,13 +21,14 @@ import type { HttpRequest, HttpResponse } from '../http.js';
 import { listOptions, pageEnvelope, pageQuery, pageSchema } from '../pagination.js';
 import { getOr404, idParams, storedSchema, unique } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
+import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
 import { liveStream, pipeFeed, RECONNECT_MS, SSE_HEADERS, storedStream } from '../sse.js';
 
 /** how long the replaced secret keeps verifying after a rotation, unless the caller says otherwise */
 const DEFAULT_ROTATION_OVERLAP_SECS = 3600;
 
-const name = z.string().trim().min(1, { message: 'name must not be empty' }).max(200, { message: 'name is at most 200 characters' });
+const name = safeName(z.string().trim().min(1, { message: 'name must not be empty' }).max(200, { message: 'name is at most 200 characters' }));
 const scheduleTrigger = z.strictObject({
   kind: z.literal('schedule'),
   cron: z.string().max(200).superRefine((value, ctx) => {
