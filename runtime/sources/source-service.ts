@@ -8,7 +8,7 @@
 import type { Logger } from 'pino';
 import { ToolError, type SyncReport } from '../../connectors/contract.js';
 import type { CatalogSource } from '../../connectors/catalog.js';
-import { validateCopy } from '../../connectors/json-schema.js';
+import { validateCopy, type SchemaIssue } from '../../connectors/json-schema.js';
 import type { LoadedPlugin, PluginRegistry } from '../../connectors/loader.js';
 import type { Collections } from '../collections.js';
 import { ServiceError } from '../errors.js';
@@ -65,6 +65,10 @@ interface RunningSync {
 
 /** what a sync the service stopped in the middle of ends with */
 const INTERRUPTED: SourceError = { code: 'interrupted', message: 'the service stopped during the sync' };
+
+/** schema issues as paths of the request body (`config.auth.kind`) */
+const configIssues = (issues: readonly SchemaIssue[]): { path: string; message: string }[] =>
+  issues.map((issue) => ({ path: issue.path === '' ? 'config' : `config.${issue.path}`, message: issue.message }));
 
 const invalid = (path: string, message: string): ServiceError =>
   new ServiceError('validation_error', `invalid body: ${path}: ${message}`, { issues: [{ path, message }] });
@@ -381,7 +385,7 @@ export class SourceService implements SourceDirectory {
   private usableConfig(plugin: LoadedPlugin, source: SourceDoc, org: OrgId): Record<string, unknown> {
     const checked = validateCopy(plugin.validateConfig, this.configOf(source, org));
     if (!checked.ok) {
-      throw new ServiceError('conflict', `source ${source.name} has a config connector ${plugin.kind} no longer accepts; update it`, { issues: checked.issues });
+      throw new ServiceError('conflict', `source ${source.name} has a config connector ${plugin.kind} no longer accepts; update it`, { issues: configIssues(checked.issues) });
     }
     return checked.value;
   }
@@ -390,7 +394,7 @@ export class SourceService implements SourceDirectory {
     // validated for the error, but stored as given: defaults are filled at use, so a later default change applies
     const checked = validateCopy(plugin.validateConfig, config);
     if (!checked.ok) {
-      const issues = checked.issues.map((issue) => ({ path: issue.path === '' ? 'config' : `config.${issue.path}`, message: issue.message }));
+      const issues = configIssues(checked.issues);
       throw new ServiceError('validation_error', `invalid body: ${issues.map((issue) => `${issue.path} ${issue.message}`).join('; ')}`, { issues });
     }
     return config;
