@@ -17,7 +17,8 @@ import { ServiceError, conflict } from '../../runtime/errors.js';
 import { newId, nowIso } from '../../runtime/ids.js';
 import { createLlmProvider } from '../../runtime/llm/index.js';
 import { LlmError, type ChatMessage } from '../../runtime/llm/types.js';
-import { SETTINGS_DEFAULTS } from '../../runtime/organizations.js';
+import { DEFAULT_AGENT, SETTINGS_DEFAULTS } from '../../runtime/organizations.js';
+import { assertReferences } from '../../runtime/references.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import { SupervisorClosedError } from '../../runtime/supervisor.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
@@ -136,15 +137,11 @@ export function chatRoutes({ collections, config, agentRuntime, sources }: Servi
       method: 'POST', path: '/chat/conversations', tag: 'chat', summary: 'Start a conversation', auth: 'bearer', permission: 'chat:use',
       body: conversationCreate, response: conversationSchema, status: 201, creates: true,
       handler: async ({ auth, body }) => {
-        let agentId: string | null = null;
-        const ref = body.agent ?? 'default';
-        const agent = (await agents.get(auth.orgId, ref)) ?? (await agents.findOne(auth.orgId, { name: ref }));
-        if (agent) agentId = agent.id;
-        else if (body.agent !== undefined) {
-          throw new ServiceError('validation_error', `invalid body: agent: no agent "${body.agent}" in this organization`, {
-            issues: [{ path: 'agent', message: `no agent "${body.agent}"` }],
-          });
-        }
+        // a named agent must be the organization's; without one, the default agent answers (or none, if it was deleted)
+        const agent = body.agent === undefined
+          ? await agents.findOne(auth.orgId, { name: DEFAULT_AGENT })
+          : (await assertReferences(collections, auth.orgId, { agent: { path: 'agent', value: body.agent } })).agent;
+        const agentId = agent?.id ?? null;
         const conversation = await conversations.insert(auth.orgId, {
           title: body.title,
           agent_id: agentId,

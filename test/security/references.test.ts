@@ -206,3 +206,25 @@ describe('sources: realm', () => {
     expect(made.body.realm).toBe(mine.realm);
   });
 });
+
+describe('chat conversations: agent', () => {
+  const post = (agent?: string) =>
+    server.request('POST', '/chat/conversations', { token: alice.token, body: { title: 'refs', ...(agent === undefined ? {} : { agent }) } });
+
+  it('an agent of another organization, or none, is refused naming agent', async () => {
+    await expectRefusedBoth(post, 'agent', theirs.agentId, MISSING.agentId);
+    await expectRefusedBoth(post, 'agent', theirs.agentName, MISSING.agentName);
+  });
+
+  it('the organization\'s own agent (id or name) is accepted; without one, the default agent answers', async () => {
+    for (const ref of [mine.agentId, mine.agentName]) {
+      const made = await post(ref);
+      expect(made.status, made.text).toBe(201);
+      expect(made.body.agent_id).toBe(mine.agentId);
+    }
+    const fallback = await post();
+    expect(fallback.status).toBe(201);
+    expect(fallback.body.agent_id).toMatch(/^agt_/);
+    expect(fallback.body.agent_id).not.toBe(mine.agentId);
+  });
+});
