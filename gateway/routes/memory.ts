@@ -25,7 +25,7 @@ const TEXT = z
     message: `text is at most 32 KiB (${MAX_MEMORY_TEXT_BYTES} bytes of UTF-8)`,
   });
 const TITLE = safeName(z.string().trim().max(200));
-const TAGS = z.array(z.string().trim().min(1).max(100)).max(50, { message: 'at most 50 tags' });
+const TAGS = z.array(safeName(z.string().trim().min(1).max(100))).max(50, { message: 'at most 50 tags' });
 const IMPORTANCE = z.number().min(0, { message: 'importance is at least 0' }).max(1, { message: 'importance is at most 1' });
 
 const memoryCreate = z.strictObject({

@@ -41,7 +41,7 @@ const VERSION = z
   .string()
   .max(64)
   .regex(/^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/, { message: 'version is semver-like, e.g. 1.2.0 or 2.0.0-beta.1' });
-const TAGS = z.array(z.string().trim().min(1).max(100)).max(50, { message: 'at most 50 tags' });
+const TAGS = z.array(safeName(z.string().trim().min(1).max(100))).max(50, { message: 'at most 50 tags' });
 const CONTENT = z.string().refine((text) => Buffer.byteLength(text, 'utf8') <= MAX_CONTENT_BYTES, {
   message: `content is at most 256 KiB (${MAX_CONTENT_BYTES} bytes of UTF-8)`,
 });

@@ -89,6 +89,8 @@ const targets = async (): Promise<Target[]> => {
     { label: 'POST /api-keys name', field: 'name', freeText: true, send: (v) => post('/api-keys', { name: v, permissions: ['task:read'] }) },
     { label: 'POST /chat/conversations title', field: 'title', freeText: true, send: (v) => post('/chat/conversations', { title: v }) },
     { label: 'POST /memory title', field: 'title', freeText: true, send: (v) => post('/memory', { kind: 'note', text: 'remember this', title: v }) },
+    { label: 'POST /memory tags', field: 'tags.1', freeText: true, send: (v) => post('/memory', { kind: 'note', text: 'tagged', tags: ['ok', v] }) },
+    { label: 'POST /skills tags', field: 'tags.0', freeText: true, send: (v) => post('/skills', { name: unique('tagged'), slug: `skill-${++seq}`, tags: [v] }) },
     { label: 'POST /inbound-webhooks name', field: 'name', freeText: true, send: (v) => post('/inbound-webhooks', { name: unique(v) }) },
   ];
 };
