@@ -39,5 +39,5 @@ export function connectorFailure(error: unknown, kind: string): SourceError {
   };
 }
 
-/** whether `error` is one whose text was hidden by connectorFailure (worth a log line with the stack) */
-export const isUnexpected = (error: unknown): boolean => !ToolError.is(error) && systemCodeOf(error) === null;
+/** whether connectorFailure hides the text of `error` as a bug of the connector (worth a log line with the stack) */
+export const isUnexpected = (error: unknown): boolean => connectorFailure(error, '').details?.['cause'] === 'connector_error';

@@ -62,7 +62,6 @@ interface RunningSync {
   readonly done: Promise<void>;
 }
 
-
 /** what a sync the service stopped in the middle of ends with */
 const INTERRUPTED: SourceError = { code: 'interrupted', message: 'the service stopped during the sync' };
 
