@@ -48,8 +48,12 @@ export async function validateGrafana(config: Readonly<Record<string, unknown>>,
         throw error;
       });
     if (user === null) return await validateWithoutUser(client, signal);
-    const { data: orgs } = await client.json<UserOrg[]>({ path: '/api/user/orgs', signal });
-    const org = orgs.find((candidate) => candidate.orgId === user.orgId);
+    const { data: orgs } = await client.json<unknown>({ path: '/api/user/orgs', signal });
+    // typed at the boundary: an answer of another shape (a proxy's page, an old Grafana) is a refusal that says so
+    if (!Array.isArray(orgs) || typeof user.orgId !== 'number') {
+      throw new ToolError('upstream_error', 'Grafana answered /api/user or /api/user/orgs with an unexpected shape (is base_url a Grafana?)');
+    }
+    const org = (orgs as UserOrg[]).find((candidate) => candidate.orgId === user.orgId);
     const role = org?.role ?? 'None';
     if (ROLES.indexOf(role as (typeof ROLES)[number]) < ROLES.indexOf('Viewer')) {
       return {

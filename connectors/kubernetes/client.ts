@@ -38,7 +38,9 @@ export function kubeConfigOf(config: KubernetesConfig): KubeConfig {
       if (config.auth.context !== undefined) kc.setCurrentContext(config.auth.context);
     }
   } catch (error) {
-    throw new ToolError('invalid_config', `the kubeconfig cannot be read: ${(error as Error).message}`, { field: 'auth.kubeconfig' });
+    // the library's own messages name the missing field; a TypeError is it tripping over a document of another shape (`null`, `clusters: [null]`)
+    const reason = error instanceof Error && !(error instanceof TypeError) ? error.message : 'it is not a kubeconfig document (clusters, users, contexts)';
+    throw new ToolError('invalid_config', `the kubeconfig cannot be read: ${reason}`, { field: 'auth.kubeconfig' });
   }
   const cluster = kc.getCurrentCluster();
   if (cluster === null) throw new ToolError('invalid_config', 'the kubeconfig names no current cluster', { field: 'auth.kubeconfig' });

@@ -33,7 +33,8 @@ export const plugin: ConnectorPlugin = {
       return { ok: true };
     } catch (error) {
       if (ToolError.is(error)) return { ok: false, message: error.message, details: { reason: error.code } };
-      return { ok: false, message: (error as Error).message, details: { reason: 'unreachable' } };
+      // anything else is a network failure (or a bug): its raw text means nothing to the person fixing the source
+      return { ok: false, message: 'the notes API could not be reached at base_url', details: { reason: 'unreachable' } };
     }
   },
   tools: [listNotes, createNote],

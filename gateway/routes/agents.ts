@@ -14,13 +14,16 @@ import type { Filter } from '../../runtime/store/types.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { getOr404, idParams, rejectImmutable, storedSchema, unique } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
+import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
 
-const AGENT_NAME = z
-  .string()
-  .trim()
-  .min(1, { message: 'name must not be empty' })
-  .max(100, { message: 'name is at most 100 characters' });
+const AGENT_NAME = safeName(
+  z
+    .string()
+    .trim()
+    .min(1, { message: 'name must not be empty' })
+    .max(100, { message: 'name is at most 100 characters' }),
+);
 
 const AGENT_TYPE = z.enum(AGENT_TYPE_NAMES, { message: `agent_type must be one of ${AGENT_TYPE_NAMES.join(', ')}` });
 

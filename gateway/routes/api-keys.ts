@@ -15,6 +15,7 @@ import { assertCovers, assertGrantable, permissionList } from '../grants.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { getOr404, idParams, rejectImmutable, storedSchema, unique } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
+import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
 
 const DAY_MS = 86_400_000;
@@ -22,7 +23,7 @@ const DAY_MS = 86_400_000;
 const sourceIds = z.array(z.string().min(1).max(100)).max(1000).transform((ids) => [...new Set(ids)]);
 
 const apiKeyCreate = z.strictObject({
-  name: z.string().trim().min(1, { message: 'name is required' }).max(200, { message: 'name is at most 200 characters' }),
+  name: safeName(z.string().trim().min(1, { message: 'name is required' }).max(200, { message: 'name is at most 200 characters' })),
   permissions: permissionList,
   source_ids: sourceIds.nullish(),
   expires_in_days: z.number().int({ message: 'expires_in_days is a whole number' }).min(1).max(3650).nullish(),

@@ -10,6 +10,7 @@ import { LoginThrottle } from '../../runtime/auth/login-throttle.js';
 import { ServiceError } from '../../runtime/errors.js';
 import type { HttpRequest } from '../http.js';
 import { route, type AnyRoute } from '../route.js';
+import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
 
 export const EMAIL = z.string().trim().max(254).pipe(z.email({ message: 'email is not a valid address' }));
@@ -61,7 +62,7 @@ export function authRoutes({ identity, collections, config, supervisor }: Servic
       body: z.strictObject({
         email: EMAIL,
         password: PASSWORD,
-        organization_name: z.string().trim().min(1).max(200),
+        organization_name: safeName(z.string().trim().min(1).max(200)),
       }),
       response: loginResult,
       // registering with a known email checks its password (409 when wrong): throttled like login

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import type { BindingDoc } from '../../runtime/collections.js';
 import { ServiceError } from '../../runtime/errors.js';
+import { assertReferences } from '../../runtime/references.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { getOr404, idParams, storedSchema, stripUndefined } from '../resource.js';
@@ -77,20 +78,17 @@ const present = (binding: BindingDoc) => ({
   updated_at: binding.updated_at,
 });
 
-const invalid = (path: string, message: string): ServiceError =>
-  new ServiceError('validation_error', `invalid body: ${path}: ${message}`, { issues: [{ path, message }] });
-
 export function bindingRoutes({ collections, channels: runtime, supervisor }: Services): AnyRoute[] {
-  const { bindings, agents, channels } = collections;
+  const { bindings } = collections;
   const listPage = createPageResponder(bindings, present);
 
-  const agentIdOf = async (org: OrgId, ref: string): Promise<string> => {
-    const agent = (await agents.get(org, ref)) ?? (await agents.findOne(org, { name: ref }));
-    if (!agent) throw invalid('agent', `no agent "${ref}" in this organization`);
-    return agent.id;
-  };
-  const checkChannel = async (org: OrgId, id: string): Promise<void> => {
-    if (!(await channels.get(org, id))) throw invalid('match_rule.channel', `no channel ${id} in this organization`);
+  /** the agent (id or name) and the channel must be the organization's; resolves the agent's id */
+  const checkReferences = async (org: OrgId, agent: string | undefined, channel: string | undefined): Promise<string | undefined> => {
+    const resolved = await assertReferences(collections, org, {
+      agent: agent === undefined ? undefined : { path: 'agent', value: agent },
+      channel: channel === undefined ? undefined : { path: 'match_rule.channel', value: channel },
+    });
+    return resolved.agent?.id;
   };
 
   return [
@@ -106,8 +104,9 @@ export function bindingRoutes({ collections, channels: runtime, supervisor }: Se
       method: 'POST', path: '/bindings', tag: 'bindings', summary: 'Bind an agent to a chat channel', auth: 'bearer',
       permission: 'binding:manage', body: bindingCreate, response: bindingSchema, status: 201, creates: true,
       handler: async ({ auth, body }) => {
-        const agentId = await agentIdOf(auth.orgId, body.agent);
-        await checkChannel(auth.orgId, body.match_rule.channel);
+        const agentId = await checkReferences(auth.orgId, body.agent, body.match_rule.channel);
+        // assertReferences resolves every agent it was given, or throws
+        if (agentId === undefined) throw new Error('the agent reference did not resolve');
         const binding = await bindings.insert(auth.orgId, {
           agent: body.agent,
           agent_id: agentId,
@@ -141,9 +140,8 @@ export function bindingRoutes({ collections, channels: runtime, supervisor }: Se
       permission: 'binding:manage', params: idParams, body: bindingPatch, response: bindingSchema,
       handler: async ({ auth, params, body }) => {
         const existing = await getOr404(bindings, auth.orgId, params.id, 'binding');
-        const agentId = body.agent === undefined ? undefined : await agentIdOf(auth.orgId, body.agent);
         const rule = { ...existing.match_rule, ...stripUndefined(body.match_rule ?? {}) };
-        if (rule.channel !== existing.match_rule.channel) await checkChannel(auth.orgId, rule.channel);
+        const agentId = await checkReferences(auth.orgId, body.agent, body.match_rule?.channel);
         const updated = await bindings.update(auth.orgId, existing.id, stripUndefined({
           agent: body.agent,
           agent_id: agentId,

@@ -11,10 +11,12 @@ import type { ChannelDoc } from '../../runtime/collections.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { newId } from '../../runtime/ids.js';
 import { DEFAULT_RATE_LIMITS } from '../../runtime/channels/rate-limiter.js';
+import { assertReferences } from '../../runtime/references.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { getOr404, idParams, rejectImmutable, storedSchema, stripUndefined, unique } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
+import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
 import type { HttpRequest } from '../http.js';
 import { publicBaseUrl } from '../public-url.js';
@@ -22,7 +24,7 @@ import { publicBaseUrl } from '../public-url.js';
 export const CHANNEL_TYPES = ['slack'] as const;
 const RESPONSE_MODES = ['disabled', 'enabled', 'agent'] as const;
 
-const displayName = z.string().trim().min(1, { message: 'display_name must not be empty' }).max(200);
+const displayName = safeName(z.string().trim().min(1, { message: 'display_name must not be empty' }).max(200));
 const sourceIds = z.array(z.string().min(1).max(100)).max(100);
 const filterConfig = z.record(z.string(), z.unknown());
 
@@ -111,7 +113,7 @@ const present = (channel: ChannelDoc, baseUrl: string) => ({
   updated_at: channel.updated_at,
 });
 
-export function channelRoutes({ collections, channels: runtime, sources, config }: Services): AnyRoute[] {
+export function channelRoutes({ collections, channels: runtime, config }: Services): AnyRoute[] {
   const { channels, bindings } = collections;
   const baseUrl = (request: HttpRequest): string => publicBaseUrl(config, request);
   // the cached pages hold absolute URLs: one responder per base URL (a few: PUBLIC_URL, or the hosts callers use)
@@ -127,16 +129,9 @@ export function channelRoutes({ collections, channels: runtime, sources, config 
     return responder;
   };
 
-  /** 400 naming every source id the organization does not have */
+  /** 400 naming every source id (`source_ids.<index>`) the organization does not have */
   const checkSources = async (org: OrgId, ids: readonly string[]): Promise<void> => {
-    if (ids.length === 0) return;
-    const known = new Set((await sources.catalogSources(org, ids)).map((source) => source.id));
-    const unknown = ids.filter((id) => !known.has(id));
-    if (unknown.length > 0) {
-      throw new ServiceError('validation_error', `invalid body: source_ids: unknown source ${unknown.join(', ')}`, {
-        issues: unknown.map((id) => ({ path: 'source_ids', message: `no source ${id} in this organization` })),
-      });
-    }
+    await assertReferences(collections, org, { sources: { path: 'source_ids', ids } });
   };
 
   return [
@@ -204,7 +199,7 @@ export function channelRoutes({ collections, channels: runtime, sources, config 
       handler: async ({ auth, params, body, request }) => {
         const existing = await getOr404(channels, auth.orgId, params.id, 'channel');
         rejectImmutable(existing, body, ['channel_type']);
-        if (body.source_ids) await checkSources(auth.orgId, body.source_ids);
+        if (body.source_ids !== undefined) await checkSources(auth.orgId, body.source_ids);
         const { channel_type: _type, ...patch } = body;
         const updated = await channels.update(auth.orgId, existing.id, stripUndefined(patch));
         if (!updated) throw new ServiceError('not_found', `channel ${params.id} not found`);

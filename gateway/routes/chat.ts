@@ -17,13 +17,15 @@ import { ServiceError, conflict } from '../../runtime/errors.js';
 import { newId, nowIso } from '../../runtime/ids.js';
 import { resolveLlmProvider } from '../../runtime/llm/index.js';
 import { LlmError, type ChatMessage } from '../../runtime/llm/types.js';
-import { SETTINGS_DEFAULTS } from '../../runtime/organizations.js';
+import { DEFAULT_AGENT, SETTINGS_DEFAULTS } from '../../runtime/organizations.js';
+import { assertReferences } from '../../runtime/references.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import { SupervisorClosedError } from '../../runtime/supervisor.js';
 import { createPageResponder, decimalInteger, pageQuery, pageSchema } from '../pagination.js';
 import { liveStream, storedStream } from '../sse.js';
 import { getOr404, idParams, storedSchema } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
+import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
 
 /** agent config defaults (runtime/agent-types.ts documents them) */
@@ -40,7 +42,7 @@ const DEFAULT_SYSTEM_PROMPT = [
 const approvalDefaults = z.strictObject({ write: z.enum(['allow', 'ask'], { message: 'approval_defaults.write is "allow" or "ask"' }) });
 
 const conversationCreate = z.strictObject({
-  title: z.string().trim().min(1, { message: 'title must not be empty' }).max(200, { message: 'title is at most 200 characters' }),
+  title: safeName(z.string().trim().min(1, { message: 'title must not be empty' }).max(200, { message: 'title is at most 200 characters' })),
   agent: z.string().min(1).max(200).optional(),
   approval_defaults: approvalDefaults.optional(),
 });
@@ -135,15 +137,11 @@ export function chatRoutes({ collections, config, agentRuntime, sources }: Servi
       method: 'POST', path: '/chat/conversations', tag: 'chat', summary: 'Start a conversation', auth: 'bearer', permission: 'chat:use',
       body: conversationCreate, response: conversationSchema, status: 201, creates: true,
       handler: async ({ auth, body }) => {
-        let agentId: string | null = null;
-        const ref = body.agent ?? 'default';
-        const agent = (await agents.get(auth.orgId, ref)) ?? (await agents.findOne(auth.orgId, { name: ref }));
-        if (agent) agentId = agent.id;
-        else if (body.agent !== undefined) {
-          throw new ServiceError('validation_error', `invalid body: agent: no agent "${body.agent}" in this organization`, {
-            issues: [{ path: 'agent', message: `no agent "${body.agent}"` }],
-          });
-        }
+        // a named agent must be the organization's; without one, the default agent answers (or none, if it was deleted)
+        const agent = body.agent === undefined
+          ? await agents.findOne(auth.orgId, { name: DEFAULT_AGENT })
+          : (await assertReferences(collections, auth.orgId, { agent: { path: 'agent', value: body.agent } })).agent;
+        const agentId = agent?.id ?? null;
         const conversation = await conversations.insert(auth.orgId, {
           title: body.title,
           agent_id: agentId,

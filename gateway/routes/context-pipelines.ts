@@ -12,10 +12,11 @@ import { newIngestToken, newSigningSecret, SigningSecrets } from '../../ingest/t
 import { decodeCursor, encodeCursor, listOptions, pageEnvelope, pageQuery, pageSchema } from '../pagination.js';
 import { getOr404, idParams, rejectImmutable, storedSchema, unique } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
+import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
 import { REALM_NAME } from './realms.js';
 
-const name = z.string().trim().min(1, { message: 'name is required' }).max(200, { message: 'name is at most 200 characters' });
+const name = safeName(z.string().trim().min(1, { message: 'name is required' }).max(200, { message: 'name is at most 200 characters' }));
 const targetTable = z.enum(TARGET_TABLES, { message: `target_table is one of ${TARGET_TABLES.join(', ')}` });
 
 const pipelineCreate = z.strictObject({

@@ -14,6 +14,7 @@ import { TASK_DEFAULTS, type TaskDoc } from '../../runtime/tasks/types.js';
 import { listOptions, pageEnvelope, pageQuery, pageSchema } from '../pagination.js';
 import { getOr404, idParams, unique } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
+import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
 import { publicBaseUrl } from '../public-url.js';
 import { hookUrl, presentDelivery } from './tasks.js';
@@ -22,7 +23,7 @@ import { hookUrl, presentDelivery } from './tasks.js';
 const DEFAULT_PAYLOAD_TEMPLATE = 'A webhook arrived. Its payload:\n{{trigger.body}}';
 
 const inboundCreate = z.strictObject({
-  name: z.string().trim().min(1, { message: 'name must not be empty' }).max(200),
+  name: safeName(z.string().trim().min(1, { message: 'name must not be empty' }).max(200)),
   description: z.string().max(2000).nullable().optional(),
   payload_template: z.string().max(100_000).nullable().optional(),
   system_prompt: z.string().max(20_000).nullable().optional(),

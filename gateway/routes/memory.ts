@@ -13,6 +13,7 @@ import type { Filter, OrgId } from '../../runtime/store/types.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { getOr404, idParams, storedSchema, stripUndefined } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
+import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
 
 const KIND = z.enum(MEMORY_KINDS, { message: `kind is one of ${MEMORY_KINDS.join(', ')}` });
@@ -23,8 +24,8 @@ const TEXT = z
   .refine((text) => Buffer.byteLength(text, 'utf8') <= MAX_MEMORY_TEXT_BYTES, {
     message: `text is at most 32 KiB (${MAX_MEMORY_TEXT_BYTES} bytes of UTF-8)`,
   });
-const TITLE = z.string().trim().max(200);
-const TAGS = z.array(z.string().trim().min(1).max(100)).max(50, { message: 'at most 50 tags' });
+const TITLE = safeName(z.string().trim().max(200));
+const TAGS = z.array(safeName(z.string().trim().min(1).max(100))).max(50, { message: 'at most 50 tags' });
 const IMPORTANCE = z.number().min(0, { message: 'importance is at least 0' }).max(1, { message: 'importance is at most 1' });
 
 const memoryCreate = z.strictObject({

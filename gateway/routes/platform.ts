@@ -14,6 +14,7 @@ import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { getOr404, idParams, storedSchema } from '../resource.js';
 import { loginResult } from './auth.js';
 import { route, type AnyRoute } from '../route.js';
+import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
 import { EMAIL, PASSWORD } from './auth.js';
 
@@ -70,7 +71,7 @@ export function platformRoutes({ collections, identity }: Services): AnyRoute[] 
     }),
     route({
       method: 'POST', path: '/platform/organizations', tag: 'platform', summary: 'Create another organization owned by the caller',
-      auth: 'bearer', body: z.strictObject({ name: z.string().trim().min(1).max(200) }), response: organizationSchema,
+      auth: 'bearer', body: z.strictObject({ name: safeName(z.string().trim().min(1).max(200)) }), response: organizationSchema,
       status: 201, creates: true,
       handler: async ({ auth, body }) => {
         requireUser(auth);

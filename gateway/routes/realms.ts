@@ -6,6 +6,7 @@ import { DEFAULT_REALM } from '../../runtime/organizations.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { getOr404, idParams, rejectImmutable, storedSchema, unique } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
+import { safeName, safeText } from '../safe-text.js';
 import type { Services } from '../services.js';
 
 export const REALM_NAME = z
@@ -18,14 +19,14 @@ const color = z.string().regex(/^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/, { message
 
 const realmCreate = z.strictObject({
   name: REALM_NAME,
-  display_name: z.string().max(200).nullish(),
-  description: z.string().max(2000).nullish(),
+  display_name: safeName(z.string().max(200)).nullish(),
+  description: safeText(z.string().max(2000)).nullish(),
   color: color.nullish(),
 });
 const realmPatch = z.strictObject({
   name: z.string().optional(),
-  display_name: z.string().max(200).nullable().optional(),
-  description: z.string().max(2000).nullable().optional(),
+  display_name: safeName(z.string().max(200)).nullable().optional(),
+  description: safeText(z.string().max(2000)).nullable().optional(),
   color: color.nullable().optional(),
 });
 

@@ -13,6 +13,7 @@ import { assertGrantable, permissionList } from '../grants.js';
 import { decodeCursor, encodeCursor, pageQuery, pageSchema, type PageEnvelope, type PageQuery } from '../pagination.js';
 import { idParams, rejectImmutable, unique } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
+import { safeText } from '../safe-text.js';
 import type { Services } from '../services.js';
 
 const BUILTIN_PREFIX = 'builtin:';
@@ -27,12 +28,12 @@ export const ROLE_NAME = z
 
 const roleCreate = z.strictObject({
   name: ROLE_NAME,
-  description: z.string().max(2000).optional(),
+  description: safeText(z.string().max(2000)).optional(),
   permissions: permissionList,
 });
 const rolePatch = z.strictObject({
   name: z.string().optional(),
-  description: z.string().max(2000).optional(),
+  description: safeText(z.string().max(2000)).optional(),
   permissions: permissionList.optional(),
 });
 

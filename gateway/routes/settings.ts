@@ -22,6 +22,7 @@ import { UniqueViolation, type OrgId, type Patch } from '../../runtime/store/typ
 import type { AuthContext } from '../../runtime/auth/context.js';
 import { stripUndefined } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
+import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
 
 /** 7 days: an approval nobody answers within a week is not coming */
@@ -30,7 +31,7 @@ const MAX_APPROVAL_TIMEOUT_SECS = 604_800;
 const modelName = z.string().trim().min(1).max(200);
 
 const settingsInput = z.strictObject({
-  organization_name: z.string().trim().min(1, { message: 'organization_name must not be empty' }).max(200),
+  organization_name: safeName(z.string().trim().min(1, { message: 'organization_name must not be empty' }).max(200)),
   llm_provider: z.enum(['openai', 'anthropic'], { message: 'llm_provider is "openai", "anthropic" or null' }).nullable(),
   llm_model: modelName.nullable(),
   llm_base_url: z

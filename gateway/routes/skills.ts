@@ -25,6 +25,7 @@ import type { Filter, OrgCollection, Patch, StoredFields } from '../../runtime/s
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { idParams, rejectImmutable, storedSchema, stripUndefined, unique } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
+import { safeName, safeText } from '../safe-text.js';
 import type { Services } from '../services.js';
 
 const MAX_CONTENT_BYTES = 256 * 1024;
@@ -40,12 +41,12 @@ const VERSION = z
   .string()
   .max(64)
   .regex(/^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/, { message: 'version is semver-like, e.g. 1.2.0 or 2.0.0-beta.1' });
-const TAGS = z.array(z.string().trim().min(1).max(100)).max(50, { message: 'at most 50 tags' });
+const TAGS = z.array(safeName(z.string().trim().min(1).max(100))).max(50, { message: 'at most 50 tags' });
 const CONTENT = z.string().refine((text) => Buffer.byteLength(text, 'utf8') <= MAX_CONTENT_BYTES, {
   message: `content is at most 256 KiB (${MAX_CONTENT_BYTES} bytes of UTF-8)`,
 });
-const SKILL_NAME = z.string().trim().min(1, { message: 'name must not be empty' }).max(200);
-const DESCRIPTION = z.string().max(2000);
+const SKILL_NAME = safeName(z.string().trim().min(1, { message: 'name must not be empty' }).max(200));
+const DESCRIPTION = safeText(z.string().max(2000));
 const SCOPE = z.enum(['org', 'user'], { message: 'scope is "org" or "user"' });
 const STATUS = z.enum(['draft', 'pending_approval', 'approved', 'rejected']);
 

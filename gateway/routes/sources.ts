@@ -15,13 +15,16 @@ import type { OrgId } from '../../runtime/store/types.js';
 import { listOptions, pageEnvelope, pageQuery, pageSchema } from '../pagination.js';
 import { idParams, rejectImmutable, storedSchema, unique } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
+import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
 
-const SOURCE_NAME = z
-  .string()
-  .trim()
-  .min(1)
-  .max(100, { message: 'source name is at most 100 characters' });
+const SOURCE_NAME = safeName(
+  z
+    .string()
+    .trim()
+    .min(1)
+    .max(100, { message: 'source name is at most 100 characters' }),
+);
 const configBody = z.record(z.string(), z.unknown());
 const schedule = z.string().max(200);
 const visibility = z.enum(['organization', 'restricted'], { message: 'visibility is "organization" or "restricted"' });

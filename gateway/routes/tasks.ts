@@ -11,6 +11,7 @@ import { PLATFORM_EVENT_TYPES } from '../../runtime/events.js';
 import { listArtifacts } from '../../runtime/files/artifacts.js';
 import type { FileInfo } from '../../runtime/files/store.js';
 import { newId } from '../../runtime/ids.js';
+import { assertReferences } from '../../runtime/references.js';
 import { cronError } from '../../runtime/tasks/schedule.js';
 import { MASKED_SECRET, newTriggerId, newWebhookSecret } from '../../runtime/tasks/secrets.js';
 import { SIGNATURE_SCHEMES, verifierOf } from '../../runtime/tasks/signatures/index.js';
@@ -23,13 +24,14 @@ import { publicBaseUrl } from '../public-url.js';
 import { decimalInteger, listOptions, pageEnvelope, pageQuery, pageSchema } from '../pagination.js';
 import { getOr404, idParams, storedSchema, unique } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
+import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
 import { liveStream, pipeFeed, RECONNECT_MS, SSE_HEADERS, storedStream } from '../sse.js';
 
 /** how long the replaced secret keeps verifying after a rotation, unless the caller says otherwise */
 const DEFAULT_ROTATION_OVERLAP_SECS = 3600;
 
-const name = z.string().trim().min(1, { message: 'name must not be empty' }).max(200, { message: 'name is at most 200 characters' });
+const name = safeName(z.string().trim().min(1, { message: 'name must not be empty' }).max(200, { message: 'name is at most 200 characters' }));
 const scheduleTrigger = z.strictObject({
   kind: z.literal('schedule'),
   cron: z.string().max(200).superRefine((value, ctx) => {
@@ -309,6 +311,14 @@ export function taskRoutes({ collections, config, agentRuntime, taskRuntime, fil
   const { service, inbound, secrets } = taskRuntime;
   const baseUrl = (request: HttpRequest): string => publicBaseUrl(config, request);
 
+  /** the agent, realm and sources a create or patch sets must be the organization's (null keeps the default) */
+  const checkReferences = (org: OrgId, body: z.output<typeof taskPatch>): Promise<unknown> =>
+    assertReferences(collections, org, {
+      agent: body.agent == null ? undefined : { path: 'agent', value: body.agent },
+      realm: body.realm == null ? undefined : { path: 'realm', value: body.realm },
+      sources: body.enabled_source_ids == null ? undefined : { path: 'enabled_source_ids', ids: body.enabled_source_ids },
+    });
+
   const runOf = async (org: OrgId, taskId: string, runId: string): Promise<TaskRunDoc> => {
     await getOr404(tasks, org, taskId, 'task');
     const run = await taskRuns.get(org, runId);
@@ -344,6 +354,7 @@ export function taskRoutes({ collections, config, agentRuntime, taskRuntime, fil
       auth: 'bearer', permission: 'task:manage', body: taskCreate, response: taskSchema, status: 201, creates: true,
       handler: async ({ auth, body, request }) => {
         const fields = taskFieldsOf(body, null, config.production);
+        await checkReferences(auth.orgId, body);
         const issued = body.trigger.kind === 'webhook' ? triggerSecret(body.trigger, null) : null;
         const secret = issued?.secret ?? null;
         const id = newId('tsk');
@@ -408,6 +419,7 @@ export function taskRoutes({ collections, config, agentRuntime, taskRuntime, fil
           throw new ServiceError('immutable_field', 'trigger.kind cannot be changed after creation', { field: 'trigger.kind' });
         }
         const fields = taskFieldsOf(body, existing, config.production);
+        await checkReferences(auth.orgId, body);
         if (body.trigger?.kind === 'webhook') {
           const sealed = existing.secret_sealed;
           const given = triggerSecret(body.trigger, {

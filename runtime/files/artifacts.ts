@@ -14,8 +14,39 @@ export const ARTIFACTS_FOLDER = 'artifacts';
 /** `artifacts/<run id>`: where one run's files live. */
 export const artifactsFolder = (runId: string): string => `${ARTIFACTS_FOLDER}/${runId}`;
 
-/** whether a normalized file-store path is the artifacts folder or inside it */
-export const isArtifactPath = (path: string): boolean => path === ARTIFACTS_FOLDER || path.startsWith(`${ARTIFACTS_FOLDER}/`);
+/**
+ * A path segment as the most lenient file system would read it: percent-decoded
+ * (a client or proxy may decode once more), NFKC (fullwidth and other
+ * compatibility forms), without default-ignorable code points (zero-width
+ * characters HFS+ skips), case-folded (NTFS, APFS and HFS+ are
+ * case-insensitive by default) and without trailing dots and spaces (Windows
+ * drops them).
+ */
+function foldSegment(segment: string): string {
+  let text = segment;
+  for (let round = 0; round < 3 && text.includes('%'); round++) {
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(text);
+    } catch {
+      break;
+    }
+    if (decoded === text) break;
+    text = decoded;
+  }
+  // a decoded separator starts a new segment for whoever decoded it
+  const first = text.split(/[\\/]/, 1)[0] ?? '';
+  return first.normalize('NFKC').replace(/\p{Default_Ignorable_Code_Point}/gu, '').toLowerCase().replace(/[. ]+$/, '');
+}
+
+/**
+ * Whether a normalized file-store path is the artifacts folder or inside it.
+ * The first segment is compared folded (foldSegment): the store may sit on a
+ * case-insensitive file system, where `Artifacts/x` is the same folder, so
+ * every spelling that could reach the reserved folder on some file system
+ * counts as it.
+ */
+export const isArtifactPath = (path: string): boolean => foldSegment(path.split('/', 1)[0] ?? '') === ARTIFACTS_FOLDER;
 
 /**
  * The stored path of an artifact named `relative` (`charts/q1.png`) by the

@@ -11,14 +11,22 @@ const MAX_SEGMENT_LENGTH = 255;
 /** our own temporary files while an upload is written; never listed, never addressable */
 export const PARTIAL_SUFFIX = '.partial-upload';
 
-/** `a//b/./c` -> `a/b/c`; thrown when the path is empty, climbs out, or holds NUL/backslash. */
+/** a UTF-16 surrogate without its partner: no file system name can hold it */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * `a//b/./c` -> `a/b/c`, in Unicode NFC (one spelling per name: a composed
+ * and a decomposed `é` are the same file); thrown when the path is empty,
+ * climbs out, or holds NUL, a backslash or a lone surrogate.
+ */
 export function normalizeRemotePath(raw: string): string {
   const invalid = (reason: string): ServiceError =>
     new ServiceError('validation_error', `invalid file path "${raw}": ${reason}`, { field: 'path' });
   if (raw.includes('\0')) throw invalid('contains a NUL character');
+  if (LONE_SURROGATE.test(raw)) throw invalid('contains a lone UTF-16 surrogate');
   // a backslash is a separator on some clients: refusing it keeps one meaning per path
   if (raw.includes('\\')) throw invalid('use "/" as the separator');
-  const segments = raw.split('/').filter((segment) => segment.length > 0 && segment !== '.');
+  const segments = raw.normalize('NFC').split('/').filter((segment) => segment.length > 0 && segment !== '.');
   if (segments.length === 0) throw invalid('it names no file');
   for (const segment of segments) {
     if (segment === '..') throw invalid('".." is not allowed');

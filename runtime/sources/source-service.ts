@@ -8,7 +8,7 @@
 import type { Logger } from 'pino';
 import { ToolError, type SyncReport } from '../../connectors/contract.js';
 import type { CatalogSource } from '../../connectors/catalog.js';
-import { validateCopy } from '../../connectors/json-schema.js';
+import { validateCopy, type SchemaIssue } from '../../connectors/json-schema.js';
 import type { LoadedPlugin, PluginRegistry } from '../../connectors/loader.js';
 import type { Collections } from '../collections.js';
 import { ServiceError } from '../errors.js';
@@ -16,8 +16,10 @@ import type { PlatformEvents } from '../events.js';
 import type { GraphStore } from '../graph/store.js';
 import { newId, nowIso } from '../ids.js';
 import { DEFAULT_REALM } from '../organizations.js';
+import { assertReferences } from '../references.js';
 import { asOrgId, type ListOptions, type OrgId, type Page } from '../store/types.js';
 import { ConfigVault, restoreMasked } from './config-secrets.js';
+import { connectorFailure, isUnexpected } from './connector-failure.js';
 import type { SourceDirectory } from './directory.js';
 import { DynamicToolCache } from './dynamic-tools.js';
 import { scheduleProblem, SyncSchedule } from './sync-schedule.js';
@@ -60,13 +62,12 @@ interface RunningSync {
   readonly done: Promise<void>;
 }
 
-const errorOf = (error: unknown): SourceError => {
-  if (ToolError.is(error)) return { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) };
-  return { code: 'sync_failed', message: error instanceof Error ? error.message : String(error) };
-};
-
 /** what a sync the service stopped in the middle of ends with */
 const INTERRUPTED: SourceError = { code: 'interrupted', message: 'the service stopped during the sync' };
+
+/** schema issues as paths of the request body (`config.auth.kind`) */
+const configIssues = (issues: readonly SchemaIssue[]): { path: string; message: string }[] =>
+  issues.map((issue) => ({ path: issue.path === '' ? 'config' : `config.${issue.path}`, message: issue.message }));
 
 const invalid = (path: string, message: string): ServiceError =>
   new ServiceError('validation_error', `invalid body: ${path}: ${message}`, { issues: [{ path, message }] });
@@ -236,7 +237,7 @@ export class SourceService implements SourceDirectory {
       }
     } catch (error) {
       // a connector that throws (unreachable host, timeout) fails validation the same way, with the reason
-      const { code, message, details } = errorOf(error);
+      const { code, message, details } = this.failureOf(error, source);
       failure = { code: 'source_validation_failed', message: `${source.connector} validation failed: ${message}`, details: { reason: code, ...details } };
     }
     const now = nowIso();
@@ -340,9 +341,9 @@ export class SourceService implements SourceDirectory {
         graph: this.graph()?.sinkFor(org, source.realm) ?? null,
         progress,
       });
-      if (signal.aborted) failure = errorOf(signal.reason);
+      if (signal.aborted) failure = this.failureOf(signal.reason, source);
     } catch (error) {
-      failure = signal.aborted ? errorOf(signal.reason) : errorOf(error);
+      failure = this.failureOf(signal.aborted ? signal.reason : error, source);
     }
     await writes;
     const base = { connector: source.connector, source_id: source.id, source_name: source.name, realm: source.realm, job_id: job.id };
@@ -358,6 +359,12 @@ export class SourceService implements SourceDirectory {
     await this.finishJob(org, job.id, { status: 'succeeded', nodes, relationships, details: report?.details ? { ...report.details } : null, progress: 1 });
     await this.collections.sources.update(org, source.id, { status: 'synced', last_error: null, last_synced_at: nowIso() });
     this.events.emit('source.synced', org, { ...base, nodes, relationships, details: report?.details ?? {} });
+  }
+
+  /** the typed failure of a connector call; an unexpected exception is logged in full and shown generically */
+  private failureOf(error: unknown, source: SourceDoc): SourceError {
+    if (isUnexpected(error)) this.logger.error({ err: error, source_id: source.id, connector: source.connector }, 'connector failed unexpectedly');
+    return connectorFailure(error, source.connector);
   }
 
   private async finishJob(org: OrgId, jobId: string, patch: Partial<Pick<SourceSyncJobDoc, 'status' | 'error' | 'nodes' | 'relationships' | 'details' | 'progress'>>): Promise<void> {
@@ -377,7 +384,7 @@ export class SourceService implements SourceDirectory {
   private usableConfig(plugin: LoadedPlugin, source: SourceDoc, org: OrgId): Record<string, unknown> {
     const checked = validateCopy(plugin.validateConfig, this.configOf(source, org));
     if (!checked.ok) {
-      throw new ServiceError('conflict', `source ${source.name} has a config connector ${plugin.kind} no longer accepts; update it`, { issues: checked.issues });
+      throw new ServiceError('conflict', `source ${source.name} has a config connector ${plugin.kind} no longer accepts; update it`, { issues: configIssues(checked.issues) });
     }
     return checked.value;
   }
@@ -386,7 +393,7 @@ export class SourceService implements SourceDirectory {
     // validated for the error, but stored as given: defaults are filled at use, so a later default change applies
     const checked = validateCopy(plugin.validateConfig, config);
     if (!checked.ok) {
-      const issues = checked.issues.map((issue) => ({ path: issue.path === '' ? 'config' : `config.${issue.path}`, message: issue.message }));
+      const issues = configIssues(checked.issues);
       throw new ServiceError('validation_error', `invalid body: ${issues.map((issue) => `${issue.path} ${issue.message}`).join('; ')}`, { issues });
     }
     return config;
@@ -402,7 +409,7 @@ export class SourceService implements SourceDirectory {
 
   private async checkedRealm(org: OrgId, realm: string): Promise<string> {
     if (realm === DEFAULT_REALM) return realm;
-    if (!(await this.collections.realms.findOne(org, { name: realm }))) throw invalid('realm', `no realm "${realm}" in this organization`);
+    await assertReferences(this.collections, org, { realm: { path: 'realm', value: realm } });
     return realm;
   }
 }

@@ -31,6 +31,10 @@ describe('tasks', () => {
   });
 
   it('creates, reads, lists, patches and deletes tasks with every field', async () => {
+    // referenced sources must exist in the organization (test/security/references.test.ts)
+    const source = async (name: string): Promise<string> =>
+      (await server.request('POST', '/sources', { token: owner.token, body: { name, connector: 'github', config: { auth: { kind: 'pat', token: 't' } } } })).body.id;
+    const [sourceA, sourceB] = [await source('Task source A'), await source('Task source B')];
     const body = {
       name: 'Morning digest',
       agent: 'default',
@@ -40,7 +44,7 @@ describe('tasks', () => {
       approval_defaults: { write: 'allow' },
       cost_cap_usd_per_day: 2.5,
       max_concurrent_runs: 2,
-      enabled_source_ids: ['src_a'],
+      enabled_source_ids: [sourceA],
       webhook: { rate_limit_per_minute: 30 },
       enabled: true,
     };
@@ -53,10 +57,10 @@ describe('tasks', () => {
 
     const patched = await server.request('PATCH', `/tasks/${created.id}`, {
       token: owner.token,
-      body: { enabled_source_ids: ['src_b'], webhook: { rate_limit_per_minute: 10 }, input: { instruction: 'literal' } },
+      body: { enabled_source_ids: [sourceB], webhook: { rate_limit_per_minute: 10 }, input: { instruction: 'literal' } },
     });
     expect(patched.status).toBe(200);
-    expect(patched.body).toMatchObject({ enabled_source_ids: ['src_b'], webhook: { rate_limit_per_minute: 10 }, input: { instruction: 'literal' }, input_template: null, cost_cap_usd_per_day: 2.5 });
+    expect(patched.body).toMatchObject({ enabled_source_ids: [sourceB], webhook: { rate_limit_per_minute: 10 }, input: { instruction: 'literal' }, input_template: null, cost_cap_usd_per_day: 2.5 });
 
     const list = await server.request('GET', '/tasks?limit=200', { token: owner.token });
     expect(list.body.items.map((task: any) => task.id)).toContain(created.id);
