@@ -26,6 +26,7 @@ import { sourceRoutes } from './sources.js';
 import { mcpRoutes } from './mcp.js';
 import { graphRoutes } from './graph.js';
 import { fileRoutes } from './files.js';
+import { artifactRoutes } from './artifacts.js';
 import { pipelineRoutes } from './pipelines.js';
 import { pipelineAgentRoutes } from './pipeline-agent.js';
 import { channelRoutes } from './channels.js';
@@ -59,6 +60,7 @@ export function allRoutes(services: Services, table: () => readonly AnyRoute[]):
     ...mcpRoutes(services),
     ...graphRoutes(services),
     ...fileRoutes(services),
+    ...artifactRoutes(services),
     ...pipelineRoutes(services),
     ...pipelineAgentRoutes(services),
     ...channelRoutes(services),
