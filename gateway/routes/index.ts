@@ -16,6 +16,7 @@ import { contextPipelineRoutes } from './context-pipelines.js';
 import { contextIngestRoutes } from './context-ingest.js';
 import { contextTableRoutes } from './context-tables.js';
 import { chatRoutes } from './chat.js';
+import { chatToolCallRoutes } from './chat-tool-calls.js';
 import { runtimeRoutes } from './runtime.js';
 import { taskRoutes } from './tasks.js';
 import { hookRoutes } from './hooks.js';
@@ -50,6 +51,7 @@ export function allRoutes(services: Services, table: () => readonly AnyRoute[]):
     ...contextIngestRoutes(services),
     ...contextTableRoutes(services),
     ...chatRoutes(services),
+    ...chatToolCallRoutes(services),
     ...runtimeRoutes(services),
     ...taskRoutes(services),
     ...hookRoutes(services),
