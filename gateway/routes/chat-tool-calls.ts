@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import type { AgentRunEventDoc, ChatMessageDoc } from '../../runtime/collections.js';
 import { EXECUTE_CONNECTOR_TOOL } from '../../connectors/meta-tools.js';
+import { toolErrorBody } from '../../connectors/tool-result.js';
 import { ServiceError } from '../../runtime/errors.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import { decodeCursor, encodeCursor, pageQuery, pageSchema } from '../pagination.js';
@@ -66,7 +67,7 @@ function toolError(value: unknown): ToolCallView['error'] {
   const code = text(body['code']);
   if (code === null) return null;
   const details = body['details'];
-  return { code, message: text(body['message']) ?? '', ...(details === undefined ? {} : { details: record(details) }) };
+  return toolErrorBody(code, text(body['message']) ?? '', details === undefined ? undefined : record(details));
 }
 
 /** The tool calls of one run, in the order it made them, from its transcript (any order in, sorted by seq). */
@@ -141,7 +142,7 @@ function toolCallsOfRun(runId: string, messageId: string, events: readonly Agent
           replace(call, {
             // a call that never got its approval never ran: denied; one that was running failed
             ...call, status: call.status === 'pending_approval' || call.status === 'denied' ? 'denied' : 'failed', finished_at: event.at,
-            error: { code: ended === 'cancelled' ? 'cancelled' : 'interrupted', message: `the run ended (${ended ?? 'unknown'}) before the tool call finished` },
+            error: toolErrorBody(ended === 'cancelled' ? 'cancelled' : 'interrupted', `the run ended (${ended ?? 'unknown'}) before the tool call finished`),
           });
         }
         open.clear();
