@@ -105,6 +105,11 @@ export interface ServiceConfig {
   readonly mcpStdioCommands: readonly string[];
   /** `FILES_MAX_UPLOAD_BYTES`: largest file one upload may carry (413 over it, detected while reading). @default 104857600 (100 MiB) */
   readonly filesMaxUploadBytes: number;
+  /**
+   * `PLATFORM_OPERATORS`: emails (comma-separated, compared lowercased) of the users who may call the
+   * platform-wide operator routes (`/platform/users`). @default [] (nobody)
+   */
+  readonly platformOperators: readonly string[];
 }
 
 export class ConfigError extends Error {
@@ -164,6 +169,15 @@ function publicUrl(env: Env): string | null {
   const parsed = new URL(raw);
   if (parsed.search !== '' || parsed.hash !== '') throw new ConfigError('PUBLIC_URL', `must not have a query or fragment, got "${raw}"`);
   return raw.replace(/\/+$/, '');
+}
+
+/** Comma-separated emails, trimmed and lowercased (as identity stores them); thrown on an entry that is not an email. */
+function emailList(env: Env, name: string): readonly string[] {
+  const entries = (text(env, name) ?? '').split(',').map((entry) => entry.trim().toLowerCase()).filter((entry) => entry !== '');
+  for (const entry of entries) {
+    if (!z.string().email().safeParse(entry).success) throw new ConfigError(name, `"${entry}" is not an email address`);
+  }
+  return Object.freeze([...new Set(entries)]);
 }
 
 const PRICE_TABLE = z.record(
@@ -321,6 +335,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     pluginsFile: pluginsFile(env),
     mcpStdioCommands: Object.freeze((text(env, 'MCP_STDIO_COMMANDS') ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')),
     filesMaxUploadBytes: integer(env, 'FILES_MAX_UPLOAD_BYTES', 104_857_600, 1, 4_294_967_296),
+    platformOperators: emailList(env, 'PLATFORM_OPERATORS'),
   };
   if (config.workerToken !== null && config.workerToken.length < 16) {
     throw new ConfigError('WORKER_TOKEN', 'must be at least 16 characters');

@@ -21,12 +21,13 @@ import { DEFAULT_AGENT, SETTINGS_DEFAULTS } from '../../runtime/organizations.js
 import { assertReferences } from '../../runtime/references.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import { SupervisorClosedError } from '../../runtime/supervisor.js';
-import { createPageResponder, decimalInteger, pageQuery, pageSchema } from '../pagination.js';
+import { createPageResponder, decimalInteger, listOptions, pageEnvelope, pageQuery, pageSchema } from '../pagination.js';
 import { liveStream, storedStream } from '../sse.js';
 import { getOr404, idParams, storedSchema } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
 import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
+import { toolCallSchema, toolCallsByMessage } from './chat-tool-calls.js';
 
 /** agent config defaults (runtime/agent-types.ts documents them) */
 const DEFAULT_MAX_TURNS = 20;
@@ -77,6 +78,9 @@ const messageSchema = z.object({
   created_by: z.string(),
 });
 
+/** a message with the tool calls of its run (replies; a user's message has none) */
+const messageWithToolsSchema = messageSchema.extend({ tool_calls: z.array(toolCallSchema) });
+
 const presentConversation = (conversation: ConversationDoc) => ({
   id: conversation.id,
   title: conversation.title,
@@ -108,7 +112,6 @@ const FINAL_MESSAGE_STATUS = { succeeded: 'complete', failed: 'failed', cancelle
 export function chatRoutes({ collections, config, agentRuntime, sources }: Services): AnyRoute[] {
   const { conversations, chatMessages, agentRuns, agentRunEvents, agents, settings } = collections;
   const listConversations = createPageResponder(conversations, presentConversation);
-  const listMessages = createPageResponder(chatMessages, presentMessage);
   /** conversations with a reply being written: one reply at a time per conversation */
   const busy = new Set<string>();
 
@@ -159,19 +162,24 @@ export function chatRoutes({ collections, config, agentRuntime, sources }: Servi
     }),
     route({
       method: 'GET', path: '/chat/conversations/:id', tag: 'chat', summary: 'A conversation with its message history', auth: 'bearer',
-      permission: 'chat:use', params: idParams, response: conversationSchema.extend({ messages: z.array(messageSchema) }),
+      permission: 'chat:use', params: idParams, response: conversationSchema.extend({ messages: z.array(messageWithToolsSchema) }),
       handler: async ({ auth, params }) => {
         const conversation = await getOr404(conversations, auth.orgId, params.id, 'conversation');
         const messages = await chatMessages.findAll(auth.orgId, { conversation_id: conversation.id });
-        return { status: 200, json: { ...presentConversation(conversation), messages: messages.map(presentMessage) } };
+        const calls = await toolCallsByMessage(agentRunEvents, auth.orgId, messages);
+        const present = (message: ChatMessageDoc) => ({ ...presentMessage(message), tool_calls: calls.get(message.id) ?? [] });
+        return { status: 200, json: { ...presentConversation(conversation), messages: messages.map(present) } };
       },
     }),
     route({
       method: 'GET', path: '/chat/conversations/:id/messages', tag: 'chat', summary: 'Messages of a conversation, oldest first',
-      auth: 'bearer', permission: 'chat:use', params: idParams, query: pageQuery, response: pageSchema(messageSchema),
+      auth: 'bearer', permission: 'chat:use', params: idParams, query: pageQuery, response: pageSchema(messageWithToolsSchema),
       handler: async ({ auth, params, query }) => {
         const conversation = await getOr404(conversations, auth.orgId, params.id, 'conversation');
-        return listMessages(auth.orgId, query, { conversation_id: conversation.id });
+        // not the cached page responder: a reply's tool calls change with its transcript, not with the message
+        const page = await chatMessages.list(auth.orgId, listOptions(query, { conversation_id: conversation.id }));
+        const calls = await toolCallsByMessage(agentRunEvents, auth.orgId, page.items);
+        return { status: 200, json: pageEnvelope(page, (message) => ({ ...presentMessage(message), tool_calls: calls.get(message.id) ?? [] })) };
       },
     }),
     route({

@@ -16,6 +16,7 @@ import { contextPipelineRoutes } from './context-pipelines.js';
 import { contextIngestRoutes } from './context-ingest.js';
 import { contextTableRoutes } from './context-tables.js';
 import { chatRoutes } from './chat.js';
+import { chatToolCallRoutes } from './chat-tool-calls.js';
 import { runtimeRoutes } from './runtime.js';
 import { taskRoutes } from './tasks.js';
 import { hookRoutes } from './hooks.js';
@@ -26,6 +27,7 @@ import { sourceRoutes } from './sources.js';
 import { mcpRoutes } from './mcp.js';
 import { graphRoutes } from './graph.js';
 import { fileRoutes } from './files.js';
+import { artifactRoutes } from './artifacts.js';
 import { pipelineRoutes } from './pipelines.js';
 import { pipelineAgentRoutes } from './pipeline-agent.js';
 import { channelRoutes } from './channels.js';
@@ -49,6 +51,7 @@ export function allRoutes(services: Services, table: () => readonly AnyRoute[]):
     ...contextIngestRoutes(services),
     ...contextTableRoutes(services),
     ...chatRoutes(services),
+    ...chatToolCallRoutes(services),
     ...runtimeRoutes(services),
     ...taskRoutes(services),
     ...hookRoutes(services),
@@ -59,6 +62,7 @@ export function allRoutes(services: Services, table: () => readonly AnyRoute[]):
     ...mcpRoutes(services),
     ...graphRoutes(services),
     ...fileRoutes(services),
+    ...artifactRoutes(services),
     ...pipelineRoutes(services),
     ...pipelineAgentRoutes(services),
     ...channelRoutes(services),

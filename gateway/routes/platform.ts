@@ -1,16 +1,17 @@
 /**
  * /platform: the caller's organizations and the invites of the current one,
- * plus the public `POST /auth/invites/accept` that redeems an invite token.
+ * plus the public `POST /auth/invites/accept` that redeems an invite token,
+ * and for platform operators (PLATFORM_OPERATORS) every user of the service.
  * Invite tokens (`inv_` + 40 alphanumerics) are answered once and stored as
  * their sha256; they are single-use and valid for seven days.
  */
 import { z } from 'zod';
 import type { AuthContext } from '../../runtime/auth/context.js';
 import { IdentityService, normalizeEmail } from '../../runtime/auth/identity.js';
-import type { InviteDoc } from '../../runtime/collections.js';
+import type { InviteDoc, UserDoc } from '../../runtime/collections.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { assignableRole } from '../grants.js';
-import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
+import { createPageResponder, decodeCursor, encodeCursor, pageQuery, pageSchema } from '../pagination.js';
 import { getOr404, idParams, storedSchema } from '../resource.js';
 import { loginResult } from './auth.js';
 import { route, type AnyRoute } from '../route.js';
@@ -33,6 +34,12 @@ const inviteSchema = z.object({
   accepted_at: z.string().nullable(),
 });
 
+const platformUserSchema = z.object({
+  ...storedSchema,
+  email: z.string(),
+  organizations: z.array(z.object({ id: z.string(), name: z.string(), role: z.string(), joined_at: z.string() })),
+});
+
 const presentInvite = (invite: InviteDoc) => ({
   id: invite.id,
   email: invite.email,
@@ -50,10 +57,71 @@ function requireUser(auth: AuthContext): void {
   if (auth.kind !== 'user') throw new ServiceError('forbidden', 'this route needs a user token, not an API key');
 }
 
-export function platformRoutes({ collections, identity }: Services): AnyRoute[] {
+export function platformRoutes({ collections, identity, config }: Services): AnyRoute[] {
   const { invites, memberships, organizations, users } = collections;
   const listPage = createPageResponder(invites, presentInvite);
+  const operators = new Set(config.platformOperators);
+
+  /** Operator routes: a user token (never an API key, which belongs to one organization) of a user PLATFORM_OPERATORS names. */
+  async function requireOperator(auth: AuthContext): Promise<void> {
+    requireUser(auth);
+    const caller = await users.get(auth.userId);
+    if (!caller || !operators.has(caller.email)) {
+      throw new ServiceError('forbidden', 'only platform operators (PLATFORM_OPERATORS) may read the users of every organization');
+    }
+  }
+
+  /** Each user with the organizations they belong to and their role there. */
+  async function presentUsers(found: readonly UserDoc[]): Promise<z.output<typeof platformUserSchema>[]> {
+    if (found.length === 0) return [];
+    const mine = await memberships.findAcrossOrgs({ user_id: { in: found.map((user) => user.id) } }, found.length * MAX_MEMBERSHIPS);
+    const orgs = await organizations.findAll({ id: { in: [...new Set(mine.map((membership) => membership.org_id))] } });
+    const names = new Map(orgs.map((organization) => [organization.id, organization.name]));
+    return found.map((user) => ({
+      id: user.id,
+      email: user.email,
+      created_at: user.created_at,
+      updated_at: user.updated_at,
+      organizations: mine
+        .filter((membership) => membership.user_id === user.id && names.has(membership.org_id))
+        .map((membership) => ({ id: membership.org_id, name: names.get(membership.org_id) ?? '', role: membership.role, joined_at: membership.created_at }))
+        .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
+    }));
+  }
+
   return [
+    route({
+      method: 'GET', path: '/platform/users', tag: 'platform', auth: 'bearer', query: pageQuery, response: pageSchema(platformUserSchema),
+      summary: 'Every user of the service with their organizations and roles, oldest first (platform operators only)',
+      handler: async ({ auth, query }) => {
+        await requireOperator(auth);
+        // users are global records without a paged list: ids sort by creation, so the keyset cursor is the last id
+        const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
+        const all = (await users.findAll()).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+        const rest = after === null ? all : all.filter((user) => user.id > after);
+        const page = rest.slice(0, query.limit);
+        const last = page.at(-1);
+        return {
+          status: 200,
+          json: {
+            items: await presentUsers(page),
+            next_cursor: last !== undefined && rest.length > page.length ? encodeCursor(last.id) : null,
+            total: all.length,
+          },
+        };
+      },
+    }),
+    route({
+      method: 'GET', path: '/platform/users/:id', tag: 'platform', auth: 'bearer', params: idParams, response: platformUserSchema,
+      summary: 'One user with their organizations and roles (platform operators only)',
+      handler: async ({ auth, params }) => {
+        await requireOperator(auth);
+        const user = await users.get(params.id);
+        if (!user) throw new ServiceError('not_found', `user ${params.id} not found`);
+        const [presented] = await presentUsers([user]);
+        return { status: 200, json: presented };
+      },
+    }),
     route({
       method: 'GET', path: '/platform/organizations', tag: 'platform', summary: 'The organizations the caller belongs to',
       auth: 'bearer', response: pageSchema(organizationSchema),

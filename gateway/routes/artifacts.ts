@@ -1,0 +1,173 @@
+/**
+ * /artifacts: the files agent runs wrote (`files.write_artifact`), across
+ * runs. They live in the file store under `artifacts/<run id>/<name>`; an
+ * artifact's id is `art_` + base64url of `<run id>/<name>` (derived, so no
+ * index is kept beside the files). Reading needs `file:read` like /files (an
+ * artifact is a file; a task run's own listing stays under `task:read`);
+ * deleting needs `file:write`. `created_at` is the time the file was written
+ * (a run writing the same name again replaces it).
+ */
+import { z } from 'zod';
+import type { AgentRunDoc } from '../../runtime/collections.js';
+import { ServiceError } from '../../runtime/errors.js';
+import { artifactId, listAllArtifacts, parseArtifactId, type ArtifactRef } from '../../runtime/files/artifacts.js';
+import type { FileInfo } from '../../runtime/files/store.js';
+import type { OrgId } from '../../runtime/store/types.js';
+import { decodeCursor, encodeCursor, pageQuery, pageSchema } from '../pagination.js';
+import { route, type AnyRoute } from '../route.js';
+import type { Services } from '../services.js';
+
+/** Downloads up to this size are sent whole with a Content-Length (every `files.write_artifact` file is, at 10 MiB at most). */
+const WHOLE_DOWNLOAD_MAX_BYTES = 16 * 1024 * 1024;
+
+const artifactSchema = z.object({
+  id: z.string(),
+  run_id: z.string(),
+  /** the task whose run wrote it; null for chat runs (and runs no longer on record) */
+  task_id: z.string().nullable(),
+  /** the conversation whose reply wrote it, for chat runs */
+  conversation_id: z.string().nullable(),
+  /** the file-store path, `artifacts/<run id>/<name>` (also readable through /files) */
+  path: z.string(),
+  /** the path inside the run's folder, as the run named it */
+  name: z.string(),
+  size: z.number().int(),
+  content_type: z.string(),
+  created_at: z.string(),
+});
+
+const listQuery = pageQuery.extend({
+  run_id: z.string().min(1).max(100).optional(),
+  task_id: z.string().min(1).max(100).optional(),
+  /** `image/` matches every image; `text/csv` one type */
+  content_type: z.string().min(1).max(200).optional(),
+  created_after: z.string().datetime({ offset: true, message: 'created_after must be an ISO 8601 date-time' }).optional(),
+});
+const artifactParams = z.object({ id: z.string().min(1).max(2048) });
+
+const present = (file: FileInfo, ref: ArtifactRef, run: AgentRunDoc | undefined) => ({
+  id: artifactId(ref),
+  run_id: ref.runId,
+  task_id: run?.task_id ?? null,
+  conversation_id: run?.conversation_id ?? null,
+  path: file.path,
+  name: ref.name,
+  size: file.size,
+  content_type: file.content_type,
+  created_at: file.modified_at,
+});
+
+export function artifactRoutes({ files, collections }: Services): AnyRoute[] {
+  const { agentRuns } = collections;
+
+  const runsById = async (org: OrgId, runIds: readonly string[]): Promise<Map<string, AgentRunDoc>> => {
+    const unique = [...new Set(runIds)];
+    if (unique.length === 0) return new Map();
+    const runs = await agentRuns.findAll(org, { id: { in: unique } });
+    return new Map(runs.map((run) => [run.id, run]));
+  };
+
+  /** The artifact an id names in this organization, or 404 (ids of another organization's files included). */
+  const artifactOr404 = async (org: OrgId, id: string): Promise<{ ref: ArtifactRef; info: FileInfo }> => {
+    const ref = parseArtifactId(id);
+    const notFound = new ServiceError('not_found', `artifact ${id} not found`);
+    if (ref === null) throw notFound;
+    try {
+      return { ref, info: await files.info(org, ref.path) };
+    } catch (error) {
+      if (error instanceof ServiceError && error.code === 'not_found') throw notFound;
+      throw error;
+    }
+  };
+
+  return [
+    route({
+      method: 'GET', path: '/artifacts', tag: 'artifacts', auth: 'bearer', permission: 'file:read',
+      summary: 'Files runs wrote, oldest run first; filters `run_id`, `task_id`, `content_type` (a prefix), `created_after`',
+      query: listQuery, response: pageSchema(artifactSchema),
+      handler: async ({ auth, query }) => {
+        const org = auth.orgId;
+        let runIds: string[] | undefined;
+        if (query.task_id !== undefined) {
+          const taskRuns = (await agentRuns.findAll(org, { task_id: query.task_id })).map((run) => run.id);
+          runIds = query.run_id === undefined ? taskRuns : taskRuns.filter((runId) => runId === query.run_id);
+        } else if (query.run_id !== undefined) {
+          runIds = [query.run_id];
+        }
+        const after = query.created_after === undefined ? null : Date.parse(query.created_after);
+        const all = (await listAllArtifacts(files, org, runIds)).filter(
+          (file) =>
+            (query.content_type === undefined || file.content_type.startsWith(query.content_type)) &&
+            (after === null || Date.parse(file.modified_at) > after),
+        );
+        // keyset on the path: a file written or removed between pages neither repeats nor skips another
+        const from = query.cursor === undefined ? null : decodeCursor(query.cursor);
+        const rest = from === null ? all : all.filter((file) => file.path > from);
+        const page = rest.slice(0, query.limit);
+        const runs = await runsById(org, page.map((file) => file.ref.runId));
+        const last = page.at(-1);
+        return {
+          status: 200,
+          json: {
+            items: page.map((file) => present(file, file.ref, runs.get(file.ref.runId))),
+            next_cursor: last !== undefined && rest.length > page.length ? encodeCursor(last.path) : null,
+            total: all.length,
+          },
+        };
+      },
+    }),
+    route({
+      method: 'GET', path: '/artifacts/:id', tag: 'artifacts', auth: 'bearer', permission: 'file:read',
+      summary: 'One artifact: its run (and task), path, size, content type and SHA-256',
+      params: artifactParams, response: artifactSchema.extend({ sha256: z.string() }),
+      handler: async ({ auth, params }) => {
+        const { ref, info } = await artifactOr404(auth.orgId, params.id);
+        const [run, sha256] = await Promise.all([agentRuns.get(auth.orgId, ref.runId), files.sha256(auth.orgId, ref.path)]);
+        return { status: 200, json: { ...present(info, ref, run ?? undefined), sha256 } };
+      },
+    }),
+    route({
+      method: 'GET', path: '/artifacts/:id/content', tag: 'artifacts', auth: 'bearer', permission: 'file:read',
+      summary: 'Download an artifact (Content-Length, Content-Disposition: attachment)', params: artifactParams,
+      handler: async ({ auth, params }) => {
+        const { ref } = await artifactOr404(auth.orgId, params.id);
+        const { info, stream } = await files.open(auth.orgId, ref.path);
+        const baseName = ref.name.slice(ref.name.lastIndexOf('/') + 1);
+        const headers = {
+          'content-type': info.content_type,
+          'last-modified': new Date(info.modified_at).toUTCString(),
+          'content-disposition': `attachment; filename*=UTF-8''${encodeURIComponent(baseName)}`,
+        };
+        if (info.size <= WHOLE_DOWNLOAD_MAX_BYTES) {
+          // read whole: the transport then sends an exact Content-Length (a chunked stream cannot carry one)
+          const chunks: Buffer[] = [];
+          for await (const chunk of stream) chunks.push(chunk as Buffer);
+          return { status: 200, headers, body: Buffer.concat(chunks) };
+        }
+        return {
+          status: 200,
+          headers: { ...headers, 'x-file-size': String(info.size) },
+          body: {
+            stream: (sink) => {
+              sink.onClose(() => stream.destroy());
+              stream.on('data', (chunk) => {
+                if (!sink.write(chunk)) stream.destroy();
+              });
+              stream.on('end', () => sink.end());
+              stream.on('error', () => sink.end());
+            },
+          },
+        };
+      },
+    }),
+    route({
+      method: 'DELETE', path: '/artifacts/:id', tag: 'artifacts', auth: 'bearer', permission: 'file:write',
+      summary: 'Delete an artifact', params: artifactParams, response: z.object({ id: z.string(), deleted: z.boolean() }),
+      handler: async ({ auth, params }) => {
+        const { ref } = await artifactOr404(auth.orgId, params.id);
+        await files.remove(auth.orgId, ref.path);
+        return { status: 200, json: { id: artifactId(ref), deleted: true } };
+      },
+    }),
+  ];
+}
