@@ -60,9 +60,20 @@ interface RunningSync {
   readonly done: Promise<void>;
 }
 
-const errorOf = (error: unknown): SourceError => {
-  if (ToolError.is(error)) return { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) };
-  return { code: 'sync_failed', message: error instanceof Error ? error.message : String(error) };
+/** the error, or the ToolError an SDK wrapped as its `cause` (an egress refusal under a connection error) */
+function toolErrorIn(error: unknown): ToolError | null {
+  let current: unknown = error;
+  for (let depth = 0; depth < 8 && current instanceof Error; depth++) {
+    if (ToolError.is(current)) return current;
+    current = current.cause;
+  }
+  return null;
+}
+
+const errorOf = (thrown: unknown): SourceError => {
+  const error = toolErrorIn(thrown);
+  if (error !== null) return { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) };
+  return { code: 'sync_failed', message: thrown instanceof Error ? thrown.message : String(thrown) };
 };
 
 /** what a sync the service stopped in the middle of ends with */
@@ -226,7 +237,7 @@ export class SourceService implements SourceDirectory {
     const config = this.usableConfig(plugin, source, org);
     let failure: SourceError | null = null;
     try {
-      const result = await plugin.plugin.validate(config, AbortSignal.timeout(VALIDATE_TIMEOUT_MS));
+      const result = await plugin.plugin.validate(config, AbortSignal.timeout(VALIDATE_TIMEOUT_MS), this.registry.net);
       if (!result.ok) {
         failure = {
           code: 'source_validation_failed',
@@ -311,7 +322,7 @@ export class SourceService implements SourceDirectory {
       const entry: CatalogSource = { id: source.id, kind: source.connector, name: source.name, config };
       if (plugin.plugin.listTools) {
         const checked = validateCopy(plugin.validateConfig, config);
-        const tools = checked.ok ? await this.dynamicTools.tools(plugin, source, checked.value) : [];
+        const tools = checked.ok ? await this.dynamicTools.tools(plugin, source, checked.value, this.registry.net) : [];
         visible.push({ ...entry, tools });
       } else {
         visible.push(entry);
@@ -338,6 +349,7 @@ export class SourceService implements SourceDirectory {
       report = await plugin.plugin.sync({
         orgId: org, sourceId: source.id, realm: source.realm, config, signal,
         graph: this.graph()?.sinkFor(org, source.realm) ?? null,
+        ...(this.registry.net === undefined ? {} : { net: this.registry.net }),
         progress,
       });
       if (signal.aborted) failure = errorOf(signal.reason);
