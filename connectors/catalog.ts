@@ -174,19 +174,9 @@ function jsonNormalized(value: unknown): { ok: true; value: unknown } | { ok: fa
 
 const cancelled = (): ToolOutcome => failedOutcome(toolErrorBody('cancelled', 'the run was cancelled before the tool finished'));
 
-/** The error, or the ToolError an SDK wrapped as its `cause` (an egress refusal under a connection error). */
-function toolErrorIn(error: unknown): unknown {
-  let current: unknown = error;
-  for (let depth = 0; depth < 8 && current instanceof Error; depth++) {
-    if (ToolError.is(current)) return current;
-    current = current.cause;
-  }
-  return error;
-}
-
 /** What a throw (from a tool or an interceptor) becomes. */
 function outcomeOfThrow(error: unknown, signal: AbortSignal): ToolOutcome {
-  const thrown = toolErrorIn(error);
+  const thrown = ToolError.within(error) ?? error;
   if (ToolError.is(thrown)) {
     const details = thrown.details === undefined ? undefined : jsonNormalized(thrown.details);
     const detailsValue = details?.ok && typeof details.value === 'object' && details.value !== null ? (details.value as Record<string, unknown>) : undefined;

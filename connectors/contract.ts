@@ -68,6 +68,16 @@ export class ToolError extends Error {
   static is(value: unknown): value is ToolError {
     return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[TOOL_ERROR_BRAND] === true;
   }
+
+  /** the value itself or the first ToolError in its `cause` chain (SDKs wrap what fetch threw, e.g. an egress refusal), else null */
+  static within(value: unknown): ToolError | null {
+    let current: unknown = value;
+    for (let depth = 0; depth < 8 && typeof current === 'object' && current !== null; depth++) {
+      if (ToolError.is(current)) return current;
+      current = (current as { cause?: unknown }).cause;
+    }
+    return null;
+  }
 }
 
 export interface ConnectorTool {

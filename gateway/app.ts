@@ -85,10 +85,10 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     });
     await sourceService.start();
     const sources: SourceDirectory = sourceService;
-    const taskRuntime = createTaskRuntime({ config, collections, supervisor, agentRuntime, sources, events, logger });
+    const taskRuntime = createTaskRuntime({ config, collections, supervisor, agentRuntime, sources, events, logger, egress });
     await taskRuntime.start();
     const tasks: TaskFiring = taskRuntime.service;
-    const channels = new ChannelRuntime({ collections, supervisor, agentRuntime, sources, config, logger });
+    const channels = new ChannelRuntime({ collections, supervisor, agentRuntime, sources, config, logger, egress });
     await channels.start();
     const services: Services = {
       channels,
@@ -98,6 +98,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       taskRuntime,
       files,
       pipelineRuns: new PipelineRuns(collections, identity),
+      egress,
     };
 
     const routes: AnyRoute[] = allRoutes(services, () => routes);

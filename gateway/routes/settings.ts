@@ -10,6 +10,7 @@
  */
 import { z } from 'zod';
 import { ServiceError } from '../../runtime/errors.js';
+import { assertEgressAllowed } from '../../runtime/net/egress.js';
 import { SETTINGS_DEFAULTS, type SettingsFields } from '../../runtime/organizations.js';
 import { UniqueViolation, type OrgId, type Patch } from '../../runtime/store/types.js';
 import type { AuthContext } from '../../runtime/auth/context.js';
@@ -62,7 +63,7 @@ const present = (settings: SettingsFields, organizationName: string) => ({
   approval_timeout_secs: settings.approval_timeout_secs,
 });
 
-export function settingsRoutes({ collections }: Services): AnyRoute[] {
+export function settingsRoutes({ collections, egress }: Services): AnyRoute[] {
   const { settings, organizations } = collections;
 
   const organizationName = async (org: OrgId): Promise<string> => {
@@ -104,6 +105,8 @@ export function settingsRoutes({ collections }: Services): AnyRoute[] {
   };
 
   const apply = async (auth: AuthContext, body: SettingsBody, patch: Patch<SettingsFields>) => {
+    // the organization's LLM endpoint is reached for it: a refused literal address is refused now, names when called
+    if (typeof body.llm_base_url === 'string') assertEgressAllowed(egress, body.llm_base_url, 'llm_base_url');
     // rename first: it is the only step that can be refused after validation
     const name = await rename(auth, body.organization_name);
     return { status: 200, json: present(await write(auth.orgId, patch), name) };

@@ -24,6 +24,8 @@ export interface CreateLlmProviderOptions {
   readonly retry?: RetryOptions;
   /** time to wait for the response headers of one attempt. @default 120000 */
   readonly timeoutMs?: number;
+  /** the egress guard's fetch: used when the base URL is the organization's own `llm_base_url` */
+  readonly fetch?: typeof fetch;
 }
 
 export const LLM_PROVIDERS = ['openai', 'anthropic'] as const;
@@ -54,6 +56,7 @@ export function createLlmProvider(
     apiKey,
     retry: options.retry,
     timeoutMs: options.timeoutMs,
+    fetch: blank(settings.llm_base_url) ? undefined : options.fetch,
   };
   let provider: LlmProvider;
   if (name === 'openai') provider = createOpenAiProvider(clientOptions);

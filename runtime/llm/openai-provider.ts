@@ -79,6 +79,7 @@ export function createOpenAiProvider(options: ProviderClientOptions): LlmProvide
     project: null,
     maxRetries: 0,
     timeout: options.timeoutMs ?? 120_000,
+    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
   });
 
   async function* attempt(request: LlmRequest): AsyncGenerator<LlmEvent> {

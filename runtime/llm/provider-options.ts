@@ -10,4 +10,6 @@ export interface ProviderClientOptions {
   readonly retry?: RetryOptions;
   /** time to wait for the response headers of one attempt. @default 120000 */
   readonly timeoutMs?: number;
+  /** the egress guard's fetch, for a tenant-chosen base URL; absent: the SDK's own (global fetch) */
+  readonly fetch?: typeof fetch | undefined;
 }

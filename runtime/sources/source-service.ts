@@ -60,18 +60,8 @@ interface RunningSync {
   readonly done: Promise<void>;
 }
 
-/** the error, or the ToolError an SDK wrapped as its `cause` (an egress refusal under a connection error) */
-function toolErrorIn(error: unknown): ToolError | null {
-  let current: unknown = error;
-  for (let depth = 0; depth < 8 && current instanceof Error; depth++) {
-    if (ToolError.is(current)) return current;
-    current = current.cause;
-  }
-  return null;
-}
-
 const errorOf = (thrown: unknown): SourceError => {
-  const error = toolErrorIn(thrown);
+  const error = ToolError.within(thrown); // SDKs wrap what fetch threw (an egress refusal) as `cause`
   if (error !== null) return { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) };
   return { code: 'sync_failed', message: thrown instanceof Error ? thrown.message : String(thrown) };
 };
@@ -253,7 +243,11 @@ export class SourceService implements SourceDirectory {
     const now = nowIso();
     const status = failure ? 'failed' : source.status === 'syncing' ? 'syncing' : 'synced';
     const updated = await this.collections.sources.update(org, source.id, { status, last_error: failure, last_validated_at: now });
-    if (failure) throw new ServiceError('source_validation_failed', failure.message, { source_id: source.id, ...failure.details });
+    if (failure) {
+      // the guard refused the address: not the upstream's verdict, so its own code (422 egress_refused, details.address_class)
+      const code = failure.details?.['reason'] === 'egress_refused' ? 'egress_refused' : 'source_validation_failed';
+      throw new ServiceError(code, failure.message, { source_id: source.id, ...failure.details });
+    }
     return updated ?? source;
   }
 
