@@ -81,7 +81,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     const events = new PlatformEvents(logger);
     const agentRuntime = new AgentRuntime({ supervisor, collections, plugins, logger, prices: config.llmPrices, events });
     const sourceService = new SourceService({
-      collections, plugins, keyRoot: config.sourceConfigKey ?? config.auth.jwtSecret, events, graph: () => graph, logger,
+      collections, plugins, keyRoot: config.sourceConfigKey ?? config.auth.jwtSecret, events, graph: () => graph, logger, egress,
     });
     await sourceService.start();
     const sources: SourceDirectory = sourceService;
