@@ -246,14 +246,12 @@ export class SourceService implements SourceDirectory {
       const { code, message, details } = errorOf(error);
       failure = { code: 'source_validation_failed', message: `${source.connector} validation failed: ${message}`, details: { reason: code, ...details } };
     }
+    // the guard refused the address: not the upstream's verdict, so its own code (422 egress_refused, details.address_class)
+    if (failure?.details?.['reason'] === 'egress_refused') failure = { ...failure, code: 'egress_refused' };
     const now = nowIso();
     const status = failure ? 'failed' : source.status === 'syncing' ? 'syncing' : 'synced';
     const updated = await this.collections.sources.update(org, source.id, { status, last_error: failure, last_validated_at: now });
-    if (failure) {
-      // the guard refused the address: not the upstream's verdict, so its own code (422 egress_refused, details.address_class)
-      const code = failure.details?.['reason'] === 'egress_refused' ? 'egress_refused' : 'source_validation_failed';
-      throw new ServiceError(code, failure.message, { source_id: source.id, ...failure.details });
-    }
+    if (failure) throw new ServiceError(failure.code === 'egress_refused' ? 'egress_refused' : 'source_validation_failed', failure.message, { source_id: source.id, ...failure.details });
     return updated ?? source;
   }
 
