@@ -4,7 +4,7 @@
  * any connection; redirects are judged hop by hop). Non-loopback addresses
  * are only ever refused, never contacted.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, get, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../runtime/config.js';
@@ -170,6 +170,26 @@ describe('the guard', () => {
     // redirect: manual answers the 3xx itself
     const manual = await wide.fetch(`http://127.0.0.1:${first.port}/hop`, { redirect: 'manual' });
     expect(manual.status).toBe(302);
+  });
+
+  it('its node:http agent refuses literal addresses and names before connecting (clients built on node:http)', async () => {
+    const guard = createEgressGuard({ allow: [] });
+    const before = first.hits.length;
+    const viaAgent = (url: string): Promise<unknown> =>
+      new Promise((resolve) => {
+        get(url, { agent: guard.agent('http:') }, (res) => resolve(res.statusCode)).on('error', resolve);
+      });
+    for (const url of [`http://127.0.0.1:${first.port}/`, `http://localhost:${first.port}/`]) {
+      const error = await viaAgent(url);
+      expect(error, url).toBeInstanceOf(EgressRefusedError);
+      expect((error as EgressRefusedError).refusal.address_class).toBe('loopback');
+    }
+    expect(first.hits.length).toBe(before);
+    const open = createEgressGuard({ allow: ['127.0.0.1'] });
+    expect(await new Promise((resolve) => get(`http://127.0.0.1:${first.port}/`, { agent: open.agent('http:') }, (res) => {
+      res.resume();
+      resolve(res.statusCode);
+    }))).toBe(200);
   });
 
   it('sends bodies and answers like fetch (status, headers, JSON, abort)', async () => {
