@@ -98,9 +98,9 @@ export interface EgressGuard extends NetPort {
   /** the refusal for an address reached for `host`, or null when it may be reached */
   judge(host: string, address: string): EgressRefusal | null;
   /**
-   * Checks a URL before anything is sent: the scheme and, when the host is a
-   * literal IP (in any spelling), its class. Names are judged when they resolve.
-   * Null when nothing is wrong yet.
+   * Checks a URL before anything is sent: when its host is a literal IP (in any
+   * spelling WHATWG URL reads), its class. Names are judged when they resolve.
+   * Null when nothing is wrong yet. @throws TypeError when `url` is not a URL
    */
   checkUrl(url: string | URL): EgressRefusal | null;
   /** the `lookup` the guard's sockets use: resolves, refuses, and pins what it checked */

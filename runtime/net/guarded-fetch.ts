@@ -10,7 +10,7 @@
 import type http from 'node:http';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { Readable } from 'node:stream';
+import { pipeline, Readable, type Transform } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { EgressRefusal } from './egress.js';
 
@@ -35,17 +35,23 @@ const fetchFailed = (cause: unknown): TypeError => new TypeError('fetch failed',
 const abortReason = (signal: AbortSignal): Error => (signal.reason instanceof Error ? signal.reason : new DOMException('This operation was aborted', 'AbortError'));
 
 function decoded(response: http.IncomingMessage): Readable {
+  let decoder: Transform;
   switch ((response.headers['content-encoding'] ?? '').toLowerCase()) {
     case 'gzip':
     case 'x-gzip':
-      return response.pipe(createGunzip());
+      decoder = createGunzip();
+      break;
     case 'deflate':
-      return response.pipe(createInflate());
+      decoder = createInflate();
+      break;
     case 'br':
-      return response.pipe(createBrotliDecompress());
+      decoder = createBrotliDecompress();
+      break;
     default:
       return response;
   }
+  // pipeline, not pipe: a connection reset mid-body errors the decoder (read by the caller), never an unheard stream
+  return pipeline(response, decoder, () => undefined);
 }
 
 interface Hop {
@@ -80,11 +86,17 @@ function send(hop: Hop, signal: AbortSignal, ports: GuardedFetchPorts): Promise<
         stream.once('close', () => signal.removeEventListener('abort', stop));
         body = Readable.toWeb(stream) as ReadableStream<Uint8Array>;
       }
-      const response = new Response(body, { status, statusText: incoming.statusMessage ?? '', headers: responseHeaders });
-      Object.defineProperty(response, 'url', { value: hop.url.href });
-      resolve(response);
+      try {
+        const response = new Response(body, { status, statusText: incoming.statusMessage ?? '', headers: responseHeaders });
+        Object.defineProperty(response, 'url', { value: hop.url.href });
+        resolve(response);
+      } catch (error) {
+        // a status fetch cannot represent (e.g. 999 from a hostile endpoint) is a failed fetch, not a crash
+        incoming.destroy();
+        reject(fetchFailed(error));
+      }
     });
-    outgoing.once('error', (error) => {
+    outgoing.on('error', (error) => {
       signal.removeEventListener('abort', onAbort);
       if (signal.aborted) reject(abortReason(signal));
       else reject(ports.isRefusal(error) ? error : fetchFailed(error));

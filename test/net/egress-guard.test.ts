@@ -21,6 +21,10 @@ async function startFake(host: string, redirectTo?: () => string): Promise<Fake>
   const hits: string[] = [];
   const server = createServer((req, res) => {
     hits.push(`${req.method} ${req.url} ${req.headers['authorization'] ?? ''}`);
+    if (req.url === '/odd') {
+      res.writeHead(999).end('odd');
+      return;
+    }
     if (req.url === '/hop' && redirectTo) {
       res.writeHead(302, { location: redirectTo() }).end();
       return;
@@ -199,6 +203,8 @@ describe('the guard', () => {
     expect(answer.headers.get('content-type')).toBe('application/json');
     expect(answer.url).toBe(`http://127.0.0.1:${first.port}/echo`);
     expect(first.hits.at(-1)).toBe('POST /echo ');
+    // a status fetch cannot represent fails the call instead of crashing the service
+    await expect(guard.fetch(`http://127.0.0.1:${first.port}/odd`)).rejects.toMatchObject({ name: 'TypeError', message: 'fetch failed' });
     const aborted = new AbortController();
     aborted.abort();
     await expect(guard.fetch(`http://127.0.0.1:${first.port}/`, { signal: aborted.signal })).rejects.toMatchObject({ name: 'AbortError' });
