@@ -8,7 +8,7 @@
  * Nothing here throws at the model: every failure is a result with
  * `error.code` (see CatalogErrorCode).
  */
-import { ToolError, type JsonSchema, type ToolContext, type ToolEffect } from './contract.js';
+import { ToolError, type JsonSchema, type NetPort, type ToolContext, type ToolEffect } from './contract.js';
 import { composeInterceptors, type ToolCallInfo, type ToolInterceptor } from './interceptors.js';
 import { validateCopy, type SchemaIssue } from './json-schema.js';
 import type { LoadedPlugin, LoadedTool, PluginRegistry } from './loader.js';
@@ -175,7 +175,8 @@ function jsonNormalized(value: unknown): { ok: true; value: unknown } | { ok: fa
 const cancelled = (): ToolOutcome => failedOutcome(toolErrorBody('cancelled', 'the run was cancelled before the tool finished'));
 
 /** What a throw (from a tool or an interceptor) becomes. */
-function outcomeOfThrow(thrown: unknown, signal: AbortSignal): ToolOutcome {
+function outcomeOfThrow(error: unknown, signal: AbortSignal): ToolOutcome {
+  const thrown = ToolError.within(error) ?? error;
   if (ToolError.is(thrown)) {
     const details = thrown.details === undefined ? undefined : jsonNormalized(thrown.details);
     const detailsValue = details?.ok && typeof details.value === 'object' && details.value !== null ? (details.value as Record<string, unknown>) : undefined;
@@ -205,7 +206,7 @@ function raceAbort(work: Promise<unknown>, signal: AbortSignal): Promise<Settled
   });
 }
 
-async function invoke(entry: Entry, args: Record<string, unknown>, config: Record<string, unknown>, ctx: RunContext): Promise<ToolOutcome> {
+async function invoke(entry: Entry, args: Record<string, unknown>, config: Record<string, unknown>, ctx: RunContext, net: NetPort | undefined): Promise<ToolOutcome> {
   const toolContext: ToolContext = {
     orgId: ctx.orgId,
     sourceId: entry.source?.id ?? null,
@@ -214,6 +215,7 @@ async function invoke(entry: Entry, args: Record<string, unknown>, config: Recor
     ...(ctx.actorId === undefined ? {} : { actorId: ctx.actorId }),
     ...(ctx.realm === undefined ? {} : { realm: ctx.realm }),
     ...(ctx.runId === undefined ? {} : { runId: ctx.runId }),
+    ...(net === undefined ? {} : { net }),
   };
   let work: Promise<unknown>;
   try {
@@ -353,7 +355,7 @@ export function createCatalog(registry: PluginRegistry, options: CatalogOptions 
         ...(ctx.runId === undefined ? {} : { runId: ctx.runId }),
       };
       try {
-        return await composeInterceptors(interceptors, call, () => invoke(entry, structuredClone(resolved.args), config, ctx));
+        return await composeInterceptors(interceptors, call, () => invoke(entry, structuredClone(resolved.args), config, ctx, registry.net));
       } catch (error) {
         return outcomeOfThrow(error, ctx.signal);
       }

@@ -7,12 +7,29 @@
  * Third-party authors import only this module (and the conformance kit).
  */
 
+import type { Agent } from 'node:http';
+import type { AgentOptions } from 'node:https';
+
 export const CONTRACT_VERSION = 1;
 
 /** JSON Schema (draft 2020-12) of an object */
 export type JsonSchema = Record<string, unknown>;
 
 export type ToolEffect = 'read' | 'write';
+
+/**
+ * How a connector reaches the network: the runtime's egress guard. Every call
+ * to a URL taken from a source's config must go through it (loopback, private,
+ * link-local and metadata addresses are refused unless the operator opens them
+ * with EGRESS_ALLOW; redirects are judged hop by hop). A refusal throws a
+ * ToolError `egress_refused` (directly, or as the `cause` an SDK wraps).
+ */
+export interface NetPort {
+  /** a WHATWG fetch; give it to SDKs that take one (`fetch` / `request.fetch` options) */
+  readonly fetch: typeof fetch;
+  /** a node:http(s) Agent for clients built on node:http (axios, node-fetch); `options` carry TLS settings */
+  agent(protocol: 'http:' | 'https:', options?: AgentOptions): Agent;
+}
 
 export interface ToolContext {
   readonly orgId: string;
@@ -28,6 +45,8 @@ export interface ToolContext {
   readonly realm?: string;
   /** the agent run the call belongs to (e.g. where `files.write_artifact` puts its files); absent outside runs (the `/mcp` server) */
   readonly runId?: string;
+  /** the egress guard; the runtime always passes it (absent only when a plugin is driven directly, e.g. by the conformance kit: plain fetch then) */
+  readonly net?: NetPort;
 }
 
 const TOOL_ERROR_BRAND = Symbol.for('agent-context-service.ToolError');
@@ -48,6 +67,16 @@ export class ToolError extends Error {
   /** works across copies of this module loaded from different npm installs */
   static is(value: unknown): value is ToolError {
     return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[TOOL_ERROR_BRAND] === true;
+  }
+
+  /** the value itself or the first ToolError in its `cause` chain (SDKs wrap what fetch threw, e.g. an egress refusal), else null */
+  static within(value: unknown): ToolError | null {
+    let current: unknown = value;
+    for (let depth = 0; depth < 8 && typeof current === 'object' && current !== null; depth++) {
+      if (ToolError.is(current)) return current;
+      current = (current as { cause?: unknown }).cause;
+    }
+    return null;
   }
 }
 
@@ -78,7 +107,7 @@ export interface ConnectorPlugin {
   readonly description: string;
   readonly configSchema: JsonSchema;
   /** checks credentials against the real system; bad credentials fail here, not later */
-  validate(config: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<ValidationResult>;
+  validate(config: Readonly<Record<string, unknown>>, signal: AbortSignal, net?: NetPort): Promise<ValidationResult>;
   readonly tools: readonly ConnectorTool[];
   /**
    * true when the tools need no source (no external system, no credentials,
@@ -108,7 +137,7 @@ export interface ConnectorPlugin {
    * as `<source name>.<tool>` instead of `<kind>.<tool>`. When present, these
    * replace `tools` for the source; `tools` may then be empty.
    */
-  listTools?(config: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<readonly ConnectorTool[]>;
+  listTools?(config: Readonly<Record<string, unknown>>, signal: AbortSignal, net?: NetPort): Promise<readonly ConnectorTool[]>;
   /**
    * Which of the static `tools` one source exposes, by name, read from its
    * config (e.g. the media connector's `enabled_tools`). Default: all of them.
@@ -152,6 +181,8 @@ export interface SyncContext {
   readonly signal: AbortSignal;
   /** the graph, or null when no graph store is configured (the sync still reports what it saw) */
   readonly graph: GraphSink | null;
+  /** the egress guard (see ToolContext.net) */
+  readonly net?: NetPort;
   /** reports progress (0..1) with a short message; shown on the sync job */
   progress(fraction: number, message?: string): void;
 }

@@ -12,7 +12,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import semver from 'semver';
-import { CONTRACT_VERSION, type ConnectorPlugin, type ConnectorPluginFactory, type ConnectorTool } from './contract.js';
+import { CONTRACT_VERSION, type ConnectorPlugin, type ConnectorPluginFactory, type ConnectorTool, type NetPort } from './contract.js';
 import { compileSchema, type CompiledSchema } from './json-schema.js';
 
 export const NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
@@ -54,6 +54,8 @@ export interface PluginRegistry {
   plugin(kind: string): LoadedPlugin | undefined;
   /** plugins refused at load (skipped; the service runs without them); empty when all loaded */
   readonly problems: readonly PluginProblem[];
+  /** the egress guard every call of these plugins goes through (tool contexts, validate, listTools, sync); absent: plain fetch */
+  readonly net?: NetPort;
 }
 
 /** Where loadPlugins reports a refused plugin (pino's `warn` fits). */
@@ -86,6 +88,8 @@ export interface LoadPluginsOptions {
   readonly builtins?: readonly (ConnectorPlugin | ConnectorPluginFactory)[];
   /** told about every refused plugin, with its name and every problem */
   readonly logger?: PluginProblemLogger;
+  /** the egress guard the plugins' calls go through (the service always passes it) */
+  readonly net?: NetPort;
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -329,5 +333,5 @@ export async function loadPlugins(options: LoadPluginsOptions = {}): Promise<Plu
       refuse(error);
     }
   }
-  return { ...createRegistry(loaded), problems };
+  return { ...createRegistry(loaded), problems, ...(options.net === undefined ? {} : { net: options.net }) };
 }

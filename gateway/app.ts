@@ -39,6 +39,7 @@ import { OutboundWebhooks } from '../runtime/webhooks/outbound-webhooks.js';
 import { WebhookSecrets } from '../runtime/webhooks/secrets.js';
 import { FileStore } from '../runtime/files/store.js';
 import { PipelineRuns } from '../runtime/pipelines/runs.js';
+import { createEgressGuard } from '../runtime/net/egress.js';
 
 export interface RunningService {
   readonly url: string;
@@ -71,27 +72,29 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     await finalizeInterruptedRuns(collections, logger);
     const supervisor = new Supervisor({ logger, shutdownGraceMs: config.shutdownGraceSecs * 1000, ...(options.clock ? { clock: options.clock } : {}) });
     const webhookSecrets = new WebhookSecrets(config.auth.jwtSecret);
+    // one guard for every outbound call made for a tenant (webhooks, sources, MCP, tenant LLM URLs)
+    const egress = createEgressGuard({ allow: config.egressAllow });
     const webhookDispatcher = new WebhookDispatcher({
-      collections, supervisor, secrets: webhookSecrets, logger, retryBaseMs: config.webhookRetryBaseMs,
+      collections, supervisor, secrets: webhookSecrets, logger, retryBaseMs: config.webhookRetryBaseMs, egress,
     });
     const webhooks = new OutboundWebhooks(collections, webhookSecrets, webhookDispatcher);
     graph = await openGraphStore(config);
     registerGraphProbe(health, graph);
     const files = new FileStore(config.filesDir);
     const plugins = await loadPlugins({
-      builtins: builtinPlugins({ collections, graph, webhooks, files, mcpStdioCommands: config.mcpStdioCommands }), logger, ...(config.pluginsFile === null ? {} : { pluginsFile: config.pluginsFile }),
+      builtins: builtinPlugins({ collections, graph, webhooks, files, mcpStdioCommands: config.mcpStdioCommands }), logger, net: egress, ...(config.pluginsFile === null ? {} : { pluginsFile: config.pluginsFile }),
     });
     const events = new PlatformEvents(logger);
     const agentRuntime = new AgentRuntime({ supervisor, collections, plugins, logger, prices: config.llmPrices, events });
     const sourceService = new SourceService({
-      collections, plugins, keyRoot: config.sourceConfigKey ?? config.auth.jwtSecret, events, graph: () => graph, logger,
+      collections, plugins, keyRoot: config.sourceConfigKey ?? config.auth.jwtSecret, events, graph: () => graph, logger, egress,
     });
     await sourceService.start();
     const sources: SourceDirectory = sourceService;
-    const taskRuntime = createTaskRuntime({ config, collections, supervisor, agentRuntime, sources, events, logger });
+    const taskRuntime = createTaskRuntime({ config, collections, supervisor, agentRuntime, sources, events, logger, egress });
     await taskRuntime.start();
     const tasks: TaskFiring = taskRuntime.service;
-    const channels = new ChannelRuntime({ collections, supervisor, agentRuntime, sources, config, logger });
+    const channels = new ChannelRuntime({ collections, supervisor, agentRuntime, sources, config, logger, egress });
     await channels.start();
     const services: Services = {
       channels,
@@ -101,6 +104,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       taskRuntime,
       files,
       pipelineRuns: new PipelineRuns(collections, identity),
+      egress,
     };
 
     const routes: AnyRoute[] = allRoutes(services, () => routes);

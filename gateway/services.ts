@@ -16,6 +16,7 @@ import type { ChannelRuntime } from '../runtime/channels/channel-runtime.js';
 import type { OutboundWebhooks } from '../runtime/webhooks/outbound-webhooks.js';
 import type { FileStore } from '../runtime/files/store.js';
 import type { PipelineRuns } from '../runtime/pipelines/runs.js';
+import type { EgressGuard } from '../runtime/net/egress.js';
 
 /** What route modules are built from; assembled once in gateway/app.ts. */
 export interface Services {
@@ -50,4 +51,6 @@ export interface Services {
   readonly files: FileStore;
   /** pipeline runs: start (with a pipeline-scoped token), reports, finish */
   readonly pipelineRuns: PipelineRuns;
+  /** the egress guard: every outbound call made for a tenant (webhooks, sources, MCP, tenant LLM URLs) */
+  readonly egress: EgressGuard;
 }

@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_MAX_JSON_DEPTH } from './json-depth.js';
 import type { PriceTable } from './llm/prices.js';
+import { parseEgressAllow } from './net/egress.js';
 
 export interface FeatureFlags {
   readonly rag: boolean;
@@ -110,6 +111,12 @@ export interface ServiceConfig {
    * platform-wide operator routes (`/platform/users`). @default [] (nobody)
    */
   readonly platformOperators: readonly string[];
+  /**
+   * `EGRESS_ALLOW`: host names and CIDR ranges (IPv4, IPv6) that outbound calls made for a tenant
+   * (webhooks, sources, MCP servers, tenant LLM URLs) may reach although they are loopback,
+   * private, link-local or metadata addresses (comma-separated). @default [] (all such refused)
+   */
+  readonly egressAllow: readonly string[];
 }
 
 export class ConfigError extends Error {
@@ -221,6 +228,16 @@ function sourceConfigKey(env: Env): Uint8Array | null {
   if (raw === null) return null;
   if (raw.length < MIN_SECRET_BYTES) throw new ConfigError('SOURCE_CONFIG_KEY', `must be at least ${MIN_SECRET_BYTES} characters`);
   return new TextEncoder().encode(raw);
+}
+
+function egressAllow(env: Env): readonly string[] {
+  const entries = (text(env, 'EGRESS_ALLOW') ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  try {
+    parseEgressAllow(entries);
+  } catch (error) {
+    throw new ConfigError('EGRESS_ALLOW', `${(error as Error).message}; expected comma-separated host names, IP addresses and CIDR ranges`);
+  }
+  return Object.freeze(entries);
 }
 
 function pluginsFile(env: Env): string | null {
@@ -336,6 +353,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     mcpStdioCommands: Object.freeze((text(env, 'MCP_STDIO_COMMANDS') ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')),
     filesMaxUploadBytes: integer(env, 'FILES_MAX_UPLOAD_BYTES', 104_857_600, 1, 4_294_967_296),
     platformOperators: emailList(env, 'PLATFORM_OPERATORS'),
+    egressAllow: egressAllow(env),
   };
   if (config.workerToken !== null && config.workerToken.length < 16) {
     throw new ConfigError('WORKER_TOKEN', 'must be at least 16 characters');

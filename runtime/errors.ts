@@ -48,6 +48,7 @@ export const ERROR_CATALOG = {
   llm_unconfigured: { status: 422, fault: 'user', retryable: false, when: 'chat or a run needs a model but the organization has no llm_provider/llm_model, or its own llm_base_url has no llm_api_key (or one that no longer opens), or it uses the operator endpoint and the server has no LLM_API_KEY' },
   engine_unavailable: { status: 503, fault: 'system', retryable: true, when: 'the context tables engine (DuckDB) refuses work, e.g. its file is locked by another process; retry with backoff' },
   invalid_node_id: { status: 400, fault: 'user', retryable: false, when: 'a graph node id is not of the form Label:key (URL-encoded), e.g. Service:payments' },
+  egress_refused: { status: 422, fault: 'user', retryable: false, when: 'a URL given for an outbound call (webhook, source, MCP server, LLM base URL) points at a loopback, private, link-local or metadata address that EGRESS_ALLOW does not open (details.address_class)' },
   cypher_syntax_error: { status: 400, fault: 'user', retryable: false, when: 'a Cypher query does not parse or bind; the message is the engine\'s (parser, binder and catalog errors)' },
 } as const satisfies Record<string, CatalogEntry>;
 

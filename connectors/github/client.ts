@@ -8,7 +8,7 @@ import { createPrivateKey } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Octokit } from '@octokit/rest';
 import { SignJWT } from 'jose';
-import { ToolError } from '../contract.js';
+import { ToolError, type NetPort } from '../contract.js';
 import type { GithubConfig } from './config.js';
 
 const MAX_RETRIES = 3;
@@ -54,6 +54,9 @@ function isConnectionFailure(error: unknown): boolean {
 export function githubFailure(error: unknown, signal?: AbortSignal): unknown {
   signal?.throwIfAborted();
   if (ToolError.is(error) || (error as Error)?.name === 'AbortError') return error;
+  // Octokit wraps what fetch threw as `cause`: the egress guard's refusal stays `egress_refused`
+  const wrapped = ToolError.within(error);
+  if (wrapped !== null) return wrapped;
   if (!isRequestError(error)) {
     // only a failed connection is GitHub's; anything else (our own code, the graph) keeps its own error
     return isConnectionFailure(error) ? new ToolError('upstream_unreachable', `GitHub cannot be reached: ${(error as Error).message}`) : error;
@@ -83,8 +86,12 @@ export function githubFailure(error: unknown, signal?: AbortSignal): unknown {
 }
 
 /** An Octokit with the base URL and the rate-limit retry; `auth` is a token or none. */
-function octokitFor(baseUrl: string, auth?: string): Octokit {
-  const octokit = new Octokit({ baseUrl, userAgent: USER_AGENT, ...(auth === undefined ? {} : { auth }), log: { debug() {}, info() {}, warn() {}, error() {} } });
+function octokitFor(baseUrl: string, auth: string | undefined, net: NetPort | undefined): Octokit {
+  const octokit = new Octokit({
+    baseUrl, userAgent: USER_AGENT, ...(auth === undefined ? {} : { auth }), log: { debug() {}, info() {}, warn() {}, error() {} },
+    // the egress guard's fetch: the base URL is the tenant's, and redirects are judged hop by hop
+    ...(net === undefined ? {} : { request: { fetch: net.fetch } }),
+  });
   octokit.hook.wrap('request', async (request, options) => {
     const signal = (options.request as { signal?: AbortSignal } | undefined)?.signal;
     for (let attempt = 0; ; attempt++) {
@@ -117,7 +124,7 @@ interface CachedToken {
 const installationTokens = new Map<string, CachedToken>();
 
 /** The app's Octokit (JWT auth): GET /app, installation tokens. */
-export async function appOctokit(config: GithubConfig): Promise<Octokit> {
+export async function appOctokit(config: GithubConfig, net: NetPort | undefined): Promise<Octokit> {
   if (config.auth.kind !== 'app') throw new Error('not an app config');
   let jwt: string;
   try {
@@ -125,15 +132,15 @@ export async function appOctokit(config: GithubConfig): Promise<Octokit> {
   } catch (error) {
     throw new ToolError('invalid_private_key', `the GitHub App private key cannot be read: ${(error as Error).message}`);
   }
-  return octokitFor(config.baseUrl, jwt);
+  return octokitFor(config.baseUrl, jwt, net);
 }
 
-async function installationToken(config: GithubConfig, signal: AbortSignal): Promise<string> {
+async function installationToken(config: GithubConfig, signal: AbortSignal, net: NetPort | undefined): Promise<string> {
   if (config.auth.kind !== 'app') throw new Error('not an app config');
   const cacheKey = `${config.baseUrl}|${config.auth.app_id}|${config.auth.installation_id}`;
   const cached = installationTokens.get(cacheKey);
   if (cached && cached.expiresAt - 60_000 > Date.now()) return cached.token;
-  const app = await appOctokit(config);
+  const app = await appOctokit(config, net);
   try {
     const { data } = await app.rest.apps.createInstallationAccessToken({ installation_id: Number(config.auth.installation_id), request: { signal } });
     installationTokens.set(cacheKey, { token: data.token, expiresAt: Date.parse(data.expires_at) });
@@ -144,7 +151,7 @@ async function installationToken(config: GithubConfig, signal: AbortSignal): Pro
 }
 
 /** The Octokit tools and syncs use: token auth, or an installation token for an App. */
-export async function githubClient(config: GithubConfig, signal: AbortSignal): Promise<Octokit> {
-  const token = config.auth.kind === 'app' ? await installationToken(config, signal) : config.auth.token;
-  return octokitFor(config.baseUrl, token);
+export async function githubClient(config: GithubConfig, signal: AbortSignal, net: NetPort | undefined): Promise<Octokit> {
+  const token = config.auth.kind === 'app' ? await installationToken(config, signal, net) : config.auth.token;
+  return octokitFor(config.baseUrl, token, net);
 }

@@ -112,7 +112,7 @@ export async function syncGithub(ctx: SyncContext): Promise<SyncReport> {
   const config = githubConfigOf(ctx.config);
   const host = githubHost(config);
   try {
-    const octokit = await githubClient(config, ctx.signal);
+    const octokit = await githubClient(config, ctx.signal, ctx.net);
     ctx.progress(0, 'listing repositories');
     const { repositories, truncated } = await listSourceRepositories(octokit, config, ctx.signal, MAX_REPOSITORIES);
     let nodes = 0;

@@ -4,7 +4,7 @@
  * need (`X-OAuth-Scopes`), and the configured orgs and repositories are reachable.
  */
 import type { Octokit } from '@octokit/rest';
-import { ToolError, type ValidationResult } from '../contract.js';
+import { ToolError, type NetPort, type ValidationResult } from '../contract.js';
 import { appOctokit, githubClient, githubFailure } from './client.js';
 import { githubConfigOf, type GithubConfig } from './config.js';
 
@@ -38,10 +38,10 @@ function failed(error: unknown, signal: AbortSignal, reasonFor401: string): Vali
   return refused(mapped.message, { reason, ...mapped.details });
 }
 
-async function checkToken(config: GithubConfig, signal: AbortSignal): Promise<ValidationResult | Octokit> {
+async function checkToken(config: GithubConfig, signal: AbortSignal, net: NetPort | undefined): Promise<ValidationResult | Octokit> {
   if (config.auth.kind === 'app') throw new Error('not a token config');
   if (config.auth.token === '') return refused('the token is missing', { reason: 'missing_fields', missing_fields: ['auth.token'] });
-  const octokit = await githubClient(config, signal);
+  const octokit = await githubClient(config, signal, net);
   try {
     const answer = await octokit.rest.users.getAuthenticated({ request: { signal } });
     const header = answer.headers['x-oauth-scopes'];
@@ -59,18 +59,18 @@ async function checkToken(config: GithubConfig, signal: AbortSignal): Promise<Va
   }
 }
 
-async function checkApp(config: GithubConfig, signal: AbortSignal): Promise<ValidationResult | Octokit> {
+async function checkApp(config: GithubConfig, signal: AbortSignal, net: NetPort | undefined): Promise<ValidationResult | Octokit> {
   if (config.auth.kind !== 'app') throw new Error('not an app config');
   const missing = (['app_id', 'private_key', 'installation_id'] as const).filter((field) => config.auth.kind === 'app' && config.auth[field] === '');
   if (missing.length > 0) return refused('the GitHub App config is incomplete', { reason: 'missing_fields', missing_fields: missing.map((field) => `auth.${field}`) });
   try {
-    const app = await appOctokit(config);
+    const app = await appOctokit(config, net);
     await app.rest.apps.getAuthenticated({ request: { signal } });
   } catch (error) {
     return failed(error, signal, 'app_credentials_rejected');
   }
   try {
-    return await githubClient(config, signal);
+    return await githubClient(config, signal, net);
   } catch (error) {
     if (ToolError.is(error) && error.code === 'not_found') {
       return refused(`the App has no installation ${config.auth.installation_id}`, { reason: 'installation_not_found', installation_id: config.auth.installation_id });
@@ -110,10 +110,10 @@ async function unreachable(octokit: Octokit, config: GithubConfig, signal: Abort
   });
 }
 
-export async function validateGithub(raw: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<ValidationResult> {
+export async function validateGithub(raw: Readonly<Record<string, unknown>>, signal: AbortSignal, net?: NetPort): Promise<ValidationResult> {
   signal.throwIfAborted();
   const config = githubConfigOf(raw);
-  const checked = config.auth.kind === 'app' ? await checkApp(config, signal) : await checkToken(config, signal);
+  const checked = config.auth.kind === 'app' ? await checkApp(config, signal, net) : await checkToken(config, signal, net);
   if ('ok' in checked) return checked;
   return (await unreachable(checked, config, signal)) ?? { ok: true };
 }

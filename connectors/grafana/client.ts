@@ -1,4 +1,5 @@
 /** The Grafana HTTP API through the shared client: bearer service-account token, retries of 429/5xx. */
+import type { NetPort } from '../contract.js';
 import { HttpClient } from '../shared/http-client.js';
 
 export interface GrafanaConfig {
@@ -6,9 +7,9 @@ export interface GrafanaConfig {
   readonly api_token: string;
 }
 
-export function grafanaClient(config: Readonly<Record<string, unknown>>): HttpClient {
+export function grafanaClient(config: Readonly<Record<string, unknown>>, net: NetPort | undefined): HttpClient {
   const { base_url, api_token } = config as unknown as GrafanaConfig;
-  return new HttpClient({ baseUrl: base_url, system: 'Grafana', headers: { authorization: `Bearer ${api_token}` } });
+  return new HttpClient({ baseUrl: base_url, system: 'Grafana', headers: { authorization: `Bearer ${api_token}` }, net });
 }
 
 /** Grafana org roles, weakest first */

@@ -2,7 +2,7 @@
  * Validation of a grafana source: the token authenticates (`/api/user`), and
  * its role in the current organization (`/api/user/orgs`) is at least Viewer.
  */
-import { ToolError, type ValidationResult } from '../contract.js';
+import { ToolError, type NetPort, type ValidationResult } from '../contract.js';
 import type { HttpClient } from '../shared/http-client.js';
 import { grafanaClient, ROLES } from './client.js';
 
@@ -37,8 +37,8 @@ async function validateWithoutUser(client: HttpClient, signal: AbortSignal): Pro
   }
 }
 
-export async function validateGrafana(config: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<ValidationResult> {
-  const client = grafanaClient(config);
+export async function validateGrafana(config: Readonly<Record<string, unknown>>, signal: AbortSignal, net?: NetPort): Promise<ValidationResult> {
+  const client = grafanaClient(config, net);
   try {
     const user = await client
       .json<GrafanaUser>({ path: '/api/user', signal })

@@ -1,5 +1,5 @@
 /** The jenkins source config: its JSON Schema, the typed view, the HTTP client, job paths. */
-import type { JsonSchema } from '../contract.js';
+import type { JsonSchema, NetPort } from '../contract.js';
 import { HttpClient } from '../shared/http-client.js';
 
 export interface JenkinsConfig {
@@ -32,9 +32,9 @@ export function jenkinsConfigOf(config: Readonly<Record<string, unknown>>): Jenk
   return { url, username: text(config['username']), apiToken: text(config['api_token']), baseUrl: base || url };
 }
 
-export function jenkinsClient(config: JenkinsConfig): HttpClient {
+export function jenkinsClient(config: JenkinsConfig, net: NetPort | undefined): HttpClient {
   const basic = Buffer.from(`${config.username}:${config.apiToken}`).toString('base64');
-  return new HttpClient({ baseUrl: config.baseUrl, system: 'Jenkins', headers: { authorization: `Basic ${basic}` } });
+  return new HttpClient({ baseUrl: config.baseUrl, system: 'Jenkins', headers: { authorization: `Basic ${basic}` }, net });
 }
 
 /** `team/api/deploy` -> `/job/team/job/api/job/deploy` (folders nest as `job/<name>`). */

@@ -21,7 +21,7 @@ const BUILDS_PER_JOB = 10;
 export async function syncJenkins(ctx: SyncContext): Promise<SyncReport> {
   ctx.signal.throwIfAborted();
   const config = jenkinsConfigOf(ctx.config);
-  const client = jenkinsClient(config);
+  const client = jenkinsClient(config, ctx.net);
   const instance = jenkinsInstance(config);
   try {
     ctx.progress(0, 'listing jobs');

@@ -2,12 +2,12 @@
  * jenkins validate(): the API token authenticates as the configured user
  * (GET /me/api/json) and may read the instance (GET /api/json, Overall/Read).
  */
-import { ToolError, type ValidationResult } from '../contract.js';
+import { ToolError, type NetPort, type ValidationResult } from '../contract.js';
 import { jenkinsClient, jenkinsConfigOf } from './config.js';
 
 const refused = (message: string, details: Record<string, unknown>): ValidationResult => ({ ok: false, message, details });
 
-export async function validateJenkins(raw: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<ValidationResult> {
+export async function validateJenkins(raw: Readonly<Record<string, unknown>>, signal: AbortSignal, net?: NetPort): Promise<ValidationResult> {
   signal.throwIfAborted();
   const config = jenkinsConfigOf(raw);
   const missing = [
@@ -16,7 +16,7 @@ export async function validateJenkins(raw: Readonly<Record<string, unknown>>, si
     ...(config.apiToken === '' ? ['api_token'] : []),
   ];
   if (missing.length > 0) return refused('the Jenkins config is incomplete', { reason: 'missing_fields', missing_fields: missing });
-  const client = jenkinsClient(config);
+  const client = jenkinsClient(config, net);
   try {
     const me = await client.json<{ id?: string }>({ path: '/me/api/json', query: { tree: 'id,fullName' }, signal });
     // an instance that lets anonymous users read answers 200 as `anonymous` when the token is ignored

@@ -4,8 +4,9 @@
  * API clients, and `kubeCall`, which retries 429s honouring `Retry-After` and
  * turns ApiExceptions into ToolErrors the model can read.
  */
-import { AppsV1Api, AuthorizationV1Api, CoreV1Api, KubeConfig, VersionApi, type ApiException } from '@kubernetes/client-node';
-import { ToolError } from '../contract.js';
+import { Agent as HttpsAgent } from 'node:https';
+import { AppsV1Api, AuthorizationV1Api, CoreV1Api, KubeConfig, VersionApi, type ApiException, type RequestContext } from '@kubernetes/client-node';
+import { ToolError, type NetPort } from '../contract.js';
 import { retryAfterMs } from '../shared/http-client.js';
 
 export interface KubernetesConfig {
@@ -28,9 +29,33 @@ export interface KubernetesApis {
 const MAX_RETRIES = 3;
 const MAX_RETRY_DELAY_MS = 30_000;
 
+/**
+ * A KubeConfig whose requests connect through the egress guard: the API server
+ * (and a kubeconfig's proxy-url) are the tenant's to choose. The client builds
+ * a TLS agent per request from the kubeconfig; it is swapped for the guard's
+ * agent with the same TLS settings (CA, client certificate, SNI).
+ */
+class GuardedKubeConfig extends KubeConfig {
+  constructor(private readonly net: NetPort) {
+    super();
+  }
+
+  override async applySecurityAuthentication(context: RequestContext): Promise<void> {
+    await super.applySecurityAuthentication(context);
+    if (this.getCurrentCluster()?.proxyUrl) {
+      throw new ToolError('invalid_config', 'a kubeconfig proxy-url is not supported: set base_url to reach the cluster through a proxy', { field: 'auth.kubeconfig' });
+    }
+    const built = context.getAgent();
+    const tls = built instanceof HttpsAgent ? built.options : undefined;
+    context.setAgent(this.net.agent(new URL(context.getUrl()).protocol === 'http:' ? 'http:' : 'https:', tls));
+  }
+}
+
+const kubeConfig = (net: NetPort | undefined): KubeConfig => (net === undefined ? new KubeConfig() : new GuardedKubeConfig(net));
+
 /** Builds the KubeConfig; throws a ToolError `invalid_config` when the kubeconfig cannot be used. */
-export function kubeConfigOf(config: KubernetesConfig): KubeConfig {
-  const kc = new KubeConfig();
+export function kubeConfigOf(config: KubernetesConfig, net?: NetPort): KubeConfig {
+  const kc = kubeConfig(net);
   try {
     if (config.auth.kind === 'in_cluster') kc.loadFromCluster();
     else {
@@ -50,7 +75,7 @@ export function kubeConfigOf(config: KubernetesConfig): KubeConfig {
   }
   if (config.base_url === undefined) return kc;
   // loadFromOptions keeps users and contexts; only the server of the current cluster changes
-  const overridden = new KubeConfig();
+  const overridden = kubeConfig(net);
   overridden.loadFromOptions({
     clusters: kc.clusters.map((c) => (c.name === cluster.name ? { ...c, server: config.base_url!.replace(/\/+$/, '') } : c)),
     users: kc.users,
@@ -60,8 +85,8 @@ export function kubeConfigOf(config: KubernetesConfig): KubeConfig {
   return overridden;
 }
 
-export function kubernetesApis(config: Readonly<Record<string, unknown>>): KubernetesApis {
-  const kc = kubeConfigOf(config as unknown as KubernetesConfig);
+export function kubernetesApis(config: Readonly<Record<string, unknown>>, net: NetPort | undefined): KubernetesApis {
+  const kc = kubeConfigOf(config as unknown as KubernetesConfig, net);
   return {
     core: kc.makeApiClient(CoreV1Api),
     apps: kc.makeApiClient(AppsV1Api),
@@ -95,6 +120,10 @@ function statusOf(body: unknown): { message?: string; reason?: string } {
 export function toolErrorOf(error: unknown, server: string): unknown {
   if (ToolError.is(error) || !(error instanceof Error) || error.name === 'AbortError') return error;
   if (!isApiException(error)) {
+    const refused = ToolError.within(error);
+    if (refused !== null) return refused;
+    // node-fetch keeps only the code of the socket's error: the egress guard's refusal
+    if ((error as { code?: unknown }).code === 'egress_refused') return new ToolError('egress_refused', error.message, { server });
     const cause = error.cause instanceof Error ? `${error.message}: ${error.cause.message}` : error.message;
     if (/ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|ECONNRESET|fetch failed|request to .* failed/.test(cause)) {
       return new ToolError('upstream_unreachable', `the Kubernetes API server at ${server} cannot be reached: ${cause}`);

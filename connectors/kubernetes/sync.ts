@@ -98,7 +98,7 @@ function namespaceGraph(namespace: string, deployments: V1Deployment[], pods: V1
 }
 
 export async function syncKubernetes(ctx: SyncContext): Promise<SyncReport> {
-  const apis = kubernetesApis(ctx.config);
+  const apis = kubernetesApis(ctx.config, ctx.net);
   const config = ctx.config as unknown as KubernetesConfig;
   const namespaces =
     config.namespaces && config.namespaces.length > 0

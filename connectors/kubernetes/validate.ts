@@ -4,7 +4,7 @@
  * per permission the read tools need says which ones are missing.
  */
 import type { V1ResourceAttributes } from '@kubernetes/client-node';
-import { ToolError, type ValidationResult } from '../contract.js';
+import { ToolError, type NetPort, type ValidationResult } from '../contract.js';
 import { kubeCall, kubernetesApis, type KubernetesApis } from './client.js';
 
 interface Permission {
@@ -62,10 +62,10 @@ async function missingPermissions(apis: KubernetesApis, permissions: readonly Pe
   return missing;
 }
 
-export async function validateKubernetes(config: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<ValidationResult> {
+export async function validateKubernetes(config: Readonly<Record<string, unknown>>, signal: AbortSignal, net?: NetPort): Promise<ValidationResult> {
   let apis: KubernetesApis;
   try {
-    apis = kubernetesApis(config);
+    apis = kubernetesApis(config, net);
   } catch (error) {
     return refusal(error, 'unknown');
   }

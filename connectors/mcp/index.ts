@@ -4,7 +4,7 @@
  * listed per source (`listTools`, cached by runtime/sources) and appear in
  * the catalog as `<source name>.<tool>` with the server's input schemas.
  */
-import type { ConnectorPlugin, JsonSchema } from '../contract.js';
+import { ToolError, type ConnectorPlugin, type JsonSchema } from '../contract.js';
 import { withSession, type McpConfig, type McpSessionOptions } from './session.js';
 import { connectorToolOf, listServerTools } from './tools.js';
 
@@ -37,21 +37,22 @@ export function createMcpPlugin(options: McpSessionOptions): ConnectorPlugin {
     description: 'Any Model Context Protocol server (stdio command or streamable HTTP URL); its tools appear as <source>.<tool>.',
     configSchema: MCP_CONFIG_SCHEMA,
     tools: [],
-    async validate(config, signal) {
+    async validate(config, signal, net) {
       try {
-        const tools = await withSession(config as unknown as McpConfig, options, signal, (client) => listServerTools(client, signal));
+        const tools = await withSession(config as unknown as McpConfig, options, signal, net, (client) => listServerTools(client, signal));
         return { ok: true, details: { tools: tools.length } };
       } catch (error) {
         const code = (error as { code?: unknown }).code;
+        const refused = ToolError.within(error);
         return {
           ok: false,
           message: (error as Error).message,
-          details: { reason: typeof code === 'string' ? code : 'mcp_error' },
+          details: { reason: typeof code === 'string' ? code : 'mcp_error', ...(refused?.code === 'egress_refused' ? refused.details : {}) },
         };
       }
     },
-    async listTools(config, signal) {
-      const tools = await withSession(config as unknown as McpConfig, options, signal, (client) => listServerTools(client, signal));
+    async listTools(config, signal, net) {
+      const tools = await withSession(config as unknown as McpConfig, options, signal, net, (client) => listServerTools(client, signal));
       return tools.map((tool) => connectorToolOf(tool, options));
     },
   };

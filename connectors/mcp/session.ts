@@ -9,7 +9,7 @@ import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotoc
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { basename } from 'node:path';
-import { ToolError } from '../contract.js';
+import { ToolError, type NetPort } from '../contract.js';
 
 export type McpConfig =
   | { readonly transport: 'stdio'; readonly command: string; readonly args: readonly string[]; readonly env: Readonly<Record<string, string>>; readonly cwd?: string }
@@ -32,7 +32,7 @@ export function stdioRefusal(config: McpConfig, options: McpSessionOptions): str
     : `command "${config.command}" is not in MCP_STDIO_COMMANDS (${allowed.join(', ')})`;
 }
 
-function transportOf(config: McpConfig): Transport {
+function transportOf(config: McpConfig, net: NetPort | undefined): Transport {
   if (config.transport === 'stdio') {
     return new StdioClientTransport({
       command: config.command,
@@ -43,20 +43,25 @@ function transportOf(config: McpConfig): Transport {
       stderr: 'ignore',
     });
   }
-  return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: { ...config.headers } } });
+  // the egress guard's fetch: the URL is the tenant's, and redirects are judged hop by hop
+  return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: { ...config.headers } }, ...(net === undefined ? {} : { fetch: net.fetch }) });
 }
 
 /** Opens a session, runs `work`, closes the session whatever happens. */
-export async function withSession<T>(config: McpConfig, options: McpSessionOptions, signal: AbortSignal, work: (client: Client) => Promise<T>): Promise<T> {
+export async function withSession<T>(
+  config: McpConfig, options: McpSessionOptions, signal: AbortSignal, net: NetPort | undefined, work: (client: Client) => Promise<T>,
+): Promise<T> {
   signal.throwIfAborted();
   const refusal = stdioRefusal(config, options);
   if (refusal !== null) throw new ToolError('mcp_command_not_allowed', refusal);
   const client = new Client(CLIENT_INFO);
   try {
     try {
-      await client.connect(transportOf(config), { signal });
+      await client.connect(transportOf(config, net), { signal });
     } catch (error) {
       if (signal.aborted) throw error;
+      const refused = ToolError.within(error); // the egress guard's refusal keeps its code, `egress_refused`
+      if (refused !== null) throw refused;
       throw new ToolError('mcp_unreachable', `cannot connect to the MCP server: ${(error as Error).message}`);
     }
     return await work(client);

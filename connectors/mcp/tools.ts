@@ -51,7 +51,7 @@ export function connectorToolOf(tool: Tool, options: McpSessionOptions): Connect
     input_schema: inputSchemaOf(tool),
     effect,
     run: (args, ctx) =>
-      withSession(ctx.config as unknown as McpConfig, options, ctx.signal, async (client) => {
+      withSession(ctx.config as unknown as McpConfig, options, ctx.signal, ctx.net, async (client) => {
         const result = await client.callTool({ name: tool.name, arguments: args }, undefined, { signal: ctx.signal });
         return resultOf(tool.name, result);
       }),

@@ -4,14 +4,18 @@
  * upstream ones). The SDK itself retries 429/5xx honouring `Retry-After`.
  */
 import RunwayML, { APIConnectionError, APIError, APIUserAbortError } from '@runwayml/sdk';
-import { ToolError } from '../contract.js';
+import { ToolError, type NetPort } from '../contract.js';
 import type { RunwaySettings } from './settings.js';
 
 /** Runway's public API; always passed, so that the SDK never falls back to RUNWAYML_BASE_URL from the environment */
 export const RUNWAY_API_URL = 'https://api.dev.runwayml.com';
 
-export function runwayClient(settings: RunwaySettings): RunwayML {
-  return new RunwayML({ apiKey: settings.apiKey, baseURL: (settings.baseUrl ?? RUNWAY_API_URL).replace(/\/+$/, ''), maxRetries: 3 });
+/** `net`: the egress guard's fetch (the base URL is the tenant's; redirects are judged hop by hop) */
+export function runwayClient(settings: RunwaySettings, net: NetPort | undefined): RunwayML {
+  return new RunwayML({
+    apiKey: settings.apiKey, baseURL: (settings.baseUrl ?? RUNWAY_API_URL).replace(/\/+$/, ''), maxRetries: 3,
+    ...(net === undefined ? {} : { fetch: net.fetch }),
+  });
 }
 
 interface RunwayErrorBody {
@@ -30,6 +34,8 @@ function describe400(body: unknown): { message: string; fields: string[] } {
 /** Maps an SDK failure to a ToolError; an abort stays an abort. */
 export function runwayFailure(error: unknown, signal: AbortSignal): unknown {
   if (error instanceof APIUserAbortError || signal.aborted) return signal.reason ?? error;
+  const refused = ToolError.within(error); // the egress guard's refusal, under the SDK's connection error
+  if (refused !== null) return refused;
   if (error instanceof APIConnectionError) return new ToolError('upstream_unreachable', `Runway cannot be reached: ${error.message}`);
   if (!(error instanceof APIError)) return error;
   const failure = error as APIError<number | undefined, Headers | undefined, object | undefined>;

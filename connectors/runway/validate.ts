@@ -1,9 +1,9 @@
 /** Validation of a runway source: settings in range and the API key accepted (`GET /v1/organization`). */
-import { ToolError, type ValidationResult } from '../contract.js';
+import { ToolError, type NetPort, type ValidationResult } from '../contract.js';
 import { runwayCall, runwayClient } from './client.js';
 import { MEDIA_KINDS, RATIOS, settingsOf } from './settings.js';
 
-export async function validateRunway(config: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<ValidationResult> {
+export async function validateRunway(config: Readonly<Record<string, unknown>>, signal: AbortSignal, net?: NetPort): Promise<ValidationResult> {
   const settings = settingsOf(config);
   if (settings.apiKey === '') return { ok: false, message: 'api_key is required', details: { reason: 'missing_field', field: 'api_key' } };
   if (!(RATIOS as readonly string[]).includes(settings.ratio)) {
@@ -14,7 +14,7 @@ export async function validateRunway(config: Readonly<Record<string, unknown>>, 
     return { ok: false, message: `enabled_tools may hold only ${MEDIA_KINDS.join(', ')}`, details: { reason: 'invalid_field', field: 'enabled_tools', unknown: unknownKinds } };
   }
   try {
-    const organization = await runwayCall(signal, (options) => runwayClient(settings).organization.retrieve(options));
+    const organization = await runwayCall(signal, (options) => runwayClient(settings, net).organization.retrieve(options));
     return {
       ok: true,
       details: {

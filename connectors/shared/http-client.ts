@@ -4,7 +4,7 @@
  * JSON in and out, retries of 429/502/503/504 honouring `Retry-After`, and
  * upstream failures mapped to ToolErrors the model can read.
  */
-import { ToolError } from '../contract.js';
+import { ToolError, type NetPort } from '../contract.js';
 
 export interface HttpClientOptions {
   /** e.g. `https://api.vercel.com` or a self-hosted base; a trailing slash is ignored */
@@ -19,6 +19,8 @@ export interface HttpClientOptions {
   readonly maxRetryDelayMs?: number;
   /** delay before the first retry when the answer names none; doubles each time; default 500 ms */
   readonly baseRetryDelayMs?: number;
+  /** the egress guard (the tool context's `net`): the base URL comes from a tenant's config; absent: plain fetch */
+  readonly net?: NetPort | undefined;
 }
 
 export type QueryValue = string | number | boolean | undefined | null | readonly (string | number)[];
@@ -146,9 +148,10 @@ export class HttpClient {
       }
     }
     try {
-      return await fetch(this.url(call.path, call.query), { method: call.method ?? 'GET', headers, body, signal: call.signal, redirect: 'manual' });
+      return await (this.options.net?.fetch ?? fetch)(this.url(call.path, call.query), { method: call.method ?? 'GET', headers, body, signal: call.signal, redirect: 'manual' });
     } catch (error) {
       call.signal.throwIfAborted();
+      if (ToolError.is(error)) throw error; // the egress guard's refusal, `egress_refused`
       const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : String(error);
       throw new ToolError('upstream_unreachable', `${this.options.system} at ${this.baseUrl} cannot be reached: ${cause}`);
     }

@@ -5,7 +5,7 @@
  * to ToolErrors the model can read.
  */
 import { ErrorCode, LogLevel, WebClient, type WebAPICallError } from '@slack/web-api';
-import { ToolError } from '../contract.js';
+import { ToolError, type NetPort } from '../contract.js';
 
 export const SLACK_API_URL = 'https://slack.com/api/';
 
@@ -23,9 +23,12 @@ export function slackConfigOf(config: Readonly<Record<string, unknown>>): SlackC
   return { bot_token: token, base_url: typeof base === 'string' && base !== '' ? base : null };
 }
 
-export function createSlackClient(config: SlackClientConfig): WebClient {
+/** `net`: the egress guard, whose agent carries every connection (base_url is the tenant's; each redirect hop connects through it too) */
+export function createSlackClient(config: SlackClientConfig, net?: NetPort): WebClient {
+  const slackApiUrl = config.base_url ?? SLACK_API_URL;
   return new WebClient(config.bot_token, {
-    slackApiUrl: config.base_url ?? SLACK_API_URL,
+    slackApiUrl,
+    ...(net === undefined ? {} : { agent: net.agent(new URL(slackApiUrl).protocol === 'http:' ? 'http:' : 'https:') }),
     logLevel: LogLevel.ERROR,
     // 429s wait for Retry-After (the client does that); network failures are retried twice, not for half an hour
     retryConfig: { retries: 2, factor: 1, minTimeout: 200, maxTimeout: 1000 },
@@ -65,8 +68,12 @@ export function toToolError(error: unknown, method: string): unknown {
       return new ToolError('rate_limited_upstream', `Slack rate-limited ${method}; retry in ${error.retryAfter} s`, { retry_after_secs: error.retryAfter });
     case ErrorCode.HTTPError:
       return new ToolError('upstream_error', `Slack answered ${method} with HTTP ${error.statusCode}`, { status: error.statusCode });
-    default:
+    default: {
+      // the egress guard's refusal, under axios's error under the client's
+      const refused = ToolError.within('original' in error ? error.original : null);
+      if (refused !== null) return refused;
       return new ToolError('upstream_unreachable', `Slack could not be reached for ${method}: ${error.message}`);
+    }
   }
 }
 

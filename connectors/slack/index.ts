@@ -40,9 +40,9 @@ export function createSlackPlugin(): ConnectorPlugin {
     contract: '^1',
     description: 'Slack (chat platform): post messages and thread replies, read threads and channel history, look channels up.',
     configSchema: SLACK_CONFIG_SCHEMA,
-    validate: async (config, signal) => {
+    validate: async (config, signal, net) => {
       signal.throwIfAborted();
-      const { ok, message, details } = await checkSlackToken(createSlackClient(slackConfigOf(config)));
+      const { ok, message, details } = await checkSlackToken(createSlackClient(slackConfigOf(config), net));
       return { ok, ...(message === undefined ? {} : { message }), ...(details === undefined ? {} : { details }) };
     },
     tools: [postMessageTool, getThreadRepliesTool, getChannelHistoryTool, findChannelTool],

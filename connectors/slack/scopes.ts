@@ -32,7 +32,7 @@ export async function checkSlackToken(client: WebClient): Promise<SlackCheck> {
     answer = await client.auth.test();
   } catch (error) {
     const mapped = toToolError(error, 'auth.test');
-    if (ToolError.is(mapped)) return { ok: false, message: mapped.message, details: { reason: mapped.code } };
+    if (ToolError.is(mapped)) return { ok: false, message: mapped.message, details: { ...(mapped.code === 'egress_refused' ? mapped.details : {}), reason: mapped.code } };
     throw mapped;
   }
   const scopes = answer.response_metadata?.scopes ?? [];

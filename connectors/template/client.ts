@@ -3,7 +3,7 @@
  * bearer tokens). Every upstream failure becomes a ToolError the model can
  * read; the run's signal is passed on so a cancelled run stops the request.
  */
-import { ToolError } from './sdk.js';
+import { ToolError, type NetPort } from './sdk.js';
 
 export interface NotesConfig {
   readonly base_url: string;
@@ -11,9 +11,14 @@ export interface NotesConfig {
   readonly workspace: string;
 }
 
-export async function notesApi(config: NotesConfig, path: string, signal: AbortSignal, init: { method?: string; body?: unknown } = {}): Promise<unknown> {
+/**
+ * `via`: the run's signal and the service's egress guard (a ToolContext or SyncContext fits). Calls to a
+ * URL from the source's config go through `net.fetch`, so they cannot reach the service's own network.
+ */
+export async function notesApi(config: NotesConfig, path: string, via: { readonly signal: AbortSignal; readonly net?: NetPort | undefined }, init: { method?: string; body?: unknown } = {}): Promise<unknown> {
+  const { signal } = via;
   signal.throwIfAborted();
-  const response = await fetch(`${config.base_url.replace(/\/$/, '')}${path}`, {
+  const response = await (via.net?.fetch ?? fetch)(`${config.base_url.replace(/\/$/, '')}${path}`, {
     method: init.method ?? 'GET',
     headers: { authorization: `Bearer ${config.token}`, 'content-type': 'application/json', accept: 'application/json' },
     ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),

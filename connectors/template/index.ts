@@ -26,13 +26,13 @@ export const plugin: ConnectorPlugin = {
     additionalProperties: false,
   },
   // bad credentials fail here (GET /sources/:id/test answers 422 with these details), not at the first tool call
-  async validate(raw, signal) {
+  async validate(raw, signal, net) {
     const config = raw as unknown as NotesConfig;
     try {
-      await notesApi(config, `/workspaces/${config.workspace}`, signal);
+      await notesApi(config, `/workspaces/${config.workspace}`, { signal, net });
       return { ok: true };
     } catch (error) {
-      if (ToolError.is(error)) return { ok: false, message: error.message, details: { reason: error.code } };
+      if (ToolError.is(error)) return { ok: false, message: error.message, details: { ...error.details, reason: error.code } };
       // anything else is a network failure (or a bug): its raw text means nothing to the person fixing the source
       return { ok: false, message: 'the notes API could not be reached at base_url', details: { reason: 'unreachable' } };
     }
@@ -41,7 +41,7 @@ export const plugin: ConnectorPlugin = {
   // optional ETL: what the system holds, written into the context graph
   async sync(ctx) {
     const config = ctx.config as unknown as NotesConfig;
-    const notes = (await notesApi(config, `/workspaces/${config.workspace}/notes?limit=100`, ctx.signal)) as { id: string; title: string }[];
+    const notes = (await notesApi(config, `/workspaces/${config.workspace}/notes?limit=100`, ctx)) as { id: string; title: string }[];
     await ctx.graph?.upsertNodes(notes.map((note) => ({ label: 'Note', properties: { _key: note.id, title: note.title } })));
     ctx.progress(1, `${notes.length} notes`);
     return { nodes: notes.length, relationships: 0, details: { notes: notes.length } };

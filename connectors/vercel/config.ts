@@ -1,5 +1,5 @@
 /** The vercel source config: its JSON Schema, the typed view, the HTTP client, Vercel's error bodies. */
-import { ToolError, type JsonSchema } from '../contract.js';
+import { ToolError, type JsonSchema, type NetPort } from '../contract.js';
 import { HttpClient, type QueryValue } from '../shared/http-client.js';
 
 export const VERCEL_API_URL = 'https://api.vercel.com';
@@ -36,8 +36,8 @@ export function vercelConfigOf(config: Readonly<Record<string, unknown>>): Verce
 export class VercelApi {
   private readonly client: HttpClient;
 
-  constructor(readonly config: VercelConfig) {
-    this.client = new HttpClient({ baseUrl: config.baseUrl, system: 'Vercel', headers: { authorization: `Bearer ${config.token}` } });
+  constructor(readonly config: VercelConfig, net: NetPort | undefined) {
+    this.client = new HttpClient({ baseUrl: config.baseUrl, system: 'Vercel', headers: { authorization: `Bearer ${config.token}` }, net });
   }
 
   private query(query: Readonly<Record<string, QueryValue>> = {}): Record<string, QueryValue> {

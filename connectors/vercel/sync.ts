@@ -27,7 +27,7 @@ function repositoryKey(project: VercelProject): string | null {
 
 export async function syncVercel(ctx: SyncContext): Promise<SyncReport> {
   ctx.signal.throwIfAborted();
-  const api = new VercelApi(vercelConfigOf(ctx.config));
+  const api = new VercelApi(vercelConfigOf(ctx.config), ctx.net);
   try {
     ctx.progress(0, 'listing projects');
     const { items: projects, truncated } = await listProjects(api, ctx.signal, MAX_PROJECTS);

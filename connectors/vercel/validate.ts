@@ -1,15 +1,15 @@
 /** vercel validate(): the token works (GET /v2/user) and reaches the configured team (GET /v2/teams/:id). */
-import { ToolError, type ValidationResult } from '../contract.js';
+import { ToolError, type NetPort, type ValidationResult } from '../contract.js';
 import { VercelApi, vercelConfigOf } from './config.js';
 
 const refused = (message: string, details: Record<string, unknown>): ValidationResult => ({ ok: false, message, details });
 
-export async function validateVercel(raw: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<ValidationResult> {
+export async function validateVercel(raw: Readonly<Record<string, unknown>>, signal: AbortSignal, net?: NetPort): Promise<ValidationResult> {
   signal.throwIfAborted();
   const config = vercelConfigOf(raw);
   if (config.token === '') return refused('the token is missing', { reason: 'missing_fields', missing_fields: ['token'] });
   // the user check runs without the team: a token for another team still authenticates
-  const personal = new VercelApi({ ...config, teamId: null });
+  const personal = new VercelApi({ ...config, teamId: null }, net);
   try {
     const { user } = await personal.get<{ user: { id: string; username: string } }>('/v2/user', signal);
     if (config.teamId !== null) {

@@ -109,7 +109,7 @@ const presentMessage = (message: ChatMessageDoc) => ({
 
 const FINAL_MESSAGE_STATUS = { succeeded: 'complete', failed: 'failed', cancelled: 'cancelled' } as const;
 
-export function chatRoutes({ collections, config, agentRuntime, sources }: Services): AnyRoute[] {
+export function chatRoutes({ collections, config, agentRuntime, sources, egress }: Services): AnyRoute[] {
   const { conversations, chatMessages, agentRuns, agentRunEvents, agents, settings } = collections;
   const listConversations = createPageResponder(conversations, presentConversation);
   /** conversations with a reply being written: one reply at a time per conversation */
@@ -195,7 +195,7 @@ export function chatRoutes({ collections, config, agentRuntime, sources }: Servi
         const agentModel = typeof agentConfig['model'] === 'string' ? agentConfig['model'] : null;
         let llm: ReturnType<typeof resolveLlmProvider>;
         try {
-          llm = resolveLlmProvider(org, { ...orgSettings, llm_model: agentModel ?? orgSettings.llm_model }, config);
+          llm = resolveLlmProvider(org, { ...orgSettings, llm_model: agentModel ?? orgSettings.llm_model }, config, { fetch: egress.fetch });
         } catch (error) {
           if (error instanceof LlmError) throw new ServiceError('llm_unconfigured', error.message);
           throw error;

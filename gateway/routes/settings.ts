@@ -17,6 +17,7 @@
 import { z } from 'zod';
 import { ServiceError } from '../../runtime/errors.js';
 import { MASKED_LLM_API_KEY, OrgLlmKeys } from '../../runtime/llm/index.js';
+import { assertEgressAllowed } from '../../runtime/net/egress.js';
 import { SETTINGS_DEFAULTS, type SettingsFields } from '../../runtime/organizations.js';
 import { UniqueViolation, type OrgId, type Patch } from '../../runtime/store/types.js';
 import type { AuthContext } from '../../runtime/auth/context.js';
@@ -82,7 +83,7 @@ const present = (settings: SettingsFields, organizationName: string) => ({
   approval_timeout_secs: settings.approval_timeout_secs,
 });
 
-export function settingsRoutes({ collections, config }: Services): AnyRoute[] {
+export function settingsRoutes({ collections, config, egress }: Services): AnyRoute[] {
   const { settings, organizations } = collections;
   const keys = new OrgLlmKeys(config.auth.jwtSecret);
 
@@ -159,6 +160,8 @@ export function settingsRoutes({ collections, config }: Services): AnyRoute[] {
   };
 
   const apply = async (auth: AuthContext, body: SettingsBody, patch: Patch<SettingsFields>) => {
+    // the organization's LLM endpoint is reached for it: a refused literal address is refused now, names when called
+    if (typeof body.llm_base_url === 'string') assertEgressAllowed(egress, body.llm_base_url, 'llm_base_url');
     // rename first: it is the only step that can be refused after validation
     const name = await rename(auth, body.organization_name);
     return { status: 200, json: present(await write(auth.orgId, patch), name) };

@@ -131,6 +131,7 @@ export function webhookRoutes({ collections, webhooks }: Services): AnyRoute[] {
       summary: 'Change name, url or retries (the secret changes through rotate-secret)', params: idParams, body: webhookPatch, response: webhookSchema,
       handler: async ({ auth, params, body }) => {
         const webhook = await getOr404(outboundWebhooks, auth.orgId, params.id, 'webhook');
+        if (body.url !== undefined) webhooks.checkUrl(body.url);
         const updated = await unique('webhook', () => outboundWebhooks.update(auth.orgId, webhook.id, body));
         if (!updated) throw new ServiceError('not_found', `webhook ${params.id} not found`);
         return { status: 200, json: present(updated) };

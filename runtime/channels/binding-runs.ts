@@ -9,6 +9,7 @@
  */
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
+import type { NetPort } from '../../connectors/contract.js';
 import type { CatalogSource } from '../../connectors/catalog.js';
 import { ToolError } from '../../connectors/contract.js';
 import { createSlackClient, postMessageTool } from '../../connectors/slack/index.js';
@@ -41,6 +42,8 @@ export interface BindingRunDependencies {
   readonly sources: SourceDirectory;
   readonly config: ServiceConfig;
   readonly logger: Logger;
+  /** the egress guard: an organization's llm_base_url is reached through it */
+  readonly egress: NetPort;
 }
 
 /** What one run needs to know about where it was asked. */
@@ -62,8 +65,9 @@ export function channelSource(channel: ChannelDoc, credentials: ChannelCredentia
   };
 }
 
-export const clientFor = (channel: ChannelDoc, credentials: ChannelCredentials): WebClient =>
-  createSlackClient({ bot_token: credentials.bot_token, base_url: channel.connection?.api_base_url ?? null });
+/** `net`: the egress guard (api_base_url is the tenant's) */
+export const clientFor = (channel: ChannelDoc, credentials: ChannelCredentials, net: NetPort): WebClient =>
+  createSlackClient({ bot_token: credentials.bot_token, base_url: channel.connection?.api_base_url ?? null }, net);
 
 /** `<@U123>` mentions of the bot are noise for the model */
 const withoutMention = (text: string, botUserId: string | null): string =>
@@ -76,7 +80,7 @@ export class BindingRuns {
   async start(request: RunRequest): Promise<string | null> {
     const { org, channel, binding, credentials, message } = request;
     const { collections, config, agentRuntime } = this.deps;
-    const client = clientFor(channel, credentials);
+    const client = clientFor(channel, credentials, this.deps.egress);
     const replyThread = binding.match_rule.preserve_thread ? (message.threadTs ?? message.ts) : null;
     const settings = (await collections.settings.findOne(org, { singleton: true })) ?? SETTINGS_DEFAULTS;
     const agent = await collections.agents.get(org, binding.agent_id);
@@ -84,7 +88,7 @@ export class BindingRuns {
     const agentModel = typeof agentConfig['model'] === 'string' ? agentConfig['model'] : null;
     let llm: ReturnType<typeof resolveLlmProvider>;
     try {
-      llm = resolveLlmProvider(org, { ...settings, llm_model: agentModel ?? settings.llm_model }, config);
+      llm = resolveLlmProvider(org, { ...settings, llm_model: agentModel ?? settings.llm_model }, config, { fetch: this.deps.egress.fetch });
     } catch (error) {
       if (!(error instanceof LlmError)) throw error;
       await this.post(client, message.chatChannelId, replyThread, 'I cannot answer yet: no language model is configured for this organization.');

@@ -13,6 +13,7 @@
  * - Per channel and per user rate limits guard the LLM spend.
  */
 import type { Logger } from 'pino';
+import type { NetPort } from '../../connectors/contract.js';
 import { bindingMachine, type BindingRule, type InboundMessage } from '../../actors/binding.machine.js';
 import { checkSlackToken, createSlackClient } from '../../connectors/slack/index.js';
 import type { AgentRuntime } from '../agent/agent-runtime.js';
@@ -47,6 +48,8 @@ export interface ChannelRuntimeDependencies {
   readonly sources: SourceDirectory;
   readonly config: ServiceConfig;
   readonly logger: Logger;
+  /** the egress guard: tenant LLM base URLs and Slack API base URLs are reached through it */
+  readonly egress: NetPort;
 }
 
 /** What an inbound request answers (the route serializes it). */
@@ -140,9 +143,10 @@ export class ChannelRuntime {
   /** Checks the tokens against Slack (auth.test, scopes) and builds the connection to store. */
   async connect(org: OrgId, channel: ChannelDoc, input: ConnectInput): Promise<{ connection: ChannelConnection; check: ChannelCheck }> {
     const apiBaseUrl = input.api_base_url ?? null;
-    const result = await checkSlackToken(createSlackClient({ bot_token: input.bot_token, base_url: apiBaseUrl }));
+    const result = await checkSlackToken(createSlackClient({ bot_token: input.bot_token, base_url: apiBaseUrl }, this.deps.egress));
     const details = result.details ?? {};
     if (!result.identity) {
+      if (details['reason'] === 'egress_refused') throw new ServiceError('egress_refused', result.message ?? 'api_base_url is refused', details);
       throw new ServiceError('source_validation_failed', `Slack refused the bot token: ${result.message ?? 'auth.test failed'}`, details);
     }
     const connection: ChannelConnection = {
@@ -166,7 +170,7 @@ export class ChannelRuntime {
 
   /** The test action: the stored tokens and the bot's scopes, checked against Slack now. */
   async test(org: OrgId, channel: ChannelDoc): Promise<ChannelCheck> {
-    const result = await checkSlackToken(clientFor(channel, this.credentialsOf(org, channel)));
+    const result = await checkSlackToken(clientFor(channel, this.credentialsOf(org, channel), this.deps.egress));
     return { ok: result.ok, message: result.message ?? null, details: result.details ?? {} };
   }
 
@@ -234,7 +238,7 @@ export class ChannelRuntime {
     const slackUser = payload.user.id;
     const chatChannel = payload.channel?.id ?? payload.container?.channel_id ?? '';
     const messageTs = payload.container?.message_ts ?? payload.message?.ts ?? null;
-    const client = clientFor(channel, credentials);
+    const client = clientFor(channel, credentials, this.deps.egress);
     const ephemeral = async (text: string): Promise<void> => {
       await client.chat.postEphemeral({ channel: chatChannel, user: slackUser, text }).catch((error: unknown) => {
         this.deps.logger.warn({ err: error, channel: channel.id }, 'could not post an ephemeral message to Slack');
@@ -352,7 +356,7 @@ export class ChannelRuntime {
   private async refuseForRate(channel: ChannelDoc, credentials: ChannelCredentials, message: InboundMessage, text: string): Promise<void> {
     this.deps.logger.info({ channel: channel.id, user: message.user }, 'channel rate limit reached: no run');
     if (message.user === null) return;
-    await clientFor(channel, credentials)
+    await clientFor(channel, credentials, this.deps.egress)
       .chat.postEphemeral({ channel: message.chatChannelId, user: message.user, text, ...(message.threadTs ? { thread_ts: message.threadTs } : {}) })
       .catch((error: unknown) => this.deps.logger.warn({ err: error }, 'could not post the rate-limit notice'));
   }
@@ -393,7 +397,7 @@ export class ChannelRuntime {
     if (this.chatNames.has(key)) return this.chatNames.get(key) ?? null;
     let name: string | null = null;
     try {
-      const answer = await clientFor(channel, credentials).conversations.info({ channel: chatChannelId });
+      const answer = await clientFor(channel, credentials, this.deps.egress).conversations.info({ channel: chatChannelId });
       name = answer.channel?.name ?? null;
       this.chatNames.set(key, name);
     } catch (error) {

@@ -86,6 +86,7 @@ export function createAnthropicProvider(options: ProviderClientOptions): LlmProv
     // the messages API's documented key header; this SDK version would send the key as a
     // Bearer token, which Anthropic-compatible gateways do not all accept
     defaultHeaders: { 'x-api-key': options.apiKey, authorization: null },
+    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
   });
 
   async function* attempt(request: LlmRequest): AsyncGenerator<LlmEvent> {

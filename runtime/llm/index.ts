@@ -55,8 +55,8 @@ export interface CreateLlmProviderOptions {
   readonly retry?: RetryOptions;
   /** time to wait for the response headers of one attempt. @default 120000 */
   readonly timeoutMs?: number;
-  /** the HTTP client the SDKs use (where an egress guard would plug in). @default the global fetch */
-  readonly fetch?: typeof globalThis.fetch;
+  /** the egress guard's fetch: used only when the endpoint is the organization's own `llm_base_url` */
+  readonly fetch?: typeof fetch;
 }
 
 export const LLM_PROVIDERS = ['openai', 'anthropic'] as const;
@@ -129,7 +129,8 @@ export function createLlmProvider(
     keyName: endpoint.owner === 'operator' ? 'LLM_API_KEY' : "the organization's llm_api_key in /settings",
     retry: options.retry,
     timeoutMs: options.timeoutMs,
-    fetch: options.fetch,
+    // the operator's endpoint is not tenant-chosen; an organization's own URL goes through the egress guard
+    fetch: endpoint.owner === 'organization' ? options.fetch : undefined,
   };
   let provider: LlmProvider;
   if (name === 'openai') provider = createOpenAiProvider(clientOptions);

@@ -12,6 +12,6 @@ export interface ProviderClientOptions {
   readonly retry?: RetryOptions;
   /** time to wait for the response headers of one attempt. @default 120000 */
   readonly timeoutMs?: number;
-  /** the HTTP client the SDK uses (an egress guard can wrap it). @default the global fetch */
-  readonly fetch?: typeof globalThis.fetch;
+  /** the egress guard's fetch, for a tenant-chosen base URL; absent: the SDK's own (global fetch) */
+  readonly fetch?: typeof fetch | undefined;
 }

@@ -3,6 +3,7 @@
  * shape (APIError with status/headers/error, APIConnectionError,
  * APIUserAbortError) but each has its own classes, so the adapter passes them in.
  */
+import { egressRefusalOf } from '../net/egress.js';
 import { LlmAttemptError, retryAfterMs } from './retry.js';
 import { LlmError } from './types.js';
 
@@ -45,6 +46,9 @@ export function toAttemptError(error: unknown, provider: string, baseUrl: string
   if (error instanceof classes.APIUserAbortError) {
     return new LlmAttemptError('llm_aborted', `the ${provider} request was aborted`, undefined);
   }
+  const refusal = egressRefusalOf(error);
+  // the egress guard refused the tenant's base URL: not an attempt error, a retry would be refused again
+  if (refusal !== null) return new LlmError('llm_unreachable', `egress_refused: ${provider} at ${baseUrl}: ${refusal.message}`);
   if (error instanceof classes.APIConnectionError) {
     return new LlmAttemptError('llm_unreachable', `could not reach ${provider} at ${baseUrl}: ${error.message}${causeText(error)}`, undefined);
   }

@@ -72,3 +72,51 @@ export function restoreMasked(next: unknown, stored: unknown): unknown {
   }
   return next;
 }
+
+/** Fields that say where calls go: a URL format in the schema, or a name like `base_url`, `url`, `host`, `endpoint`, `server`. */
+const ENDPOINT_FORMATS = new Set(['uri', 'url', 'iri', 'uri-reference', 'hostname']);
+const ENDPOINT_NAME = /(url|uri|host|endpoint|server)/i;
+
+const isEndpointField = (key: string, schema: JsonSchema | undefined): boolean =>
+  (typeof schema?.['format'] === 'string' && ENDPOINT_FORMATS.has(schema['format'])) || ENDPOINT_NAME.test(key);
+
+/**
+ * Paths (`base_url`, `auth.server`) of endpoint fields whose value differs
+ * between the stored config and the next one (added and removed count).
+ */
+export function changedEndpoints(next: unknown, stored: unknown, schema: JsonSchema | undefined, prefix = ''): string[] {
+  const properties = propertiesOf(schema);
+  const nextRecord = isRecord(next) ? next : {};
+  const storedRecord = isRecord(stored) ? stored : {};
+  const changed: string[] = [];
+  for (const key of new Set([...Object.keys(nextRecord), ...Object.keys(storedRecord)])) {
+    const path = prefix === '' ? key : `${prefix}.${key}`;
+    const fieldSchema = properties[key];
+    if (isEndpointField(key, fieldSchema)) {
+      if (JSON.stringify(nextRecord[key]) !== JSON.stringify(storedRecord[key])) changed.push(path);
+    } else if (isRecord(nextRecord[key]) || isRecord(storedRecord[key])) {
+      changed.push(...changedEndpoints(nextRecord[key], storedRecord[key], fieldSchema, path));
+    }
+  }
+  return changed;
+}
+
+/** Paths of the values an update sends back as MASKED (the stored secrets it would keep). */
+export function maskedPaths(value: unknown, prefix = ''): string[] {
+  if (value === MASKED) return [prefix];
+  const entries: [string, unknown][] = Array.isArray(value)
+    ? value.map((item, index) => [String(index), item])
+    : isRecord(value) ? Object.entries(value) : [];
+  return entries.flatMap(([key, inner]) => maskedPaths(inner, prefix === '' ? key : `${prefix}.${key}`));
+}
+
+/** The string values of a config's endpoint fields, by path (`base_url`, `auth.server`). */
+export function endpointValues(config: unknown, schema: JsonSchema | undefined, prefix = ''): [string, string][] {
+  const properties = propertiesOf(schema);
+  if (!isRecord(config)) return [];
+  return Object.entries(config).flatMap(([key, value]): [string, string][] => {
+    const path = prefix === '' ? key : `${prefix}.${key}`;
+    if (isEndpointField(key, properties[key])) return typeof value === 'string' ? [[path, value]] : [];
+    return endpointValues(value, properties[key], path);
+  });
+}

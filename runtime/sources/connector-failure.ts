@@ -24,7 +24,9 @@ const systemCodeOf = (error: unknown): string | null => {
 
 /** The failure of connector `kind` as stored and shown (never the raw text of an unexpected exception). */
 export function connectorFailure(error: unknown, kind: string): SourceError {
-  if (ToolError.is(error)) return { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) };
+  // SDKs wrap what fetch threw (an egress refusal) as `cause`: the connector's own account is kept
+  const own = ToolError.within(error);
+  if (own !== null) return { code: own.code, message: own.message, ...(own.details ? { details: own.details } : {}) };
   const system = systemCodeOf(error);
   if (system !== null) {
     return { code: CONNECTOR_FAILURE_CODE, message: `${kind}: the system could not be reached (${system})`, details: { cause: system } };

@@ -5,6 +5,7 @@
  * message; a changed source (new `updated_at`) is asked again at once.
  */
 import type { Logger } from 'pino';
+import type { NetPort } from '../../connectors/contract.js';
 import { checkDynamicTools, type LoadedPlugin, type LoadedTool } from '../../connectors/loader.js';
 
 /** @default how long a listed tool set is reused */
@@ -36,11 +37,11 @@ export class DynamicToolCache {
   ) {}
 
   /** The source's tools (checked, named `<source>.<tool>`); a listing that fails yields none and is logged. */
-  tools(plugin: LoadedPlugin, source: { id: string; name: string; updated_at: string }, config: Readonly<Record<string, unknown>>): Promise<readonly LoadedTool[]> {
+  tools(plugin: LoadedPlugin, source: { id: string; name: string; updated_at: string }, config: Readonly<Record<string, unknown>>, net?: NetPort): Promise<readonly LoadedTool[]> {
     const version = `${source.updated_at}\u0000${source.name}`;
     const cached = this.entries.get(source.id);
     if (cached && cached.version === version && cached.expiresAt > this.now()) return cached.tools;
-    const tools = this.list(plugin, source, config);
+    const tools = this.list(plugin, source, config, net);
     this.entries.set(source.id, { version, expiresAt: this.now() + this.ttlMs, tools });
     return tools;
   }
@@ -49,10 +50,10 @@ export class DynamicToolCache {
     this.entries.delete(sourceId);
   }
 
-  private async list(plugin: LoadedPlugin, source: { id: string; name: string }, config: Readonly<Record<string, unknown>>): Promise<readonly LoadedTool[]> {
+  private async list(plugin: LoadedPlugin, source: { id: string; name: string }, config: Readonly<Record<string, unknown>>, net: NetPort | undefined): Promise<readonly LoadedTool[]> {
     if (!plugin.plugin.listTools) return plugin.tools;
     try {
-      const listed = await plugin.plugin.listTools(config, AbortSignal.timeout(LIST_TIMEOUT_MS));
+      const listed = await plugin.plugin.listTools(config, AbortSignal.timeout(LIST_TIMEOUT_MS), net);
       const checked = checkDynamicTools(toolPrefixOf(source.name), plugin.kind, Array.isArray(listed) ? listed : []);
       if (checked.problems.length > 0) {
         this.logger.warn({ source_id: source.id, connector: plugin.kind, problems: checked.problems }, 'tools of a source left out');

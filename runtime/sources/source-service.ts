@@ -12,13 +12,14 @@ import { validateCopy, type SchemaIssue } from '../../connectors/json-schema.js'
 import type { LoadedPlugin, PluginRegistry } from '../../connectors/loader.js';
 import type { Collections } from '../collections.js';
 import { ServiceError } from '../errors.js';
+import { assertEgressAllowed, type EgressGuard } from '../net/egress.js';
 import type { PlatformEvents } from '../events.js';
 import type { GraphStore } from '../graph/store.js';
 import { newId, nowIso } from '../ids.js';
 import { DEFAULT_REALM } from '../organizations.js';
 import { assertReferences } from '../references.js';
 import { asOrgId, type ListOptions, type OrgId, type Page } from '../store/types.js';
-import { ConfigVault, restoreMasked } from './config-secrets.js';
+import { changedEndpoints, ConfigVault, endpointValues, maskedPaths, restoreMasked } from './config-secrets.js';
 import { connectorFailure, isUnexpected } from './connector-failure.js';
 import type { SourceDirectory } from './directory.js';
 import { DynamicToolCache } from './dynamic-tools.js';
@@ -54,6 +55,8 @@ export interface SourceServiceOptions {
   /** the context graph syncs write to; null until a graph store is wired */
   readonly graph: () => GraphStore | null;
   readonly logger: Logger;
+  /** the egress guard: endpoint fields naming a refused literal address are refused when saved */
+  readonly egress: Pick<EgressGuard, 'checkUrl'>;
 }
 
 interface RunningSync {
@@ -80,6 +83,7 @@ export class SourceService implements SourceDirectory {
   private readonly events: PlatformEvents;
   private readonly graph: () => GraphStore | null;
   private readonly logger: Logger;
+  private readonly egress: Pick<EgressGuard, 'checkUrl'>;
   private readonly dynamicTools: DynamicToolCache;
   private readonly schedule: SyncSchedule;
   /** source id -> its running sync (one at a time per source) */
@@ -93,6 +97,7 @@ export class SourceService implements SourceDirectory {
     this.events = options.events;
     this.graph = options.graph;
     this.logger = options.logger;
+    this.egress = options.egress;
     this.dynamicTools = new DynamicToolCache(options.logger);
     this.schedule = new SyncSchedule((orgId, sourceId) => this.scheduledSync(orgId, sourceId));
   }
@@ -190,6 +195,7 @@ export class SourceService implements SourceDirectory {
     if (patch.schedule !== undefined) changes.schedule = this.checkedSchedule(plugin, patch.schedule);
     if (patch.config !== undefined) {
       const stored = this.configOf(source, org);
+      this.checkSecretsFollowEndpoint(plugin, patch.config, stored);
       const config = this.checkedConfig(plugin, restoreMasked(patch.config, stored) as Record<string, unknown>);
       changes.config_sealed = this.vault.seal(org, source.id, config);
       if (JSON.stringify(config) !== JSON.stringify(stored) && source.status !== 'syncing') {
@@ -227,7 +233,7 @@ export class SourceService implements SourceDirectory {
     const config = this.usableConfig(plugin, source, org);
     let failure: SourceError | null = null;
     try {
-      const result = await plugin.plugin.validate(config, AbortSignal.timeout(VALIDATE_TIMEOUT_MS));
+      const result = await plugin.plugin.validate(config, AbortSignal.timeout(VALIDATE_TIMEOUT_MS), this.registry.net);
       if (!result.ok) {
         failure = {
           code: 'source_validation_failed',
@@ -240,10 +246,12 @@ export class SourceService implements SourceDirectory {
       const { code, message, details } = this.failureOf(error, source);
       failure = { code: 'source_validation_failed', message: `${source.connector} validation failed: ${message}`, details: { reason: code, ...details } };
     }
+    // the guard refused the address: not the upstream's verdict, so its own code (422 egress_refused, details.address_class)
+    if (failure?.details?.['reason'] === 'egress_refused') failure = { ...failure, code: 'egress_refused' };
     const now = nowIso();
     const status = failure ? 'failed' : source.status === 'syncing' ? 'syncing' : 'synced';
     const updated = await this.collections.sources.update(org, source.id, { status, last_error: failure, last_validated_at: now });
-    if (failure) throw new ServiceError('source_validation_failed', failure.message, { source_id: source.id, ...failure.details });
+    if (failure) throw new ServiceError(failure.code === 'egress_refused' ? 'egress_refused' : 'source_validation_failed', failure.message, { source_id: source.id, ...failure.details });
     return updated ?? source;
   }
 
@@ -312,7 +320,7 @@ export class SourceService implements SourceDirectory {
       const entry: CatalogSource = { id: source.id, kind: source.connector, name: source.name, config };
       if (plugin.plugin.listTools) {
         const checked = validateCopy(plugin.validateConfig, config);
-        const tools = checked.ok ? await this.dynamicTools.tools(plugin, source, checked.value) : [];
+        const tools = checked.ok ? await this.dynamicTools.tools(plugin, source, checked.value, this.registry.net) : [];
         visible.push({ ...entry, tools });
       } else {
         visible.push(entry);
@@ -339,6 +347,7 @@ export class SourceService implements SourceDirectory {
       report = await plugin.plugin.sync({
         orgId: org, sourceId: source.id, realm: source.realm, config, signal,
         graph: this.graph()?.sinkFor(org, source.realm) ?? null,
+        ...(this.registry.net === undefined ? {} : { net: this.registry.net }),
         progress,
       });
       if (signal.aborted) failure = this.failureOf(signal.reason, source);
@@ -389,12 +398,35 @@ export class SourceService implements SourceDirectory {
     return checked.value;
   }
 
+  /**
+   * Stored credentials never follow a changed endpoint: when an update moves a
+   * URL-like field (base_url, url, host, ...), every secret must be given again,
+   * not sent back masked, or the stored token would go to the new host.
+   * @throws 400 validation_error naming each secret still masked
+   */
+  private checkSecretsFollowEndpoint(plugin: LoadedPlugin, next: Record<string, unknown>, stored: Record<string, unknown>): void {
+    const masked = maskedPaths(next);
+    if (masked.length === 0) return;
+    const moved = changedEndpoints(restoreMasked(next, stored), stored, plugin.plugin.configSchema);
+    if (moved.length === 0) return;
+    const fields = masked.map((path) => `config.${path}`);
+    throw new ServiceError('validation_error', `invalid body: ${moved.map((path) => `config.${path}`).join(', ')} changed, so the stored secrets are not reused: give ${fields.join(', ')} again`, {
+      issues: fields.map((path) => ({ path, message: 'must be given again (not masked) when the endpoint changes' })),
+      missing_secrets: fields,
+      changed_endpoints: moved.map((path) => `config.${path}`),
+    });
+  }
+
   private checkedConfig(plugin: LoadedPlugin, config: Record<string, unknown>): Record<string, unknown> {
     // validated for the error, but stored as given: defaults are filled at use, so a later default change applies
     const checked = validateCopy(plugin.validateConfig, config);
     if (!checked.ok) {
       const issues = configIssues(checked.issues);
       throw new ServiceError('validation_error', `invalid body: ${issues.map((issue) => `${issue.path} ${issue.message}`).join('; ')}`, { issues });
+    }
+    // a refused literal address (127.0.0.1, 0x7f000001, [::1], 169.254.169.254) fails now; names fail when they resolve
+    for (const [path, value] of endpointValues(config, plugin.plugin.configSchema)) {
+      assertEgressAllowed(this.egress, URL.canParse(value) ? value : `http://${value}/`, `config.${path}`);
     }
     return config;
   }

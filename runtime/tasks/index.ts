@@ -1,5 +1,6 @@
 /** Assembles the task runtime: the service (actors, fires, runs), the webhook intake, secrets and the retention sweep. */
 import type { Logger } from 'pino';
+import type { NetPort } from '../../connectors/contract.js';
 import type { AgentRuntime } from '../agent/agent-runtime.js';
 import type { Collections } from '../collections.js';
 import type { ServiceConfig } from '../config.js';
@@ -32,6 +33,7 @@ export function createTaskRuntime(deps: {
   readonly sources: SourceDirectory;
   readonly events: PlatformEvents;
   readonly logger: Logger;
+  readonly egress: NetPort;
 }): TaskRuntime {
   const service = new TaskService(deps);
   const secrets = new SecretBox(deps.config.auth.jwtSecret);

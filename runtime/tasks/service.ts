@@ -15,6 +15,7 @@
  *   of this task's runs; the agent run machine kills a run that crosses it.
  */
 import type { Logger } from 'pino';
+import type { NetPort } from '../../connectors/contract.js';
 import { taskMachine, taskStateOf, type TaskMachineContext, type TaskMachineEvent } from '../../actors/task.machine.js';
 import type { AgentRuntime } from '../agent/agent-runtime.js';
 import type { Collections } from '../collections.js';
@@ -53,6 +54,8 @@ export interface TaskServiceDeps {
   readonly sources: SourceDirectory;
   readonly events: PlatformEvents;
   readonly logger: Logger;
+  /** the egress guard: an organization's llm_base_url is reached through it */
+  readonly egress: NetPort;
 }
 
 export type FireOutcome = { readonly run_id: string; readonly status: 'pending' | 'running' | 'refused' };
@@ -345,7 +348,7 @@ export class TaskService implements TaskFiring {
       const model = typeof agentConfig['model'] === 'string' ? agentConfig['model'] : null;
       let llm: ReturnType<typeof resolveLlmProvider>;
       try {
-        llm = resolveLlmProvider(org, { ...settings, llm_model: model ?? settings.llm_model }, config);
+        llm = resolveLlmProvider(org, { ...settings, llm_model: model ?? settings.llm_model }, config, { fetch: this.deps.egress.fetch });
       } catch (error) {
         if (error instanceof LlmError) return await fail('llm_unconfigured', error.message);
         throw error;

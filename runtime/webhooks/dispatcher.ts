@@ -13,6 +13,7 @@ import { fromPromise } from 'xstate';
 import { retryAfterMs } from '../../connectors/shared/http-client.js';
 import type { Collections, OutboundWebhookDoc, WebhookAttempt, WebhookDeliveryDoc } from '../collections.js';
 import { newId, nowIso } from '../ids.js';
+import { egressRefusalOf, type EgressGuard } from '../net/egress.js';
 import { asOrgId, type OrgId } from '../store/types.js';
 import { SupervisorClosedError, type Supervisor } from '../supervisor.js';
 import { retryDelayMs } from './backoff.js';
@@ -34,6 +35,8 @@ export interface DispatcherOptions {
   /** first retry delay (WEBHOOK_RETRY_BASE_MS) */
   readonly retryBaseMs: number;
   readonly attemptTimeoutMs?: number;
+  /** every delivery goes through it: receivers are tenant-chosen URLs */
+  readonly egress: EgressGuard;
 }
 
 export interface EnqueueRequest {
@@ -50,7 +53,10 @@ type AttemptListener = (delivery: WebhookDeliveryDoc) => void;
 export class WebhookDispatcher {
   private readonly listeners = new Map<string, Set<AttemptListener>>();
 
+  readonly egress: EgressGuard;
+
   constructor(private readonly options: DispatcherOptions) {
+    this.egress = options.egress;
     const logic = deliveryMachine.provide({
       actors: { attempt: fromPromise<AttemptOutcome, DeliveryRef>(({ input, signal }) => this.attempt(input, signal)) },
     });
@@ -172,7 +178,8 @@ export class WebhookDispatcher {
       await this.settle(org, delivery, { status: 'delivered', finished_at: attempt.at, next_attempt_at: null }, attempt);
       return { done: true, retryInMs: 0 };
     }
-    if (n >= delivery.max_attempts) {
+    // a refused address stays refused: retrying would only repeat the refusal
+    if (n >= delivery.max_attempts || answer.refused) {
       await this.settle(org, delivery, { status: 'failed', finished_at: attempt.at, next_attempt_at: null }, attempt);
       return { done: true, retryInMs: 0 };
     }
@@ -197,7 +204,7 @@ export class WebhookDispatcher {
     webhook: OutboundWebhookDoc,
     delivery: WebhookDeliveryDoc,
     stopped: AbortSignal,
-  ): Promise<{ answer: { status: number | null; error: string | null; retryAfterMs: number | null }; latencyMs: number }> {
+  ): Promise<{ answer: { status: number | null; error: string | null; retryAfterMs: number | null; refused?: boolean }; latencyMs: number }> {
     const { secrets } = this.options;
     const body = Buffer.from(delivery.body, 'utf8');
     const overlap = webhook.previous_secret_sealed !== null && webhook.previous_secret_expires_at !== null &&
@@ -211,7 +218,7 @@ export class WebhookDispatcher {
     });
     const started = performance.now();
     try {
-      const response = await fetch(webhook.url, {
+      const response = await this.egress.fetch(webhook.url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...headers },
         body,
@@ -229,6 +236,8 @@ export class WebhookDispatcher {
       };
     } catch (error) {
       const latencyMs = Math.round(performance.now() - started);
+      const refusal = egressRefusalOf(error);
+      if (refusal !== null) return { answer: { status: null, error: `egress_refused: ${refusal.message}`, retryAfterMs: null, refused: true }, latencyMs };
       const timedOut = error instanceof DOMException && error.name === 'TimeoutError';
       const message = timedOut ? `no answer within ${this.options.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS} ms` : networkError(error);
       return { answer: { status: null, error: message, retryAfterMs: null }, latencyMs };

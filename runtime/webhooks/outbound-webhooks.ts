@@ -6,6 +6,7 @@
 import type { Collections, OutboundWebhookDoc, WebhookDeliveryDoc } from '../collections.js';
 import { ServiceError } from '../errors.js';
 import { newId } from '../ids.js';
+import { assertEgressAllowed } from '../net/egress.js';
 import type { OrgId } from '../store/types.js';
 import type { WebhookDispatcher } from './dispatcher.js';
 import { generateWebhookSecret, secretHint, type WebhookSecrets } from './secrets.js';
@@ -37,8 +38,14 @@ export class OutboundWebhooks {
     readonly dispatcher: WebhookDispatcher,
   ) {}
 
+  /** 422 `egress_refused` when the receiver URL is a literal address the egress guard refuses. */
+  checkUrl(url: string): void {
+    assertEgressAllowed(this.dispatcher.egress, url, 'url');
+  }
+
   /** Creates the webhook; returns it with the plain secret (shown once). */
   async create(org: OrgId, input: NewWebhook): Promise<{ webhook: OutboundWebhookDoc; secret: string }> {
+    this.checkUrl(input.url);
     const id = newId('owh');
     const secret = input.secret ?? generateWebhookSecret();
     const webhook = await this.collections.outboundWebhooks.insert(org, {

@@ -16,7 +16,8 @@ export interface ServerProcess {
 export function spawnServer(env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
     cwd: ROOT,
-    env: { PATH: process.env['PATH'] ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
+    // the suites' fakes listen on loopback (as in startTestServer); a test may pass its own EGRESS_ALLOW
+    env: { PATH: process.env['PATH'] ?? '', HOST: '127.0.0.1', PORT: '0', EGRESS_ALLOW: '127.0.0.1,::1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 }

@@ -71,6 +71,8 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     HOST: '127.0.0.1',
     JWT_SECRET: randomBytes(32).toString('hex'),
     LOG_LEVEL: 'silent',
+    // the suites' fakes listen on loopback; egress tests pass their own (empty or narrow) value
+    EGRESS_ALLOW: '127.0.0.1,::1',
     ...env,
   });
   const service = await startService(config, createLogger(config));

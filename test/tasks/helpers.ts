@@ -34,6 +34,8 @@ export async function startClockedServer(
     HOST: '127.0.0.1',
     JWT_SECRET: options.jwtSecret ?? randomBytes(32).toString('hex'),
     LOG_LEVEL: 'silent',
+    // the suites' fakes listen on loopback (as in startTestServer)
+    EGRESS_ALLOW: '127.0.0.1,::1',
     ...env,
   });
   const service = await startService(config, createLogger(config), { clock });

@@ -19,7 +19,7 @@ export async function withGithub<T>(ctx: ToolContext, work: (octokit: Octokit, c
   ctx.signal.throwIfAborted();
   const config = githubConfigOf(ctx.config);
   try {
-    return await work(await githubClient(config, ctx.signal), config);
+    return await work(await githubClient(config, ctx.signal, ctx.net), config);
   } catch (error) {
     throw githubFailure(error, ctx.signal);
   }

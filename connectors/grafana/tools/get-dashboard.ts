@@ -42,7 +42,7 @@ export const getDashboardTool: ConnectorTool = {
   run: async (args, ctx) => {
     ctx.signal.throwIfAborted();
     const uid = encodeURIComponent(args['uid'] as string);
-    const { data } = await grafanaClient(ctx.config).json<DashboardAnswer>({ path: `/api/dashboards/uid/${uid}`, signal: ctx.signal });
+    const { data } = await grafanaClient(ctx.config, ctx.net).json<DashboardAnswer>({ path: `/api/dashboards/uid/${uid}`, signal: ctx.signal });
     const { dashboard, meta } = data;
     return {
       uid: dashboard.uid,

@@ -16,7 +16,7 @@ export const listDatasourcesTool: ConnectorTool = {
   input_schema: { type: 'object', properties: {}, additionalProperties: false },
   run: async (_args, ctx) => {
     ctx.signal.throwIfAborted();
-    const { data } = await grafanaClient(ctx.config).json<DataSource[]>({ path: '/api/datasources', signal: ctx.signal });
+    const { data } = await grafanaClient(ctx.config, ctx.net).json<DataSource[]>({ path: '/api/datasources', signal: ctx.signal });
     return { items: data.map((ds) => ({ uid: ds.uid, name: ds.name, type: ds.type, is_default: ds.isDefault })) };
   },
 };

@@ -33,7 +33,7 @@ export const listFiringAlertsTool: ConnectorTool = {
   run: async (args, ctx) => {
     ctx.signal.throwIfAborted();
     const includeSilenced = args['include_silenced'] as boolean;
-    const { data } = await grafanaClient(ctx.config).json<GettableAlert[]>({
+    const { data } = await grafanaClient(ctx.config, ctx.net).json<GettableAlert[]>({
       path: '/api/alertmanager/grafana/api/v2/alerts',
       query: { active: true, silenced: includeSilenced, inhibited: includeSilenced, filter: args['matchers'] as string[] | undefined },
       signal: ctx.signal,

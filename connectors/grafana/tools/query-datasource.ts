@@ -52,7 +52,7 @@ export const queryDatasourceTool: ConnectorTool = {
       from: args['from'],
       to: args['to'],
     };
-    const { data } = await grafanaClient(ctx.config)
+    const { data } = await grafanaClient(ctx.config, ctx.net)
       .json<QueryAnswer>({ method: 'POST', path: '/api/ds/query', body, signal: ctx.signal })
       .catch((error: unknown) => ({ data: failedQuery(error) }));
     const result = data.results['A'];

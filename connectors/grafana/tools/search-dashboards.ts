@@ -31,7 +31,7 @@ export const searchDashboardsTool: ConnectorTool = {
     ctx.signal.throwIfAborted();
     const page = args['page'] as number;
     const limit = args['limit'] as number;
-    const { data } = await grafanaClient(ctx.config).json<SearchHit[]>({
+    const { data } = await grafanaClient(ctx.config, ctx.net).json<SearchHit[]>({
       path: '/api/search',
       query: { type: 'dash-db', query: args['query'] as string | undefined, tag: args['tags'] as string[] | undefined, page, limit },
       signal: ctx.signal,

@@ -6,5 +6,5 @@ import { jenkinsClient, jenkinsConfigOf, type JenkinsConfig } from '../config.js
 export function withJenkins<T>(ctx: ToolContext, work: (client: HttpClient, config: JenkinsConfig) => Promise<T>): Promise<T> {
   ctx.signal.throwIfAborted();
   const config = jenkinsConfigOf(ctx.config);
-  return work(jenkinsClient(config), config);
+  return work(jenkinsClient(config, ctx.net), config);
 }

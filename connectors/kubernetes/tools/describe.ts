@@ -22,7 +22,7 @@ export const describeTool: ConnectorTool = {
   },
   run: async (args, ctx) => {
     ctx.signal.throwIfAborted();
-    const apis = kubernetesApis(ctx.config);
+    const apis = kubernetesApis(ctx.config, ctx.net);
     const namespace = args['namespace'] as string;
     const name = args['name'] as string;
     const kind = args['kind'] as 'pod' | 'deployment';

@@ -23,7 +23,7 @@ export const listEventsTool: ConnectorTool = {
   },
   run: async (args, ctx) => {
     ctx.signal.throwIfAborted();
-    const apis = kubernetesApis(ctx.config);
+    const apis = kubernetesApis(ctx.config, ctx.net);
     const selectors: string[] = [];
     if (args['type'] !== 'all') selectors.push(`type=${args['type'] as string}`);
     if (args['object_name'] !== undefined) selectors.push(`involvedObject.name=${args['object_name'] as string}`);

@@ -13,7 +13,7 @@ export const listNamespacesTool: ConnectorTool = {
   input_schema: { type: 'object', properties: { ...pagingProperties }, additionalProperties: false },
   run: async (args, ctx) => {
     ctx.signal.throwIfAborted();
-    const apis = kubernetesApis(ctx.config);
+    const apis = kubernetesApis(ctx.config, ctx.net);
     const list = await kubeCall(apis, ctx.signal, () =>
       apis.core.listNamespace({ limit: args['limit'] as number, _continue: args['continue'] as string | undefined }),
     );

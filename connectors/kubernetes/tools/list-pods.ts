@@ -22,7 +22,7 @@ export const listPodsTool: ConnectorTool = {
   },
   run: async (args, ctx) => {
     ctx.signal.throwIfAborted();
-    const apis = kubernetesApis(ctx.config);
+    const apis = kubernetesApis(ctx.config, ctx.net);
     const namespace = args['namespace'] as string | undefined;
     const query = {
       labelSelector: args['label_selector'] as string | undefined,

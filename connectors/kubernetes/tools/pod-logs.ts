@@ -25,7 +25,7 @@ export const podLogsTool: ConnectorTool = {
   },
   run: async (args, ctx) => {
     ctx.signal.throwIfAborted();
-    const apis = kubernetesApis(ctx.config);
+    const apis = kubernetesApis(ctx.config, ctx.net);
     const text = await kubeCall(apis, ctx.signal, () =>
       apis.core.readNamespacedPodLog({
         namespace: args['namespace'] as string,

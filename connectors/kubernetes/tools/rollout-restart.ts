@@ -25,7 +25,7 @@ export const rolloutRestartTool: ConnectorTool = {
   },
   run: async (args, ctx) => {
     ctx.signal.throwIfAborted();
-    const apis = kubernetesApis(ctx.config);
+    const apis = kubernetesApis(ctx.config, ctx.net);
     // kubectl writes RFC 3339 seconds precision
     const restartedAt = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
     const body = { spec: { template: { metadata: { annotations: { [RESTARTED_AT_ANNOTATION]: restartedAt } } } } };

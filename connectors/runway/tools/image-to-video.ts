@@ -40,7 +40,7 @@ export const imageToVideoTool: ConnectorTool = {
     const body = { model, promptImage: imageUrl, ratio: size, duration, ...(prompt === undefined ? {} : { promptText: prompt }) } as Parameters<
       ReturnType<typeof runwayClient>['imageToVideo']['create']
     >[0];
-    const task = await runwayCall(ctx.signal, (options) => runwayClient(settings).imageToVideo.create(body, options));
+    const task = await runwayCall(ctx.signal, (options) => runwayClient(settings, ctx.net).imageToVideo.create(body, options));
     return jobAnswer(task.id, { kind: 'video', model, ratio, duration });
   },
 };

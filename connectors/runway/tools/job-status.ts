@@ -45,7 +45,7 @@ export const jobStatusTool: ConnectorTool = {
   },
   run: async (args, ctx) => {
     ctx.signal.throwIfAborted();
-    const client = runwayClient(settingsOf(ctx.config));
+    const client = runwayClient(settingsOf(ctx.config), ctx.net);
     const task = (await runwayCall(ctx.signal, (options) => client.tasks.retrieve(args['job_id'] as string, options))) as Task;
     if (task.status === 'FAILED') throw failureOf(task);
     const done = task.status === 'SUCCEEDED' || task.status === 'CANCELLED';

@@ -31,7 +31,7 @@ export const textToImageTool: ConnectorTool = {
     const ratio = (args['ratio'] as string | undefined) ?? settings.ratio;
     const size = pixelRatio(ratio, 'image', model);
     const body = { model, promptText: args['prompt'] as string, ratio: size } as Parameters<ReturnType<typeof runwayClient>['textToImage']['create']>[0];
-    const client = runwayClient(settings);
+    const client = runwayClient(settings, ctx.net);
     const jobIds: string[] = [];
     // one after the other: a failure (credits, moderation) stops before spending more
     for (let i = 0; i < ((args['num_images'] as number | undefined) ?? 1); i++) {

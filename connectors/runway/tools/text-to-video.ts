@@ -25,7 +25,7 @@ export const textToVideoTool: ConnectorTool = {
     const duration = (args['duration'] as number | undefined) ?? settings.duration;
     const size = pixelRatio(ratio, 'video', model);
     const body = { model, promptText: args['prompt'] as string, ratio: size, duration } as Parameters<ReturnType<typeof runwayClient>['textToVideo']['create']>[0];
-    const task = await runwayCall(ctx.signal, (options) => runwayClient(settings).textToVideo.create(body, options));
+    const task = await runwayCall(ctx.signal, (options) => runwayClient(settings, ctx.net).textToVideo.create(body, options));
     return jobAnswer(task.id, { kind: 'video', model, ratio, duration });
   },
 };

@@ -20,7 +20,7 @@ export const findChannelTool: ConnectorTool = {
     oneOf: [{ required: ['name'] }, { required: ['id'] }],
   },
   run: async (args, ctx) => {
-    const client = createSlackClient(slackConfigOf(ctx.config));
+    const client = createSlackClient(slackConfigOf(ctx.config), ctx.net);
     if (typeof args['id'] === 'string') {
       const id = args['id'];
       const answer = await slackCall('conversations.info', ctx.signal, () => client.conversations.info({ channel: id }));

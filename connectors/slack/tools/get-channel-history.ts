@@ -20,7 +20,7 @@ export const getChannelHistoryTool: ConnectorTool = {
     },
   },
   run: async (args, ctx) => {
-    const client = createSlackClient(slackConfigOf(ctx.config));
+    const client = createSlackClient(slackConfigOf(ctx.config), ctx.net);
     const answer = await slackCall('conversations.history', ctx.signal, () =>
       client.conversations.history({
         channel: String(args['channel']),

@@ -20,7 +20,7 @@ export const getThreadRepliesTool: ConnectorTool = {
     },
   },
   run: async (args, ctx) => {
-    const client = createSlackClient(slackConfigOf(ctx.config));
+    const client = createSlackClient(slackConfigOf(ctx.config), ctx.net);
     const answer = await slackCall('conversations.replies', ctx.signal, () =>
       client.conversations.replies({
         channel: String(args['channel']),

@@ -19,7 +19,7 @@ export const postMessageTool: ConnectorTool = {
     },
   },
   run: async (args, ctx) => {
-    const client = createSlackClient(slackConfigOf(ctx.config));
+    const client = createSlackClient(slackConfigOf(ctx.config), ctx.net);
     const channel = String(args['channel']);
     const threadTs = typeof args['thread_ts'] === 'string' ? args['thread_ts'] : undefined;
     const answer = await slackCall('chat.postMessage', ctx.signal, () =>

@@ -16,6 +16,6 @@ export const createNote: ConnectorTool = {
   effect: 'write',
   async run(args, ctx) {
     const config = ctx.config as unknown as NotesConfig;
-    return notesApi(config, `/workspaces/${config.workspace}/notes`, ctx.signal, { method: 'POST', body: { title: args['title'], body: args['body'] ?? '' } });
+    return notesApi(config, `/workspaces/${config.workspace}/notes`, ctx, { method: 'POST', body: { title: args['title'], body: args['body'] ?? '' } });
   },
 };

@@ -17,7 +17,7 @@ export const listNotes: ConnectorTool = {
     const config = ctx.config as unknown as NotesConfig;
     const params = new URLSearchParams({ limit: String(args['limit']) });
     if (typeof args['query'] === 'string') params.set('q', args['query']);
-    const notes = (await notesApi(config, `/workspaces/${config.workspace}/notes?${params}`, ctx.signal)) as unknown[];
+    const notes = (await notesApi(config, `/workspaces/${config.workspace}/notes?${params}`, ctx)) as unknown[];
     return { notes };
   },
 };

@@ -4,7 +4,7 @@ import { VercelApi, vercelConfigOf } from '../config.js';
 
 export function withVercel<T>(ctx: ToolContext, work: (api: VercelApi) => Promise<T>): Promise<T> {
   ctx.signal.throwIfAborted();
-  return work(new VercelApi(vercelConfigOf(ctx.config)));
+  return work(new VercelApi(vercelConfigOf(ctx.config), ctx.net));
 }
 
 export const PROJECT_ARG: JsonSchema = { type: 'string', minLength: 1, maxLength: 200, description: 'the project id (prj_...) or name' };
