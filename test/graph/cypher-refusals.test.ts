@@ -275,9 +275,16 @@ describe('/graph/cypher refusals', () => {
   });
 
   it('bounds params: too deep, too many keys, too many values are 400 before any work', async () => {
+    // 1,000 levels: the edge's bound on every JSON body refuses it before the route sees it
     let deep: unknown = 1;
     for (let level = 0; level < 1000; level += 1) deep = { a: deep };
-    const tooDeep = await cypher(reader, 'RETURN 1 AS x', { p: deep });
+    const farTooDeep = await cypher(reader, 'RETURN 1 AS x', { p: deep });
+    expect(farTooDeep.status).toBe(400);
+    expect(farTooDeep.body.error.code).toBe('payload_too_deep');
+    // 20 levels pass the edge (64) but not Cypher's own parameter bound (16)
+    let twenty: unknown = 1;
+    for (let level = 0; level < 20; level += 1) twenty = { a: twenty };
+    const tooDeep = await cypher(reader, 'RETURN 1 AS x', { p: twenty });
     expect(tooDeep.status).toBe(400);
     expect(tooDeep.body.error.code).toBe('validation_error');
     expect(tooDeep.text).toContain('16 levels');
