@@ -53,6 +53,28 @@ class GuardedKubeConfig extends KubeConfig {
 
 const kubeConfig = (net: NetPort | undefined): KubeConfig => (net === undefined ? new KubeConfig() : new GuardedKubeConfig(net));
 
+/**
+ * A tenant's kubeconfig may only carry credentials inline. Its `exec` and
+ * `auth-provider` entries make the client run commands on this server, and
+ * its `*-file` entries make it read this server's files: all are refused,
+ * judged on the document as the library parsed it.
+ */
+function refuseHostReach(kc: KubeConfig): void {
+  const refuse = (what: string): never => {
+    throw new ToolError('invalid_config', `the kubeconfig uses ${what}, which would run a command or read a file on this server: give credentials inline (token, client-certificate-data, client-key-data, certificate-authority-data)`, { field: 'auth.kubeconfig' });
+  };
+  for (const user of kc.users) {
+    if (user.exec !== undefined && user.exec !== null) refuse(`an exec credential plugin (user "${user.name}")`);
+    if (user.authProvider !== undefined && user.authProvider !== null) refuse(`an auth-provider (user "${user.name}")`);
+    if (user.certFile !== undefined) refuse(`client-certificate, a file path (user "${user.name}")`);
+    if (user.keyFile !== undefined) refuse(`client-key, a file path (user "${user.name}")`);
+    if ((user as { tokenFile?: unknown }).tokenFile !== undefined) refuse(`tokenFile, a file path (user "${user.name}")`);
+  }
+  for (const cluster of kc.clusters) {
+    if (cluster.caFile !== undefined) refuse(`certificate-authority, a file path (cluster "${cluster.name}")`);
+  }
+}
+
 /** Builds the KubeConfig; throws a ToolError `invalid_config` when the kubeconfig cannot be used. */
 export function kubeConfigOf(config: KubernetesConfig, net?: NetPort): KubeConfig {
   const kc = kubeConfig(net);
@@ -67,6 +89,7 @@ export function kubeConfigOf(config: KubernetesConfig, net?: NetPort): KubeConfi
     const reason = error instanceof Error && !(error instanceof TypeError) ? error.message : 'it is not a kubeconfig document (clusters, users, contexts)';
     throw new ToolError('invalid_config', `the kubeconfig cannot be read: ${reason}`, { field: 'auth.kubeconfig' });
   }
+  if (config.auth.kind === 'kubeconfig') refuseHostReach(kc);
   const cluster = kc.getCurrentCluster();
   if (cluster === null) throw new ToolError('invalid_config', 'the kubeconfig names no current cluster', { field: 'auth.kubeconfig' });
   // loadFromCluster builds `https://undefined:undefined` outside a pod (no KUBERNETES_SERVICE_HOST)
