@@ -30,11 +30,13 @@ export interface BuiltinDependencies {
   readonly files: FileStore;
   /** MCP_STDIO_COMMANDS: what an `mcp` source may start over stdio (default none) */
   readonly mcpStdioCommands?: readonly string[];
+  /** KUBERNETES_IN_CLUSTER: whether kubernetes sources may use this service's own service account (default no) */
+  readonly kubernetesInCluster?: boolean;
 }
 
 export function builtinPlugins(deps: BuiltinDependencies): (ConnectorPlugin | ConnectorPluginFactory)[] {
   return [createMemoryPlugin(deps.collections), createSlackPlugin(), createWebhooksPlugin(deps.webhooks), createFilesPlugin(deps.files),
     createMcpPlugin({ stdioCommands: deps.mcpStdioCommands ?? [] }),
-    createGithubPlugin(), createJenkinsPlugin(), createVercelPlugin(), createKubernetesPlugin(), createGrafanaPlugin(), createRunwayPlugin(),
+    createGithubPlugin(), createJenkinsPlugin(), createVercelPlugin(), createKubernetesPlugin({ allowInCluster: deps.kubernetesInCluster ?? false }), createGrafanaPlugin(), createRunwayPlugin(),
     ...(deps.graph ? [createGraphPlugin(deps.graph)] : [])];
 }

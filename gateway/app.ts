@@ -82,7 +82,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     registerGraphProbe(health, graph);
     const files = new FileStore(config.filesDir);
     const plugins = await loadPlugins({
-      builtins: builtinPlugins({ collections, graph, webhooks, files, mcpStdioCommands: config.mcpStdioCommands }), logger, net: egress, ...(config.pluginsFile === null ? {} : { pluginsFile: config.pluginsFile }),
+      builtins: builtinPlugins({ collections, graph, webhooks, files, mcpStdioCommands: config.mcpStdioCommands, kubernetesInCluster: config.kubernetesInCluster }), logger, net: egress, ...(config.pluginsFile === null ? {} : { pluginsFile: config.pluginsFile }),
     });
     const events = new PlatformEvents(logger);
     const agentRuntime = new AgentRuntime({ supervisor, collections, plugins, logger, prices: config.llmPrices, events });

@@ -104,6 +104,8 @@ export interface ServiceConfig {
   readonly pluginsFile: string | null;
   /** `MCP_STDIO_COMMANDS`: commands an `mcp` source may start over stdio (comma-separated; `*` = any). @default [] (stdio MCP sources refused) */
   readonly mcpStdioCommands: readonly string[];
+  /** `KUBERNETES_IN_CLUSTER`: whether a `kubernetes` source may use `auth.kind: in_cluster`, i.e. this service's own pod service account, for any tenant. @default false */
+  readonly kubernetesInCluster: boolean;
   /** `FILES_MAX_UPLOAD_BYTES`: largest file one upload may carry (413 over it, detected while reading). @default 104857600 (100 MiB) */
   readonly filesMaxUploadBytes: number;
   /**
@@ -351,6 +353,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     sourceConfigKey: sourceConfigKey(env),
     pluginsFile: pluginsFile(env),
     mcpStdioCommands: Object.freeze((text(env, 'MCP_STDIO_COMMANDS') ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')),
+    kubernetesInCluster: flag(env, 'KUBERNETES_IN_CLUSTER'),
     filesMaxUploadBytes: integer(env, 'FILES_MAX_UPLOAD_BYTES', 104_857_600, 1, 4_294_967_296),
     platformOperators: emailList(env, 'PLATFORM_OPERATORS'),
     egressAllow: egressAllow(env),

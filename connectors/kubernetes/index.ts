@@ -14,15 +14,22 @@ import { podLogsTool } from './tools/pod-logs.js';
 import { rolloutRestartTool } from './tools/rollout-restart.js';
 import { validateKubernetes } from './validate.js';
 
-export const kubernetesConfigSchema = {
+/**
+ * The config schema; `in_cluster` (this service's own pod service account) is
+ * offered only where the operator allows it, since every tenant would act
+ * with that account.
+ */
+export const kubernetesConfigSchema = (allowInCluster: boolean) => ({
   type: 'object',
   properties: {
     auth: {
       type: 'object',
-      description: '`in_cluster`: the service account of the pod the service runs in; `kubeconfig`: a kubeconfig document (YAML or JSON)',
+      description: allowInCluster
+        ? '`in_cluster`: the service account of the pod the service runs in; `kubeconfig`: a kubeconfig document (YAML or JSON)'
+        : '`kubeconfig`: a kubeconfig document (YAML or JSON); `in_cluster` is off on this server (KUBERNETES_IN_CLUSTER)',
       // flat properties (not oneOf branches) so that `writeOnly` is found where the sources resource masks secrets
       properties: {
-        kind: { enum: ['in_cluster', 'kubeconfig'] },
+        kind: { enum: allowInCluster ? ['in_cluster', 'kubeconfig'] : ['kubeconfig'] },
         kubeconfig: { type: 'string', minLength: 1, writeOnly: true, description: 'the kubeconfig (it holds credentials); required for `kubeconfig`' },
         context: { type: 'string', minLength: 1, description: 'the context to use; default the current-context' },
       },
@@ -36,15 +43,20 @@ export const kubernetesConfigSchema = {
   },
   required: ['auth'],
   additionalProperties: false,
-};
+});
 
-export function createKubernetesPlugin(): ConnectorPlugin {
+export interface KubernetesPluginOptions {
+  /** KUBERNETES_IN_CLUSTER. @default false */
+  readonly allowInCluster?: boolean;
+}
+
+export function createKubernetesPlugin(options: KubernetesPluginOptions = {}): ConnectorPlugin {
   return {
     kind: 'kubernetes',
     version: '1.0.0',
     contract: '^1',
     description: 'Kubernetes cluster: namespaces, pods and their restarts, warning events, pod logs, describe, rollout restart of deployments.',
-    configSchema: kubernetesConfigSchema,
+    configSchema: kubernetesConfigSchema(options.allowInCluster ?? false),
     validate: validateKubernetes,
     tools: [listNamespacesTool, listPodsTool, listEventsTool, podLogsTool, describeTool, rolloutRestartTool],
     sync: syncKubernetes,

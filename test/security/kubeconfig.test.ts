@@ -64,4 +64,19 @@ describe('kubeconfig credentials that reach the host', () => {
     const tested = await server.request('GET', `/sources/${created.body.id as string}/test`, { token: owner.token });
     expect(tested.status, tested.text).toBe(200);
   });
+
+  it('offers in_cluster (this service\'s own service account) only where the operator allows it', async () => {
+    const refused = await server.request('POST', '/sources', { token: owner.token, body: { name: 'k8s pod', connector: 'kubernetes', config: { auth: { kind: 'in_cluster' } } } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.code).toBe('validation_error');
+    expect(JSON.stringify(refused.body.error.details)).toContain('config.auth.kind');
+    const allowing = await startTestServer({ KUBERNETES_IN_CLUSTER: 'true' });
+    try {
+      const session = await allowing.register('Kube In Cluster');
+      const created = await allowing.request('POST', '/sources', { token: session.token, body: { name: 'k8s pod', connector: 'kubernetes', config: { auth: { kind: 'in_cluster' } } } });
+      expect(created.status, created.text).toBe(201);
+    } finally {
+      await allowing.stop();
+    }
+  });
 });

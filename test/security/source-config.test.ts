@@ -26,7 +26,18 @@ const VALID: Record<string, Record<string, unknown>> = {
   github: { auth: { kind: 'pat', token: 'ghp_1' }, base_url: NOWHERE },
   jenkins: { url: `${NOWHERE}/`, username: 'ci', api_token: 't' },
   vercel: { token: 't', base_url: NOWHERE },
-  kubernetes: { auth: { kind: 'in_cluster' }, base_url: NOWHERE },
+  kubernetes: {
+    auth: {
+      kind: 'kubeconfig',
+      kubeconfig: JSON.stringify({
+        apiVersion: 'v1', kind: 'Config', 'current-context': 'c',
+        clusters: [{ name: 'k', cluster: { server: NOWHERE, 'insecure-skip-tls-verify': true } }],
+        users: [{ name: 'u', user: { token: 't' } }],
+        contexts: [{ name: 'c', context: { cluster: 'k', user: 'u' } }],
+      }),
+    },
+    base_url: NOWHERE,
+  },
   grafana: { base_url: NOWHERE, api_token: 'glsa_1' },
   runway: { api_key: 'key', base_url: NOWHERE },
   mcp: { transport: 'http', url: `${NOWHERE}/mcp` },
