@@ -43,6 +43,24 @@ export interface HttpResponse {
   readonly body: string | Buffer | StreamBody;
 }
 
+/**
+ * A readable (a file) sent as a streamed body: stopped when the client goes
+ * or falls behind; a read error ends the response early (the headers are out
+ * already, so a size header is how the client tells).
+ */
+export function streamOf(readable: NodeJS.ReadableStream & { destroy(): void }): StreamBody {
+  return {
+    stream: (sink) => {
+      sink.onClose(() => readable.destroy());
+      readable.on('data', (chunk: Buffer) => {
+        if (!sink.write(chunk)) readable.destroy();
+      });
+      readable.on('end', () => sink.end());
+      readable.on('error', () => sink.end());
+    },
+  };
+}
+
 export const isStreamBody = (body: HttpResponse['body']): body is StreamBody =>
   typeof body === 'object' && !Buffer.isBuffer(body) && 'stream' in body;
 

@@ -13,6 +13,7 @@ import { ServiceError } from '../../runtime/errors.js';
 import { artifactId, listAllArtifacts, parseArtifactId, type ArtifactRef } from '../../runtime/files/artifacts.js';
 import type { FileInfo } from '../../runtime/files/store.js';
 import type { OrgId } from '../../runtime/store/types.js';
+import { streamOf } from '../http.js';
 import { decodeCursor, encodeCursor, pageQuery, pageSchema } from '../pagination.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
@@ -147,16 +148,7 @@ export function artifactRoutes({ files, collections }: Services): AnyRoute[] {
         return {
           status: 200,
           headers: { ...headers, 'x-file-size': String(info.size) },
-          body: {
-            stream: (sink) => {
-              sink.onClose(() => stream.destroy());
-              stream.on('data', (chunk) => {
-                if (!sink.write(chunk)) stream.destroy();
-              });
-              stream.on('end', () => sink.end());
-              stream.on('error', () => sink.end());
-            },
-          },
+          body: streamOf(stream),
         };
       },
     }),

@@ -10,6 +10,7 @@ import { ServiceError } from '../../runtime/errors.js';
 import { ARTIFACTS_FOLDER, isArtifactPath } from '../../runtime/files/artifacts.js';
 import { normalizeRemotePath } from '../../runtime/files/paths.js';
 import type { FileInfo } from '../../runtime/files/store.js';
+import { streamOf } from '../http.js';
 import { decodeCursor, encodeCursor, pageQuery, pageSchema } from '../pagination.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
@@ -94,17 +95,7 @@ export function fileRoutes({ files, config }: Services): AnyRoute[] {
             'last-modified': new Date(info.modified_at).toUTCString(),
             'content-disposition': `attachment; filename*=UTF-8''${encodeURIComponent(name)}`,
           },
-          body: {
-            stream: (sink) => {
-              sink.onClose(() => stream.destroy());
-              stream.on('data', (chunk) => {
-                if (!sink.write(chunk)) stream.destroy();
-              });
-              stream.on('end', () => sink.end());
-              // headers are out already: ending early is all that is left (x-file-size tells the client)
-              stream.on('error', () => sink.end());
-            },
-          },
+          body: streamOf(stream),
         };
       },
     }),
