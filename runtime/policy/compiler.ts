@@ -1,0 +1,123 @@
+/**
+ * Compiler: resolves names, orders bodies for safety, and indexes rules into a tree by data path
+ * (the evaluator walks it next to the base documents).
+ */
+import type { Body, Module, Rule, Term } from './ast.js';
+import { RegoError } from './errors.js';
+import { collectVars, declared, moduleScope, resolveBody, resolveTerm, type Scope } from './resolve.js';
+import { orderBody, type Arity } from './safety.js';
+import { builtinArity, isBuiltin } from './builtins/index.js';
+
+export interface RuleNode {
+  readonly children: Map<string, RuleNode>;
+  /** complete, partial set and partial object rules defined exactly here */
+  readonly rules: Rule[];
+  readonly funcs: Rule[];
+  defaultRule: Rule | null;
+  defaultFunc: Rule | null;
+}
+
+export const newNode = (): RuleNode => ({ children: new Map(), rules: [], funcs: [], defaultRule: null, defaultFunc: null });
+
+export function nodeAt(root: RuleNode, path: readonly string[]): RuleNode | undefined {
+  let n: RuleNode | undefined = root;
+  for (const p of path) {
+    n = n.children.get(p);
+    if (!n) return undefined;
+  }
+  return n;
+}
+
+export interface Compiled {
+  readonly root: RuleNode;
+  readonly modules: Module[];
+}
+
+function staticPath(rule: Rule): string[] {
+  return rule.ref.map((t) => {
+    if (t.t === 'val' && typeof t.v === 'string') return t.v;
+    throw new RegoError('rego_compile_error', 'rule heads with variables before the last key are not supported', rule.loc);
+  });
+}
+
+export function makeArity(root: RuleNode): Arity {
+  return (call) => {
+    const target = call.target;
+    if (!target) return undefined;
+    if (target.kind === 'builtin') return builtinArity(target.name);
+    const n = nodeAt(root, target.path);
+    return n?.funcs[0]?.args?.length ?? n?.defaultFunc?.args?.length;
+  };
+}
+
+export function compileModules(modules: Module[]): Compiled {
+  const root = newNode();
+  const pkgRules = new Map<string, Set<string>>();
+  for (const m of modules) {
+    const key = m.pkg.join('.');
+    const names = pkgRules.get(key) ?? new Set<string>();
+    for (const r of m.rules) {
+      const first = r.ref[0];
+      if (first?.t === 'val' && typeof first.v === 'string') names.add(first.v);
+    }
+    pkgRules.set(key, names);
+  }
+  const pending: { rule: Rule; scope: Scope; node: RuleNode }[] = [];
+  for (const m of modules) {
+    const base = moduleScope(m, pkgRules.get(m.pkg.join('.'))!, isBuiltin);
+    for (const r of m.rules) {
+      const path = [...m.pkg, ...staticPath(r)];
+      r.path = path;
+      let node = root;
+      for (const p of path) {
+        let next = node.children.get(p);
+        if (!next) node.children.set(p, (next = newNode()));
+        node = next;
+      }
+      const headVars: string[] = [];
+      for (const a of r.args ?? []) collectVars(a, headVars);
+      const locals = new Set([...headVars, ...declared(r.body)]);
+      pending.push({ rule: r, scope: { ...base, locals }, node });
+      if (r.kind === 'func') {
+        if (r.isDefault) node.defaultFunc = r;
+        else node.funcs.push(r);
+      } else if (r.isDefault) {
+        if (node.defaultRule) throw new RegoError('rego_type_error', `multiple default rules ${path.join('.')} found`, r.loc);
+        node.defaultRule = r;
+      } else node.rules.push(r);
+    }
+  }
+  const arity = makeArity(root);
+  for (const { rule, scope, node } of pending) {
+    const kinds = new Set(node.rules.map((r) => r.kind));
+    if (kinds.size > 1) throw new RegoError('rego_type_error', `conflicting rules data.${rule.path!.join('.')} found`, rule.loc);
+    const resolved = resolveRule(rule, scope, arity);
+    Object.assign(rule, resolved);
+  }
+  return { root, modules };
+}
+
+function resolveRule(r: Rule, scope: Scope, arity: Arity): Partial<Rule> {
+  const argVars: string[] = [];
+  for (const a of r.args ?? []) collectVars(a, argVars);
+  const bound = new Set(argVars);
+  const body = (b: Body): Body => orderBody(resolveBody(b, scope), bound, arity);
+  const term = (t: Term): Term => resolveTerm(t, scope);
+  return {
+    ref: r.ref,
+    key: r.key ? term(r.key) : null,
+    value: term(r.value),
+    args: r.args ? r.args.map(term) : null,
+    body: body(r.body),
+    elses: r.elses.map((e) => {
+      const s = { ...scope, locals: new Set([...scope.locals, ...declared(e.body)]) };
+      return { value: resolveTerm(e.value, s), body: orderBody(resolveBody(e.body, s), bound, arity), loc: e.loc };
+    }),
+  };
+}
+
+/** a query is a body in no package: only `data` and `input` name documents */
+export function compileQuery(body: Body, compiled: Compiled): Body {
+  const scope: Scope = { pkg: [], ruleNames: new Set(), imports: new Map(), isBuiltin, locals: new Set(declared(body)) };
+  return orderBody(resolveBody(body, scope), new Set(), makeArity(compiled.root));
+}

@@ -1,0 +1,154 @@
+/**
+ * Public API of the Rego engine: parse and validate sources, compile modules into a bundle,
+ * run queries (OPA's query API: a list of variable bindings) and evaluate rules by data path.
+ */
+import type { Body, Module } from './ast.js';
+import { compileModules, compileQuery, type Compiled } from './compiler.js';
+import { RegoError } from './errors.js';
+import type { Ctx, Env } from './eval/context.js';
+import { evalBody } from './eval/body.js';
+import { evalData } from './eval/docs.js';
+import { parseModule, parseQuery, parseTermText } from './parser.js';
+import { collectVars } from './resolve.js';
+import { fromJSON, RObject, toJSON, type Value } from './value.js';
+import { evalTerm } from './eval/terms.js';
+
+export { RegoError } from './errors.js';
+export type { RegoErrorCode } from './errors.js';
+export { UnsupportedBuiltin } from './builtins/index.js';
+export { toJSON, fromJSON, type Value } from './value.js';
+
+export interface SourceError {
+  readonly line: number;
+  readonly column: number;
+  readonly message: string;
+  readonly code: string;
+}
+
+export interface ModuleSource {
+  /** file name used in error locations */
+  readonly name?: string;
+  readonly source: string;
+}
+
+export interface EvalOptions {
+  /** JSON input document (absent: `input` is undefined) */
+  readonly input?: unknown;
+  /** base documents under `data` (default: the bundle's data) */
+  readonly data?: unknown;
+  /** built-in errors become query errors instead of undefined */
+  readonly strictBuiltinErrors?: boolean;
+  /** pins `time.now_ns()` for the evaluation */
+  readonly nowNs?: bigint;
+  /** input given as Rego term text (conformance `input_term`) */
+  readonly inputTerm?: string;
+}
+
+const toSourceError = (err: unknown): SourceError[] => {
+  if (err instanceof RegoError) return [{ line: err.location?.line ?? 1, column: err.location?.column ?? 1, message: err.detail, code: err.code }];
+  throw err;
+};
+
+/** parse + validate one source (syntax, name resolution, rule kinds): [] when valid */
+export function validate(source: string, name?: string): SourceError[] {
+  try {
+    compileModules([parseModule(source, name)]);
+    return [];
+  } catch (err) {
+    return toSourceError(err);
+  }
+}
+
+export class CompiledBundle {
+  private readonly data: Value;
+  private readonly queries = new Map<string, { body: Body; vars: string[] }>();
+  constructor(
+    private readonly compiled: Compiled,
+    data: unknown,
+  ) {
+    this.data = fromJSON(data ?? {});
+  }
+
+  get modules(): readonly Module[] {
+    return this.compiled.modules;
+  }
+
+  private ctx(opts: EvalOptions): Ctx {
+    let input: Value | undefined = opts.input === undefined ? undefined : fromJSON(opts.input);
+    if (opts.inputTerm !== undefined) {
+      const base = { compiled: this.compiled, input: undefined, data: new RObject(), cache: new Map(), mocks: new Map(), patches: [], strict: false, nowNs: 0n, stack: new Set<string>() };
+      evalTerm(parseTermText(opts.inputTerm), new Map(), base, (v) => ((input = v), true));
+    }
+    return {
+      compiled: this.compiled,
+      input,
+      data: opts.data === undefined ? this.data : fromJSON(opts.data),
+      cache: new Map(),
+      mocks: new Map(),
+      patches: [],
+      strict: opts.strictBuiltinErrors ?? false,
+      nowNs: opts.nowNs ?? BigInt(Date.now()) * 1_000_000n,
+      stack: new Set(),
+    };
+  }
+
+  private prepare(text: string): { body: Body; vars: string[] } {
+    let q = this.queries.get(text);
+    if (!q) {
+      const body = compileQuery(parseQuery(text), this.compiled);
+      const vars: string[] = [];
+      for (const ex of body) {
+        const e = ex.e;
+        if (e.k === 'term') collectVars(e.term, vars);
+        if (e.k === 'unify' || e.k === 'assign') [e.a, e.b].forEach((t) => collectVars(t, vars));
+        if (e.k === 'somein') [e.key, e.value].forEach((t) => t && collectVars(t, vars));
+      }
+      q = { body, vars: [...new Set(vars)].filter((v) => !v.startsWith('$') && v !== 'input' && v !== 'data') };
+      if (this.queries.size > 500) this.queries.clear();
+      this.queries.set(text, q);
+    }
+    return q;
+  }
+
+  /** runs a query; each result binds the query's named vars (throws RegoError) */
+  queryValues(text: string, opts: EvalOptions = {}): Map<string, Value>[] {
+    const { body, vars } = this.prepare(text);
+    const ctx = this.ctx(opts);
+    const env: Env = new Map();
+    const out: Map<string, Value>[] = [];
+    evalBody(body, 0, env, ctx, () => {
+      const row = new Map<string, Value>();
+      for (const v of vars) {
+        const x = env.get(v);
+        if (x !== undefined) row.set(v, x);
+      }
+      out.push(row);
+      return false;
+    });
+    return out;
+  }
+
+  /** like queryValues, with JSON bindings (sets as sorted arrays) */
+  query(text: string, opts: EvalOptions = {}): Record<string, unknown>[] {
+    return this.queryValues(text, opts).map((row) => Object.fromEntries([...row].map(([k, v]) => [k, toJSON(v)])));
+  }
+
+  /** the value of a document, e.g. `data.service.x.allow` (undefined when not defined) */
+  evalValue(ref: string | readonly string[], opts: EvalOptions = {}): Value | undefined {
+    const path = typeof ref === 'string' ? ref.split('.').filter((s, i) => !(i === 0 && s === 'data')) : ref;
+    let out: Value | undefined;
+    evalData(path.map((v) => ({ t: 'val', v })), 0, new Map(), this.ctx(opts), (v) => ((out = v), true));
+    return out;
+  }
+
+  eval(ref: string | readonly string[], opts: EvalOptions = {}): unknown {
+    const v = this.evalValue(ref, opts);
+    return v === undefined ? undefined : toJSON(v);
+  }
+}
+
+/** compiles modules (throws RegoError with code rego_parse_error / rego_compile_error / rego_type_error) */
+export function compile(modules: readonly (ModuleSource | string)[], options: { data?: unknown } = {}): CompiledBundle {
+  const parsed = modules.map((m, i) => (typeof m === 'string' ? parseModule(m, `module${i}.rego`) : parseModule(m.source, m.name)));
+  return new CompiledBundle(compileModules(parsed), options.data);
+}
