@@ -64,6 +64,12 @@ export function compileModules(modules: Module[]): Compiled {
   }
   const pending: { rule: Rule; scope: Scope; node: RuleNode }[] = [];
   for (const m of modules) {
+    let pkgNode = root;
+    for (const p of m.pkg) {
+      let next = pkgNode.children.get(p);
+      if (!next) pkgNode.children.set(p, (next = newNode()));
+      pkgNode = next;
+    }
     const base = moduleScope(m, pkgRules.get(m.pkg.join('.'))!, isBuiltin);
     for (const r of m.rules) {
       const path = [...m.pkg, ...staticPath(r)];

@@ -224,6 +224,12 @@ export class TermParser {
     } else if (this.accept('(')) {
       this.depth++;
       term = this.parseInfix();
+      if (this.accept(',')) {
+        // `(k, v in xs)`: membership with key
+        const value = this.parseRelation();
+        this.expect('in');
+        term = { t: 'call', fn: 'internal.member_3', args: [term, value, this.parseRelation()], loc };
+      }
       this.depth--;
       this.expect(')');
     } else if (t.text === '[') term = this.parseArray(loc);

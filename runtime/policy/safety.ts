@@ -157,6 +157,15 @@ export function orderBody(body: Body, bound: Set<string>, arity: Arity): Body {
   return out;
 }
 
+function objectKeyVars(t: Term, out: Set<string>): void {
+  if (t.t === 'object')
+    for (const [k, v] of t.items) {
+      termVars(k, out, new Set());
+      objectKeyVars(v, out);
+    }
+  if (t.t === 'array') t.items.forEach((i) => objectKeyVars(i, out));
+}
+
 function ready(p: Info, have: Set<string>): boolean {
   for (const v of p.vars) if (!have.has(v) && !p.outs.has(v)) return false;
   const e = p.ex.e;
@@ -170,8 +179,17 @@ function ready(p: Info, have: Set<string>): boolean {
       for (const v of vs) if (!have.has(v) && !outs.has(v)) return false;
       return true;
     };
-    const composite = (t: Term): boolean => t.t === 'array' || t.t === 'object';
-    if (!side(e.a) && !side(e.b) && !(composite(e.a) && composite(e.b))) return false;
+    const ok = (a: Term, b: Term): boolean => {
+      if (side(a) || side(b)) return true;
+      if (a.t === 'array' && b.t === 'array') return a.items.length === b.items.length && a.items.every((x, i) => ok(x, b.items[i]!));
+      if (a.t === 'object' && b.t === 'object') return a.items.length === b.items.length && a.items.every(([, x], i) => ok(x, b.items[i]![1]));
+      return false;
+    };
+    if (!ok(e.a, e.b)) return false;
+    const keys = new Set<string>();
+    objectKeyVars(e.a, keys);
+    objectKeyVars(e.b, keys);
+    for (const v of keys) if (!have.has(v)) return false;
   }
   return true;
 }

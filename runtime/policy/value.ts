@@ -191,7 +191,7 @@ export function toJSON(v: Value): unknown {
   if (Array.isArray(v)) return v.map(toJSON);
   if (v instanceof RSet) return v.sorted().map(toJSON);
   const out: Record<string, unknown> = {};
-  for (const [k, e] of v.sortedEntries()) out[typeof k === 'string' ? k : formatValue(k)] = toJSON(e);
+  for (const [k, e] of v.sortedEntries()) out[typeof k === 'string' ? k : JSON.stringify(toJSON(k))] = toJSON(e);
   return out;
 }
 

@@ -42,7 +42,7 @@ register('internal.member_2', 2, ([x, c]) => {
   return false;
 });
 register('internal.member_3', 3, ([k, x, c]) => {
-  if (Array.isArray(c)) return typeof k === 'number' && equal(c[k] ?? null, x!) && k < c.length;
+  if (Array.isArray(c)) return typeof k === 'number' && k >= 0 && k < c.length && equal(c[k]!, x!);
   if (c instanceof RObject) return c.has(k!) && equal(c.get(k!)!, x!);
   return false;
 });

@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { compile, RegoError, UnsupportedBuiltin, toJSON } from '../index.js';
-import { keyOf, fromJSON } from '../value.js';
+import { RObject, RSet, compareNumbers, isNumber, type Value } from '../value.js';
 
 // js-yaml ships no types of its own here; it is used only to read the case files
 const yaml = createRequire(import.meta.url)('js-yaml') as { load: (text: string) => unknown };
@@ -51,11 +51,36 @@ export function loadCases(dir = CASES_DIR): { folder: string; file: string; c: C
   return out;
 }
 
-/** canonical form of a JSON result for comparison (numbers as Rego numbers, so 1 == 1.0) */
-const canon = (j: unknown): string => keyOf(fromJSON(j));
+/** a result value against the expected JSON: sets (JSON arrays in the cases) compare as sets */
+export function matches(got: Value, want: unknown): boolean {
+  if (got instanceof RSet) return Array.isArray(want) && sameMultiset([...got.values()], want);
+  if (Array.isArray(got)) return Array.isArray(want) && got.length === want.length && got.every((g, i) => matches(g, want[i]));
+  if (got instanceof RObject) {
+    if (want === null || typeof want !== 'object' || Array.isArray(want)) return false;
+    const w = want as Record<string, unknown>;
+    if (Object.keys(w).length !== got.size) return false;
+    return [...got.entries()].every(([k, v]) => {
+      const key = typeof k === 'string' ? k : JSON.stringify(toJSON(k));
+      return Object.prototype.hasOwnProperty.call(w, key) && matches(v, w[key]);
+    });
+  }
+  if (isNumber(got)) return typeof want === 'number' && compareNumbers(got, want) === 0 || (typeof got === 'bigint' && Number(got) === want);
+  return got === want;
+}
+
+function sameMultiset(got: Value[], want: unknown[]): boolean {
+  if (got.length !== want.length) return false;
+  const used = new Set<number>();
+  return want.every((w) => {
+    const i = got.findIndex((g, j) => !used.has(j) && matches(g, w));
+    if (i < 0) return false;
+    used.add(i);
+    return true;
+  });
+}
 
 export function runCase(c: Case): Outcome {
-  let rows: Record<string, unknown>[];
+  let rows: Map<string, Value>[];
   try {
     const bundle = compile((c.modules ?? []).map((source, i) => ({ source, name: `module-${i}.rego` })), { data: c.data ?? {} });
     rows = bundle
@@ -64,8 +89,7 @@ export function runCase(c: Case): Outcome {
         ...(c.input_term !== undefined ? { inputTerm: c.input_term } : {}),
         strictBuiltinErrors: c.strict_error === true,
         nowNs: 1_700_000_000_000_000_000n,
-      })
-      .map((row) => Object.fromEntries([...row].map(([k, v]) => [k, toJSON(v)])));
+      });
   } catch (err) {
     if (err instanceof UnsupportedBuiltin) return { status: 'skip', builtin: err.detail.split(':')[0]! };
     if (!(err instanceof RegoError)) return { status: 'fail', reason: `crash: ${(err as Error).stack ?? String(err)}` };
@@ -76,14 +100,10 @@ export function runCase(c: Case): Outcome {
   }
   if (c.want_error_code !== undefined || c.want_error !== undefined) return { status: 'fail', reason: `want error ${c.want_error_code ?? ''} ${c.want_error ?? ''}, got ${JSON.stringify(rows)}` };
   const want = c.want_result ?? [];
-  let got = rows.map(canon);
-  let exp = want.map(canon);
-  if (c.sort_bindings) {
-    got = [...got].sort();
-    exp = [...exp].sort();
-  }
-  if (got.length === exp.length && got.every((g, i) => g === exp[i])) return { status: 'pass' };
-  return { status: 'fail', reason: `want ${JSON.stringify(want)}, got ${JSON.stringify(rows)}` };
+  const gotRows: Value[] = rows.map((row) => RObject.fromEntries(row));
+  const ok = c.sort_bindings ? sameMultiset(gotRows, want) : gotRows.length === want.length && gotRows.every((g, i) => matches(g, want[i]));
+  if (ok) return { status: 'pass' };
+  return { status: 'fail', reason: `want ${JSON.stringify(want)}, got ${JSON.stringify(gotRows.map(toJSON))}` };
 }
 
 export function runAll(dir = CASES_DIR): CaseResult[] {

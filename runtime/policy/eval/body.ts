@@ -54,6 +54,7 @@ function evalPositive(ex: Expr, env: Env, ctx: Ctx, k: K): boolean {
       });
     case 'every':
       return evalTerm(e.coll, env, ctx, (coll) => {
+        if (coll === null || typeof coll !== 'object') return false;
         for (const [key, val] of entries(coll)) {
           const ok = e.key
             ? unifyValue(e.key, key, env, ctx, () => unifyValue(e.value, val, env, ctx, () => evalBody(e.body, 0, env, ctx, () => true)))

@@ -36,10 +36,12 @@ function walkNode(node: RuleNode | undefined, base: Value | undefined, at: strin
     const v = nodeValue(node, base, at, ctx);
     return v === undefined ? false : k(v);
   }
-  const step = (key: Value): boolean => {
+  const step = (raw: Value): boolean => {
+    const key = typeof raw === 'number' || typeof raw === 'bigint' ? String(raw) : raw;
     if (typeof key !== 'string') return base === undefined ? false : walkValue(base, path, i, env, ctx, k);
-    const child = node.children.get(key);
+    let child = node.children.get(key);
     const childBase = base === undefined ? undefined : lookup(base, key);
+    if (child && childBase !== undefined && child.rules.length > 0) child = undefined;
     if (!child && childBase === undefined && !ctx.patches.some((p) => p.path.length > at.length && p.path[at.length] === key)) return false;
     return walkNode(child, childBase, [...at, key], path, i + 1, env, ctx, k);
   };
@@ -139,7 +141,7 @@ function computeNode(node: RuleNode, base: Value | undefined, at: string[], ctx:
   for (const [name, child] of node.children) {
     if (isFuncOnly(child)) continue;
     const v = nodeValue(child, base === undefined ? undefined : lookup(base, name), [...at, name], ctx);
-    if (v !== undefined) out.set(name, v);
+    if (v !== undefined && !out.has(name)) out.set(name, v);
   }
   if (kind === 'object' && out.size === 0 && node.children.size === 0) return out;
   return out;
