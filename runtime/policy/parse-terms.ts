@@ -82,7 +82,7 @@ export class TermParser {
     const neg = this.tok.kind === 'ident' && this.tok.text === 'not' && this.accept('not');
     const e = this.parseExprBody();
     const withs: With[] = [];
-    while (this.tok.kind === 'ident' && this.tok.text === 'with' && this.cont()) {
+    while (this.tok.kind === 'ident' && this.tok.text === 'with') {
       this.pos++;
       const target = this.parseTerm();
       this.expect('as');

@@ -85,7 +85,8 @@ register('object.get', 3, ([o, key, dflt]) => {
     }
     return cur;
   }
-  return o.get(key!) ?? dflt!;
+  const hit = o.get(key!);
+  return hit === undefined ? dflt! : hit;
 });
 register('object.keys', 1, (args) => RSet.of(obj('object.keys', args, 0).keys()));
 const keysOf = (fn: string, v: Value): Value[] => {

@@ -52,27 +52,30 @@ export function loadCases(dir = CASES_DIR): { folder: string; file: string; c: C
 }
 
 /** a result value against the expected JSON: sets (JSON arrays in the cases) compare as sets */
-export function matches(got: Value, want: unknown): boolean {
-  if (got instanceof RSet) return Array.isArray(want) && sameMultiset([...got.values()], want);
-  if (Array.isArray(got)) return Array.isArray(want) && got.length === want.length && got.every((g, i) => matches(g, want[i]));
+export function matches(got: Value, want: unknown, unordered = false): boolean {
+  if (got instanceof RSet) return Array.isArray(want) && sameMultiset([...got.values()], want, unordered);
+  if (Array.isArray(got)) {
+    if (!Array.isArray(want)) return false;
+    return unordered ? sameMultiset(got, want, true) : got.length === want.length && got.every((g, i) => matches(g, want[i]));
+  }
   if (got instanceof RObject) {
     if (want === null || typeof want !== 'object' || Array.isArray(want)) return false;
     const w = want as Record<string, unknown>;
     if (Object.keys(w).length !== got.size) return false;
     return [...got.entries()].every(([k, v]) => {
       const key = typeof k === 'string' ? k : JSON.stringify(toJSON(k));
-      return Object.prototype.hasOwnProperty.call(w, key) && matches(v, w[key]);
+      return Object.prototype.hasOwnProperty.call(w, key) && matches(v, w[key], unordered);
     });
   }
   if (isNumber(got)) return typeof want === 'number' && compareNumbers(got, want) === 0 || (typeof got === 'bigint' && Number(got) === want);
   return got === want;
 }
 
-function sameMultiset(got: Value[], want: unknown[]): boolean {
+function sameMultiset(got: Value[], want: unknown[], unordered = false): boolean {
   if (got.length !== want.length) return false;
   const used = new Set<number>();
   return want.every((w) => {
-    const i = got.findIndex((g, j) => !used.has(j) && matches(g, w));
+    const i = got.findIndex((g, j) => !used.has(j) && matches(g, w, unordered));
     if (i < 0) return false;
     used.add(i);
     return true;
@@ -101,7 +104,8 @@ export function runCase(c: Case): Outcome {
   if (c.want_error_code !== undefined || c.want_error !== undefined) return { status: 'fail', reason: `want error ${c.want_error_code ?? ''} ${c.want_error ?? ''}, got ${JSON.stringify(rows)}` };
   const want = c.want_result ?? [];
   const gotRows: Value[] = rows.map((row) => RObject.fromEntries(row));
-  const ok = c.sort_bindings ? sameMultiset(gotRows, want) : gotRows.length === want.length && gotRows.every((g, i) => matches(g, want[i]));
+  // OPA's tester sorts arrays in the bindings too when sort_bindings is set
+  const ok = c.sort_bindings ? sameMultiset(gotRows, want, true) : gotRows.length === want.length && gotRows.every((g, i) => matches(g, want[i]));
   if (ok) return { status: 'pass' };
   return { status: 'fail', reason: `want ${JSON.stringify(want)}, got ${JSON.stringify(gotRows.map(toJSON))}` };
 }

@@ -5,7 +5,7 @@ import { RegoError } from '../errors.js';
 import { builtinArity } from '../builtins/index.js';
 import { RObject, type Value } from '../value.js';
 import type { Ctx, Env, K, Mock, Patch } from './context.js';
-import { setIn } from './docs.js';
+import { evalData, setIn } from './docs.js';
 import { entries, evalTerm, invoke, unify, unifyValue } from './terms.js';
 
 export function evalBody(body: Body, i: number, env: Env, ctx: Ctx, k: K): boolean {
@@ -84,12 +84,19 @@ function withCtx(ex: Expr, env: Env, ctx: Ctx): Ctx {
   const mocks = new Map<string, Mock>(ctx.mocks);
   for (const w of ex.with) {
     const value = w.value;
-    const mock: Mock | undefined =
+    let mock: Mock | undefined =
       value.t === 'call' && value.args.length === 0 && value.target ? { kind: 'fn', target: value.target } : undefined;
+    if (mock?.kind === 'fn' && mock.target.kind === 'user' && userArity(mock.target.path, ctx) === undefined) {
+      // a rule (not a function) as replacement: its value
+      const path = mock.target.path;
+      let v: Value | undefined;
+      evalData(path.map((p) => ({ t: 'val', v: p })), 0, env, ctx, (x) => ((v = x), true));
+      mock = { kind: 'value', v: v === undefined ? undefinedValue(ex) : v };
+    }
     const target = w.target;
     if (target.t === 'call' && target.target) {
       const key = target.target.kind === 'builtin' ? 'b:' + target.target.name : 'u:' + target.target.path.join('.');
-      mocks.set(key, mock ?? { kind: 'value', v: one(value, env, ctx) ?? undefinedValue(ex) });
+      mocks.set(key, mock ?? { kind: 'value', v: defined(one(value, env, ctx), ex) });
       continue;
     }
     const names = pathOf(target);
@@ -102,7 +109,7 @@ function withCtx(ex: Expr, env: Env, ctx: Ctx): Ctx {
       const path = names.slice(1);
       const node = nodeAt(ctx.compiled.root, path);
       if (node && (node.funcs.length > 0 || node.defaultFunc)) {
-        mocks.set('u:' + path.join('.'), mock ?? { kind: 'value', v: v ?? undefinedValue(ex) });
+        mocks.set('u:' + path.join('.'), mock ?? { kind: 'value', v: defined(v, ex) });
         continue;
       }
       if (v === undefined) return undefinedCtx(ctx);
@@ -112,6 +119,7 @@ function withCtx(ex: Expr, env: Env, ctx: Ctx): Ctx {
   return { ...ctx, input, patches, mocks, cache: new Map() };
 }
 
+const defined = (v: Value | undefined, ex: Expr): Value => (v === undefined ? undefinedValue(ex) : v);
 const undefinedValue = (ex: Expr): never => {
   throw new RegoError('eval_conflict_error', 'with value is undefined', ex.loc);
 };

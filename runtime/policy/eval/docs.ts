@@ -27,7 +27,10 @@ function walkNode(node: RuleNode | undefined, base: Value | undefined, at: strin
     const patched = patchAt(ctx, at);
     if (patched !== undefined) return walkValue(withPatches(patched, at, ctx), path, i, env, ctx, k);
   }
-  if (!node) return base === undefined ? false : walkValue(withPatches(base, at, ctx), path, i, env, ctx, k);
+  if (!node) {
+    const b = base ?? (ctx.patches.some((p) => p.path.length > at.length && at.every((s, n) => s === p.path[n])) ? new RObject() : undefined);
+    return b === undefined ? false : walkValue(withPatches(b, at, ctx), path, i, env, ctx, k, true);
+  }
   if (node.rules.length > 0 || node.defaultRule) {
     const v = nodeValue(node, base, at, ctx);
     return v === undefined ? false : walkValue(v, path, i, env, ctx, k);

@@ -104,12 +104,15 @@ function evalRef(t: Term & { t: 'ref' }, env: Env, ctx: Ctx, k: KV): boolean {
 }
 
 /** one step into a collection; undefined when absent */
-export function lookup(v: Value, key: Value): Value | undefined {
+export function lookup(v: Value, key: Value, dataKeys = false): Value | undefined {
   if (Array.isArray(v)) {
     if (typeof key === 'number' && isInteger(key) && key >= 0 && key < v.length) return v[key];
     return undefined;
   }
-  if (v instanceof RObject) return v.get(key);
+  if (v instanceof RObject) {
+    const hit = v.get(key);
+    return hit !== undefined || !dataKeys || (typeof key !== 'number' && typeof key !== 'bigint') ? hit : v.get(String(key));
+  }
   if (v instanceof RSet) return v.has(key) ? key : undefined;
   return undefined;
 }
@@ -122,21 +125,22 @@ export function entries(v: Value): [Value, Value][] {
   return [];
 }
 
-export function walkValue(v: Value, path: Term[], i: number, env: Env, ctx: Ctx, k: KV): boolean {
+/** walks a value along path[i..]; under `data` (dataKeys) integer keys also address string keys */
+export function walkValue(v: Value, path: Term[], i: number, env: Env, ctx: Ctx, k: KV, dataKeys = false): boolean {
   if (i === path.length) return k(v);
   const p = path[i]!;
   if (ground(p, env) && p.t !== 'var') {
     return evalTerm(p, env, ctx, (key) => {
-      const next = lookup(v, key);
-      return next === undefined ? false : walkValue(next, path, i + 1, env, ctx, k);
+      const next = lookup(v, key, dataKeys);
+      return next === undefined ? false : walkValue(next, path, i + 1, env, ctx, k, dataKeys);
     });
   }
   if (p.t === 'var' && env.has(p.name)) {
-    const next = lookup(v, env.get(p.name)!);
-    return next === undefined ? false : walkValue(next, path, i + 1, env, ctx, k);
+    const next = lookup(v, env.get(p.name)!, dataKeys);
+    return next === undefined ? false : walkValue(next, path, i + 1, env, ctx, k, dataKeys);
   }
   for (const [key, next] of entries(v)) {
-    if (unifyValue(p, key, env, ctx, () => walkValue(next, path, i + 1, env, ctx, k))) return true;
+    if (unifyValue(p, key, env, ctx, () => walkValue(next, path, i + 1, env, ctx, k, dataKeys))) return true;
   }
   return false;
 }
