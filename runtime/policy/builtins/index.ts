@@ -6,9 +6,12 @@ import './regex.js';
 import './encoding.js';
 import './time.js';
 import './net.js';
+import { RObject } from '../value.js';
 import { register, unsupported } from './registry.js';
 
 register('print', -1, () => true);
+// the engine exposes no runtime information (config, env) to policies
+register('opa.runtime', 0, () => new RObject());
 // OPA built-ins this engine does not implement: known names, so `with` can mock them
 for (const [name, arity] of [
   ['http.send', 1],
@@ -16,7 +19,6 @@ for (const [name, arity] of [
   ['io.jwt.decode', 1],
   ['crypto.sha256', 1],
   ['crypto.md5', 1],
-  ['opa.runtime', 0],
   ['rand.intn', 2],
   ['uuid.rfc4122', 1],
   ['net.lookup_ip_addr', 1],
