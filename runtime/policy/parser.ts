@@ -90,9 +90,11 @@ class ModuleParser extends TermParser {
         } catch (err) {
           // `if {x: 1}[k]`-style literal bodies are rare; retry as a single expression
           this.pos = save;
-          const e = this.parseExpr();
-          if (this.pos === save) throw err;
-          return [[e]];
+          try {
+            return [[this.parseExpr()]];
+          } catch {
+            throw err;
+          }
         }
       }
       return [[this.parseExpr()]];

@@ -181,7 +181,7 @@ export function fromJSON(j: unknown): Value {
   if (Array.isArray(j)) return j.map(fromJSON);
   if (j instanceof RSet || j instanceof RObject) return j;
   const o = new RObject();
-  for (const [k, v] of Object.entries(j as Record<string, unknown>)) o.set(k, fromJSON(v));
+  for (const [k, v] of Object.entries(j as Record<string, unknown>)) if (v !== undefined) o.set(k, fromJSON(v));
   return o;
 }
 
