@@ -2,7 +2,7 @@
  * Public API of the Rego engine: parse and validate sources, compile modules into a bundle,
  * run queries (OPA's query API: a list of variable bindings) and evaluate rules by data path.
  */
-import type { Body, Module } from './ast.js';
+import type { Body, Module, Term } from './ast.js';
 import { compileModules, compileQuery, type Compiled } from './compiler.js';
 import { RegoError } from './errors.js';
 import type { Ctx, Env } from './eval/context.js';
@@ -62,6 +62,7 @@ export function validate(source: string, name?: string): SourceError[] {
 export class CompiledBundle {
   private readonly data: Value;
   private readonly queries = new Map<string, { body: Body; vars: string[] }>();
+  private readonly paths = new Map<string, Term[]>();
   constructor(
     private readonly compiled: Compiled,
     data: unknown,
@@ -133,12 +134,33 @@ export class CompiledBundle {
     return this.queryValues(text, opts).map((row) => Object.fromEntries([...row].map(([k, v]) => [k, toJSON(v)])));
   }
 
+  private pathTerms(ref: string | readonly string[]): Term[] {
+    const key = typeof ref === 'string' ? ref : ref.join('.');
+    let terms = this.paths.get(key);
+    if (!terms) {
+      const path = typeof ref === 'string' ? ref.split('.').filter((s, i) => !(i === 0 && s === 'data')) : ref;
+      terms = path.map((v) => ({ t: 'val', v }));
+      if (this.paths.size > 500) this.paths.clear();
+      this.paths.set(key, terms);
+    }
+    return terms;
+  }
+
+  private evalIn(ref: string | readonly string[], ctx: Ctx): Value | undefined {
+    let out: Value | undefined;
+    evalData(this.pathTerms(ref), 0, new Map(), ctx, (v) => ((out = v), true));
+    return out;
+  }
+
   /** the value of a document, e.g. `data.service.x.allow` (undefined when not defined) */
   evalValue(ref: string | readonly string[], opts: EvalOptions = {}): Value | undefined {
-    const path = typeof ref === 'string' ? ref.split('.').filter((s, i) => !(i === 0 && s === 'data')) : ref;
-    let out: Value | undefined;
-    evalData(path.map((v) => ({ t: 'val', v })), 0, new Map(), this.ctx(opts), (v) => ((out = v), true));
-    return out;
+    return this.evalIn(ref, this.ctx(opts));
+  }
+
+  /** several documents for one input (e.g. allow and deny): rules they share are evaluated once */
+  evalMany(refs: readonly string[], opts: EvalOptions = {}): (Value | undefined)[] {
+    const ctx = this.ctx(opts);
+    return refs.map((ref) => this.evalIn(ref, ctx));
   }
 
   eval(ref: string | readonly string[], opts: EvalOptions = {}): unknown {

@@ -75,8 +75,12 @@ export function normInt(b: bigint): number | bigint {
 
 const numKey = (n: number | bigint): string => (typeof n === 'bigint' ? n.toString() : Object.is(n, -0) ? '0' : String(n));
 
-/** canonical key: equal Rego values have equal keys */
+/** canonical key: equal Rego values have equal keys (a bare string needs no escaping on its own) */
 export function keyOf(v: Value): string {
+  return typeof v === 'string' ? '"' + v : keyInner(v);
+}
+
+function keyInner(v: Value): string {
   if (v === null) return 'n';
   switch (typeof v) {
     case 'boolean':
@@ -87,9 +91,9 @@ export function keyOf(v: Value): string {
     case 'string':
       return JSON.stringify(v);
   }
-  if (Array.isArray(v)) return '[' + v.map(keyOf).join(',') + ']';
-  if (v instanceof RSet) return '<' + [...v.items.keys()].sort().join(',') + '>';
-  return '{' + [...v.items.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([k, e]) => k + ':' + keyOf(e[1])).join(',') + '}';
+  if (Array.isArray(v)) return '[' + v.map(keyInner).join(',') + ']';
+  if (v instanceof RSet) return '<' + [...v.items.values()].map(keyInner).sort().join(',') + '>';
+  return '{' + [...v.items.values()].map(([k, e]) => keyInner(k) + ':' + keyInner(e)).sort().join(',') + '}';
 }
 
 export const equal = (a: Value, b: Value): boolean => a === b || keyOf(a) === keyOf(b);

@@ -11,9 +11,9 @@ import { entries, evalTerm, invoke, unify, unifyValue } from './terms.js';
 export function evalBody(body: Body, i: number, env: Env, ctx: Ctx, k: K): boolean {
   if (i === body.length) return k();
   const ex = body[i]!;
-  const next = (): boolean => evalBody(body, i + 1, env, ctx, k);
-  if (ex.with.length > 0) return evalExpr(ex, env, withCtx(ex, env, ctx), next);
-  return evalExpr(ex, env, ctx, next);
+  // inline continuations: no named closures on the hot path
+  if (ex.with.length > 0) return evalExpr(ex, env, withCtx(ex, env, ctx), () => evalBody(body, i + 1, env, ctx, k));
+  return evalExpr(ex, env, ctx, () => evalBody(body, i + 1, env, ctx, k));
 }
 
 function evalExpr(ex: Expr, env: Env, ctx: Ctx, k: K): boolean {

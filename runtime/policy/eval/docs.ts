@@ -39,24 +39,27 @@ function walkNode(node: RuleNode | undefined, base: Value | undefined, at: strin
     const v = nodeValue(node, base, at, ctx);
     return v === undefined ? false : k(v);
   }
-  const step = (raw: Value): boolean => {
-    const key = typeof raw === 'number' || typeof raw === 'bigint' ? String(raw) : raw;
-    if (typeof key !== 'string') return base === undefined ? false : walkValue(base, path, i, env, ctx, k);
-    let child = node.children.get(key);
-    const childBase = base === undefined ? undefined : lookup(base, key);
-    if (child && childBase !== undefined && child.rules.length > 0) child = undefined;
-    if (!child && childBase === undefined && !ctx.patches.some((p) => p.path.length > at.length && p.path[at.length] === key)) return false;
-    return walkNode(child, childBase, [...at, key], path, i + 1, env, ctx, k);
-  };
   const p = path[i]!;
+  if (p.t === 'val') return stepInto(node, base, at, path, i, env, ctx, k, p.v);
   if (p.t === 'var' && !env.has(p.name)) {
     const keys = new Set<string>([...node.children.keys()].filter((c) => !isFuncOnly(node.children.get(c)!)));
     if (base instanceof RObject) for (const key of base.keys()) if (typeof key === 'string') keys.add(key);
-    for (const key of keys) if (unifyValue(p, key, env, ctx, () => step(key))) return true;
+    for (const key of keys) if (unifyValue(p, key, env, ctx, () => stepInto(node, base, at, path, i, env, ctx, k, key))) return true;
     return false;
   }
-  if (!ground(p, env)) return unifyPathKey(p, node, base, env, ctx, step);
-  return evalTerm(p, env, ctx, step);
+  if (!ground(p, env)) return unifyPathKey(p, node, base, env, ctx, (key) => stepInto(node, base, at, path, i, env, ctx, k, key));
+  return evalTerm(p, env, ctx, (key) => stepInto(node, base, at, path, i, env, ctx, k, key));
+}
+
+/** one step down the rule tree (and the base documents beside it) */
+function stepInto(node: RuleNode, base: Value | undefined, at: string[], path: Term[], i: number, env: Env, ctx: Ctx, k: KV, raw: Value): boolean {
+  const key = typeof raw === 'number' || typeof raw === 'bigint' ? String(raw) : raw;
+  if (typeof key !== 'string') return base === undefined ? false : walkValue(base, path, i, env, ctx, k);
+  let child = node.children.get(key);
+  const childBase = base === undefined ? undefined : lookup(base, key);
+  if (child && childBase !== undefined && child.rules.length > 0) child = undefined;
+  if (!child && childBase === undefined && !ctx.patches.some((p) => p.path.length > at.length && p.path[at.length] === key)) return false;
+  return walkNode(child, childBase, [...at, key], path, i + 1, env, ctx, k);
 }
 
 function unifyPathKey(p: Term, node: RuleNode, base: Value | undefined, env: Env, ctx: Ctx, step: (key: Value) => boolean): boolean {
