@@ -109,7 +109,7 @@ function resolveRule(r: Rule, scope: Scope, arity: Arity): Partial<Rule> {
   const bound = new Set(argVars);
   const body = (b: Body): Body => orderBody(resolveBody(b, scope), bound, arity);
   const term = (t: Term): Term => resolveTerm(t, scope);
-  return {
+  const out = {
     ref: r.ref,
     key: r.key ? term(r.key) : null,
     value: term(r.value),
@@ -120,6 +120,30 @@ function resolveRule(r: Rule, scope: Scope, arity: Arity): Partial<Rule> {
       return { value: resolveTerm(e.value, s), body: orderBody(resolveBody(e.body, s), bound, arity), loc: e.loc };
     }),
   };
+  checkHead([out.key, out.value], out.body, bound, r);
+  for (const e of out.elses) checkHead([e.value], e.body, bound, r);
+  return out;
+}
+
+/** every var of a rule head must be bound by its body (or be an argument) */
+function checkHead(heads: (Term | null)[], body: Body, bound: Set<string>, r: Rule): void {
+  const have = new Set(bound);
+  for (const ex of body) {
+    const vs: string[] = [];
+    const e = ex.e;
+    if (e.k === 'term') collectVars(e.term, vs);
+    if (e.k === 'unify' || e.k === 'assign') [e.a, e.b].forEach((t) => collectVars(t, vs));
+    if (e.k === 'somein') [e.key, e.value, e.coll].forEach((t) => t && collectVars(t, vs));
+    if (!ex.neg) vs.forEach((v) => have.add(v));
+  }
+  for (const h of heads) {
+    if (!h) continue;
+    const vs: string[] = [];
+    collectVars(h, vs);
+    // wildcards in a head (`xs[_]`) are enumerated like ref keys
+    const bad = vs.find((v) => !have.has(v) && v !== 'input' && v !== 'data' && !v.startsWith('$'));
+    if (bad) throw new RegoError('rego_unsafe_var_error', `var ${bad} is unsafe`, r.loc);
+  }
 }
 
 /** a query is a body in no package: only `data` and `input` name documents */

@@ -4,6 +4,7 @@
  * argument of a call) do not have to be bound first.
  */
 import type { Body, Expr, Term } from './ast.js';
+import { RegoError } from './errors.js';
 import { collectVars } from './resolve.js';
 
 export type Arity = (target: Term & { t: 'call' }) => number | undefined;
@@ -33,10 +34,7 @@ function termVars(t: Term, out: Set<string>, outer: Set<string>): void {
     case 'acomp':
     case 'scomp':
     case 'ocomp': {
-      const inner: string[] = [];
-      for (const h of t.t === 'ocomp' ? [t.key, t.value] : [t.head]) collectVars(h, inner);
-      for (const ex of t.body) exprAllVars(ex, inner);
-      for (const v of inner) if (outer.has(v)) out.add(v);
+      for (const v of nestedNeeds(t.body, t.t === 'ocomp' ? [t.key, t.value] : [t.head])) if (outer.has(v)) out.add(v);
       return;
     }
     default:
@@ -52,7 +50,21 @@ function exprAllVars(ex: Expr, out: string[]): void {
   if (e.k === 'somein' || e.k === 'every') terms.push(...(e.key ? [e.key] : []), e.value, e.coll);
   for (const w of ex.with) terms.push(w.value);
   for (const t of terms) collectVars(t, out);
-  if (e.k === 'every') for (const inner of e.body) exprAllVars(inner, out);
+}
+
+let currentArity: Arity = () => undefined;
+
+/** vars a nested body (comprehension, every) reads but cannot bind itself: closures over the outer body */
+function nestedNeeds(body: Body, heads: Term[]): string[] {
+  const all: string[] = [];
+  for (const h of heads) collectVars(h, all);
+  const outs = new Set<string>();
+  for (const ex of body) {
+    exprAllVars(ex, all);
+    info(ex, new Set(), currentArity).outs.forEach((v) => outs.add(v));
+    if (ex.e.k === 'some') ex.e.vars.forEach((v) => outs.add(v));
+  }
+  return all.filter((v) => !outs.has(v));
 }
 
 /** vars a term can bind: pattern positions and ref keys (not inside calls' input args) */
@@ -63,8 +75,7 @@ function outputs(t: Term, out: Set<string>, arity: Arity, pattern: boolean): voi
       return;
     case 'ref':
       if (t.head.t !== 'var') outputs(t.head, out, arity, false);
-      for (const p of t.path) if (p.t === 'var') out.add(p.name);
-      else outputs(p, out, arity, false);
+      for (const p of t.path) outputs(p, out, arity, p.t === 'var' || p.t === 'array' || p.t === 'object');
       return;
     case 'array':
       t.items.forEach((i) => outputs(i, out, arity, pattern));
@@ -119,9 +130,7 @@ function info(ex: Expr, outer: Set<string>, arity: Arity): Info {
       break;
     case 'every': {
       termVars(e.coll, vars, outer);
-      const inner: string[] = [];
-      for (const x of e.body) exprAllVars(x, inner);
-      for (const v of inner) if (outer.has(v)) vars.add(v);
+      for (const v of nestedNeeds(e.body, [])) if (outer.has(v)) vars.add(v);
       const own: string[] = [];
       if (e.key) collectVars(e.key, own);
       collectVars(e.value, own);
@@ -135,26 +144,77 @@ function info(ex: Expr, outer: Set<string>, arity: Arity): Info {
   return { ex, vars, outs };
 }
 
-/** reorders a body so every expression's inputs are bound first; unsafe leftovers keep their order */
-export function orderBody(body: Body, bound: Set<string>, arity: Arity): Body {
-  if (body.length < 2) return body;
+/**
+ * Reorders a body so every expression's inputs are bound first (nested comprehension and `every`
+ * bodies too, seeing the outer vars as bound); a var nothing can bind is a compile error.
+ */
+export function orderBody(input: Body, bound: Set<string>, arity: Arity): Body {
+  currentArity = arity;
   const outer = new Set<string>();
-  for (const ex of body) {
+  for (const ex of input) {
     const vs: string[] = [];
     exprAllVars(ex, vs);
     vs.forEach((v) => outer.add(v));
   }
+  const visible = new Set([...bound, ...outer]);
+  const body = input.map((ex) => orderNestedExpr(ex, visible, arity));
   const pending = body.map((ex) => info(ex, outer, arity));
-  const have = new Set(bound);
+  const have = new Set([...bound, 'data', 'input']);
   const out: Body = [];
   while (pending.length > 0) {
-    let idx = pending.findIndex((p) => ready(p, have));
-    if (idx < 0) idx = 0;
+    const idx = pending.findIndex((p) => ready(p, have));
+    if (idx < 0) {
+      const p = pending[0]!;
+      const v = [...p.vars].find((x) => !have.has(x) && !p.outs.has(x)) ?? [...p.vars].find((x) => !have.has(x)) ?? '_';
+      throw new RegoError('rego_unsafe_var_error', `var ${v.startsWith('$') ? '_' : v} is unsafe`, p.ex.loc);
+    }
     const [p] = pending.splice(idx, 1);
     out.push(p!.ex);
     p!.vars.forEach((v) => have.add(v));
   }
   return out;
+}
+
+function orderNestedExpr(ex: Expr, visible: Set<string>, arity: Arity): Expr {
+  const t = (x: Term): Term => orderNested(x, visible, arity);
+  const e = ex.e;
+  switch (e.k) {
+    case 'term':
+      return { ...ex, e: { k: 'term', term: t(e.term) } };
+    case 'unify':
+    case 'assign':
+      return { ...ex, e: { k: e.k, a: t(e.a), b: t(e.b) } };
+    case 'somein':
+      return { ...ex, e: { ...e, coll: t(e.coll) } };
+    case 'every': {
+      const own: string[] = [];
+      if (e.key) collectVars(e.key, own);
+      collectVars(e.value, own);
+      return { ...ex, e: { ...e, coll: t(e.coll), body: orderBody(e.body, new Set([...visible, ...own]), arity) } };
+    }
+    default:
+      return ex;
+  }
+}
+
+function orderNested(x: Term, visible: Set<string>, arity: Arity): Term {
+  switch (x.t) {
+    case 'acomp':
+    case 'scomp':
+    case 'ocomp':
+      return { ...x, body: orderBody(x.body, visible, arity) };
+    case 'ref':
+      return { ...x, head: orderNested(x.head, visible, arity), path: x.path.map((p) => orderNested(p, visible, arity)) };
+    case 'array':
+    case 'set':
+      return { ...x, items: x.items.map((i) => orderNested(i, visible, arity)) };
+    case 'object':
+      return { ...x, items: x.items.map(([k, v]) => [orderNested(k, visible, arity), orderNested(v, visible, arity)] as [Term, Term]) };
+    case 'call':
+      return { ...x, args: x.args.map((a) => orderNested(a, visible, arity)) };
+    default:
+      return x;
+  }
 }
 
 function objectKeyVars(t: Term, out: Set<string>): void {

@@ -31,6 +31,19 @@ describe('parse and validate', () => {
     expect(validate('package a\n\np if {\n  nope.fn(1)\n}\n')[0]).toMatchObject({ line: 4, column: 3, code: 'rego_type_error', message: 'undefined function nope.fn' });
   });
 
+  it('rejects unsafe vars at compile time, with the position of the expression or rule', () => {
+    expect(validate('package a\n\np if {\n  x > 1\n}\n')[0]).toMatchObject({ line: 4, column: 3, code: 'rego_unsafe_var_error', message: 'var x is unsafe' });
+    expect(validate('package a\np := y if input.x\n')[0]).toMatchObject({ line: 2, column: 1, code: 'rego_unsafe_var_error', message: 'var y is unsafe' });
+    expect(validate('package a\np if { not input.xs[i] }\n')[0]).toMatchObject({ code: 'rego_unsafe_var_error', message: 'var i is unsafe' });
+  });
+
+  it('orders body expressions so vars are bound before they are read', () => {
+    const b = compile(['package a\np := y if {\n  y > 1\n  y := x + 1\n  x := input.n\n}\nq := [v | v > 1; some v in input.xs]']);
+    expect(b.eval('data.a.p', { input: { n: 5, xs: [1, 2, 3] } })).toBe(6);
+    expect(b.eval('data.a.p', { input: { n: 0 } })).toBeUndefined();
+    expect(b.eval('data.a.q', { input: { xs: [1, 2, 3] } })).toEqual([2, 3]);
+  });
+
   it('reports the file name given to compile', () => {
     const err = errorOf(() => compile([{ name: 'policies/a.rego', source: 'package a\np if {' }]));
     expect(err.code).toBe('rego_parse_error');
