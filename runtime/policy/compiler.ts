@@ -5,7 +5,7 @@
 import type { Body, Module, Rule, Term } from './ast.js';
 import { RegoError } from './errors.js';
 import { collectVars, declared, moduleScope, resolveBody, resolveTerm, type Scope } from './resolve.js';
-import { orderBody, type Arity } from './safety.js';
+import { orderBody, orderTerm, type Arity } from './safety.js';
 import { builtinArity, isBuiltin } from './builtins/index.js';
 
 export interface RuleNode {
@@ -108,7 +108,13 @@ function resolveRule(r: Rule, scope: Scope, arity: Arity): Partial<Rule> {
   for (const a of r.args ?? []) collectVars(a, argVars);
   const bound = new Set(argVars);
   const body = (b: Body): Body => orderBody(resolveBody(b, scope), bound, arity);
-  const term = (t: Term): Term => resolveTerm(t, scope);
+  const bodyVars = (b: Body): Set<string> => {
+    const vs: string[] = [...bound];
+    for (const ex of b) for (const t of exprTerms(ex)) collectVars(t, vs);
+    return new Set(vs);
+  };
+  const visible = bodyVars(r.body);
+  const term = (t: Term): Term => orderTerm(resolveTerm(t, scope), visible, arity);
   const out = {
     ref: r.ref,
     key: r.key ? term(r.key) : null,
@@ -117,7 +123,7 @@ function resolveRule(r: Rule, scope: Scope, arity: Arity): Partial<Rule> {
     body: body(r.body),
     elses: r.elses.map((e) => {
       const s = { ...scope, locals: new Set([...scope.locals, ...declared(e.body)]) };
-      return { value: resolveTerm(e.value, s), body: orderBody(resolveBody(e.body, s), bound, arity), loc: e.loc };
+      return { value: orderTerm(resolveTerm(e.value, s), bodyVars(e.body), arity), body: orderBody(resolveBody(e.body, s), bound, arity), loc: e.loc };
     }),
   };
   checkHead([out.key, out.value], out.body, bound, r);
@@ -125,15 +131,20 @@ function resolveRule(r: Rule, scope: Scope, arity: Arity): Partial<Rule> {
   return out;
 }
 
+function exprTerms(ex: Body[number]): Term[] {
+  const e = ex.e;
+  if (e.k === 'term') return [e.term];
+  if (e.k === 'unify' || e.k === 'assign') return [e.a, e.b];
+  if (e.k === 'somein') return [e.key, e.value, e.coll].filter((t): t is Term => t !== null);
+  return [];
+}
+
 /** every var of a rule head must be bound by its body (or be an argument) */
 function checkHead(heads: (Term | null)[], body: Body, bound: Set<string>, r: Rule): void {
   const have = new Set(bound);
   for (const ex of body) {
     const vs: string[] = [];
-    const e = ex.e;
-    if (e.k === 'term') collectVars(e.term, vs);
-    if (e.k === 'unify' || e.k === 'assign') [e.a, e.b].forEach((t) => collectVars(t, vs));
-    if (e.k === 'somein') [e.key, e.value, e.coll].forEach((t) => t && collectVars(t, vs));
+    for (const t of exprTerms(ex)) collectVars(t, vs);
     if (!ex.neg) vs.forEach((v) => have.add(v));
   }
   for (const h of heads) {

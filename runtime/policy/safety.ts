@@ -197,6 +197,12 @@ function orderNestedExpr(ex: Expr, visible: Set<string>, arity: Arity): Expr {
   }
 }
 
+/** orders the comprehension bodies inside a term (rule heads) */
+export function orderTerm(x: Term, visible: Set<string>, arity: Arity): Term {
+  currentArity = arity;
+  return orderNested(x, visible, arity);
+}
+
 function orderNested(x: Term, visible: Set<string>, arity: Arity): Term {
   switch (x.t) {
     case 'acomp':
