@@ -5,6 +5,7 @@
 import type { Body, Module, Rule, Term } from './ast.js';
 import { RegoError } from './errors.js';
 import { collectVars, declared, moduleScope, resolveBody, resolveTerm, type Scope } from './resolve.js';
+import { checkRecursion } from './recursion.js';
 import { orderBody, orderTerm, type Arity } from './safety.js';
 import { builtinArity, isBuiltin } from './builtins/index.js';
 
@@ -100,6 +101,7 @@ export function compileModules(modules: Module[]): Compiled {
     const resolved = resolveRule(rule, scope, arity);
     Object.assign(rule, resolved);
   }
+  checkRecursion(root, pending.map((p) => p.rule));
   return { root, modules };
 }
 

@@ -44,6 +44,13 @@ describe('parse and validate', () => {
     expect(b.eval('data.a.q', { input: { xs: [1, 2, 3] } })).toEqual([2, 3]);
   });
 
+  it('rejects recursive rules and functions', () => {
+    expect(validate('package a\np if q\nq if p\n')[0]).toMatchObject({ code: 'rego_recursion_error', message: 'rule data.a.p is recursive: data.a.p -> data.a.q -> data.a.p' });
+    expect(validate('package a\nf(x) := y if y := f(x)\n')[0]).toMatchObject({ code: 'rego_recursion_error', line: 2, column: 1 });
+    expect(validate('package a\np if data.a[_]\n')[0]).toMatchObject({ code: 'rego_recursion_error' });
+    expect(validate('package a\np if data.b.q\n')).toEqual([]);
+  });
+
   it('reports the file name given to compile', () => {
     const err = errorOf(() => compile([{ name: 'policies/a.rego', source: 'package a\np if {' }]));
     expect(err.code).toBe('rego_parse_error');
