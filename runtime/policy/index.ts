@@ -42,6 +42,8 @@ export interface EvalOptions {
   readonly nowNs?: bigint;
   /** input given as Rego term text (conformance `input_term`) */
   readonly inputTerm?: string;
+  /** evaluation time budget in milliseconds (default 1000): past it, eval_cancel_error */
+  readonly timeoutMs?: number;
 }
 
 const toSourceError = (err: unknown): SourceError[] => {
@@ -77,7 +79,18 @@ export class CompiledBundle {
   private ctx(opts: EvalOptions): Ctx {
     let input: Value | undefined = opts.input === undefined ? undefined : fromJSON(opts.input);
     if (opts.inputTerm !== undefined) {
-      const base = { compiled: this.compiled, input: undefined, data: new RObject(), cache: new Map(), mocks: new Map(), patches: [], strict: false, nowNs: 0n, stack: new Set<string>() };
+      const base = {
+        compiled: this.compiled,
+        input: undefined,
+        data: new RObject(),
+        cache: new Map(),
+        mocks: new Map(),
+        patches: [],
+        strict: false,
+        nowNs: 0n,
+        stack: new Set<string>(),
+        budget: { deadline: Infinity, steps: 0 },
+      };
       evalTerm(parseTermText(opts.inputTerm), new Map(), base, (v) => ((input = v), true));
     }
     return {
@@ -90,6 +103,7 @@ export class CompiledBundle {
       strict: opts.strictBuiltinErrors ?? false,
       nowNs: opts.nowNs ?? BigInt(Date.now()) * 1_000_000n,
       stack: new Set(),
+      budget: { deadline: performance.now() + (opts.timeoutMs ?? 1000), steps: 0 },
     };
   }
 

@@ -94,6 +94,14 @@ describe('evaluation', () => {
     expect(b.eval('data.t.s')).toBe(7);
   });
 
+  it('stops an evaluation past its time budget', () => {
+    const b = compile(['package t\np := count([1 | some a in numbers.range(1, 400); some b in numbers.range(1, 400); some c in numbers.range(1, 400)])']);
+    const err = errorOf(() => b.eval('data.t.p', { timeoutMs: 20 }));
+    expect(err.code).toBe('eval_cancel_error');
+    const small = compile(['package t\np := count([1 | some a in numbers.range(1, 10); some b in numbers.range(1, 10)])']);
+    expect(small.eval('data.t.p', { timeoutMs: 1000 })).toBe(100);
+  });
+
   it('keeps big integers exact', () => {
     const b = compile(['package t\np := 9007199254740993 + 2\nq := 9007199254740993 == 9007199254740992']);
     expect(b.evalValue('data.t.p')).toBe(9007199254740995n);

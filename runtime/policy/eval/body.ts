@@ -10,6 +10,9 @@ import { entries, evalTerm, invoke, unify, unifyValue } from './terms.js';
 
 export function evalBody(body: Body, i: number, env: Env, ctx: Ctx, k: K): boolean {
   if (i === body.length) return k();
+  if ((++ctx.budget.steps & 1023) === 0 && performance.now() > ctx.budget.deadline) {
+    throw new RegoError('eval_cancel_error', 'evaluation exceeded its time budget');
+  }
   const ex = body[i]!;
   // inline continuations: no named closures on the hot path
   if (ex.with.length > 0) return evalExpr(ex, env, withCtx(ex, env, ctx), () => evalBody(body, i + 1, env, ctx, k));

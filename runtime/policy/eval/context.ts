@@ -23,6 +23,8 @@ export interface Ctx {
   readonly nowNs: bigint;
   /** rule paths being evaluated (recursion guard) */
   readonly stack: Set<string>;
+  /** time budget: performance.now() deadline, checked every 1024 expressions */
+  readonly budget: { deadline: number; steps: number };
 }
 
 export type Env = Map<string, Value>;
