@@ -46,6 +46,16 @@ export interface EvalOptions {
   readonly timeoutMs?: number;
 }
 
+/** a JS stack overflow (absurdly deep nesting) becomes an engine error, never a crash */
+function guard<T>(fn: () => T, code: 'eval_cancel_error' | 'rego_parse_error' = 'eval_cancel_error'): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof RangeError) throw new RegoError(code, `too deeply nested: ${err.message}`);
+    throw err;
+  }
+}
+
 const toSourceError = (err: unknown): SourceError[] => {
   if (err instanceof RegoError) return [{ line: err.location?.line ?? 1, column: err.location?.column ?? 1, message: err.detail, code: err.code }];
   throw err;
@@ -54,7 +64,7 @@ const toSourceError = (err: unknown): SourceError[] => {
 /** parse + validate one source (syntax, name resolution, rule kinds): [] when valid */
 export function validate(source: string, name?: string): SourceError[] {
   try {
-    compileModules([parseModule(source, name)]);
+    guard(() => compileModules([parseModule(source, name)]), 'rego_parse_error');
     return [];
   } catch (err) {
     return toSourceError(err);
@@ -110,7 +120,7 @@ export class CompiledBundle {
   private prepare(text: string): { body: Body; vars: string[] } {
     let q = this.queries.get(text);
     if (!q) {
-      const body = compileQuery(parseQuery(text), this.compiled);
+      const body = guard(() => compileQuery(parseQuery(text), this.compiled), 'rego_parse_error');
       const vars: string[] = [];
       for (const ex of body) {
         const e = ex.e;
@@ -131,15 +141,17 @@ export class CompiledBundle {
     const ctx = this.ctx(opts);
     const env: Env = new Map();
     const out: Map<string, Value>[] = [];
-    evalBody(body, 0, env, ctx, () => {
-      const row = new Map<string, Value>();
-      for (const v of vars) {
-        const x = env.get(v);
-        if (x !== undefined) row.set(v, x);
-      }
-      out.push(row);
-      return false;
-    });
+    guard(() =>
+      evalBody(body, 0, env, ctx, () => {
+        const row = new Map<string, Value>();
+        for (const v of vars) {
+          const x = env.get(v);
+          if (x !== undefined) row.set(v, x);
+        }
+        out.push(row);
+        return false;
+      }),
+    );
     return out;
   }
 
@@ -162,7 +174,7 @@ export class CompiledBundle {
 
   private evalIn(ref: string | readonly string[], ctx: Ctx): Value | undefined {
     let out: Value | undefined;
-    evalData(this.pathTerms(ref), 0, new Map(), ctx, (v) => ((out = v), true));
+    guard(() => evalData(this.pathTerms(ref), 0, new Map(), ctx, (v) => ((out = v), true)));
     return out;
   }
 
@@ -185,6 +197,8 @@ export class CompiledBundle {
 
 /** compiles modules (throws RegoError with code rego_parse_error / rego_compile_error / rego_type_error) */
 export function compile(modules: readonly (ModuleSource | string)[], options: { data?: unknown } = {}): CompiledBundle {
-  const parsed = modules.map((m, i) => (typeof m === 'string' ? parseModule(m, `module${i}.rego`) : parseModule(m.source, m.name)));
-  return new CompiledBundle(compileModules(parsed), options.data);
+  return guard(() => {
+    const parsed = modules.map((m, i) => (typeof m === 'string' ? parseModule(m, `module${i}.rego`) : parseModule(m.source, m.name)));
+    return new CompiledBundle(compileModules(parsed), options.data);
+  }, 'rego_parse_error');
 }

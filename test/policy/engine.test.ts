@@ -51,6 +51,11 @@ describe('parse and validate', () => {
     expect(validate('package a\np if data.b.q\n')).toEqual([]);
   });
 
+  it('turns absurd nesting into a parse error, not a crash', () => {
+    const deep = 'package a\np := ' + '['.repeat(50_000) + ']'.repeat(50_000);
+    expect(validate(deep)[0]?.code).toBe('rego_parse_error');
+  });
+
   it('reports the file name given to compile', () => {
     const err = errorOf(() => compile([{ name: 'policies/a.rego', source: 'package a\np if {' }]));
     expect(err.code).toBe('rego_parse_error');
