@@ -147,6 +147,10 @@ describe('built-ins authorization policies use', () => {
     expect(one('json.unmarshal(json.marshal({"a": {1, 2}}))')).toEqual({ a: [1, 2] });
     expect(one('object.get({"a": {"b": 1}}, ["a", "b"], 0)')).toBe(1);
     expect(one('{1, 2, 3} - {2}')).toEqual([1, 3]);
+    expect(one('crypto.sha256("abc")')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    expect(one('time.format(1704164645500000000)')).toBe('2024-01-02T03:04:05.5Z');
+    expect(one('time.format([1704164645000000000, "Europe/Paris"])')).toBe('2024-01-02T04:04:05+01:00');
+    expect(one('io.jwt.decode("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbmEifQ.AAEC")')).toEqual([{ alg: 'HS256' }, { sub: 'ana' }, '000102']);
     expect(one('[x | some x in numbers.range(1, 5); x % 2 == 0]')).toEqual([2, 4]);
   });
 });

@@ -6,6 +6,7 @@ import './regex.js';
 import './encoding.js';
 import './time.js';
 import './net.js';
+import './crypto.js';
 import { RObject } from '../value.js';
 import { register, unsupported } from './registry.js';
 
@@ -16,14 +17,13 @@ register('opa.runtime', 0, () => new RObject());
 for (const [name, arity] of [
   ['http.send', 1],
   ['io.jwt.decode_verify', 2],
-  ['io.jwt.decode', 1],
-  ['crypto.sha256', 1],
-  ['crypto.md5', 1],
   ['rand.intn', 2],
   ['uuid.rfc4122', 1],
   ['net.lookup_ip_addr', 1],
   ['time.parse_ns', 2],
-  ['time.format', 1],
+  ['crypto.hmac.sha256', 2],
+  ['io.jwt.verify_hs256', 2],
+  ['io.jwt.verify_rs256', 2],
 ] as const)
   unsupported(name, arity);
 

@@ -49,6 +49,27 @@ function toParts(fn: string, v: Value): { date: Date; ns: bigint } {
   }
   return { date, ns: big };
 }
+/** time.format: RFC 3339 with nanoseconds (Go's RFC3339Nano) in UTC or a fixed zone; custom layouts are not supported */
+register('time.format', 1, ([v]) => {
+  if (Array.isArray(v) && v.length > 2) throw builtinErr('time.format', 'custom layouts are not supported by this engine');
+  const { date, ns } = toParts('time.format', v!);
+  const frac = ((ns % 1_000_000_000n) + 1_000_000_000n) % 1_000_000_000n;
+  const iso = date.toISOString().slice(0, 19);
+  const fracText = frac === 0n ? '' : '.' + frac.toString().padStart(9, '0').replace(/0+$/, '');
+  const tz = Array.isArray(v) && typeof v[1] === 'string' && v[1] !== '' && v[1] !== 'UTC' ? zoneOffset(v[1], date, ns) : 'Z';
+  return iso + fracText + tz;
+});
+
+/** the zone's offset at that instant, as +hh:mm */
+function zoneOffset(zone: string, local: Date, ns: bigint): string {
+  const utcMs = Number(ns / 1_000_000n);
+  const diffMin = Math.round((local.getTime() - utcMs) / 60_000);
+  if (diffMin === 0) return 'Z';
+  const sign = diffMin < 0 ? '-' : '+';
+  const a = Math.abs(diffMin);
+  return `${sign}${String(Math.floor(a / 60)).padStart(2, '0')}:${String(a % 60).padStart(2, '0')}`;
+}
+
 register('time.date', 1, ([v]) => {
   const { date } = toParts('time.date', v!);
   return [date.getUTCFullYear(), date.getUTCMonth() + 1, date.getUTCDate()];
