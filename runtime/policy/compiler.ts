@@ -71,7 +71,7 @@ export function compileModules(modules: Module[]): Compiled {
       if (!next) pkgNode.children.set(p, (next = newNode()));
       pkgNode = next;
     }
-    const base = moduleScope(m, pkgRules.get(m.pkg.join('.'))!, isBuiltin);
+    const base = moduleScope(m, pkgRules.get(m.pkg.join('.'))!, isBuiltin, builtinArity);
     for (const r of m.rules) {
       const path = [...m.pkg, ...staticPath(r)];
       r.path = path;
@@ -161,6 +161,6 @@ function checkHead(heads: (Term | null)[], body: Body, bound: Set<string>, r: Ru
 
 /** a query is a body in no package: only `data` and `input` name documents */
 export function compileQuery(body: Body, compiled: Compiled): Body {
-  const scope: Scope = { pkg: [], ruleNames: new Set(), imports: new Map(), isBuiltin, locals: new Set(declared(body)) };
+  const scope: Scope = { pkg: [], ruleNames: new Set(), imports: new Map(), isBuiltin, arity: builtinArity, locals: new Set(declared(body)) };
   return orderBody(resolveBody(body, scope), new Set(), makeArity(compiled.root));
 }

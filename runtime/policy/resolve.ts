@@ -11,6 +11,7 @@ export interface Scope {
   readonly ruleNames: Set<string>;
   readonly imports: Map<string, string[]>;
   readonly isBuiltin: (name: string) => boolean;
+  readonly arity?: (name: string) => number | undefined;
   readonly locals: Set<string>;
 }
 
@@ -66,7 +67,14 @@ export function resolveTerm(t: Term, scope: Scope): Term {
     case 'call': {
       const local = !t.fn.includes('.') && scope.locals.has(t.fn);
       if (local) throw new RegoError('rego_type_error', `undefined function ${t.fn}`, t.loc);
-      return { ...t, args: t.args.map((a) => resolveTerm(a, scope)), target: resolveCall(t.fn, scope, t.loc) };
+      const target = resolveCall(t.fn, scope, t.loc);
+      if (target.kind === 'builtin') {
+        const n = scope.arity?.(target.name);
+        if (n !== undefined && n >= 0 && t.args.length !== n && t.args.length !== n + 1) {
+          throw new RegoError('rego_type_error', `${t.fn}: arity mismatch: expected ${n} arguments, got ${t.args.length}`, t.loc);
+        }
+      }
+      return { ...t, args: t.args.map((a) => resolveTerm(a, scope)), target };
     }
   }
 }
@@ -169,14 +177,24 @@ export function resolveExpr(ex: Expr, scope: Scope): Expr {
 }
 
 export function resolveBody(body: Body, scope: Scope): Body {
+  const assigned = new Set<string>();
+  for (const ex of body) {
+    if (ex.e.k !== 'assign') continue;
+    const vs: string[] = [];
+    collectVars(ex.e.a, vs);
+    for (const v of vs) {
+      if (assigned.has(v) && !v.startsWith('$')) throw new RegoError('rego_compile_error', `var ${v} assigned above`, ex.loc);
+      assigned.add(v);
+    }
+  }
   return body.map((ex) => resolveExpr(ex, scope));
 }
 
-export function moduleScope(m: Module, ruleNames: Set<string>, isBuiltin: (n: string) => boolean): Omit<Scope, 'locals'> {
+export function moduleScope(m: Module, ruleNames: Set<string>, isBuiltin: (n: string) => boolean, arity?: (n: string) => number | undefined): Omit<Scope, 'locals'> {
   const imports = new Map<string, string[]>();
   for (const imp of m.imports) {
     const names = refToStrings(imp.path);
     if (names) imports.set(imp.alias, names);
   }
-  return { pkg: m.pkg, ruleNames, imports, isBuiltin };
+  return { pkg: m.pkg, ruleNames, imports, isBuiltin, ...(arity ? { arity } : {}) };
 }

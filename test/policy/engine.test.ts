@@ -56,6 +56,11 @@ describe('parse and validate', () => {
     expect(validate(deep)[0]?.code).toBe('rego_parse_error');
   });
 
+  it('rejects built-in calls with the wrong number of arguments and vars assigned twice', () => {
+    expect(validate('package a\np if count(1, 2, 3)\n')[0]).toMatchObject({ line: 2, column: 6, code: 'rego_type_error', message: 'count: arity mismatch: expected 1 arguments, got 3' });
+    expect(validate('package a\np if {\n  x := 1\n  x := 2\n}\n')[0]).toMatchObject({ line: 4, column: 3, code: 'rego_compile_error', message: 'var x assigned above' });
+  });
+
   it('reports the file name given to compile', () => {
     const err = errorOf(() => compile([{ name: 'policies/a.rego', source: 'package a\np if {' }]));
     expect(err.code).toBe('rego_parse_error');
