@@ -140,6 +140,11 @@ describe('built-ins authorization policies use', () => {
     expect(one('glob.match("github.*", ["."], "github.create_issue")')).toBe(true);
     expect(one('glob.match("github.*", ["."], "github.repo.delete")')).toBe(false);
     expect(one('glob.match("admin.**", ["."], "admin.a.b")')).toBe(true);
+    expect(one('glob.match("*", [], "foo.bar")')).toBe(false);
+    expect(one('glob.match("*hub.com", null, "api.cdn.github.com")')).toBe(true);
+    expect(one('glob.match("{cat,bat,[fr]at}", [], "rat")')).toBe(true);
+    expect(one('glob.match("[!abc]at", [], "cat")')).toBe(false);
+    expect(one('glob.match("*:github:com", [":"], "api:github:com")')).toBe(true);
     expect(one('regex.match(`^a+(b|c)$`, "aaac")')).toBe(true);
     expect(one('net.cidr_contains("10.0.0.0/8", "10.2.3.4")')).toBe(true);
     expect(one('net.cidr_contains("10.0.0.0/8", "11.2.3.4")')).toBe(false);
