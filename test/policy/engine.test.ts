@@ -112,6 +112,16 @@ describe('evaluation', () => {
     expect(small.eval('data.t.p', { timeoutMs: 1000 })).toBe(100);
   });
 
+  it('reads v0 partial sets when asked (regoVersion 0), v1 objects otherwise', () => {
+    const src = 'package t\ndeny[msg] {\n  input.x > 1\n  msg := sprintf("x is %d", [input.x])\n}\ndefault allow = false\nallow { count(deny) == 0 }';
+    const v0 = compile([src], { regoVersion: 0 });
+    expect(v0.eval('data.t.deny', { input: { x: 2 } })).toEqual(['x is 2']);
+    expect(v0.eval('data.t.allow', { input: { x: 0 } })).toBe(true);
+    expect(compile([src]).eval('data.t.deny', { input: { x: 2 } })).toEqual({ 'x is 2': true });
+    expect(compile([{ source: 'package t\nimport rego.v1\np[x] if some x in [1]', regoVersion: 0 }]).eval('data.t.p')).toEqual({ '1': true });
+    expect(validate('package t\ndeny[msg] { msg := "m" }', 'a.rego', 0)).toEqual([]);
+  });
+
   it('keeps big integers exact', () => {
     const b = compile(['package t\np := 9007199254740993 + 2\nq := 9007199254740993 == 9007199254740992']);
     expect(b.evalValue('data.t.p')).toBe(9007199254740995n);
