@@ -3,18 +3,23 @@
  * least MIN_PASSED cases pass, and the cases that fail are exactly those in known-failures.json
  * (a newly failing case fails this suite, and so does a listed case that now passes).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { report, runAll, tally } from '../../runtime/policy/conformance/runner.js';
+import { CASES_DIR, runAll, tally } from '../../runtime/policy/conformance/runner.js';
 
 const MIN_PASSED = 594;
 const MAX_SKIPPED = 0;
 const known = JSON.parse(readFileSync(new URL('./rego/known-failures.json', import.meta.url), 'utf8')) as { note: string; reason: string }[];
 
-describe('OPA v1 conformance', () => {
-  const results = runAll();
+if (!existsSync(CASES_DIR)) {
+  console.log(`SKIP OPA v1 conformance: the cases are not at ${CASES_DIR} (shared/ beside the checkout)`);
+}
+
+describe.runIf(existsSync(CASES_DIR))('OPA v1 conformance', () => {
+  const results = existsSync(CASES_DIR) ? runAll() : [];
   const { total } = tally(results);
-  console.log(report(results));
+  // not report(): its "N passed, N failed" lines would read like the CI run's own closing line
+  if (results.length > 0) console.log(`OPA v1 conformance: ${total.passed} of ${results.length} cases pass (${total.failed} failing, ${total.skipped} skipped)`);
 
   it('covers all 594 upstream cases', () => {
     expect(results).toHaveLength(594);

@@ -6,13 +6,15 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { compile, RegoError, UnsupportedBuiltin, toJSON } from '../index.js';
 import { RObject, RSet, compareNumbers, isNumber, type Value } from '../value.js';
 
 // js-yaml ships no types of its own here; it is used only to read the case files
 const yaml = createRequire(import.meta.url)('js-yaml') as { load: (text: string) => unknown };
 
-export const CASES_DIR = '/work/shared/conformance/opa-v1';
+/** `shared/` lies beside the repository's checkout (as on developer machines and in CI) */
+export const CASES_DIR = fileURLToPath(new URL('../../../../shared/conformance/opa-v1', import.meta.url));
 
 export interface Case {
   readonly note: string;
