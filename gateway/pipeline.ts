@@ -14,7 +14,7 @@ import { featureDisabled, featureOfPath } from './features.js';
 import { jsonResponse, type HttpRequest, type HttpResponse } from './http.js';
 import type { IdempotencyGuard } from './idempotency.js';
 import { loggedPath } from './log-path.js';
-import { withCursorScope } from './pagination.js';
+import { attachCursorScope } from './pagination.js';
 import { DEFAULT_MAX_BODY_BYTES, type AnyRoute, type HandlerResult } from './route.js';
 import { Router, type Match } from './router.js';
 
@@ -203,14 +203,14 @@ export class Pipeline {
     const body = route.bodyKind === 'raw' || route.bodyKind === 'stream' ? undefined : parse(schemas.body, readJson(request, maxJsonDepth), 'body');
 
     const org = auth?.orgId ?? PUBLIC_SCOPE;
-    const run = (): Promise<HttpResponse> =>
-      withCursorScope(this.deps.cursorKey, org, `${route.method} ${route.path}`, async () => {
-        const result =
-          route.auth === 'bearer'
-            ? await route.handler({ request, params, query, body, auth: auth as AuthContext })
-            : await route.handler({ request, params, query, body });
-        return toResponse(result);
-      });
+    attachCursorScope(query, this.deps.cursorKey, org, `${route.method} ${route.path}`);
+    const run = async (): Promise<HttpResponse> => {
+      const result =
+        route.auth === 'bearer'
+          ? await route.handler({ request, params, query, body, auth: auth as AuthContext })
+          : await route.handler({ request, params, query, body });
+      return toResponse(result);
+    };
     if (route.creates) return this.deps.idempotency.run(org, principalOf(auth), request, run);
     return run();
   }

@@ -102,7 +102,7 @@ export function artifactRoutes({ files, collections }: Services): AnyRoute[] {
             (after === null || Date.parse(file.modified_at) > after),
         );
         // keyset on the path: a file written or removed between pages neither repeats nor skips another
-        const from = query.cursor === undefined ? null : decodeCursor(query.cursor);
+        const from = query.cursor === undefined ? null : decodeCursor(query, query.cursor);
         const rest = from === null ? all : all.filter((file) => file.path > from);
         const page = rest.slice(0, query.limit);
         const runs = await runsById(org, page.map((file) => file.ref.runId));
@@ -111,7 +111,7 @@ export function artifactRoutes({ files, collections }: Services): AnyRoute[] {
           status: 200,
           json: {
             items: page.map((file) => present(file, file.ref, runs.get(file.ref.runId))),
-            next_cursor: last !== undefined && rest.length > page.length ? encodeCursor(last.path) : null,
+            next_cursor: last !== undefined && rest.length > page.length ? encodeCursor(query, last.path) : null,
             total: all.length,
           },
         };

@@ -192,13 +192,13 @@ export function chatToolCallRoutes({ collections }: Services): AnyRoute[] {
         const byMessage = await toolCallsByMessage(agentRunEvents, auth.orgId, await replies(auth.orgId, conversation.id));
         const all = [...byMessage.values()].flat().filter((call) => query.status === undefined || call.status === query.status);
         all.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-        const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
+        const after = query.cursor === undefined ? null : decodeCursor(query, query.cursor);
         const rest = after === null ? all : all.filter((call) => call.id > after);
         const page = rest.slice(0, query.limit);
         const last = page.at(-1);
         return {
           status: 200,
-          json: { items: page, next_cursor: last !== undefined && rest.length > page.length ? encodeCursor(last.id) : null, total: all.length },
+          json: { items: page, next_cursor: last !== undefined && rest.length > page.length ? encodeCursor(query, last.id) : null, total: all.length },
         };
       },
     }),

@@ -179,7 +179,7 @@ export function chatRoutes({ collections, config, agentRuntime, sources, egress 
         // not the cached page responder: a reply's tool calls change with its transcript, not with the message
         const page = await chatMessages.list(auth.orgId, listOptions(query, { conversation_id: conversation.id }));
         const calls = await toolCallsByMessage(agentRunEvents, auth.orgId, page.items);
-        return { status: 200, json: pageEnvelope(page, (message) => ({ ...presentMessage(message), tool_calls: calls.get(message.id) ?? [] })) };
+        return { status: 200, json: pageEnvelope(query, page, (message) => ({ ...presentMessage(message), tool_calls: calls.get(message.id) ?? [] })) };
       },
     }),
     route({

@@ -124,7 +124,7 @@ export function contextPipelineRoutes({ collections, config, contextTables }: Se
     route({
       method: 'GET', path: '/context/pipelines', tag: 'context', summary: 'List ingest pipelines', auth: 'bearer',
       permission: 'pipeline:read', query: pageQuery, response: pageSchema(pipelineSchema),
-      handler: async ({ auth, query }) => ({ status: 200, json: pageEnvelope(await pipelines.list(auth.orgId, listOptions(query)), present) }),
+      handler: async ({ auth, query }) => ({ status: 200, json: pageEnvelope(query, await pipelines.list(auth.orgId, listOptions(query)), present) }),
     }),
     route({
       method: 'POST', path: '/context/pipelines', tag: 'context', summary: 'Create an ingest pipeline', auth: 'bearer',
@@ -199,7 +199,7 @@ export function contextPipelineRoutes({ collections, config, contextTables }: Se
       auth: 'bearer', permission: 'pipeline:read', params: idParams, query: pageQuery, response: pageSchema(tokenSchema),
       handler: async ({ auth, params, query }) => {
         const pipeline = await getOr404(pipelines, auth.orgId, params.id, 'pipeline');
-        return { status: 200, json: pageEnvelope(await tokens.list(auth.orgId, listOptions(query, { pipeline_id: pipeline.id })), presentToken) };
+        return { status: 200, json: pageEnvelope(query, await tokens.list(auth.orgId, listOptions(query, { pipeline_id: pipeline.id })), presentToken) };
       },
     }),
     route({
@@ -221,13 +221,13 @@ export function contextPipelineRoutes({ collections, config, contextTables }: Se
         const pipeline = await getOr404(pipelines, auth.orgId, params.id, 'pipeline');
         let before: number | null = null;
         if (query.cursor !== undefined) {
-          before = Number(decodeCursor(query.cursor));
+          before = Number(decodeCursor(query, query.cursor));
           if (!Number.isSafeInteger(before)) throw new ServiceError('invalid_cursor', 'cursor is not one this server issued');
         }
         const page = await contextTables.listRuns(auth.orgId, pipeline.id, query.limit, before);
         return {
           status: 200,
-          json: { items: page.items, next_cursor: page.nextAfter === null ? null : encodeCursor(String(page.nextAfter)), total: page.total },
+          json: { items: page.items, next_cursor: page.nextAfter === null ? null : encodeCursor(query, String(page.nextAfter)), total: page.total },
         };
       },
     }),

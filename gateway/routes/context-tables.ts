@@ -42,7 +42,7 @@ export function contextTableRoutes({ contextTables }: Services): AnyRoute[] {
       handler: async ({ auth, params, query, request }) => {
         let after = null;
         if (query.cursor !== undefined) {
-          after = decodeRowsCursor(decodeCursor(query.cursor));
+          after = decodeRowsCursor(decodeCursor(query, query.cursor));
           if (!after) throw new ServiceError('invalid_cursor', 'cursor is not one this server issued');
         }
         const page = await contextTables.readRows(auth.orgId, query.realm, params.table, query.limit, after);
@@ -52,7 +52,7 @@ export function contextTableRoutes({ contextTables }: Services): AnyRoute[] {
             realm: query.realm,
           });
         }
-        const nextCursor = page.next === null ? null : encodeCursor(encodeRowsCursor(page.next));
+        const nextCursor = page.next === null ? null : encodeCursor(query, encodeRowsCursor(page.next));
         if ((request.headers['accept'] ?? '').includes(ARROW_STREAM_TYPE)) {
           const headers: Record<string, string> = { 'content-type': ARROW_STREAM_TYPE, 'x-total-count': String(page.total) };
           if (nextCursor !== null) headers['x-next-cursor'] = nextCursor;

@@ -47,9 +47,9 @@ const comparators: Record<'name' | 'size' | 'modified', (a: FileInfo, b: FileInf
 };
 
 /** Cursors here are offsets into the sorted listing (the listing is computed per request). */
-function offsetOf(cursor: string | undefined): number {
-  if (cursor === undefined) return 0;
-  const offset = Number(decodeCursor(cursor));
+function offsetOf(query: { readonly cursor?: string | undefined }): number {
+  if (query.cursor === undefined) return 0;
+  const offset = Number(decodeCursor(query, query.cursor));
   if (!Number.isSafeInteger(offset) || offset < 0) throw new ServiceError('invalid_cursor', 'cursor is not one this server issued');
   return offset;
 }
@@ -65,10 +65,10 @@ export function fileRoutes({ files, config }: Services): AnyRoute[] {
         const all = (await files.list(auth.orgId, query.prefix)).filter((file) => matches === null || matches(file.path));
         const compare = comparators[query.sort];
         all.sort(query.desc ? (a, b) => compare(b, a) : compare);
-        const offset = offsetOf(query.cursor);
+        const offset = offsetOf(query);
         const items = all.slice(offset, offset + query.limit);
         const next = offset + items.length;
-        return { status: 200, json: { items, next_cursor: next < all.length ? encodeCursor(String(next)) : null, total: all.length } };
+        return { status: 200, json: { items, next_cursor: next < all.length ? encodeCursor(query, String(next)) : null, total: all.length } };
       },
     }),
     route({

@@ -134,7 +134,7 @@ export function hookRoutes({ config, collections, taskRuntime }: Services): AnyR
       auth: 'bearer', permission: 'webhook:read', query: pageQuery, response: pageSchema(inboundSchema),
       handler: async ({ auth, query, request }) => ({
         status: 200,
-        json: pageEnvelope(await tasks.list(auth.orgId, listOptions(query, { origin: 'inbound_webhook' })), (task) => presentInbound(task, publicBaseUrl(config, request))),
+        json: pageEnvelope(query, await tasks.list(auth.orgId, listOptions(query, { origin: 'inbound_webhook' })), (task) => presentInbound(task, publicBaseUrl(config, request))),
       }),
     }),
     route({

@@ -96,7 +96,7 @@ export function platformRoutes({ collections, identity, config }: Services): Any
       handler: async ({ auth, query }) => {
         await requireOperator(auth);
         // users are global records without a paged list: ids sort by creation, so the keyset cursor is the last id
-        const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
+        const after = query.cursor === undefined ? null : decodeCursor(query, query.cursor);
         const all = (await users.findAll()).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
         const rest = after === null ? all : all.filter((user) => user.id > after);
         const page = rest.slice(0, query.limit);
@@ -105,7 +105,7 @@ export function platformRoutes({ collections, identity, config }: Services): Any
           status: 200,
           json: {
             items: await presentUsers(page),
-            next_cursor: last !== undefined && rest.length > page.length ? encodeCursor(last.id) : null,
+            next_cursor: last !== undefined && rest.length > page.length ? encodeCursor(query, last.id) : null,
             total: all.length,
           },
         };

@@ -77,7 +77,7 @@ export function roleRoutes({ collections }: Services): AnyRoute[] {
 
   /** One keyset over two sources: the built-ins (in catalog order), then the custom roles (by id). */
   async function listRoles(org: OrgId, query: PageQuery): Promise<PageEnvelope<RoleView>> {
-    const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
+    const after = query.cursor === undefined ? null : decodeCursor(query, query.cursor);
     let builtinStart = 0;
     if (after !== null && after.startsWith(BUILTIN_PREFIX)) {
       const index = BUILTIN_ROLES.findIndex((role) => BUILTIN_PREFIX + role.name === after);
@@ -101,7 +101,7 @@ export function roleRoutes({ collections }: Services): AnyRoute[] {
     const last = items.at(-1);
     return {
       items,
-      next_cursor: more && last ? encodeCursor(last.id) : null,
+      next_cursor: more && last ? encodeCursor(query, last.id) : null,
       total: BUILTIN_ROLES.length + customTotal,
     };
   }

@@ -27,7 +27,7 @@ export function runtimeRoutes({ supervisor }: Services): AnyRoute[] {
       auth: 'bearer', permission: 'runtime:read', query: actorsQuery, response: pageSchema(actorSchema),
       handler: async ({ auth, query }) => {
         const all = supervisor.list({ orgId: auth.orgId, ...(query.kind === undefined ? {} : { kind: query.kind }) });
-        const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
+        const after = query.cursor === undefined ? null : decodeCursor(query, query.cursor);
         const rest = after === null ? all : all.filter((actor) => actor.id > after);
         const page = rest.slice(0, query.limit);
         const last = page[page.length - 1];
@@ -35,7 +35,7 @@ export function runtimeRoutes({ supervisor }: Services): AnyRoute[] {
           status: 200,
           json: {
             items: page.map(({ org_id: _org, ...actor }) => actor),
-            next_cursor: rest.length > query.limit && last ? encodeCursor(last.id) : null,
+            next_cursor: rest.length > query.limit && last ? encodeCursor(query, last.id) : null,
             total: all.length,
           },
         };

@@ -162,7 +162,7 @@ export function sourceRoutes({ sourceService }: Services): AnyRoute[] {
       handler: async ({ auth, query }) => {
         const filter = query.connector === undefined ? undefined : { connector: query.connector };
         const page = await service.list(auth.orgId, listOptions(query, filter));
-        return { status: 200, json: pageEnvelope(page, present(auth.orgId)) };
+        return { status: 200, json: pageEnvelope(query, page, present(auth.orgId)) };
       },
     }),
     route({
@@ -233,7 +233,7 @@ export function sourceRoutes({ sourceService }: Services): AnyRoute[] {
       permission: 'source:read', params: idParams, query: pageQuery, response: pageSchema(jobSchema),
       handler: async ({ auth, params, query }) => {
         const source = await service.get(auth.orgId, params.id);
-        return { status: 200, json: pageEnvelope(await service.jobs(auth.orgId, source.id, listOptions(query)), presentJob) };
+        return { status: 200, json: pageEnvelope(query, await service.jobs(auth.orgId, source.id, listOptions(query)), presentJob) };
       },
     }),
     route({

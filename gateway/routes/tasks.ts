@@ -399,7 +399,7 @@ export function taskRoutes({ collections, config, agentRuntime, taskRuntime, fil
       query: pageQuery, response: pageSchema(taskSchema),
       handler: async ({ auth, query, request }) => ({
         status: 200,
-        json: pageEnvelope(await tasks.list(auth.orgId, listOptions(query)), (task) => presentTask(task, baseUrl(request))),
+        json: pageEnvelope(query, await tasks.list(auth.orgId, listOptions(query)), (task) => presentTask(task, baseUrl(request))),
       }),
     }),
     route({
@@ -493,7 +493,7 @@ export function taskRoutes({ collections, config, agentRuntime, taskRuntime, fil
         const byRun = new Map(page.items.map((run, index) => [run.id, details[index]]));
         return {
           status: 200,
-          json: pageEnvelope(page, (run) => {
+          json: pageEnvelope(query, page, (run) => {
             const [events, artifacts] = byRun.get(run.id) ?? [[], []];
             return presentRun(run, events, artifacts);
           }),
@@ -566,7 +566,7 @@ export function taskRoutes({ collections, config, agentRuntime, taskRuntime, fil
       auth: 'bearer', permission: 'task:read', params: idParams, query: pageQuery, response: pageSchema(deliverySchema),
       handler: async ({ auth, params, query }) => {
         const task = await getOr404(tasks, auth.orgId, params.id, 'task');
-        return { status: 200, json: pageEnvelope(await inboundDeliveries.list(auth.orgId, listOptions(query, { task_id: task.id })), presentDelivery) };
+        return { status: 200, json: pageEnvelope(query, await inboundDeliveries.list(auth.orgId, listOptions(query, { task_id: task.id })), presentDelivery) };
       },
     }),
   ];

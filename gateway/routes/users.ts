@@ -58,7 +58,7 @@ export function userRoutes({ collections }: Services): AnyRoute[] {
         });
         return {
           status: 200,
-          json: { items, next_cursor: page.nextAfter === null ? null : encodeCursor(page.nextAfter), total: page.total },
+          json: { items, next_cursor: page.nextAfter === null ? null : encodeCursor(query, page.nextAfter), total: page.total },
         };
       },
     }),
