@@ -57,7 +57,7 @@ export interface AgentOptionsInput {
 const text = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
 const num = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
 const strings = (value: unknown): string[] | null =>
-  Array.isArray(value) && value.every((item) => typeof item === 'string') ? (value as string[]) : null;
+  Array.isArray(value) && value.every((item) => typeof item === 'string') ? value : null;
 
 /** Instructions derived from type options, appended whatever the system prompt. */
 function optionInstructions(type: string, config: Record<string, unknown>): string[] {
