@@ -85,8 +85,10 @@ export function agentRunOptions(input: AgentOptionsInput): AgentRunOptions {
   const readOnlyAgent = type === 'sre' && config['read_only'] !== false;
   const readOnly = readOnlyAgent || input.siteReadOnly === true;
   const recallOn = type === 'assistant' && config['recall_memory'] !== false;
+  // a read-only site says so in its own prompt
+  const readOnlyLine = readOnlyAgent && input.siteReadOnly !== true ? [`This agent is read-only: write tools are refused. ${READ_ONLY_AGENT_NOTICE}`] : [];
   return {
-    systemPrompt: [prompt, ...optionInstructions(type, config)].join('\n\n'),
+    systemPrompt: [prompt, ...optionInstructions(type, config), ...readOnlyLine].join('\n\n'),
     model: text(config['model']),
     maxTurns: num(config['max_turns']) ?? DEFAULT_MAX_TURNS,
     temperature: num(config['temperature']) ?? DEFAULT_TEMPERATURE,

@@ -186,6 +186,7 @@ describe.each(KINDS)('agent options in %s runs', (kind) => {
     const [result] = toolResults(requests[1]);
     expect(result).toMatchObject({ error: { code: 'read_only', details: { tool: 'memory.store' } } });
     expect(result.error.message).toContain('read-only');
+    expect(systemOf(requests[0])).toContain('This agent is read-only');
     expect(await memoryTexts(org)).toEqual([]);
 
     const explicit = await agentOrg('sre', { read_only: true });
@@ -197,6 +198,7 @@ describe.each(KINDS)('agent options in %s runs', (kind) => {
     const writer = await agentOrg('sre', { read_only: false });
     const { requests } = await run(kind, writer, 'note this', storeTurns('w3'));
     expect(toolResults(requests[1])[0]).not.toHaveProperty('error');
+    expect(systemOf(requests[0])).not.toContain('read-only');
     expect(await memoryTexts(writer)).toEqual(['written by w3']);
 
     const assistant = await agentOrg('assistant', {});
