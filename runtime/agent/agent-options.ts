@@ -78,7 +78,8 @@ function optionInstructions(type: string, config: Record<string, unknown>): stri
 
 /** The effective options of a run of `agent` (see agent-types.ts for each option's meaning and default). */
 export function agentRunOptions(input: AgentOptionsInput): AgentRunOptions {
-  const type = input.agent?.agent_type ?? 'assistant';
+  // no agent (deleted): the launch site's defaults, nothing type-specific
+  const type = input.agent?.agent_type ?? '';
   const config = input.agent?.config ?? {};
   const builtIn = [input.basePrompt, TYPE_INSTRUCTIONS[type] ?? ''].filter((part) => part !== '').join('\n\n');
   const prompt = input.sitePrompt ?? text(config['system_prompt']) ?? builtIn;

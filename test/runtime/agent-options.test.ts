@@ -256,3 +256,30 @@ describe('regression: an sre agent never writes to GitHub', () => {
     expect(github.requests.filter((request) => request.method !== 'GET').length).toBe(before.posts);
   });
 });
+
+describe('the launch site keeps its own settings', () => {
+  it("a task's or channel's system_prompt replaces the agent's; the type's option instructions are still appended", async () => {
+    const org = await agentOrg('summarizer', { system_prompt: 'Agent prompt.', format: 'bullets' });
+    const token = org.session.token;
+    const channelId = (await world.server.request('GET', '/channels', { token })).body.items[0].id as string;
+    expect((await world.server.request('PATCH', `/tasks/${org.taskId}`, { token, body: { system_prompt: 'Task prompt.' } })).status).toBe(200);
+    expect((await world.server.request('PATCH', `/channels/${channelId}`, { token, body: { system_prompt: 'Channel prompt.' } })).status).toBe(200);
+    for (const [kind, prompt] of [['task', 'Task prompt.'], ['binding', 'Channel prompt.'], ['chat', 'Agent prompt.']] as const) {
+      const sent = systemOf((await run(kind, org, 'summarize', [ANSWER])).requests[0]);
+      expect(sent.startsWith(prompt), `${kind}: ${sent}`).toBe(true);
+      expect(sent).toContain('Write the summary as a bulleted list, at most 200 words.');
+    }
+  });
+
+  it('a read-only binding refuses writes with its own notice even for an agent that may write', async () => {
+    const org = await agentOrg('sre', { read_only: false });
+    const bindingId = (await world.server.request('GET', '/bindings', { token: org.session.token })).body.items[0].id as string;
+    const patched = await world.server.request('PATCH', `/bindings/${bindingId}`, { token: org.session.token, body: { read_only: true } });
+    expect(patched.status, patched.text).toBe(200);
+    const { requests } = await run('binding', org, 'note this', storeTurns('w5'));
+    const [result] = toolResults(requests[1]);
+    expect(result).toMatchObject({ error: { code: 'read_only' } });
+    expect(result.error.message).toContain('channel binding is read-only');
+    expect(await memoryTexts(org)).toEqual([]);
+  });
+});
