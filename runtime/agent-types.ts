@@ -6,6 +6,9 @@
  * Config schemas are strict (an unknown key is a typo, not a setting), every
  * field is optional, and they carry no zod defaults, so what is stored is exactly what the caller sent; the
  * defaults the runtime applies are written in each field's description.
+ * runtime/agent/agent-options.ts applies every option to chat, task and
+ * binding runs alike; an option no run can honour is not offered here (stored
+ * agents that still carry one load and run, the key ignored).
  */
 import { z } from 'zod';
 import { ServiceError } from './errors.js';
@@ -16,7 +19,7 @@ const commonConfig = {
     .string()
     .min(1)
     .max(32_768, { message: 'system_prompt is at most 32768 characters' })
-    .describe('replaces the built-in instructions of the type'),
+    .describe('replaces the built-in instructions of the type (a task or channel system_prompt replaces this one)'),
   model: z
     .string()
     .min(1)
@@ -45,8 +48,8 @@ export const AGENT_TYPES: readonly AgentType[] = [
     description: 'General chat agent: answers questions with the connector tools, the context graph and memory.',
     config: z.strictObject({
       ...commonConfig,
-      recall_memory: z.boolean().describe('recall memory entries relevant to each message; default true'),
-      memory_realms: realmNames.describe('realms memory is recalled from; default: all'),
+      recall_memory: z.boolean().describe('put the memory entries most relevant to each message (up to 5) in the system prompt; default true'),
+      memory_realms: realmNames.describe('realms the per-message recall searches; default: all'),
     }).partial(),
   },
   {
@@ -55,8 +58,11 @@ export const AGENT_TYPES: readonly AgentType[] = [
     config: z.strictObject({
       ...commonConfig,
       read_only: z.boolean().describe('refuse write-type tools regardless of approval defaults; default true'),
-      realms: realmNames.describe('realms of the context graph to search; default: all'),
-      escalation_channel: z.string().min(1).max(200).describe('chat channel a diagnosis that needs a human is posted to'),
+      escalation_channel: z
+        .string()
+        .min(1)
+        .max(200)
+        .describe('chat channel named in the instructions as where a diagnosis that needs a human goes'),
     }).partial(),
   },
   {
@@ -68,9 +74,7 @@ export const AGENT_TYPES: readonly AgentType[] = [
         .array(z.enum(['correctness', 'security', 'performance', 'style', 'tests']))
         .min(1)
         .max(5)
-        .describe('what the review looks at; default: correctness, security, tests'),
-      max_comments: z.number().int().min(1).max(100).describe('review comments per pull request; default 10'),
-      approve_when_clean: z.boolean().describe('submit an approving review when nothing is found; default false'),
+        .describe('what the review looks at (an instruction to the model); default: correctness, security, tests'),
     }).partial(),
   },
   {
@@ -78,8 +82,8 @@ export const AGENT_TYPES: readonly AgentType[] = [
     description: 'Condenses threads, documents and activity into short summaries.',
     config: z.strictObject({
       ...commonConfig,
-      format: z.enum(['paragraph', 'bullets']).describe('shape of the summary; default paragraph'),
-      max_words: z.number().int().min(20).max(5000).describe('upper bound on summary length; default 200'),
+      format: z.enum(['paragraph', 'bullets']).describe('shape of the summary (an instruction to the model); default paragraph'),
+      max_words: z.number().int().min(20).max(5000).describe('upper bound on summary length (an instruction to the model); default 200'),
     }).partial(),
   },
 ];

@@ -15,6 +15,7 @@ import type { ApprovalWrite } from '../../actors/agent-run.machine.js';
 import type { ChatMessageDoc, ConversationDoc } from '../../runtime/collections.js';
 import { ServiceError, conflict } from '../../runtime/errors.js';
 import { newId, nowIso } from '../../runtime/ids.js';
+import { agentRunOptions, recalledMemory } from '../../runtime/agent/agent-options.js';
 import { resolveLlmProvider } from '../../runtime/llm/index.js';
 import { LlmError, type ChatMessage } from '../../runtime/llm/types.js';
 import { DEFAULT_AGENT, SETTINGS_DEFAULTS } from '../../runtime/organizations.js';
@@ -29,9 +30,6 @@ import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
 import { toolCallSchema, toolCallsByMessage } from './chat-tool-calls.js';
 
-/** agent config defaults (runtime/agent-types.ts documents them) */
-const DEFAULT_MAX_TURNS = 20;
-const DEFAULT_TEMPERATURE = 0.2;
 const MAX_HISTORY_MESSAGES = 100;
 const DEFAULT_SYSTEM_PROMPT = [
   "You are the organization's assistant. You work with its connected systems and its memory through two tools:",
@@ -191,11 +189,10 @@ export function chatRoutes({ collections, config, agentRuntime, sources, egress 
         const conversation = await getOr404(conversations, org, params.id, 'conversation');
         const orgSettings = (await settings.findOne(org, { singleton: true })) ?? SETTINGS_DEFAULTS;
         const agent = conversation.agent_id === null ? null : await agents.get(org, conversation.agent_id);
-        const agentConfig = agent?.config ?? {};
-        const agentModel = typeof agentConfig['model'] === 'string' ? agentConfig['model'] : null;
+        const options = agentRunOptions({ agent, basePrompt: DEFAULT_SYSTEM_PROMPT });
         let llm: ReturnType<typeof resolveLlmProvider>;
         try {
-          llm = resolveLlmProvider(org, { ...orgSettings, llm_model: agentModel ?? orgSettings.llm_model }, config, { fetch: egress.fetch });
+          llm = resolveLlmProvider(org, { ...orgSettings, llm_model: options.model ?? orgSettings.llm_model }, config, { fetch: egress.fetch });
         } catch (error) {
           if (error instanceof LlmError) throw new ServiceError('llm_unconfigured', error.message);
           throw error;
@@ -206,7 +203,8 @@ export function chatRoutes({ collections, config, agentRuntime, sources, egress 
         busy.add(conversation.id);
         try {
           const previous = await history(org, conversation.id);
-          const systemPrompt = typeof agentConfig['system_prompt'] === 'string' ? agentConfig['system_prompt'] : DEFAULT_SYSTEM_PROMPT;
+          const recalled = await recalledMemory(collections.memory, org, body.content, options.recall);
+          const systemPrompt = recalled === null ? options.systemPrompt : `${options.systemPrompt}\n\n${recalled}`;
           await chatMessages.insert(org, {
             conversation_id: conversation.id, role: 'user', content: body.content, status: 'complete',
             run_id: null, finish_reason: null, usage: null, error: null, created_by: auth.userId,
@@ -228,12 +226,14 @@ export function chatRoutes({ collections, config, agentRuntime, sources, egress 
             messages: [{ role: 'system', content: systemPrompt }, ...previous, { role: 'user', content: body.content }],
             provider: llm.provider,
             model: llm.model,
-            temperature: typeof agentConfig['temperature'] === 'number' ? agentConfig['temperature'] : DEFAULT_TEMPERATURE,
-            approvalWrite: conversation.approval_write satisfies ApprovalWrite,
+            temperature: options.temperature,
+            // read-only: writes are refused by the interceptor, so nobody is asked to approve one
+            approvalWrite: options.readOnly ? 'allow' : (conversation.approval_write satisfies ApprovalWrite),
             approvalTimeoutMs: orgSettings.approval_timeout_secs * 1000,
-            maxTurns: typeof agentConfig['max_turns'] === 'number' ? agentConfig['max_turns'] : DEFAULT_MAX_TURNS,
+            maxTurns: options.maxTurns,
             timeoutMs: config.agentRunTimeoutSecs * 1000,
             sources: await sources.catalogSources(org, auth.sourceIds),
+            interceptors: options.interceptors,
             costCapUsd: config.chatCostCapUsdPerDay,
             spentTodayUsd: config.chatCostCapUsdPerDay === null ? 0 : await spentToday(org),
             onEnd: async (end, text) => {

@@ -13,6 +13,7 @@ import type { NetPort } from '../../connectors/contract.js';
 import type { CatalogSource } from '../../connectors/catalog.js';
 import { ToolError } from '../../connectors/contract.js';
 import { createSlackClient, postMessageTool } from '../../connectors/slack/index.js';
+import { agentRunOptions, recalledMemory } from '../agent/agent-options.js';
 import type { AgentRuntime } from '../agent/agent-runtime.js';
 import type { BindingDoc, ChannelDoc, Collections } from '../collections.js';
 import type { ServiceConfig } from '../config.js';
@@ -24,10 +25,8 @@ import type { OrgId } from '../store/types.js';
 import type { InboundMessage } from '../../actors/binding.machine.js';
 import { approvalBlocks } from './approvals.js';
 import type { ChannelCredentials } from './credentials.js';
-import { readOnlyInterceptor, READ_ONLY_NOTICE } from './read-only.js';
+import { READ_ONLY_NOTICE } from './read-only.js';
 
-const DEFAULT_MAX_TURNS = 20;
-const DEFAULT_TEMPERATURE = 0.2;
 /** earlier thread messages given to the model */
 const MAX_THREAD_MESSAGES = 50;
 const DEFAULT_SYSTEM_PROMPT = [
@@ -84,11 +83,10 @@ export class BindingRuns {
     const replyThread = binding.match_rule.preserve_thread ? (message.threadTs ?? message.ts) : null;
     const settings = (await collections.settings.findOne(org, { singleton: true })) ?? SETTINGS_DEFAULTS;
     const agent = await collections.agents.get(org, binding.agent_id);
-    const agentConfig = agent?.config ?? {};
-    const agentModel = typeof agentConfig['model'] === 'string' ? agentConfig['model'] : null;
+    const options = agentRunOptions({ agent: agent ?? null, basePrompt: DEFAULT_SYSTEM_PROMPT, sitePrompt: channel.system_prompt, siteReadOnly: binding.read_only });
     let llm: ReturnType<typeof resolveLlmProvider>;
     try {
-      llm = resolveLlmProvider(org, { ...settings, llm_model: agentModel ?? settings.llm_model }, config, { fetch: this.deps.egress.fetch });
+      llm = resolveLlmProvider(org, { ...settings, llm_model: options.model ?? settings.llm_model }, config, { fetch: this.deps.egress.fetch });
     } catch (error) {
       if (!(error instanceof LlmError)) throw error;
       await this.post(client, message.chatChannelId, replyThread, 'I cannot answer yet: no language model is configured for this organization.');
@@ -98,9 +96,10 @@ export class BindingRuns {
     const history = message.threadTs === null ? [] : await this.threadHistory(client, message, channel);
     const question = withoutMention(message.text, botUserId);
     const systemPrompt = [
-      channel.system_prompt ?? (typeof agentConfig['system_prompt'] === 'string' ? agentConfig['system_prompt'] : DEFAULT_SYSTEM_PROMPT),
+      options.systemPrompt,
       `You are answering in the Slack channel ${message.chatChannelName === null ? message.chatChannelId : `#${message.chatChannelName}`} (id ${message.chatChannelId})${replyThread === null ? '' : `, thread ${replyThread}`}.`,
       binding.read_only ? `This binding is read-only: write tools are refused. ${READ_ONLY_NOTICE}` : '',
+      (await recalledMemory(collections.memory, org, question, options.recall)) ?? '',
     ].filter((part) => part !== '').join('\n\n');
     const sources = [
       ...(channel.source_ids.length === 0 ? [] : await this.deps.sources.catalogSources(org, channel.source_ids)),
@@ -122,14 +121,14 @@ export class BindingRuns {
       messages: [{ role: 'system', content: systemPrompt }, ...history, { role: 'user', content: question }],
       provider: llm.provider,
       model: llm.model,
-      temperature: typeof agentConfig['temperature'] === 'number' ? agentConfig['temperature'] : DEFAULT_TEMPERATURE,
+      temperature: options.temperature,
       // read-only: writes are refused by the interceptor, so nobody is asked to approve one
-      approvalWrite: binding.read_only ? 'allow' : binding.approval_write,
+      approvalWrite: options.readOnly ? 'allow' : binding.approval_write,
       approvalTimeoutMs: settings.approval_timeout_secs * 1000,
-      maxTurns: typeof agentConfig['max_turns'] === 'number' ? agentConfig['max_turns'] : DEFAULT_MAX_TURNS,
+      maxTurns: options.maxTurns,
       timeoutMs: config.agentRunTimeoutSecs * 1000,
       sources,
-      interceptors: binding.read_only ? [readOnlyInterceptor] : [],
+      interceptors: options.interceptors,
       costCapUsd: config.chatCostCapUsdPerDay,
       spentTodayUsd: config.chatCostCapUsdPerDay === null ? 0 : await this.spentToday(org),
       onEnd: async (end, text) => {

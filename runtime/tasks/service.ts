@@ -17,6 +17,7 @@
 import type { Logger } from 'pino';
 import type { NetPort } from '../../connectors/contract.js';
 import { taskMachine, taskStateOf, type TaskMachineContext, type TaskMachineEvent } from '../../actors/task.machine.js';
+import { agentRunOptions, recalledMemory } from '../agent/agent-options.js';
 import type { AgentRuntime } from '../agent/agent-runtime.js';
 import type { Collections } from '../collections.js';
 import type { ServiceConfig } from '../config.js';
@@ -37,8 +38,6 @@ import type { TaskDoc, TaskRunStatus } from './types.js';
 export const TASK_KIND = 'task';
 /** pending fires kept per task beyond its running ones */
 export const MAX_PENDING_FIRES = 100;
-const DEFAULT_MAX_TURNS = 20;
-const DEFAULT_TEMPERATURE = 0.2;
 const TASK_SYSTEM_PROMPT = [
   'You carry out a task for the organization, started by a trigger (a schedule, a webhook or a platform event); nobody reads along live.',
   'You work with its connected systems through two tools: search_connector_tools finds the tools available to you,',
@@ -344,11 +343,10 @@ export class TaskService implements TaskFiring {
       const settings = (await collections.settings.findOne(org, { singleton: true })) ?? SETTINGS_DEFAULTS;
       const agentRef = task.agent ?? DEFAULT_AGENT;
       const agent = (await collections.agents.get(org, agentRef)) ?? (await collections.agents.findOne(org, { name: agentRef }));
-      const agentConfig = agent?.config ?? {};
-      const model = typeof agentConfig['model'] === 'string' ? agentConfig['model'] : null;
+      const options = agentRunOptions({ agent: agent ?? null, basePrompt: TASK_SYSTEM_PROMPT, sitePrompt: task.system_prompt });
       let llm: ReturnType<typeof resolveLlmProvider>;
       try {
-        llm = resolveLlmProvider(org, { ...settings, llm_model: model ?? settings.llm_model }, config, { fetch: this.deps.egress.fetch });
+        llm = resolveLlmProvider(org, { ...settings, llm_model: options.model ?? settings.llm_model }, config, { fetch: this.deps.egress.fetch });
       } catch (error) {
         if (error instanceof LlmError) return await fail('llm_unconfigured', error.message);
         throw error;
@@ -358,13 +356,12 @@ export class TaskService implements TaskFiring {
       const spentToday = todays.reduce((sum, previous) => sum + previous.cost_usd, 0);
       const sources = await this.deps.sources.catalogSources(org, task.enabled_source_ids);
       if (this.cancelRequested.has(runId)) return await fail('cancelled', 'cancelled before it started', 'cancelled');
-      const systemPrompt =
-        task.system_prompt ?? (typeof agentConfig['system_prompt'] === 'string' ? agentConfig['system_prompt'] : TASK_SYSTEM_PROMPT);
       const { instruction, ...rest } = run.input;
       const text = typeof instruction === 'string' ? instruction : JSON.stringify(instruction ?? '');
       const userContent = Object.keys(rest).length === 0 ? text : `${text}\n\nInput:\n${JSON.stringify(rest, null, 2)}`;
+      const recalled = await recalledMemory(collections.memory, org, userContent, options.recall);
       const messages: ChatMessage[] = [
-        { role: 'system', content: systemPrompt },
+        { role: 'system', content: recalled === null ? options.systemPrompt : `${options.systemPrompt}\n\n${recalled}` },
         { role: 'user', content: userContent === '' ? '(no instruction)' : userContent },
       ];
       await collections.taskRuns.update(org, runId, { status: 'running', started_at: new Date(now).toISOString() });
@@ -378,12 +375,13 @@ export class TaskService implements TaskFiring {
         messages,
         provider: llm.provider,
         model: llm.model,
-        temperature: typeof agentConfig['temperature'] === 'number' ? agentConfig['temperature'] : DEFAULT_TEMPERATURE,
-        approvalWrite: task.approval_write,
+        temperature: options.temperature,
+        approvalWrite: options.readOnly ? 'allow' : task.approval_write,
         approvalTimeoutMs: settings.approval_timeout_secs * 1000,
-        maxTurns: typeof agentConfig['max_turns'] === 'number' ? agentConfig['max_turns'] : DEFAULT_MAX_TURNS,
+        maxTurns: options.maxTurns,
         timeoutMs: config.agentRunTimeoutSecs * 1000,
         sources,
+        interceptors: options.interceptors,
         ...(task.realm === null ? {} : { realm: task.realm }),
         costCapUsd: task.cost_cap_usd_per_day,
         spentTodayUsd: spentToday,
