@@ -7,7 +7,8 @@
  * from another organization or another list answers 400 `invalid_cursor`.
  * The pipeline attaches the request's cursor scope (key and binding) to the
  * parsed query object (`attachCursorScope`), and every cursor function reads it
- * from the query the handler already holds. Not an AsyncLocalStorage: on Node
+ * from the query the handler already holds (pass that object, not a copy: a
+ * spread drops the scope). Not an AsyncLocalStorage: on Node
  * 20 one active store turns on promise hooks for the whole process, which cost
  * a third of the HTTP edge's throughput (bench:http --quick 0.71 vs 1.16).
  */

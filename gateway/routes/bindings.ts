@@ -96,8 +96,9 @@ export function bindingRoutes({ collections, channels: runtime, supervisor }: Se
       method: 'GET', path: '/bindings', tag: 'bindings', summary: 'List bindings (query channel: of one channel)', auth: 'bearer',
       permission: 'binding:read', query: listQuery, response: pageSchema(bindingSchema),
       handler: async ({ auth, query }) => {
-        const { channel, ...page } = query;
-        return listPage(auth.orgId, page, channel === undefined ? undefined : { channel_id: channel });
+        // the query object itself (not a copy): it carries the request's cursor scope
+        const { channel } = query;
+        return listPage(auth.orgId, query, channel === undefined ? undefined : { channel_id: channel });
       },
     }),
     route({

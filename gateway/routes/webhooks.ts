@@ -177,8 +177,9 @@ export function webhookRoutes({ collections, webhooks }: Services): AnyRoute[] {
       params: idParams, query: deliveryQuery, response: pageSchema(deliverySchema),
       handler: async ({ auth, params, query }) => {
         const webhook = await getOr404(outboundWebhooks, auth.orgId, params.id, 'webhook');
-        const { status, ...page } = query;
-        return deliveryPage(auth.orgId, page, status === undefined ? { webhook_id: webhook.id } : { webhook_id: webhook.id, status });
+        // the query object itself (not a copy): it carries the request's cursor scope
+        const { status } = query;
+        return deliveryPage(auth.orgId, query, status === undefined ? { webhook_id: webhook.id } : { webhook_id: webhook.id, status });
       },
     }),
     route({
