@@ -114,7 +114,7 @@ export class ChannelRuntime {
     });
     deps.supervisor.registerKind({
       kind: CHANNEL_SOCKET_KIND,
-      logic: socketMachine((input, body, retryNum) => this.track(this.onSocketEvent(input, body, retryNum)), deps.logger),
+      logic: socketMachine((input, body, retryNum) => this.track(this.onSocketEvent(input, body, retryNum)), deps.logger, deps.egress),
       policy: { onFailure: 'restart', maxRestarts: 3 },
       shutdownEvent: { type: 'STOP' },
     });

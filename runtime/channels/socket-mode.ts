@@ -10,6 +10,7 @@
 import { LogLevel, SocketModeClient, type Logger as SlackLogger } from '@slack/socket-mode';
 import type { Logger } from 'pino';
 import { assign, fromCallback, setup } from 'xstate';
+import type { NetPort } from '../../connectors/contract.js';
 import { SLACK_API_URL } from '../../connectors/slack/index.js';
 
 export const CHANNEL_SOCKET_KIND = 'channel_socket';
@@ -41,15 +42,21 @@ function slackLogger(logger: Logger, input: SocketInput): SlackLogger {
   };
 }
 
-export function socketMachine(onEvent: SocketEventHandler, logger: Logger) {
+/**
+ * `net`: the egress guard. The Web API call that opens the connection and the
+ * WebSocket it then dials (a URL the API answered, so the tenant's
+ * `api_base_url` chooses it) both connect through the guard's agent.
+ */
+export function socketMachine(onEvent: SocketEventHandler, logger: Logger, net: NetPort) {
   return setup({
     types: { input: {} as SocketInput, context: {} as { input: SocketInput; failure: string | null }, events: {} as SocketEvent },
     actors: {
       connection: fromCallback<SocketEvent, SocketInput>(({ input, sendBack }) => {
+        const apiUrl = input.apiBaseUrl ?? SLACK_API_URL;
         const client = new SocketModeClient({
           appToken: input.appToken,
           logger: slackLogger(logger, input),
-          clientOptions: { slackApiUrl: input.apiBaseUrl ?? SLACK_API_URL },
+          clientOptions: { slackApiUrl: apiUrl, agent: net.agent(new URL(apiUrl).protocol === 'http:' ? 'http:' : 'https:') },
         });
         client.on('slack_event', ({ ack, type, body, retry_num }: { ack: () => Promise<void>; type: string; body: unknown; retry_num?: number }) => {
           // acknowledge first: Slack redelivers envelopes not acknowledged within 3 seconds
@@ -60,7 +67,15 @@ export function socketMachine(onEvent: SocketEventHandler, logger: Logger) {
             () => undefined,
           );
         });
-        client.start().catch((error: unknown) => sendBack({ type: 'FAILED', message: error instanceof Error ? error.message : String(error) }));
+        const failed = (error: unknown): void => {
+          // the WebSocket's own failure (refused by the egress guard, reset, TLS) names its cause
+          const cause = (error as { original?: unknown })?.original;
+          const message = [error, cause].filter((part) => part instanceof Error).map((part) => part.message).join(': ');
+          sendBack({ type: 'FAILED', message: message || String(error) });
+        };
+        // an 'error' event with no listener would throw out of the socket's callback and end the process
+        client.on('error', failed);
+        client.start().catch(failed);
         return () => {
           client.disconnect().catch(() => undefined);
         };

@@ -4,6 +4,7 @@
  * are acknowledged, and are answered like Events API requests.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../tasks/helpers.js';
 import { connectChannel, mention, settle, startWorld, waitForText, type ChannelWorld } from './helpers.js';
 
 let world: ChannelWorld;
@@ -43,5 +44,35 @@ describe('Socket Mode', () => {
     expect(reload.status).toBe(200);
     expect(reload.body).toEqual({ reloaded: true, bindings: 1, socket_mode: true });
     await world.slack.waitForCall('apps.connections.open', () => world.slack.calls.filter((call) => call.method === 'apps.connections.open').length > opens);
+  });
+});
+
+describe('Socket Mode through the egress guard', () => {
+  let guarded: ChannelWorld;
+
+  beforeAll(async () => {
+    // only the fake's API address is open: the WebSocket URL the API answers is the tenant's choice too
+    guarded = await startWorld({ env: { EGRESS_ALLOW: '127.0.0.1' } });
+  });
+  afterAll(async () => {
+    await guarded.close();
+  });
+
+  it('refuses a socket URL on an address the guard does not open, before connecting', async () => {
+    guarded.slack.socketHost = '127.0.0.2';
+    const connected = await connectChannel(guarded, { connect: { app_token: guarded.slack.appToken } });
+    await guarded.slack.waitForCall('apps.connections.open');
+    const socketId = `sock_${connected.channelId}`;
+    // the actor's own record of why it failed (the listing shows only its state)
+    const failure = await eventually(async () => {
+      const snapshot = guarded.server.service.services.supervisor.get(socketId)?.getSnapshot() as { value?: unknown; context?: { failure?: string | null } } | undefined;
+      return snapshot?.value === 'failed' ? (snapshot.context?.failure ?? '') : undefined;
+    }, 'the socket actor to fail');
+    // the guard's refusal, before any connection (not the refused connection of an unguarded dial)
+    expect(failure).toContain('outbound call to 127.0.0.2 refused');
+    expect(failure).toContain('loopback');
+    expect(failure).not.toContain('ECONNREFUSED');
+    const actors = await guarded.server.request('GET', '/runtime/actors', { token: connected.session.token });
+    expect((actors.body.items as { id: string; state: string }[]).find((actor) => actor.id === socketId)?.state).toBe('failed');
   });
 });

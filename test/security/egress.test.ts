@@ -142,7 +142,7 @@ describe('egress guard, EGRESS_ALLOW empty', () => {
     it('a refused literal is refused when saved; a name resolving to loopback fails the chat run before any request', async () => {
       const port = portOf(llm.url);
       for (const url of [`http://127.1:${port}/v1`, `http://2130706433:${port}/v1`, 'http://169.254.169.254/v1']) {
-        const saved = await server.request('PATCH', '/settings', { token: owner.token, body: { llm_provider: 'openai', llm_model: 'gpt-4o-mini', llm_base_url: url } });
+        const saved = await server.request('PATCH', '/settings', { token: owner.token, body: { llm_provider: 'openai', llm_model: 'gpt-4o-mini', llm_base_url: url, llm_api_key: 'sk-org-own-key' } });
         expect(saved.status, url).toBe(422);
         expect(saved.body.error).toMatchObject({ code: 'egress_refused', details: { field: 'llm_base_url' } });
       }

@@ -91,6 +91,8 @@ export interface FakeSlack {
   readonly calls: RecordedSlackCall[];
   /** where events and interactions are posted (`.../chat/incoming/slack/<channel id>`) */
   eventsUrl: string | null;
+  /** the host `apps.connections.open` names in its ws:// URL (default 127.0.0.1, where the fake listens) */
+  socketHost: string;
   addChannel(channel: { id: string; name: string; is_private?: boolean; bot_member?: boolean }): FakeSlackChannel;
   addUser(user: { id: string; name: string; email?: string | null; is_bot?: boolean }): FakeSlackUser;
   /** the stored messages of a channel (top level and replies), oldest first */
@@ -239,7 +241,7 @@ export async function startFakeSlack(options: { scopes?: readonly string[]; sign
     },
     'apps.connections.open': ({ token }) => {
       if (token !== appToken) return fail('invalid_auth');
-      return { body: { ok: true, url: `ws://127.0.0.1:${port}/link/?ticket=${randomBytes(4).toString('hex')}` } };
+      return { body: { ok: true, url: `ws://${fake.socketHost}:${port}/link/?ticket=${randomBytes(4).toString('hex')}` } };
     },
   };
 
@@ -331,6 +333,7 @@ export async function startFakeSlack(options: { scopes?: readonly string[]; sign
     calls,
     acks,
     eventsUrl: null,
+    socketHost: '127.0.0.1',
     addChannel: (channel) => {
       const created: FakeSlackChannel = { id: channel.id, name: channel.name, is_private: channel.is_private ?? false, bot_member: channel.bot_member ?? true };
       channels.set(created.id, created);
