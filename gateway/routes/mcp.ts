@@ -7,7 +7,8 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { z } from 'zod';
 import { createCatalog } from '../../connectors/catalog.js';
-import { createCatalogMcpServer } from '../../connectors/mcp/server.js';
+import { createCatalogMcpServer, type WriteGate } from '../../connectors/mcp/server.js';
+import type { PolicyGate, PolicySubject } from '../../runtime/policies/gate.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { McpApprovals } from '../../runtime/sources/mcp-approvals.js';
 import type { McpApprovalDoc } from '../../runtime/sources/types.js';
@@ -40,18 +41,37 @@ const presentApproval = (approval: McpApprovalDoc) => ({
   decided_at: approval.decided_at, expires_at: approval.expires_at, created_at: approval.created_at, updated_at: approval.updated_at,
 });
 
-export function mcpRoutes({ collections, sources, sourceService, config }: Services): AnyRoute[] {
+/** with the feature on, policies decide a write before anybody is asked to approve it */
+function policyFirst(policies: PolicyGate, gate: WriteGate, orgId: string, subject: PolicySubject): WriteGate {
+  return {
+    check: async (call, approvalId) => {
+      const denied = await policies.precheck(
+        { name: call.tool.name, connector: call.tool.connector, effect: call.effect, args: call.args, orgId },
+        subject,
+      );
+      return denied ? { kind: 'answer', outcome: denied } : gate.check(call, approvalId);
+    },
+  };
+}
+
+export function mcpRoutes({ collections, sources, sourceService, config, policies }: Services): AnyRoute[] {
   const approvals = new McpApprovals(collections);
   return [
     route({
       method: 'POST', path: '/mcp', tag: 'mcp', auth: 'bearer', permission: 'chat:use', bodyKind: 'raw', maxBodyBytes: MCP_MAX_BODY_BYTES,
       summary: 'MCP streamable HTTP endpoint (stateless): search_connector_tools and execute_connector_tool over your sources',
       handler: async ({ auth, request }) => {
-        const catalog = createCatalog(sourceService.registry, { sources: await sources.catalogSources(auth.orgId, auth.sourceIds), outsideRun: true });
+        const subject: PolicySubject = { user: auth.userId };
+        const catalog = createCatalog(sourceService.registry, {
+          sources: await sources.catalogSources(auth.orgId, auth.sourceIds),
+          outsideRun: true,
+          interceptors: policies.enabled ? [policies.interceptor(subject)] : [],
+        });
+        const writeGate = approvals.gateFor({ orgId: auth.orgId, userId: auth.userId, apiKeyId: auth.apiKeyId });
         const server = createCatalogMcpServer({
           catalog,
           context: { orgId: auth.orgId, signal: AbortSignal.timeout(config.agentRunTimeoutSecs * 1000), actorId: auth.userId, realm: DEFAULT_REALM },
-          writeGate: approvals.gateFor({ orgId: auth.orgId, userId: auth.userId, apiKeyId: auth.apiKeyId }),
+          writeGate: policies.enabled ? policyFirst(policies, writeGate, auth.orgId, subject) : writeGate,
           serverInfo: SERVER_INFO,
         });
         const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
