@@ -104,7 +104,7 @@ function regoFailure(error: unknown): never {
   throw error;
 }
 
-export function policyRoutes({ collections, files, policyBundles }: Services): AnyRoute[] {
+export function policyRoutes({ collections, policyBundles }: Services): AnyRoute[] {
   const { policies, policyDecisions } = collections;
   const listPage = createPageResponder(policies, present);
   const listDecisions = createPageResponder(policyDecisions, presentDecision);

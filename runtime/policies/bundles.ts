@@ -34,6 +34,8 @@ export const moduleNameOf = (policy: Pick<PolicyDoc, 'name'>): string => `${poli
 
 export class PolicyBundles {
   private readonly cache = new Map<OrgId, Promise<OrgBundle>>();
+  /** the active bundles' revision in this process (`/health`): goes up with every policy change of any organization */
+  generation = 0;
 
   constructor(
     private readonly collections: Collections,
@@ -61,6 +63,7 @@ export class PolicyBundles {
 
   /** a policy of the organization was created, changed or deleted */
   invalidate(org: OrgId): void {
+    this.generation += 1;
     this.cache.delete(org);
   }
 

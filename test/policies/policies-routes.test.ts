@@ -172,6 +172,16 @@ describe('/policies', () => {
     expect(badBody.body.error.code).toBe('validation_error');
   });
 
+  it('/health reports the policy engine and the active bundles\' revision, which moves with every policy change', async () => {
+    const before = await server.request('GET', '/health');
+    expect(before.body.policies).toMatchObject({ status: 'ok', engine: 'rego' });
+    const created = await req(alice, 'POST', '/policies', { name: 'health_probe', rego_code: 'package service.health_probe\n' });
+    expect(created.status).toBe(201);
+    const after = await server.request('GET', '/health');
+    expect(after.body.policies.revision).toBeGreaterThan(before.body.policies.revision);
+    await req(alice, 'DELETE', `/policies/${created.body.id}`);
+  });
+
   it('needs policy:read / policy:manage', async () => {
     const key = await req(alice, 'POST', '/api-keys', { name: 'reader', permissions: ['policy:read'] });
     expect(key.status, key.text).toBe(201);
@@ -192,6 +202,7 @@ describe('/policies with the feature off', () => {
       expect(list.body.error.code).toBe('feature_disabled');
       const evaluated = await server.request('POST', '/policies/eval', { token: alice.token, body: { query: 'x := 1' } });
       expect(evaluated.body.error.code).toBe('feature_disabled');
+      expect((await server.request('GET', '/health')).body).not.toHaveProperty('policies');
     } finally {
       await server.stop();
     }
