@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { execute, send, startFakeLlmServer, wireOrganization, type ChatOrg } from '../runtime/chat-helpers.js';
-import { eventually } from '../tasks/helpers.js';
+import { createTask, eventually, runReaches } from '../tasks/helpers.js';
 
 const READ_ONLY = 'package service.read_only\n\ndeny contains msg if {\n  input.resource.tool_effect != "read"\n  msg := "read-only"\n}\n';
 const ALLOW_RECALL = 'package service.recall_only\n\ndefault allow := false\n\nallow if input.resource.tool == "memory.recall"\n';
@@ -126,6 +126,28 @@ describe('policy enforcement on tool calls', () => {
       return answer.body.items.length === 1 ? answer.body.items[0] : undefined;
     }, 'the denial');
     expect(denied.error.code).toBe('eval_builtin_error');
+  });
+
+  it('a task run records its decisions as policy_audit entries on the run', async () => {
+    const org = await wireOrganization(server, llm);
+    await addPolicy(org, 'read_only', READ_ONLY);
+    const task = await createTask(server, org.session, { name: 'notes', trigger: { kind: 'webhook' }, input_template: { instruction: 'take notes' }, approval_defaults: { write: 'allow' } });
+    llm.script([
+      { tool_calls: [{ id: 'c_read', ...execute('memory.recall', { query: 'x' }) }, { id: 'c_write', ...execute('memory.store', STORE) }] },
+      { text: 'done' },
+    ]);
+    const fire = await server.request('POST', `/tasks/${task.id}/run`, { token: org.session.token, body: {} });
+    expect(fire.status, fire.text).toBe(202);
+    const run = await runReaches(server, org.session, task.id, fire.body.run_id, 'succeeded');
+    const audit = (run.policy_audit as any[]).filter((entry) => entry.type === 'policy_decision');
+    expect(audit.map((entry) => [entry.tool, entry.result, entry.messages])).toEqual([
+      ['memory.recall', 'allow', []],
+      ['memory.store', 'deny', ['read-only']],
+    ]);
+    const log = (await decisions(org)).body.items as any[];
+    expect(audit.map((entry) => entry.decision_id)).toEqual(log.map((entry) => entry.id));
+    expect(log[1].input.subject.task).toBe(task.id);
+    expect(log[1].run_id).toBe(fire.body.run_id);
   });
 
   it('the /mcp server path: a denied write answers policy_denied without asking for an approval; reads run', async () => {
