@@ -8,7 +8,8 @@ import { RegoError } from './errors.js';
 import type { Ctx, Env } from './eval/context.js';
 import { evalBody } from './eval/body.js';
 import { evalData } from './eval/docs.js';
-import { parseModule, parseQuery, parseTermText } from './parser.js';
+import { parseModule, parseQuery, parseTermText, type RegoVersion } from './parser.js';
+export type { RegoVersion } from './parser.js';
 import { collectVars } from './resolve.js';
 import { fromJSON, RObject, toJSON, type Value } from './value.js';
 import { evalTerm } from './eval/terms.js';
@@ -29,6 +30,8 @@ export interface ModuleSource {
   /** file name used in error locations */
   readonly name?: string;
   readonly source: string;
+  /** Rego syntax version (default 1); in v0, `deny[msg] { … }` is a partial set */
+  readonly regoVersion?: RegoVersion;
 }
 
 export interface EvalOptions {
@@ -62,9 +65,9 @@ const toSourceError = (err: unknown): SourceError[] => {
 };
 
 /** parse + validate one source (syntax, name resolution, rule kinds): [] when valid */
-export function validate(source: string, name?: string): SourceError[] {
+export function validate(source: string, name?: string, regoVersion: RegoVersion = 1): SourceError[] {
   try {
-    guard(() => compileModules([parseModule(source, name)]), 'rego_parse_error');
+    guard(() => compileModules([parseModule(source, name, regoVersion)]), 'rego_parse_error');
     return [];
   } catch (err) {
     return toSourceError(err);
@@ -196,9 +199,12 @@ export class CompiledBundle {
 }
 
 /** compiles modules (throws RegoError with code rego_parse_error / rego_compile_error / rego_type_error) */
-export function compile(modules: readonly (ModuleSource | string)[], options: { data?: unknown } = {}): CompiledBundle {
+export function compile(modules: readonly (ModuleSource | string)[], options: { data?: unknown; regoVersion?: RegoVersion } = {}): CompiledBundle {
   return guard(() => {
-    const parsed = modules.map((m, i) => (typeof m === 'string' ? parseModule(m, `module${i}.rego`) : parseModule(m.source, m.name)));
+    const version = options.regoVersion ?? 1;
+    const parsed = modules.map((m, i) =>
+      typeof m === 'string' ? parseModule(m, `module${i}.rego`, version) : parseModule(m.source, m.name, m.regoVersion ?? version),
+    );
     return new CompiledBundle(compileModules(parsed), options.data);
   }, 'rego_parse_error');
 }

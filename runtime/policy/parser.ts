@@ -4,7 +4,12 @@ import { RegoError } from './errors.js';
 import { lex } from './lexer.js';
 import { TermParser } from './parse-terms.js';
 
+export type RegoVersion = 0 | 1;
+
 class ModuleParser extends TermParser {
+  /** v0: `p[x] { … }` (no value) is a partial set; `import rego.v1` switches a module to v1 */
+  v0 = false;
+
   parseModule(): Module {
     this.expect('package');
     const pkgTerm = this.parseTerm();
@@ -20,6 +25,7 @@ class ModuleParser extends TermParser {
         if (!names || !['data', 'input', 'future', 'rego'].includes(names[0]!)) this.fail('invalid import path', at);
         let alias = names[names.length - 1]!;
         if (this.accept('as')) alias = this.expectIdent();
+        if (names.join('.') === 'rego.v1') this.v0 = false;
         if (names[0] === 'data' || names[0] === 'input') imports.push({ path, alias });
         continue;
       }
@@ -63,7 +69,7 @@ class ModuleParser extends TermParser {
     }
     const last = ref[ref.length - 1]!;
     if (kind === 'complete' && ref.length > 1 && !(last.t === 'val' && typeof last.v === 'string')) {
-      kind = 'object';
+      kind = this.v0 && value === null ? 'set' : 'object';
       key = last;
       ref = ref.slice(0, -1);
     }
@@ -125,8 +131,10 @@ export function refToStrings(t: Term): string[] | null {
   return out;
 }
 
-export function parseModule(src: string, file?: string): Module {
-  return new ModuleParser(lex(src, file), file).parseModule();
+export function parseModule(src: string, file?: string, version: RegoVersion = 1): Module {
+  const p = new ModuleParser(lex(src, file), file);
+  p.v0 = version === 0;
+  return p.parseModule();
 }
 
 export function parseQuery(src: string): Body {

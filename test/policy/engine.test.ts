@@ -112,6 +112,16 @@ describe('evaluation', () => {
     expect(small.eval('data.t.p', { timeoutMs: 1000 })).toBe(100);
   });
 
+  it('reads v0 partial sets when asked (regoVersion 0), v1 objects otherwise', () => {
+    const src = 'package t\ndeny[msg] {\n  input.x > 1\n  msg := sprintf("x is %d", [input.x])\n}\ndefault allow = false\nallow { count(deny) == 0 }';
+    const v0 = compile([src], { regoVersion: 0 });
+    expect(v0.eval('data.t.deny', { input: { x: 2 } })).toEqual(['x is 2']);
+    expect(v0.eval('data.t.allow', { input: { x: 0 } })).toBe(true);
+    expect(compile([src]).eval('data.t.deny', { input: { x: 2 } })).toEqual({ 'x is 2': true });
+    expect(compile([{ source: 'package t\nimport rego.v1\np[x] if some x in [1]', regoVersion: 0 }]).eval('data.t.p')).toEqual({ '1': true });
+    expect(validate('package t\ndeny[msg] { msg := "m" }', 'a.rego', 0)).toEqual([]);
+  });
+
   it('keeps big integers exact', () => {
     const b = compile(['package t\np := 9007199254740993 + 2\nq := 9007199254740993 == 9007199254740992']);
     expect(b.evalValue('data.t.p')).toBe(9007199254740995n);
@@ -140,6 +150,11 @@ describe('built-ins authorization policies use', () => {
     expect(one('glob.match("github.*", ["."], "github.create_issue")')).toBe(true);
     expect(one('glob.match("github.*", ["."], "github.repo.delete")')).toBe(false);
     expect(one('glob.match("admin.**", ["."], "admin.a.b")')).toBe(true);
+    expect(one('glob.match("*", [], "foo.bar")')).toBe(false);
+    expect(one('glob.match("*hub.com", null, "api.cdn.github.com")')).toBe(true);
+    expect(one('glob.match("{cat,bat,[fr]at}", [], "rat")')).toBe(true);
+    expect(one('glob.match("[!abc]at", [], "cat")')).toBe(false);
+    expect(one('glob.match("*:github:com", [":"], "api:github:com")')).toBe(true);
     expect(one('regex.match(`^a+(b|c)$`, "aaac")')).toBe(true);
     expect(one('net.cidr_contains("10.0.0.0/8", "10.2.3.4")')).toBe(true);
     expect(one('net.cidr_contains("10.0.0.0/8", "11.2.3.4")')).toBe(false);

@@ -95,8 +95,9 @@ function globToRegExp(pattern: string, delims: string[]): RegExp {
 }
 register('glob.match', 3, (args) => {
   const pattern = str('glob.match', args, 0);
-  const d = args[1];
-  const delims: string[] = d === null ? ['.'] : arr('glob.match', args, 1).map((v: Value) => (typeof v === 'string' ? v : formatValue(v)));
+  // OPA: an empty list means the default ["."]; null means no delimiters at all
+  const listed = args[1] === null ? [] : arr('glob.match', args, 1).map((v: Value) => (typeof v === 'string' ? v : formatValue(v)));
+  const delims = args[1] !== null && listed.length === 0 ? ['.'] : listed;
   return globToRegExp(pattern, delims).test(str('glob.match', args, 2));
 });
 register('glob.quote_meta', 1, (args) => str('glob.quote_meta', args, 0).replace(/[*?\\[\]{}]/g, '\\$&'));
