@@ -64,7 +64,8 @@ export const policyInput = (call: PolicyCall, subject: PolicySubject): Record<st
 const denyMessages = (value: unknown, policy: string): string[] => {
   if (value === undefined || value === false) return [];
   if (Array.isArray(value)) return value.map((message) => (typeof message === 'string' ? message : JSON.stringify(message)));
-  if (value !== null && typeof value === 'object') return Object.keys(value).length === 0 ? [] : [`denied by policy ${policy}`];
+  // the spec's `deny[msg] { … }` is, in Rego v1, an object of `msg: true`: its keys are the messages
+  if (value !== null && typeof value === 'object') return Object.entries(value).filter(([, on]) => on !== false).map(([message]) => message);
   return [typeof value === 'string' ? value : `denied by policy ${policy}`];
 };
 

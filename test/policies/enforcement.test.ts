@@ -81,6 +81,17 @@ describe('policy enforcement on tool calls', () => {
     expect((await decisions(other)).body.items).toEqual([]);
   });
 
+  it('the spec\'s deny[msg] form (an object in Rego v1) denies with its messages', async () => {
+    const org = await wireOrganization(server, llm, { approvalWrite: 'allow' });
+    await addPolicy(org, 'spec_style', 'package service.spec_style\n\ndeny[msg] {\n  input.action == "write"\n  msg := sprintf("no writes with %s", [input.resource.tool])\n}\n');
+    const { results } = await reply(org, [
+      { id: 'c_read', ...execute('memory.recall', { query: 'x' }) },
+      { id: 'c_write', ...execute('memory.store', STORE) },
+    ]);
+    expect(results.get('c_read')).toHaveProperty('result');
+    expect(results.get('c_write').error).toMatchObject({ code: 'policy_denied', details: { messages: ['no writes with memory.store'] } });
+  });
+
   it('search_connector_tools does not offer the tools every call of which is denied', async () => {
     const org = await wireOrganization(server, llm);
     await addPolicy(org, 'read_only', READ_ONLY);

@@ -1,4 +1,8 @@
 /** /policies with the feature on: CRUD compiled at save, validate with positions, OPA-style eval with the engine's error codes. */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
 
@@ -189,6 +193,33 @@ describe('/policies', () => {
     expect((await req(reader, 'GET', '/policies')).status).toBe(200);
     const create = await req(reader, 'POST', '/policies', { name: 'x', rego_code: 'package service.x\n' });
     expect(create.status).toBe(403);
+  });
+});
+
+describe('/policies across a restart', () => {
+  it('keeps the policies; the bundle is compiled again from the store', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'policies-'));
+    const env = { SERVICE_FEATURES_POLICIES: 'true', JWT_SECRET: randomBytes(32).toString('hex') };
+    try {
+      const first = await startTestServer(env, { dataDir });
+      const alice = await first.register();
+      const created = await first.request('POST', '/policies', { token: alice.token, body: { name: 'read_only', rego_code: READ_ONLY } });
+      expect(created.status).toBe(201);
+      await first.stop();
+      const again = await startTestServer(env, { dataDir });
+      try {
+        const list = await again.request('GET', '/policies', { token: alice.token });
+        expect(list.body.items.map((policy: { name: string }) => policy.name)).toEqual(['read_only']);
+        const evaluated = await again.request('POST', '/policies/eval', {
+          token: alice.token, body: { query: 'x := data.service.read_only.deny', input: { resource: { tool_effect: 'write' } } },
+        });
+        expect(evaluated.body).toEqual({ result: [{ x: ['read-only'] }] });
+      } finally {
+        await again.stop();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
 
