@@ -6,7 +6,8 @@
  */
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { z } from 'zod';
-import { createCatalog } from '../../connectors/catalog.js';
+import { createCatalog, type ToolCatalog, type ToolSummary } from '../../connectors/catalog.js';
+import type { OrgId } from '../../runtime/store/types.js';
 import { createCatalogMcpServer, type WriteGate } from '../../connectors/mcp/server.js';
 import type { PolicyGate, PolicySubject } from '../../runtime/policies/gate.js';
 import { ServiceError } from '../../runtime/errors.js';
@@ -54,6 +55,22 @@ function policyFirst(policies: PolicyGate, gate: WriteGate, orgId: string, subje
   };
 }
 
+/** the catalog without the tools the policies deny whatever the arguments (search and listing) */
+async function withoutDeniedTools(policies: PolicyGate, catalog: ToolCatalog, orgId: string, subject: PolicySubject): Promise<ToolCatalog> {
+  const keyOf = (tool: ToolSummary): string => `${tool.name}\u0000${tool.source_id ?? ''}`;
+  const hidden = new Set<string>();
+  for (const tool of catalog.entries()) {
+    if (await policies.hides(orgId as OrgId, tool, subject)) hidden.add(keyOf(tool));
+  }
+  if (hidden.size === 0) return catalog;
+  const entries = catalog.entries().filter((tool) => !hidden.has(keyOf(tool)));
+  return {
+    ...catalog,
+    entries: () => entries,
+    search: (query, limit) => catalog.search(query, 100).filter((tool) => !hidden.has(keyOf(tool))).slice(0, Math.min(Math.max(Math.trunc(limit ?? 10) || 10, 1), 100)),
+  };
+}
+
 export function mcpRoutes({ collections, sources, sourceService, config, policies }: Services): AnyRoute[] {
   const approvals = new McpApprovals(collections);
   return [
@@ -62,11 +79,12 @@ export function mcpRoutes({ collections, sources, sourceService, config, policie
       summary: 'MCP streamable HTTP endpoint (stateless): search_connector_tools and execute_connector_tool over your sources',
       handler: async ({ auth, request }) => {
         const subject: PolicySubject = { user: auth.userId };
-        const catalog = createCatalog(sourceService.registry, {
+        const full = createCatalog(sourceService.registry, {
           sources: await sources.catalogSources(auth.orgId, auth.sourceIds),
           outsideRun: true,
           interceptors: policies.enabled ? [policies.interceptor(subject)] : [],
         });
+        const catalog = policies.enabled ? await withoutDeniedTools(policies, full, auth.orgId, subject) : full;
         const writeGate = approvals.gateFor({ orgId: auth.orgId, userId: auth.userId, apiKeyId: auth.apiKeyId });
         const server = createCatalogMcpServer({
           catalog,

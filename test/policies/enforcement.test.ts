@@ -175,6 +175,10 @@ describe('policy enforcement on tool calls', () => {
       expect(write.error).toMatchObject({ code: 'policy_denied', details: { messages: ['read-only'] } });
       const read = await call('memory.recall', { query: 'x' });
       expect(read).toHaveProperty('result');
+      const search = ((await client.callTool({ name: 'search_connector_tools', arguments: { query: 'memory' } })) as { structuredContent: any }).structuredContent;
+      const offered = (search.result.tools as { name: string }[]).map((tool) => tool.name);
+      expect(offered).toContain('memory.recall');
+      expect(offered).not.toContain('memory.store');
       const approvals = await server.request('GET', '/mcp/approvals', { token: org.session.token });
       expect(approvals.body.items).toEqual([]);
       const log = (await decisions(org)).body.items;
