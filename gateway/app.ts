@@ -9,6 +9,8 @@ import { IdentityService } from '../runtime/auth/identity.js';
 import { deriveKey } from '../runtime/crypto.js';
 import { openCollections } from '../runtime/collections.js';
 import type { ServiceConfig } from '../runtime/config.js';
+import { PolicyBundles } from '../runtime/policies/bundles.js';
+import { PolicyGate } from '../runtime/policies/gate.js';
 import { HealthReporter, registerCoreProbes, registerGraphProbe } from '../runtime/health.js';
 import { createOrganizationProvisioner } from '../runtime/organizations.js';
 import { restrictUmask } from '../runtime/file-modes.js';
@@ -85,7 +87,9 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       builtins: builtinPlugins({ collections, graph, webhooks, files, mcpStdioCommands: config.mcpStdioCommands, kubernetesInCluster: config.kubernetesInCluster }), logger, net: egress, ...(config.pluginsFile === null ? {} : { pluginsFile: config.pluginsFile }),
     });
     const events = new PlatformEvents(logger);
-    const agentRuntime = new AgentRuntime({ supervisor, collections, plugins, logger, prices: config.llmPrices, events });
+    const policyBundles = new PolicyBundles(collections, files);
+    const policies = new PolicyGate(config.features.policies, policyBundles, collections, logger);
+    const agentRuntime = new AgentRuntime({ supervisor, collections, plugins, logger, prices: config.llmPrices, events, policies });
     const sourceService = new SourceService({
       collections, plugins, keyRoot: config.sourceConfigKey ?? config.auth.jwtSecret, events, graph: () => graph, logger, egress,
     });
@@ -105,6 +109,8 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       files,
       pipelineRuns: new PipelineRuns(collections, identity),
       egress,
+      policyBundles,
+      policies,
     };
 
     const routes: AnyRoute[] = allRoutes(services, () => routes);

@@ -17,6 +17,8 @@ import type { OutboundWebhooks } from '../runtime/webhooks/outbound-webhooks.js'
 import type { FileStore } from '../runtime/files/store.js';
 import type { PipelineRuns } from '../runtime/pipelines/runs.js';
 import type { EgressGuard } from '../runtime/net/egress.js';
+import type { PolicyBundles } from '../runtime/policies/bundles.js';
+import type { PolicyGate } from '../runtime/policies/gate.js';
 
 /** What route modules are built from; assembled once in gateway/app.ts. */
 export interface Services {
@@ -53,4 +55,8 @@ export interface Services {
   readonly pipelineRuns: PipelineRuns;
   /** the egress guard: every outbound call made for a tenant (webhooks, sources, MCP, tenant LLM URLs) */
   readonly egress: EgressGuard;
+  /** the organizations' compiled policy bundles (feature `policies`) */
+  readonly policyBundles: PolicyBundles;
+  /** policy enforcement on tool calls; `enabled` is the feature flag */
+  readonly policies: PolicyGate;
 }

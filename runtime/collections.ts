@@ -374,6 +374,31 @@ export interface ChannelEventDoc extends StoredFields {
   readonly day: string;
 }
 
+/** A Rego policy (`/policies`, feature `policies`): its package is `service.<name>`. */
+export interface PolicyDoc extends StoredFields {
+  readonly name: string;
+  readonly package_path: string;
+  /** exactly one of rego_code and rego_file (a path in the organization's file store, read at load) */
+  readonly rego_code: string | null;
+  readonly rego_file: string | null;
+  readonly enabled: boolean;
+  readonly created_by: string;
+}
+
+/** One policy decision on a tool call (the decision log, `GET /policies/decisions`). */
+export interface PolicyDecisionDoc extends StoredFields {
+  /** the org's bundle revision the decision was made with */
+  readonly revision: string;
+  /** `{subject, resource, action}` with secret-looking argument values masked */
+  readonly input: Record<string, unknown>;
+  readonly result: 'allow' | 'deny';
+  readonly messages: string[];
+  /** set when the evaluation failed (the call was denied: fail closed) */
+  readonly error: { readonly code: string; readonly message: string } | null;
+  readonly run_id: string | null;
+  readonly at: string;
+}
+
 export interface Collections {
   readonly organizations: GlobalCollection<OrganizationDoc>;
   readonly users: GlobalCollection<UserDoc>;
@@ -408,6 +433,8 @@ export interface Collections {
   readonly tasks: OrgCollection<TaskDoc>;
   readonly taskRuns: OrgCollection<TaskRunDoc>;
   readonly inboundDeliveries: OrgCollection<InboundDeliveryDoc>;
+  readonly policies: OrgCollection<PolicyDoc>;
+  readonly policyDecisions: OrgCollection<PolicyDecisionDoc>;
 }
 
 export async function openCollections(store: MetadataStore): Promise<Collections> {
@@ -487,6 +514,10 @@ export async function openCollections(store: MetadataStore): Promise<Collections
     }),
     webhookSamples: await store.orgCollection<WebhookSampleDoc>({
       name: 'webhook_samples', idPrefix: 'wsm', scope: 'org', unique: [['name']],
+    }),
+    policies: await store.orgCollection<PolicyDoc>({ name: 'policies', idPrefix: 'pol', scope: 'org', unique: [['name']], indexes: ['enabled'] }),
+    policyDecisions: await store.orgCollection<PolicyDecisionDoc>({
+      name: 'policy_decisions', idPrefix: 'pdc', scope: 'org', indexes: ['result', 'run_id'],
     }),
   };
 }

@@ -50,6 +50,16 @@ export const ERROR_CATALOG = {
   invalid_node_id: { status: 400, fault: 'user', retryable: false, when: 'a graph node id is not of the form Label:key (URL-encoded), e.g. Service:payments' },
   egress_refused: { status: 422, fault: 'user', retryable: false, when: 'a URL given for an outbound call (webhook, source, MCP server, LLM base URL) points at a loopback, private, link-local or metadata address that EGRESS_ALLOW does not open (details.address_class)' },
   cypher_syntax_error: { status: 400, fault: 'user', retryable: false, when: 'a Cypher query does not parse or bind; the message is the engine\'s (parser, binder and catalog errors)' },
+  policy_denied: { status: 403, fault: 'user', retryable: false, when: 'an organization policy denies a tool call (a tool result the model reads; details.messages are the deny messages)' },
+  rego_parse_error: { status: 400, fault: 'user', retryable: false, when: 'POST /policies/eval: a query or module does not parse (the message gives line and column)' },
+  rego_compile_error: { status: 400, fault: 'user', retryable: false, when: 'POST /policies/eval: a module does not compile (a var assigned twice, a bad rule head)' },
+  rego_type_error: { status: 400, fault: 'user', retryable: false, when: 'POST /policies/eval: an unknown function, a built-in called with the wrong arity, conflicting rule kinds' },
+  rego_unsafe_var_error: { status: 400, fault: 'user', retryable: false, when: 'POST /policies/eval: a variable is never bound (unsafe)' },
+  rego_recursion_error: { status: 400, fault: 'user', retryable: false, when: 'POST /policies/eval: rules or functions refer to themselves' },
+  eval_conflict_error: { status: 400, fault: 'user', retryable: false, when: 'POST /policies/eval: a complete rule, function or object key has several values' },
+  eval_type_error: { status: 400, fault: 'user', retryable: false, when: 'POST /policies/eval: an operation on a value of the wrong type (with strict_builtin_errors)' },
+  eval_builtin_error: { status: 400, fault: 'user', retryable: false, when: 'POST /policies/eval: a built-in fails (with strict_builtin_errors) or is not supported by this engine' },
+  eval_cancel_error: { status: 400, fault: 'user', retryable: false, when: 'POST /policies/eval: the evaluation ran past its time budget' },
 } as const satisfies Record<string, CatalogEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -4,7 +4,7 @@ import { buildOpenApi } from '../openapi.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
 
-export function healthRoutes({ health }: Services, allRoutes: () => readonly AnyRoute[]): AnyRoute[] {
+export function healthRoutes({ health, policyBundles }: Services, allRoutes: () => readonly AnyRoute[]): AnyRoute[] {
   let document: string | null = null;
   return [
     route({
@@ -14,11 +14,14 @@ export function healthRoutes({ health }: Services, allRoutes: () => readonly Any
         features: z.record(z.string(), z.boolean()),
         dependencies: z.record(z.string(), z.string()),
         engines: z.record(z.string(), z.string()),
+        /** present when the feature is on: the Rego engine and the active bundles' revision */
+        policies: z.object({ status: z.literal('ok'), engine: z.literal('rego'), revision: z.number() }).optional(),
       }),
       handler: async () => {
         const report = await health.report();
+        const policies = report.features.policies ? { policies: { status: 'ok', engine: 'rego', revision: policyBundles.generation } } : {};
         // 503 only when the metadata store is down: load balancers should keep a degraded server
-        return { status: report.status === 'down' ? 503 : 200, json: report };
+        return { status: report.status === 'down' ? 503 : 200, json: { ...report, ...policies } };
       },
     }),
     route({

@@ -33,6 +33,7 @@ import { pipelineAgentRoutes } from './pipeline-agent.js';
 import { channelRoutes } from './channels.js';
 import { bindingRoutes } from './bindings.js';
 import { chatIncomingRoutes } from './chat-incoming.js';
+import { policyRoutes } from './policies.js';
 
 export function allRoutes(services: Services, table: () => readonly AnyRoute[]): AnyRoute[] {
   return [
@@ -68,5 +69,6 @@ export function allRoutes(services: Services, table: () => readonly AnyRoute[]):
     ...channelRoutes(services),
     ...bindingRoutes(services),
     ...chatIncomingRoutes(services),
+    ...policyRoutes(services),
   ];
 }

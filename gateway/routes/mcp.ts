@@ -6,8 +6,10 @@
  */
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { z } from 'zod';
-import { createCatalog } from '../../connectors/catalog.js';
-import { createCatalogMcpServer } from '../../connectors/mcp/server.js';
+import { createCatalog, type ToolCatalog, type ToolSummary } from '../../connectors/catalog.js';
+import type { OrgId } from '../../runtime/store/types.js';
+import { createCatalogMcpServer, type WriteGate } from '../../connectors/mcp/server.js';
+import type { PolicyGate, PolicySubject } from '../../runtime/policies/gate.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { McpApprovals } from '../../runtime/sources/mcp-approvals.js';
 import type { McpApprovalDoc } from '../../runtime/sources/types.js';
@@ -40,18 +42,54 @@ const presentApproval = (approval: McpApprovalDoc) => ({
   decided_at: approval.decided_at, expires_at: approval.expires_at, created_at: approval.created_at, updated_at: approval.updated_at,
 });
 
-export function mcpRoutes({ collections, sources, sourceService, config }: Services): AnyRoute[] {
+/** with the feature on, policies decide a write before anybody is asked to approve it */
+function policyFirst(policies: PolicyGate, gate: WriteGate, orgId: string, subject: PolicySubject): WriteGate {
+  return {
+    check: async (call, approvalId) => {
+      const denied = await policies.precheck(
+        { name: call.tool.name, connector: call.tool.connector, effect: call.effect, args: call.args, orgId },
+        subject,
+      );
+      return denied ? { kind: 'answer', outcome: denied } : gate.check(call, approvalId);
+    },
+  };
+}
+
+/** the catalog without the tools the policies deny whatever the arguments (search and listing) */
+async function withoutDeniedTools(policies: PolicyGate, catalog: ToolCatalog, orgId: string, subject: PolicySubject): Promise<ToolCatalog> {
+  const keyOf = (tool: ToolSummary): string => `${tool.name}\u0000${tool.source_id ?? ''}`;
+  const hidden = new Set<string>();
+  for (const tool of catalog.entries()) {
+    if (await policies.hides(orgId as OrgId, tool, subject)) hidden.add(keyOf(tool));
+  }
+  if (hidden.size === 0) return catalog;
+  const entries = catalog.entries().filter((tool) => !hidden.has(keyOf(tool)));
+  return {
+    ...catalog,
+    entries: () => entries,
+    search: (query, limit) => catalog.search(query, 100).filter((tool) => !hidden.has(keyOf(tool))).slice(0, Math.min(Math.max(Math.trunc(limit ?? 10) || 10, 1), 100)),
+  };
+}
+
+export function mcpRoutes({ collections, sources, sourceService, config, policies }: Services): AnyRoute[] {
   const approvals = new McpApprovals(collections);
   return [
     route({
       method: 'POST', path: '/mcp', tag: 'mcp', auth: 'bearer', permission: 'chat:use', bodyKind: 'raw', maxBodyBytes: MCP_MAX_BODY_BYTES,
       summary: 'MCP streamable HTTP endpoint (stateless): search_connector_tools and execute_connector_tool over your sources',
       handler: async ({ auth, request }) => {
-        const catalog = createCatalog(sourceService.registry, { sources: await sources.catalogSources(auth.orgId, auth.sourceIds), outsideRun: true });
+        const subject: PolicySubject = { user: auth.userId };
+        const full = createCatalog(sourceService.registry, {
+          sources: await sources.catalogSources(auth.orgId, auth.sourceIds),
+          outsideRun: true,
+          interceptors: policies.enabled ? [policies.interceptor(subject)] : [],
+        });
+        const catalog = policies.enabled ? await withoutDeniedTools(policies, full, auth.orgId, subject) : full;
+        const writeGate = approvals.gateFor({ orgId: auth.orgId, userId: auth.userId, apiKeyId: auth.apiKeyId });
         const server = createCatalogMcpServer({
           catalog,
           context: { orgId: auth.orgId, signal: AbortSignal.timeout(config.agentRunTimeoutSecs * 1000), actorId: auth.userId, realm: DEFAULT_REALM },
-          writeGate: approvals.gateFor({ orgId: auth.orgId, userId: auth.userId, apiKeyId: auth.apiKeyId }),
+          writeGate: policies.enabled ? policyFirst(policies, writeGate, auth.orgId, subject) : writeGate,
           serverInfo: SERVER_INFO,
         });
         const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

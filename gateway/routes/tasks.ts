@@ -230,9 +230,13 @@ function presentRun(run: TaskRunDoc, events: readonly AgentRunEventDoc[], artifa
     transcript: sorted.filter((event) => TRANSCRIPT_TYPES.has(event.type)).map((event) => ({ seq: event.seq, type: event.type, data: event.data, at: event.at })),
     artifacts: artifacts.map((file) => ({ path: file.path, size: file.size, content_type: file.content_type, modified_at: file.modified_at })),
     // the decisions taken during the run about its tool calls (approvals asked, granted, denied, timed out)
-    policy_audit: sorted
-      .filter((event) => event.type === 'approval_required' || event.type === 'approval_decision')
-      .map((event) => ({ type: event.type, approval_id: event.approval_id, at: event.at, ...event.data })),
+    // and the policy decisions on them (feature `policies`), in time order
+    policy_audit: [
+      ...sorted
+        .filter((event) => event.type === 'approval_required' || event.type === 'approval_decision')
+        .map((event) => ({ type: event.type, approval_id: event.approval_id, at: event.at, ...event.data })),
+      ...(run.policy_audit ?? []).map((entry) => ({ type: 'policy_decision', ...entry })),
+    ].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0)),
     started_at: run.started_at,
     finished_at: run.finished_at,
     created_at: run.created_at,

@@ -28,6 +28,7 @@ import {
   resolveExecuteConnectorTool,
   runExecuteConnectorTool,
   SEARCH_CONNECTOR_TOOLS,
+  type SearchConnectorToolsResult,
 } from '../../connectors/meta-tools.js';
 import { failedOutcome, toolErrorBody, type ToolOutcome } from '../../connectors/tool-result.js';
 import type { AgentRunDoc, Collections } from '../collections.js';
@@ -38,6 +39,7 @@ import type { OrgId } from '../store/types.js';
 import type { ActorInfo, Supervisor } from '../supervisor.js';
 import type { PlatformEvents } from '../events.js';
 import { RunFeed } from './run-feed.js';
+import type { PolicyGate, PolicySubject } from '../policies/gate.js';
 
 export const AGENT_RUN_KIND = 'agent_run';
 
@@ -63,6 +65,8 @@ export interface StartRunRequest extends Omit<AgentRunInput, 'runId'> {
   readonly realm?: string;
   /** wrapped around every tool call of this run (policy, read-only rules, audit), first = outermost */
   readonly interceptors?: readonly ToolInterceptor[];
+  /** the channel binding the run answers for (policy input `subject.binding`) */
+  readonly bindingId?: string | null;
   /** called once with the end and the reply's whole text, after the run's writes */
   readonly onEnd?: (end: RunEnd, text: string) => Promise<void>;
 }
@@ -88,9 +92,17 @@ export interface AgentRuntimeOptions {
   readonly prices?: PriceTable;
   /** where `run.succeeded` / `run.failed` go (lifecycle tasks listen) */
   readonly events?: PlatformEvents;
+  /** policy enforcement (feature `policies`): decided before the approval gate, interceptor for the rest */
+  readonly policies?: PolicyGate;
 }
 
 export type ApprovalAnswer = 'accepted' | 'unknown' | 'not_pending';
+
+const subjectOf = (request: StartRunRequest): PolicySubject => ({
+  task: request.taskId ?? null,
+  binding: request.bindingId ?? null,
+  user: request.userId,
+});
 
 const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
@@ -114,6 +126,7 @@ export class AgentRuntime {
   private readonly logger: Logger;
   private readonly prices: PriceTable;
   private readonly events: PlatformEvents | undefined;
+  private readonly policies: PolicyGate | null;
   /** the catalog of runs that see no source (built-ins only): stateless, so shared */
   private sourcelessCatalog: ToolCatalog | null = null;
 
@@ -124,6 +137,8 @@ export class AgentRuntime {
     this.logger = options.logger;
     this.prices = options.prices ?? {};
     this.events = options.events;
+    // with the feature off nothing is evaluated
+    this.policies = options.policies?.enabled ? options.policies : null;
     this.supervisor.registerKind({
       kind: AGENT_RUN_KIND,
       logic: this.machine(),
@@ -168,7 +183,10 @@ export class AgentRuntime {
       id: runId,
       request,
       feed,
-      catalog: this.catalogFor(request.sources ?? [], request.interceptors ?? []),
+      catalog: this.catalogFor(request.sources ?? [], [
+        ...(this.policies ? [this.policies.interceptor(subjectOf(request))] : []),
+        ...(request.interceptors ?? []),
+      ]),
       text: '',
       approvalIds: new Set(),
       finished: false,
@@ -309,7 +327,9 @@ export class AgentRuntime {
   }
 
   private async toolStep(run: LiveRun, call: ToolCall): Promise<ToolStepOutput> {
-    if (call.name === SEARCH_CONNECTOR_TOOLS) return { kind: 'result', outcome: applySearchConnectorTools(run.catalog, call.arguments) };
+    if (call.name === SEARCH_CONNECTOR_TOOLS) {
+      return { kind: 'result', outcome: await this.withoutDeniedTools(run, applySearchConnectorTools(run.catalog, call.arguments)) };
+    }
     if (call.name !== EXECUTE_CONNECTOR_TOOL) {
       return {
         kind: 'result',
@@ -322,6 +342,14 @@ export class AgentRuntime {
     }
     const resolution = resolveExecuteConnectorTool(run.catalog, call.arguments);
     if (!resolution.ok) return { kind: 'result', outcome: failedOutcome(resolution.error) };
+    if (this.policies) {
+      // before the approval gate: a denied write never asks anybody
+      const denied = await this.policies.precheck(
+        { name: resolution.tool.name, connector: resolution.tool.connector, effect: resolution.effect, args: resolution.args, orgId: run.request.orgId, runId: run.id },
+        subjectOf(run.request),
+      );
+      if (denied) return { kind: 'result', outcome: denied };
+    }
     return {
       kind: 'execute',
       tool: resolution.tool.name,
@@ -329,6 +357,15 @@ export class AgentRuntime {
       effect: resolution.effect,
       resolved: resolution,
     };
+  }
+
+  /** search results without the tools the organization's policies deny whatever the arguments */
+  private async withoutDeniedTools(run: LiveRun, outcome: ToolOutcome): Promise<ToolOutcome> {
+    const policies = this.policies;
+    if (!policies || !('result' in outcome)) return outcome;
+    const found = outcome.result as SearchConnectorToolsResult;
+    const hidden = await Promise.all(found.tools.map((tool) => policies.hides(run.request.orgId, tool, subjectOf(run.request))));
+    return { result: { ...found, tools: found.tools.filter((_tool, index) => !hidden[index]) } };
   }
 
   private record(run: LiveRun, entry: RecordEntry): void {

@@ -129,6 +129,7 @@ export class BindingRuns {
       timeoutMs: config.agentRunTimeoutSecs * 1000,
       sources,
       interceptors: options.interceptors,
+      bindingId: binding.id,
       costCapUsd: config.chatCostCapUsdPerDay,
       spentTodayUsd: config.chatCostCapUsdPerDay === null ? 0 : await this.spentToday(org),
       onEnd: async (end, text) => {

@@ -76,6 +76,18 @@ export interface TaskRunDoc extends StoredFields {
   readonly cost_usd: number;
   readonly started_at: string | null;
   readonly finished_at: string | null;
+  /** policy decisions on the run's tool calls (feature `policies`); absent when none was made */
+  readonly policy_audit?: PolicyAuditEntry[];
+}
+
+/** A policy decision as the task run's record shows it (the full entry is in the decision log). */
+export interface PolicyAuditEntry {
+  readonly decision_id: string;
+  readonly revision: string;
+  readonly tool: string;
+  readonly result: 'allow' | 'deny';
+  readonly messages: string[];
+  readonly at: string;
 }
 
 export type VerificationResult = 'valid' | 'valid_previous_secret' | 'skipped' | 'missing' | 'invalid' | 'stale_timestamp';
