@@ -4,17 +4,21 @@ import { buildOpenApi } from '../openapi.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
 
+const healthReport = z.object({
+  status: z.enum(['ok', 'degraded', 'down']),
+  features: z.record(z.string(), z.boolean()),
+  dependencies: z.record(z.string(), z.string()),
+  engines: z.record(z.string(), z.string()),
+});
+
 export function healthRoutes({ health }: Services, allRoutes: () => readonly AnyRoute[]): AnyRoute[] {
   let document: string | null = null;
   return [
     route({
       method: 'GET', path: '/health', tag: 'meta', auth: 'public', summary: 'Service and dependency health',
-      response: z.object({
-        status: z.enum(['ok', 'degraded', 'down']),
-        features: z.record(z.string(), z.boolean()),
-        dependencies: z.record(z.string(), z.string()),
-        engines: z.record(z.string(), z.string()),
-      }),
+      response: healthReport,
+      // the same report when the metadata store is down
+      responses: { 503: healthReport },
       handler: async () => {
         const report = await health.report();
         // 503 only when the metadata store is down: load balancers should keep a degraded server
@@ -23,6 +27,12 @@ export function healthRoutes({ health }: Services, allRoutes: () => readonly Any
     }),
     route({
       method: 'GET', path: '/openapi.json', tag: 'meta', auth: 'public', summary: 'This API as an OpenAPI 3.1 document',
+      response: z.looseObject({
+        openapi: z.string(),
+        info: z.looseObject({ title: z.string(), version: z.string() }),
+        paths: z.record(z.string(), z.record(z.string(), z.unknown())),
+        components: z.record(z.string(), z.unknown()),
+      }),
       handler: async () => {
         document ??= JSON.stringify(buildOpenApi(allRoutes()));
         return { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body: document };
