@@ -143,7 +143,7 @@ const runSchema = z.object({
   started_at: z.string().nullable(),
   finished_at: z.string().nullable(),
 });
-const deliverySchema = z.object({
+export const deliverySchema = z.object({
   ...storedSchema,
   task_id: z.string(),
   sender_delivery_id: z.string().nullable(),
