@@ -95,7 +95,15 @@ export function buildOpenApi(routes: readonly AnyRoute[]): JsonSchema {
         ...Object.fromEntries(
           Object.entries(route.responses ?? {}).map(([other, schema]) => [
             other,
-            { description: `status ${other}`, content: { 'application/json': { schema: toSchema(schema, 'output') } } },
+            {
+              description: `status ${other}`,
+              content: {
+                'application/json': {
+                  // an error status the route answers in its own form can still be the edge's envelope
+                  schema: Number(other) >= 400 ? { anyOf: [toSchema(schema, 'output'), { $ref: '#/components/schemas/Error' }] } : toSchema(schema, 'output'),
+                },
+              },
+            },
           ]),
         ),
         ...Object.fromEntries(errorStatuses(route).filter((code) => !route.responses?.[code]).map((code) => [String(code), errorResponse(code)])),
