@@ -122,7 +122,7 @@ export function buildOpenApi(routes: readonly AnyRoute[]): JsonSchema {
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'Automation and context service', version: '1.0.0' },
+    info: { title: 'Automation and context service', version: '1.0.0', license: { name: 'Apache-2.0', identifier: 'Apache-2.0' } },
     servers: [{ url: '/' }],
     paths,
     components: {
