@@ -27,6 +27,38 @@ const errorEnvelope: JsonSchema = {
   },
 };
 
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'the body, query or a parameter is invalid',
+  401: 'missing or invalid credentials',
+  403: 'the caller lacks the permission',
+  404: 'not found, in another organization, or the feature is off',
+  409: 'conflict, or an Idempotency-Key reused or in progress',
+  413: 'the body is over the route limit',
+  415: 'a body in a content type the route does not read',
+  422: 'the request is well-formed but cannot be carried out',
+  429: 'over the rate; Retry-After says when to come back',
+  503: 'a dependency is unavailable; retry with backoff',
+};
+
+/** The error statuses a route answers: implied by its definition, plus those it declares. */
+export function errorStatuses(route: AnyRoute): number[] {
+  const statuses = new Set<number>(route.errors ?? []);
+  const schemas: { params?: z.ZodType; query?: z.ZodType; body?: z.ZodType } = route;
+  const readsBody = schemas.body !== undefined || route.bodyKind === 'raw' || route.bodyKind === 'stream';
+  if (route.auth === 'bearer') statuses.add(401);
+  if (route.auth === 'bearer' && route.permission) statuses.add(403);
+  if (schemas.params || route.feature) statuses.add(404);
+  if (schemas.query || readsBody) statuses.add(400);
+  if (route.creates) statuses.add(409);
+  if (readsBody) statuses.add(413);
+  return [...statuses].sort((a, b) => a - b);
+}
+
+const errorResponse = (status: number): JsonSchema => ({
+  description: ERROR_DESCRIPTIONS[status] ?? 'error',
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+});
+
 function parameters(route: AnyRoute): JsonSchema[] {
   const out: JsonSchema[] = [];
   const schemas: { params?: z.ZodType; query?: z.ZodType } = route;
@@ -60,7 +92,22 @@ export function buildOpenApi(routes: readonly AnyRoute[]): JsonSchema {
             ? { content: { 'application/json': { schema: toSchema(route.response, 'output') } } }
             : {}),
         },
-        default: { description: 'error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+        ...Object.fromEntries(
+          Object.entries(route.responses ?? {}).map(([other, schema]) => [
+            other,
+            {
+              description: `status ${other}`,
+              content: {
+                'application/json': {
+                  // an error status the route answers in its own form can still be the edge's envelope
+                  schema: Number(other) >= 400 ? { anyOf: [toSchema(schema, 'output'), { $ref: '#/components/schemas/Error' }] } : toSchema(schema, 'output'),
+                },
+              },
+            },
+          ]),
+        ),
+        ...Object.fromEntries(errorStatuses(route).filter((code) => !route.responses?.[code]).map((code) => [String(code), errorResponse(code)])),
+        default: { ...errorResponse(500), description: 'any other error (500 internal_error included)' },
       },
       ...(route.auth === 'bearer' ? { security: [{ bearer: [] }] } : { security: [] }),
       ...(route.auth === 'bearer' && route.permission ? { 'x-permission': route.permission } : {}),
@@ -75,7 +122,7 @@ export function buildOpenApi(routes: readonly AnyRoute[]): JsonSchema {
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'Automation and context service', version: '1.0.0' },
+    info: { title: 'Automation and context service', version: '1.0.0', license: { name: 'Apache-2.0', identifier: 'Apache-2.0' } },
     servers: [{ url: '/' }],
     paths,
     components: {

@@ -35,6 +35,14 @@ export function decimalInteger(name: string, min: number, max: number) {
     .meta({ type: 'integer', minimum: min, maximum: max, pattern: undefined });
 }
 
+/** A query flag: exactly `true` or `false` (not `1`, `yes` or `on`), documented as a boolean. */
+export function queryFlag(name: string) {
+  return z
+    .enum(['true', 'false'], { message: `${name} is true or false` })
+    .transform((value) => value === 'true')
+    .meta({ type: 'boolean', enum: undefined });
+}
+
 export const pageQuery = z.object({
   limit: decimalInteger('limit', 1, MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
   cursor: z.string().min(1).max(1024).optional(),

@@ -43,6 +43,14 @@ interface RouteBase<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodTyp
   readonly response?: z.ZodType;
   /** @default 200 */
   readonly status?: number;
+  /** other statuses that answer a JSON body other than the error envelope (e.g. /health's 503 report) */
+  readonly responses?: Readonly<Record<number, z.ZodType>>;
+  /**
+   * Error statuses the handler answers beyond those the definition implies
+   * (bearer 401, permission 403, params 404, body or query 400, creates 409,
+   * a body 413, feature 404), so /openapi.json lists each route's real errors.
+   */
+  readonly errors?: readonly number[];
   /** a create: honours Idempotency-Key */
   readonly creates?: boolean;
   /** @default DEFAULT_MAX_BODY_BYTES */

@@ -11,7 +11,7 @@ import type { AgentDoc } from '../../runtime/collections.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { DEFAULT_AGENT } from '../../runtime/organizations.js';
 import type { Filter } from '../../runtime/store/types.js';
-import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
+import { createPageResponder, pageQuery, pageSchema, queryFlag } from '../pagination.js';
 import { getOr404, idParams, rejectImmutable, storedSchema, unique } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
 import { safeName } from '../safe-text.js';
@@ -44,7 +44,7 @@ const agentPatch = z.strictObject({
 });
 
 const agentQuery = pageQuery.extend({
-  enabled: z.enum(['true', 'false'], { message: 'enabled is "true" or "false"' }).transform((value) => value === 'true').optional(),
+  enabled: queryFlag('enabled').optional(),
   agent_type: AGENT_TYPE.optional(),
 });
 

@@ -90,6 +90,8 @@ export function authRoutes({ identity, collections, config, supervisor }: Servic
       response: z.object({
         id: z.string(), email: z.string(), role: z.string(), kind: z.enum(['user', 'api_key']),
         permissions: z.array(z.string()), organization: z.object({ id: z.string(), name: z.string() }),
+        /** an API key only: its id, and the sources it is scoped to (null: all) */
+        api_key_id: z.string().optional(), source_ids: z.array(z.string()).nullable().optional(),
       }),
       handler: async ({ auth }) => {
         const user = await collections.users.get(auth.userId);

@@ -138,6 +138,18 @@ export function channelRoutes({ collections, channels: runtime, config }: Servic
     route({
       method: 'GET', path: '/channels/catalog', tag: 'channels', summary: 'Channel types, how they connect, the scopes their bots need',
       auth: 'bearer', permission: 'binding:read',
+      response: z.object({
+        items: z.array(z.object({
+          channel_type: z.string(),
+          display_name: z.string(),
+          connection_kinds: z.array(z.string()),
+          connect_fields: z.record(z.string(), z.string()),
+          required_scopes: z.array(z.string()),
+          optional_scopes: z.array(z.string()),
+          events: z.array(z.string()),
+          default_rate_limits: z.record(z.string(), z.unknown()),
+        })),
+      }),
       handler: async () => ({
         status: 200,
         json: {

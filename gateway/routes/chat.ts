@@ -278,6 +278,7 @@ export function chatRoutes({ collections, config, agentRuntime, sources, egress 
     route({
       method: 'POST', path: '/chat/conversations/:id/messages/:message_id/cancel', tag: 'chat', auth: 'bearer', permission: 'chat:use',
       summary: 'Cancel a reply being written: its run stops after the current step and ends as cancelled', params: messageParams,
+      status: 202, errors: [409], response: z.object({ message_id: z.string(), run_id: z.string(), status: z.literal('cancelling') }),
       handler: async ({ auth, params }) => {
         const conversation = await getOr404(conversations, auth.orgId, params.id, 'conversation');
         const message = await messageOf(auth.orgId, conversation.id, params.message_id);

@@ -11,7 +11,7 @@ import { MAX_KEY_LENGTH, parseNodeId } from '../../runtime/graph/names.js';
 import type { GraphScope, GraphStore } from '../../runtime/graph/store.js';
 import { DEFAULT_REALM } from '../../runtime/organizations.js';
 import type { OrgId } from '../../runtime/store/types.js';
-import { decimalInteger } from '../pagination.js';
+import { decimalInteger, queryFlag } from '../pagination.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
 
@@ -72,7 +72,7 @@ const cypherBody = z.strictObject({
     })
     .default({}),
 });
-const statsQuery = z.object({ realm: REALM, labels: z.stringbool().default(false) });
+const statsQuery = z.object({ realm: REALM, labels: queryFlag('labels').default(false) });
 
 const nodeSchema = z.object({ id: z.string(), label: z.string(), key: z.string(), properties: PROPERTIES });
 const relationshipSchema = z.object({ type: z.string(), from: z.string(), to: z.string(), properties: PROPERTIES });

@@ -17,7 +17,7 @@ import { route, type AnyRoute } from '../route.js';
 import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
 import { publicBaseUrl } from '../public-url.js';
-import { hookUrl, presentDelivery } from './tasks.js';
+import { deliverySchema, hookUrl, presentDelivery } from './tasks.js';
 
 /** what a provisioned endpoint tells its agent when no payload template is given */
 const DEFAULT_PAYLOAD_TEMPLATE = 'A webhook arrived. Its payload:\n{{trigger.body}}';
@@ -75,6 +75,9 @@ export function hookRoutes({ config, collections, taskRuntime }: Services): AnyR
       params: z.object({ trigger_id: z.string() }),
       // the second form: Slack's url_verification answered (slack scheme)
       response: z.union([acceptedSchema, z.object({ challenge: z.string() })]),
+      // 200: a sender's retry of a delivery already stored (status duplicate), or Slack's url_verification
+      responses: { 200: z.union([acceptedSchema, z.object({ challenge: z.string() })]) },
+      errors: [401, 429],
       handler: async ({ params, request }) => {
         const accepted = await inbound.receive(params.trigger_id, request);
         if ('challenge' in accepted) return { status: 200, json: { challenge: accepted.challenge } };
@@ -83,7 +86,7 @@ export function hookRoutes({ config, collections, taskRuntime }: Services): AnyR
     }),
     route({
       method: 'GET', path: '/hooks/deliveries/:delivery_id', tag: 'hooks', summary: 'One stored inbound delivery (headers, raw body, verification)',
-      auth: 'bearer', permission: 'task:read', params: z.object({ delivery_id: z.string().min(1).max(100) }),
+      auth: 'bearer', permission: 'task:read', params: z.object({ delivery_id: z.string().min(1).max(100) }), response: deliverySchema,
       handler: async ({ auth, params }) => ({
         status: 200,
         json: presentDelivery(await getOr404(collections.inboundDeliveries, auth.orgId, params.delivery_id, 'delivery')),

@@ -36,6 +36,11 @@ const approvalSchema = z.object({
   expires_at: z.string(),
 });
 
+/** a JSON-RPC 2.0 message (MCP's own schema is the protocol's: https://modelcontextprotocol.io) */
+const jsonRpc = z.looseObject({ jsonrpc: z.literal('2.0'), id: z.union([z.string(), z.number(), z.null()]).optional() });
+/** answers of the MCP transport: a message or a batch; its protocol errors (400, 406, 415) are JSON-RPC errors too */
+const mcpAnswer = z.union([jsonRpc, z.array(jsonRpc)]);
+
 const presentApproval = (approval: McpApprovalDoc) => ({
   id: approval.id, tool: approval.tool, source_id: approval.source_id, args: approval.args, status: approval.status,
   requested_by: approval.requested_by, api_key_id: approval.api_key_id, decided_by: approval.decided_by,
@@ -77,6 +82,7 @@ export function mcpRoutes({ collections, sources, sourceService, config, policie
     route({
       method: 'POST', path: '/mcp', tag: 'mcp', auth: 'bearer', permission: 'chat:use', bodyKind: 'raw', maxBodyBytes: MCP_MAX_BODY_BYTES,
       summary: 'MCP streamable HTTP endpoint (stateless): search_connector_tools and execute_connector_tool over your sources',
+      response: mcpAnswer, responses: { 400: mcpAnswer, 406: mcpAnswer, 415: mcpAnswer },
       handler: async ({ auth, request }) => {
         const subject: PolicySubject = { user: auth.userId };
         const full = createCatalog(sourceService.registry, {

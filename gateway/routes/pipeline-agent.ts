@@ -10,7 +10,7 @@ import { ServiceError } from '../../runtime/errors.js';
 import { LOG_LEVELS } from '../../runtime/pipelines/runs.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
-import { presentEntry, presentRun } from './pipelines.js';
+import { entrySchema, presentEntry, presentRun, runSchema } from './pipelines.js';
 
 const PHASE = z.string().min(1).max(100);
 const RUN_ID = z.string().min(1).max(100);
@@ -67,7 +67,14 @@ export function pipelineAgentRoutes({ pipelineRuns }: Services): AnyRoute[] {
     route({
       method: 'GET', path: '/pipeline-agent/status', tag: 'pipeline-agent', auth: 'bearer',
       summary: 'Who the token is and, for a pipeline token, its run with the latest entry',
-      query: z.object({ run_id: RUN_ID.optional() }),
+      query: z.object({ run_id: RUN_ID.optional() }), errors: [403],
+      response: z.object({
+        connected: z.literal(true),
+        organization_id: z.string(),
+        token_kind: z.string(),
+        permissions: z.array(z.string()),
+        run: runSchema.extend({ last_entry: entrySchema.nullable() }).nullable(),
+      }),
       handler: async ({ auth, query }) => {
         const runId = auth.pipelineRunId ?? query.run_id;
         if (auth.pipelineRunId === undefined && runId !== undefined && !auth.permissions.has('pipeline:read')) {

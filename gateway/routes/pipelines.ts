@@ -44,7 +44,7 @@ const pipelineSchema = z.object({
   definition,
   version: z.number().int(),
 });
-const entrySchema = z.object({
+export const entrySchema = z.object({
   seq: z.number().int(),
   kind: z.enum(['log', 'progress']),
   level: z.string(),
@@ -53,7 +53,7 @@ const entrySchema = z.object({
   fraction: z.number().nullable(),
   at: z.string(),
 });
-const runSchema = z.object({
+export const runSchema = z.object({
   ...storedSchema,
   pipeline_id: z.string(),
   pipeline_version: z.number().int(),

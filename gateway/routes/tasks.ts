@@ -117,7 +117,13 @@ const taskSchema = z.object({
   enabled_source_ids: z.array(z.string()).nullable(),
   webhook: z.object({ rate_limit_per_minute: z.number().int() }),
   enabled: z.boolean(),
+  system_prompt: z.string().nullable(),
+  description: z.string().nullable(),
   last_fired_at: z.string().nullable(),
+});
+/** GET /tasks/:id also shows its actor: state, running and pending fires (null while no actor runs it) */
+const taskWithRuntimeSchema = taskSchema.extend({
+  runtime: z.object({ state: z.string(), running: z.number().int(), pending: z.number().int(), next_fire_at: z.string().nullable() }).nullable(),
 });
 const runSchema = z.object({
   ...storedSchema,
@@ -137,7 +143,7 @@ const runSchema = z.object({
   started_at: z.string().nullable(),
   finished_at: z.string().nullable(),
 });
-const deliverySchema = z.object({
+export const deliverySchema = z.object({
   ...storedSchema,
   task_id: z.string(),
   sender_delivery_id: z.string().nullable(),
@@ -408,7 +414,7 @@ export function taskRoutes({ collections, config, agentRuntime, taskRuntime, fil
     }),
     route({
       method: 'GET', path: '/tasks/:id', tag: 'tasks', summary: 'A task (secret masked), with its actor state and queue',
-      auth: 'bearer', permission: 'task:read', params: idParams, response: taskSchema,
+      auth: 'bearer', permission: 'task:read', params: idParams, response: taskWithRuntimeSchema,
       handler: async ({ auth, params, request }) => {
         const task = await getOr404(tasks, auth.orgId, params.id, 'task');
         return { status: 200, json: { ...presentTask(task, baseUrl(request)), runtime: service.actorView(task.id) } };

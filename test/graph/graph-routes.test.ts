@@ -167,6 +167,20 @@ describe('/graph', () => {
       realm: 'default', node_count: 4, relationship_count: 3,
       labels: { Service: 3, Team: 1 }, relationship_types: { DEPENDS_ON: 2, OWNED_BY: 1 },
     });
+    const without = await server.request('GET', '/graph/stats?labels=false', { token: viewer.token });
+    expect(without.body).toEqual({ realm: 'default', node_count: 4, relationship_count: 3 });
+  });
+
+  it('reads the labels flag strictly as true or false, and documents it as a boolean', async () => {
+    for (const loose of ['1', 'yes', 'on', 'TRUE', '']) {
+      const response = await server.request('GET', `/graph/stats?labels=${loose}`, { token: viewer.token });
+      expect(response.status, loose).toBe(400);
+      expect(response.body.error).toMatchObject({ code: 'validation_error', message: expect.stringContaining('labels is true or false') });
+    }
+    const document = (await server.request('GET', '/openapi.json')).body;
+    const labels = document.paths['/api/v1/graph/stats'].get.parameters.find((parameter: { name: string }) => parameter.name === 'labels');
+    expect(labels).toMatchObject({ in: 'query', required: false, schema: { type: 'boolean' } });
+    expect(labels.schema.enum).toBeUndefined();
   });
 
   it('deletes a node with its relationships', async () => {

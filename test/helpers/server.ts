@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { startService, type RunningService } from '../../gateway/app.js';
 import { loadConfig } from '../../runtime/config.js';
 import { createLogger } from '../../runtime/logger.js';
+import { ContractChecker, isJson } from './contract.js';
 
 export interface ApiResponse<T = any> {
   readonly status: number;
@@ -22,6 +23,11 @@ export interface RequestOptions {
   /** serialized as JSON unless a string or Buffer */
   readonly body?: unknown;
   readonly headers?: Record<string, string>;
+  /**
+   * Skips the OpenAPI contract check of this one answer, giving why: only for a
+   * test that deliberately provokes an answer the document does not describe.
+   */
+  readonly undocumented?: string;
 }
 
 export interface Session {
@@ -76,11 +82,20 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     ...env,
   });
   const service = await startService(config, createLogger(config));
+  // one checker per server, built from the live document, its validators compiled once per route and status
+  let contract: Promise<ContractChecker> | null = null;
+  const checked = async <T>(method: string, path: string, requestOptions?: RequestOptions): Promise<ApiResponse<T>> => {
+    const response = await request<T>(service.url, method, path, requestOptions);
+    if (requestOptions?.undocumented !== undefined || !isJson(response.headers.get('content-type')) || response.text.length === 0) return response;
+    contract ??= request(service.url, 'GET', '/openapi.json').then((document) => new ContractChecker(document.body));
+    (await contract).check(method, path, response.status, response.body);
+    return response;
+  };
   const server: TestServer = {
     url: service.url,
     dataDir,
     service,
-    request: (method, path, requestOptions) => request(service.url, method, path, requestOptions),
+    request: checked,
     register: async (organizationName) => {
       counter += 1;
       const email = `owner${counter}-${randomBytes(4).toString('hex')}@example.test`;
