@@ -42,6 +42,14 @@ const statusLine = (status: number): string => {
 
 /** how much of a streamed body waits in memory for its handler before the socket is paused */
 const STREAMED_BODY_BUFFER_BYTES = 1024 * 1024;
+/**
+ * An answer that comes before a streamed body's end waits while the rest of
+ * the body is read and dropped (at most this long, and this much): closing a
+ * socket whose receive buffer still holds the client's bytes sends a reset,
+ * and a reset can reach the client before it has read the answer.
+ */
+const LINGER_MS = 2000;
+const LINGER_MAX_BYTES = 64 * 1024 * 1024;
 
 /** what the adapter waits for before it answers: null when nothing written is still uncommitted */
 export type CommitBarrier = () => Promise<void> | null;
@@ -146,14 +154,33 @@ export async function listen(pipeline: Pipeline, host: string, port: number, com
 
     /** a streamed body the handler has not read to its end: the connection closes after the response */
     let unread = false;
+    /** set by a streamed body: stop handing it to the handler and drop what still arrives */
+    let dropRest: (() => void) | null = null;
+    /** an early answer waiting for the rest of the body to be dropped (lingering close) */
+    let lingering: (() => void) | null = null;
+    let lingerTimer: NodeJS.Timeout | undefined;
+    const flushLingering = (): void => {
+      clearTimeout(lingerTimer);
+      const answer = lingering;
+      lingering = null;
+      answer?.();
+    };
+
+    /** sends, or for an answer before the body's end, first drops the rest of the body (bounded) */
+    const sendAfterBody = (response: HttpResponse): void => {
+      if (!unread || dropRest === null || aborted) return send(response, unread);
+      lingering = () => send(response, true);
+      lingerTimer = setTimeout(flushLingering, LINGER_MS);
+      dropRest();
+    };
 
     /** answers once what the handler wrote (or read uncommitted) is durable; a failed commit turns it into a 503 */
     const sendCommitted = (response: HttpResponse): void => {
       const pending = committed();
-      if (pending === null) return send(response, unread);
+      if (pending === null) return sendAfterBody(response);
       pending.then(
-        () => send(response, unread),
-        () => send(errorResponse(new ServiceError('service_unavailable', 'the metadata store could not commit this request; retry it')), unread)
+        () => sendAfterBody(response),
+        () => sendAfterBody(errorResponse(new ServiceError('service_unavailable', 'the metadata store could not commit this request; retry it'))),
       );
     };
 
@@ -181,12 +208,27 @@ export async function listen(pipeline: Pipeline, host: string, port: number, com
         res.resume();
       };
       abortListeners.push(() => body.destroy(new ServiceError('validation_error', 'the client closed the connection before the body ended')));
+      abortListeners.push(() => clearTimeout(lingerTimer));
       if (!hasBody) body.push(null);
       else {
         unread = true;
         let received = 0;
+        let dropped = 0;
+        dropRest = () => {
+          if (!body.destroyed) body.destroy();
+          // the handler no longer reads: take the rest off the socket
+          if (paused && !aborted) {
+            paused = false;
+            res.resume();
+          }
+        };
         res.onData((chunk, isLast) => {
-          if (body.destroyed) return;
+          if (body.destroyed) {
+            dropped += chunk.byteLength;
+            if (isLast) unread = false;
+            if (lingering !== null && (isLast || dropped > LINGER_MAX_BYTES)) flushLingering();
+            return;
+          }
           received += chunk.byteLength;
           // the handler reading the stream fails with 413, and answers it
           if (received > limit) return void body.destroy(tooLargeError());
