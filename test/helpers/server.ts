@@ -69,7 +69,13 @@ export async function request<T = any>(baseUrl: string, method: string, path: st
   return { status: response.status, headers: response.headers, body: parsed as T, text };
 }
 
-export async function startTestServer(env: Record<string, string> = {}, options: { dataDir?: string } = {}): Promise<TestServer> {
+export interface TestServerOptions {
+  readonly dataDir?: string;
+  /** every log line the server writes is pushed here (pass LOG_LEVEL in env; silent by default) */
+  readonly logLines?: string[];
+}
+
+export async function startTestServer(env: Record<string, string> = {}, options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-test-'));
   const config = loadConfig({
     DATA_DIR: dataDir,
@@ -81,7 +87,8 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     EGRESS_ALLOW: '127.0.0.1,::1',
     ...env,
   });
-  const service = await startService(config, createLogger(config));
+  const lines = options.logLines;
+  const service = await startService(config, lines === undefined ? createLogger(config) : createLogger(config, { write: (line: string) => void lines.push(line) }));
   // one checker per server, built from the live document, its validators compiled once per route and status
   let contract: Promise<ContractChecker> | null = null;
   const checked = async <T>(method: string, path: string, requestOptions?: RequestOptions): Promise<ApiResponse<T>> => {
