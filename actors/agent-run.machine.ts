@@ -16,7 +16,7 @@
  * `llm_rate_limited`, `llm_unreachable`, ...), `internal_error`.
  */
 import { assign, fromPromise, setup, type SnapshotFrom } from 'xstate';
-import { failedOutcome, toolErrorBody, type ToolOutcome } from '../connectors/tool-result.js';
+import { failedOutcome, toolErrorBody, type ToolOutcome } from '../runtime/tools/tool-result.js';
 import type { ChatMessage, FinishReason, ToolCall, Usage } from '../runtime/llm/types.js';
 
 export type ApprovalWrite = 'allow' | 'ask';

@@ -4,7 +4,7 @@
  * The actor holds the binding's current rule and decides, for each inbound
  * chat message of its channel, whether the rule holds (mention-only, chat
  * channel name, bots). When it does, it names the side effect `dispatch`,
- * which the channel runtime (runtime/channels/) supplies: rate limits, the
+ * which the channel runtime (domains/channels/) supplies: rate limits, the
  * agent run, the reply. A paused binding (disabled) ignores messages; `STOP`
  * (binding deleted or service shutdown) ends it.
  */

@@ -12,7 +12,7 @@
  *   cancelled; at shutdown (`SHUTDOWN`) pending fires stay stored and are
  *   queued again at the next start.
  *
- * Side effects are named here and supplied by runtime/tasks/service.ts.
+ * Side effects are named here and supplied by domains/tasks/service.ts.
  */
 import { assign, enqueueActions, setup } from 'xstate';
 

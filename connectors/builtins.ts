@@ -11,7 +11,7 @@ import { createMcpPlugin } from './mcp/index.js';
 import { createWebhooksPlugin } from './webhooks/index.js';
 import { createFilesPlugin } from './files/index.js';
 import type { FileStore } from '../runtime/files/store.js';
-import type { OutboundWebhooks } from '../runtime/webhooks/outbound-webhooks.js';
+import type { OutboundWebhooks } from '../domains/webhooks/outbound-webhooks.js';
 import { createSlackPlugin } from './slack/index.js';
 import { createGithubPlugin } from './github/index.js';
 import { createJenkinsPlugin } from './jenkins/index.js';

@@ -132,7 +132,7 @@ export interface ConnectorPlugin {
    * Dynamic tools: for connectors whose tools are known only once a source is
    * configured (an MCP server, an OpenAPI document). Called when a run's
    * catalog is built, with the source's config; the answer is cached per
-   * source for a short TTL (see runtime/sources). The tools are checked like
+   * source for a short TTL (see domains/sources). The tools are checked like
    * static ones (a bad tool is dropped and logged, not fatal) and are exposed
    * as `<source name>.<tool>` instead of `<kind>.<tool>`. When present, these
    * replace `tools` for the source; `tools` may then be empty.

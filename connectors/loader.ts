@@ -13,7 +13,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import semver from 'semver';
 import { CONTRACT_VERSION, type ConnectorPlugin, type ConnectorPluginFactory, type ConnectorTool, type NetPort } from './contract.js';
-import { compileSchema, type CompiledSchema } from './json-schema.js';
+import { compileSchema, type CompiledSchema } from '../runtime/tools/json-schema.js';
 
 export const NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
 const CONTRACT_SEMVER = `${CONTRACT_VERSION}.0.0`;

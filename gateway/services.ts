@@ -8,17 +8,17 @@ import type { AgentRuntime } from '../runtime/agent/agent-runtime.js';
 import type { Supervisor } from '../runtime/supervisor.js';
 import type { PlatformEvents } from '../runtime/events.js';
 import type { GraphStore } from '../runtime/graph/store.js';
-import type { SourceDirectory } from '../runtime/sources/directory.js';
-import type { SourceService } from '../runtime/sources/source-service.js';
-import type { TaskFiring } from '../runtime/tasks/firing.js';
-import type { TaskRuntime } from '../runtime/tasks/index.js';
-import type { ChannelRuntime } from '../runtime/channels/channel-runtime.js';
-import type { OutboundWebhooks } from '../runtime/webhooks/outbound-webhooks.js';
+import type { SourceDirectory } from '../domains/sources/directory.js';
+import type { SourceService } from '../domains/sources/source-service.js';
+import type { TaskFiring } from '../domains/tasks/firing.js';
+import type { TaskRuntime } from '../domains/tasks/index.js';
+import type { ChannelRuntime } from '../domains/channels/channel-runtime.js';
+import type { OutboundWebhooks } from '../domains/webhooks/outbound-webhooks.js';
 import type { FileStore } from '../runtime/files/store.js';
-import type { PipelineRuns } from '../runtime/pipelines/runs.js';
+import type { PipelineRuns } from '../domains/pipelines/runs.js';
 import type { EgressGuard } from '../runtime/net/egress.js';
-import type { PolicyBundles } from '../runtime/policies/bundles.js';
-import type { PolicyGate } from '../runtime/policies/gate.js';
+import type { PolicyBundles } from '../domains/policies/bundles.js';
+import type { PolicyGate } from '../domains/policies/gate.js';
 
 /** What route modules are built from; assembled once in gateway/app.ts. */
 export interface Services {

@@ -4,8 +4,8 @@
  */
 import type { IdempotencyRecord } from '../gateway/idempotency.js';
 import type { GlobalCollection, MetadataStore, OrgCollection, StoredFields } from './store/types.js';
-import type { McpApprovalDoc, SourceDoc, SourceSyncJobDoc } from './sources/types.js';
-import type { InboundDeliveryDoc, TaskDoc, TaskRunDoc } from './tasks/types.js';
+import type { McpApprovalDoc, SourceDoc, SourceSyncJobDoc } from '../domains/sources/types.js';
+import type { InboundDeliveryDoc, TaskDoc, TaskRunDoc } from '../domains/tasks/types.js';
 
 export interface OrganizationDoc extends StoredFields {
   readonly name: string;
@@ -216,7 +216,7 @@ export interface ChatMessageDoc extends StoredFields {
   readonly created_by: string;
 }
 
-/** An outbound webhook (`/webhooks`): secrets are sealed at rest (runtime/webhooks/secrets.ts), never stored plain. */
+/** An outbound webhook (`/webhooks`): secrets are sealed at rest (domains/webhooks/secrets.ts), never stored plain. */
 export interface OutboundWebhookDoc extends StoredFields {
   readonly name: string;
   readonly url: string;
@@ -260,7 +260,7 @@ export interface WebhookDeliveryDoc extends StoredFields {
   readonly created_by: string;
 }
 
-/** A saved custom webhook sample (built-in ones live in runtime/webhook-samples). */
+/** A saved custom webhook sample (built-in ones live in domains/webhook-samples). */
 export interface WebhookSampleDoc extends StoredFields {
   readonly name: string;
   readonly description: string;

@@ -4,9 +4,9 @@
  * in vitest tests.
  */
 import { ToolError, type ConnectorPlugin, type ToolContext } from '../contract.js';
-import { validateCopy } from '../json-schema.js';
+import { validateCopy } from '../../runtime/tools/json-schema.js';
 import { checkPlugin, createRegistry, PluginLoadError, type LoadedPlugin, type LoadedTool } from '../loader.js';
-import { toolErrorBody, type ToolOutcome } from '../tool-result.js';
+import { toolErrorBody, type ToolOutcome } from '../../runtime/tools/tool-result.js';
 
 /** The static contract, exactly as the loader checks it. */
 export function staticProblems(plugin: unknown, origin = 'conformance'): { loaded?: LoadedPlugin; problems: readonly string[] } {

@@ -15,7 +15,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ConnectorPlugin } from '../contract.js';
 import type { LoadedPlugin, LoadedTool } from '../loader.js';
-import type { ToolOutcome } from '../tool-result.js';
+import type { ToolOutcome } from '../../runtime/tools/tool-result.js';
 import { abortProblems, sampleCallProblems, staticProblems, validateProblems, type SampleContext } from './checks.js';
 
 export { abortProblems, sampleCallProblems, staticProblems, validateProblems } from './checks.js';

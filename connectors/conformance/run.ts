@@ -5,7 +5,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { ConnectorPlugin } from '../contract.js';
-import type { ToolOutcome } from '../tool-result.js';
+import type { ToolOutcome } from '../../runtime/tools/tool-result.js';
 import { abortProblems, sampleCallProblems, staticProblems, validateProblems, type SampleContext } from './checks.js';
 import type { ConformanceRunOptions } from './cli-config.js';
 

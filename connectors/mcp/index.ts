@@ -1,7 +1,7 @@
 /**
  * The MCP bridge: a source of kind `mcp` is any Model Context Protocol
  * server, reached by a stdio command or a streamable HTTP URL. Its tools are
- * listed per source (`listTools`, cached by runtime/sources) and appear in
+ * listed per source (`listTools`, cached by domains/sources) and appear in
  * the catalog as `<source name>.<tool>` with the server's input schemas.
  */
 import { ToolError, type ConnectorPlugin, type JsonSchema } from '../contract.js';

@@ -5,7 +5,7 @@
  */
 import type { ConnectorPlugin } from '../contract.js';
 import { sourcelessParts } from '../shared/sourceless.js';
-import type { OutboundWebhooks } from '../../runtime/webhooks/outbound-webhooks.js';
+import type { OutboundWebhooks } from '../../domains/webhooks/outbound-webhooks.js';
 import { sendTool } from './tools/send.js';
 
 export function createWebhooksPlugin(webhooks: OutboundWebhooks): ConnectorPlugin {

@@ -6,7 +6,7 @@
  * renamed.
  */
 import { z } from 'zod';
-import { AGENT_TYPE_NAMES, AGENT_TYPES, configJsonSchema, validateAgentConfig } from '../../runtime/agent-types.js';
+import { AGENT_TYPE_NAMES, AGENT_TYPES, configJsonSchema, validateAgentConfig } from '../../domains/agents/agent-types.js';
 import type { AgentDoc } from '../../runtime/collections.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { DEFAULT_AGENT } from '../../runtime/organizations.js';

@@ -1,6 +1,6 @@
 /**
  * /bindings: which agent answers which messages of a chat channel. Each
- * binding runs as a `channel_binding` actor (runtime/channels/); creating,
+ * binding runs as a `channel_binding` actor (domains/channels/); creating,
  * changing and deleting a binding starts, updates and stops its actor.
  */
 import { z } from 'zod';

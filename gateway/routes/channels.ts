@@ -10,7 +10,7 @@ import { OPTIONAL_SCOPES, REQUIRED_SCOPES } from '../../connectors/slack/index.j
 import type { ChannelDoc } from '../../runtime/collections.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { newId } from '../../runtime/ids.js';
-import { DEFAULT_RATE_LIMITS } from '../../runtime/channels/rate-limiter.js';
+import { DEFAULT_RATE_LIMITS } from '../../domains/channels/rate-limiter.js';
 import { assertReferences } from '../../runtime/references.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';

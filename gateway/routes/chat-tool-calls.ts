@@ -9,8 +9,8 @@
  */
 import { z } from 'zod';
 import type { AgentRunEventDoc, ChatMessageDoc } from '../../runtime/collections.js';
-import { EXECUTE_CONNECTOR_TOOL } from '../../connectors/meta-tools.js';
-import { toolErrorBody } from '../../connectors/tool-result.js';
+import { EXECUTE_CONNECTOR_TOOL } from '../../runtime/tools/meta-tools.js';
+import { toolErrorBody } from '../../runtime/tools/tool-result.js';
 import { ServiceError } from '../../runtime/errors.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import { decodeCursor, encodeCursor, pageQuery, pageSchema } from '../pagination.js';

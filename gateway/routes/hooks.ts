@@ -1,6 +1,6 @@
 /**
  * Inbound webhooks: `POST /hooks/:trigger_id` (public; HMAC over the raw
- * bytes, checked before parsing: runtime/tasks/inbound.ts), delivery
+ * bytes, checked before parsing: domains/tasks/inbound.ts), delivery
  * replay, and provisioned inbound endpoints (`/inbound-webhooks`, the
  * `service_webhook` form). A provisioned endpoint is a webhook task whose
  * instruction is the payload template, served at the same path.
@@ -8,9 +8,9 @@
 import { z } from 'zod';
 import { ServiceError } from '../../runtime/errors.js';
 import { newId } from '../../runtime/ids.js';
-import { newTriggerId, newWebhookSecret } from '../../runtime/tasks/secrets.js';
-import { TemplateError, validateInputTemplate } from '../../runtime/tasks/template.js';
-import { TASK_DEFAULTS, type TaskDoc } from '../../runtime/tasks/types.js';
+import { newTriggerId, newWebhookSecret } from '../../domains/tasks/secrets.js';
+import { TemplateError, validateInputTemplate } from '../../domains/tasks/template.js';
+import { TASK_DEFAULTS, type TaskDoc } from '../../domains/tasks/types.js';
 import { listOptions, pageEnvelope, pageQuery, pageSchema } from '../pagination.js';
 import { getOr404, idParams, unique } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';

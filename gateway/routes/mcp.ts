@@ -6,13 +6,13 @@
  */
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { z } from 'zod';
-import { createCatalog, type ToolCatalog, type ToolSummary } from '../../connectors/catalog.js';
+import { createCatalog, type ToolCatalog, type ToolSummary } from '../../runtime/tools/catalog.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import { createCatalogMcpServer, type WriteGate } from '../../connectors/mcp/server.js';
-import type { PolicyGate, PolicySubject } from '../../runtime/policies/gate.js';
+import type { PolicyGate, PolicySubject } from '../../domains/policies/gate.js';
 import { ServiceError } from '../../runtime/errors.js';
-import { McpApprovals } from '../../runtime/sources/mcp-approvals.js';
-import type { McpApprovalDoc } from '../../runtime/sources/types.js';
+import { McpApprovals } from '../../domains/sources/mcp-approvals.js';
+import type { McpApprovalDoc } from '../../domains/sources/types.js';
 import { DEFAULT_REALM } from '../../runtime/organizations.js';
 import type { HttpResponse } from '../http.js';
 import { idParams, storedSchema } from '../resource.js';

@@ -1,11 +1,11 @@
 /**
  * /memory: facts, guidelines, preferences and notes agents recall, each in a
  * realm of the organization. `POST /memory/recall` ranks entries by the
- * store's full-text search weighted by importance (runtime/memory-recall.ts,
+ * store's full-text search weighted by importance (domains/memory/recall.ts,
  * shared with the `memory.recall` tool).
  */
 import { z } from 'zod';
-import { MAX_RECALL_LIMIT, recallMemories } from '../../runtime/memory-recall.js';
+import { MAX_RECALL_LIMIT, recallMemories } from '../../domains/memory/recall.js';
 import { MAX_MEMORY_TEXT_BYTES, MEMORY_KINDS, type MemoryDoc } from '../../runtime/collections.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { DEFAULT_REALM } from '../../runtime/organizations.js';

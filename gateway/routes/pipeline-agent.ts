@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import type { AuthContext } from '../../runtime/auth/context.js';
 import { ServiceError } from '../../runtime/errors.js';
-import { LOG_LEVELS } from '../../runtime/pipelines/runs.js';
+import { LOG_LEVELS } from '../../domains/pipelines/runs.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
 import { entrySchema, presentEntry, presentRun, runSchema } from './pipelines.js';

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { PolicyDecisionDoc, PolicyDoc } from '../../runtime/collections.js';
 import { ERROR_CATALOG, ServiceError, type ErrorCode } from '../../runtime/errors.js';
-import { moduleNameOf, packagePathOf } from '../../runtime/policies/bundles.js';
+import { moduleNameOf, packagePathOf } from '../../domains/policies/bundles.js';
 import { compile, RegoError, validate, type ModuleSource } from '../../runtime/policy/index.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';

@@ -2,15 +2,15 @@
  * /sources: configured connections to external systems (connector CRUD,
  * validation, sync jobs and their history) and /sources/catalog (the
  * connector kinds with their config schemas and tools). Configs are never
- * returned in clear (runtime/sources/config-secrets.ts).
+ * returned in clear (domains/sources/config-secrets.ts).
  */
 import { z } from 'zod';
 import { REALM_NAME } from './realms.js';
 import type { LoadedPlugin } from '../../connectors/loader.js';
-import { maskConfig } from '../../runtime/sources/config-secrets.js';
-import type { SourceService } from '../../runtime/sources/source-service.js';
-import { nextFireOf } from '../../runtime/sources/sync-schedule.js';
-import type { SourceDoc, SourceSyncJobDoc } from '../../runtime/sources/types.js';
+import { maskConfig } from '../../domains/sources/config-secrets.js';
+import type { SourceService } from '../../domains/sources/source-service.js';
+import { nextFireOf } from '../../domains/sources/sync-schedule.js';
+import type { SourceDoc, SourceSyncJobDoc } from '../../domains/sources/types.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import { listOptions, pageEnvelope, pageQuery, pageSchema } from '../pagination.js';
 import { idParams, rejectImmutable, storedSchema, unique } from '../resource.js';

@@ -1,6 +1,6 @@
-/** GET /task-recommendations: suggested tasks from recurring chat questions, connector state and graph patterns (runtime/recommendations). */
+/** GET /task-recommendations: suggested tasks from recurring chat questions, connector state and graph patterns (domains/recommendations). */
 import { z } from 'zod';
-import { TaskRecommender } from '../../runtime/recommendations/recommend.js';
+import { TaskRecommender } from '../../domains/recommendations/recommend.js';
 import { decimalInteger } from '../pagination.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';

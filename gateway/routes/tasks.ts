@@ -2,7 +2,7 @@
  * /tasks: automatic agent runs started by a schedule (five-field cron, UTC),
  * a signed webhook or a platform event; their runs (history, live events,
  * cancel, approvals) and their inbound deliveries. The task runtime
- * (runtime/tasks/) owns the actors; these routes parse, call it, present.
+ * (domains/tasks/) owns the actors; these routes parse, call it, present.
  */
 import { z } from 'zod';
 import type { AgentRunEventDoc } from '../../runtime/collections.js';
@@ -12,12 +12,12 @@ import { listArtifacts } from '../../runtime/files/artifacts.js';
 import type { FileInfo } from '../../runtime/files/store.js';
 import { newId } from '../../runtime/ids.js';
 import { assertReferences } from '../../runtime/references.js';
-import { cronError } from '../../runtime/tasks/schedule.js';
-import { MASKED_SECRET, newTriggerId, newWebhookSecret } from '../../runtime/tasks/secrets.js';
-import { SIGNATURE_SCHEMES, verifierOf } from '../../runtime/tasks/signatures/index.js';
-import { triggerSecret } from '../../runtime/tasks/signatures/trigger-secret.js';
-import { TemplateError, validateInputTemplate } from '../../runtime/tasks/template.js';
-import { TASK_DEFAULTS, TRIGGER_KINDS, type InboundDeliveryDoc, type TaskDoc, type TaskRunDoc } from '../../runtime/tasks/types.js';
+import { cronError } from '../../domains/tasks/schedule.js';
+import { MASKED_SECRET, newTriggerId, newWebhookSecret } from '../../domains/tasks/secrets.js';
+import { SIGNATURE_SCHEMES, verifierOf } from '../../domains/tasks/signatures/index.js';
+import { triggerSecret } from '../../domains/tasks/signatures/trigger-secret.js';
+import { TemplateError, validateInputTemplate } from '../../domains/tasks/template.js';
+import { TASK_DEFAULTS, TRIGGER_KINDS, type InboundDeliveryDoc, type TaskDoc, type TaskRunDoc } from '../../domains/tasks/types.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import type { HttpRequest, HttpResponse } from '../http.js';
 import { publicBaseUrl } from '../public-url.js';

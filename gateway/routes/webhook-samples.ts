@@ -1,12 +1,12 @@
 /**
- * /webhook-samples: built-in samples of common senders (runtime/webhook-samples)
+ * /webhook-samples: built-in samples of common senders (domains/webhook-samples)
  * and the organization's saved ones; `run` fires a sample into a task as if
  * the sender had posted it (origin `sample`, no delivery stored).
  */
 import { z } from 'zod';
 import type { WebhookSampleDoc } from '../../runtime/collections.js';
 import { ServiceError } from '../../runtime/errors.js';
-import { builtinSample, builtinSamples, type WebhookSample } from '../../runtime/webhook-samples/builtin.js';
+import { builtinSample, builtinSamples, type WebhookSample } from '../../domains/webhook-samples/builtin.js';
 import { unique } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';

@@ -2,14 +2,14 @@
  * /webhooks: outbound webhooks (name, url, secret, retries), their delivery
  * log, a test send and secret rotation with an overlap. The secret is shown
  * in full only in the answers to create and rotate; reads mask it.
- * Delivery and signing: runtime/webhooks (README "Outbound webhooks").
+ * Delivery and signing: domains/webhooks (README "Outbound webhooks").
  */
 import { z } from 'zod';
 import type { OutboundWebhookDoc, WebhookDeliveryDoc } from '../../runtime/collections.js';
 import { ServiceError } from '../../runtime/errors.js';
-import { DEFAULT_OVERLAP_SECONDS, MAX_OVERLAP_SECONDS } from '../../runtime/webhooks/outbound-webhooks.js';
-import { maskSecret } from '../../runtime/webhooks/secrets.js';
-import { standardWebhooksSecret } from '../../runtime/webhooks/signing.js';
+import { DEFAULT_OVERLAP_SECONDS, MAX_OVERLAP_SECONDS } from '../../domains/webhooks/outbound-webhooks.js';
+import { maskSecret } from '../../domains/webhooks/secrets.js';
+import { standardWebhooksSecret } from '../../domains/webhooks/signing.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { getOr404, idParams, storedSchema, unique } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';

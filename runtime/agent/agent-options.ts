@@ -1,13 +1,13 @@
 /**
  * An agent's type and stored config turned into the options of one run, the
- * same for chat, task and binding runs (runtime/agent-types.ts documents
+ * same for chat, task and binding runs (domains/agents/agent-types.ts documents
  * each option and its default). Stored keys the catalog no longer knows are
  * ignored here: an agent saved before an option was removed still runs.
  */
-import type { ToolInterceptor } from '../../connectors/interceptors.js';
+import type { ToolInterceptor } from '../tools/interceptors.js';
 import type { AgentDoc, MemoryDoc } from '../collections.js';
-import { recallMemories } from '../memory-recall.js';
-import { readOnlyInterceptorWith } from '../channels/read-only.js';
+import { recallMemories } from '../../domains/memory/recall.js';
+import { readOnlyInterceptorWith } from '../../domains/channels/read-only.js';
 import type { OrgCollection, OrgId } from '../store/types.js';
 
 export const DEFAULT_MAX_TURNS = 20;

@@ -18,8 +18,8 @@ import {
   type ToolStepOutput,
   type TurnOutput,
 } from '../../actors/agent-run.machine.js';
-import { createCatalog, type CatalogSource, type ResolvedToolCall, type ToolCatalog } from '../../connectors/catalog.js';
-import type { ToolInterceptor } from '../../connectors/interceptors.js';
+import { createCatalog, type CatalogSource, type ResolvedToolCall, type ToolCatalog } from '../tools/catalog.js';
+import type { ToolInterceptor } from '../tools/interceptors.js';
 import type { PluginRegistry } from '../../connectors/loader.js';
 import {
   applySearchConnectorTools,
@@ -29,8 +29,8 @@ import {
   runExecuteConnectorTool,
   SEARCH_CONNECTOR_TOOLS,
   type SearchConnectorToolsResult,
-} from '../../connectors/meta-tools.js';
-import { failedOutcome, toolErrorBody, type ToolOutcome } from '../../connectors/tool-result.js';
+} from '../tools/meta-tools.js';
+import { failedOutcome, toolErrorBody, type ToolOutcome } from '../tools/tool-result.js';
 import type { AgentRunDoc, Collections } from '../collections.js';
 import { newId } from '../ids.js';
 import { costUsd, type PriceTable } from '../llm/prices.js';
@@ -39,7 +39,7 @@ import type { OrgId } from '../store/types.js';
 import type { ActorInfo, Supervisor } from '../supervisor.js';
 import type { PlatformEvents } from '../events.js';
 import { RunFeed } from './run-feed.js';
-import type { PolicyGate, PolicySubject } from '../policies/gate.js';
+import type { PolicyGate, PolicySubject } from '../../domains/policies/gate.js';
 
 export const AGENT_RUN_KIND = 'agent_run';
 

@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createCatalog, type CatalogSource, type ResolvedToolCall, type ToolCatalog } from '../../connectors/catalog.js';
-import type { ToolInterceptor } from '../../connectors/interceptors.js';
+import { createCatalog, type CatalogSource, type ResolvedToolCall, type ToolCatalog } from '../../runtime/tools/catalog.js';
+import type { ToolInterceptor } from '../../runtime/tools/interceptors.js';
 import { createRegistry, checkPlugin, type PluginRegistry } from '../../connectors/loader.js';
-import type { ToolOutcome } from '../../connectors/tool-result.js';
+import type { ToolOutcome } from '../../runtime/tools/tool-result.js';
 import { chat, codeHost, failing, plugin, tool } from './test-plugins.js';
 
 const acme: CatalogSource = { id: 'src_acme', kind: 'github', name: 'Acme GitHub', config: { token: 'acme-token' } };

@@ -1,11 +1,11 @@
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createCatalog, type ToolCatalog } from '../../connectors/catalog.js';
+import { createCatalog, type ToolCatalog } from '../../runtime/tools/catalog.js';
 import { describeConnectorConformance } from '../../connectors/conformance/index.js';
 import type { ConnectorPlugin } from '../../connectors/contract.js';
 import { loadPlugins, type PluginRegistry } from '../../connectors/loader.js';
-import { applySearchConnectorTools, resolveExecuteConnectorTool } from '../../connectors/meta-tools.js';
-import type { ToolOutcome } from '../../connectors/tool-result.js';
+import { applySearchConnectorTools, resolveExecuteConnectorTool } from '../../runtime/tools/meta-tools.js';
+import type { ToolOutcome } from '../../runtime/tools/tool-result.js';
 
 /** lists `./echo`, a published-style package folder with its own package.json */
 const PLUGINS_FILE = fileURLToPath(new URL('../fixtures/plugins/plugins.json', import.meta.url));

@@ -1,13 +1,13 @@
 /** The github connector against the fake GitHub REST API, through @octokit/rest. */
 import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createCatalog } from '../../connectors/catalog.js';
+import { createCatalog } from '../../runtime/tools/catalog.js';
 import { describeConnectorConformance } from '../../connectors/conformance/index.js';
-import { validateCopy } from '../../connectors/json-schema.js';
+import { validateCopy } from '../../runtime/tools/json-schema.js';
 import { ToolError, type ConnectorTool, type SyncContext } from '../../connectors/contract.js';
 import { createGithubPlugin, missingScopes } from '../../connectors/github/index.js';
 import { checkPlugin, loadPlugins } from '../../connectors/loader.js';
-import { resolveExecuteConnectorTool } from '../../connectors/meta-tools.js';
+import { resolveExecuteConnectorTool } from '../../runtime/tools/meta-tools.js';
 import { startFakeGithub, type FakeGithub } from '../fakes/github/server.js';
 import { FINE_GRAINED_TOKEN, GOOD_TOKEN, NARROW_TOKEN, RecordingGraphSink, seedGithub } from './github-fixtures.js';
 

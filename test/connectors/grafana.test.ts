@@ -1,6 +1,6 @@
 /** The grafana connector against the fake Grafana: conformance kit, validation, every tool, paging, 429 retry. */
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { createCatalog } from '../../connectors/catalog.js';
+import { createCatalog } from '../../runtime/tools/catalog.js';
 import { describeConnectorConformance } from '../../connectors/conformance/index.js';
 import { createGrafanaPlugin } from '../../connectors/grafana/index.js';
 import { checkPlugin, createRegistry } from '../../connectors/loader.js';

@@ -1,7 +1,7 @@
 /** The jenkins connector against the fake Jenkins JSON API. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { describeConnectorConformance } from '../../connectors/conformance/index.js';
-import { validateCopy } from '../../connectors/json-schema.js';
+import { validateCopy } from '../../runtime/tools/json-schema.js';
 import { ToolError, type ConnectorTool, type SyncContext } from '../../connectors/contract.js';
 import { createJenkinsPlugin, jobPath } from '../../connectors/jenkins/index.js';
 import { checkPlugin } from '../../connectors/loader.js';

@@ -3,7 +3,7 @@
  * client: conformance kit, validation, every tool, paging, 429 retry, sync.
  */
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { createCatalog } from '../../connectors/catalog.js';
+import { createCatalog } from '../../runtime/tools/catalog.js';
 import { describeConnectorConformance } from '../../connectors/conformance/index.js';
 import type { GraphNodeInput, GraphRelationshipInput, GraphSink, ToolContext } from '../../connectors/contract.js';
 import { createKubernetesPlugin } from '../../connectors/kubernetes/index.js';

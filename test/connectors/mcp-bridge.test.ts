@@ -4,8 +4,8 @@
  * reach the catalog as `<source>.<tool>` and run through it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCatalog, type CatalogSource, type ToolCatalog } from '../../connectors/catalog.js';
-import type { ToolOutcome } from '../../connectors/tool-result.js';
+import { createCatalog, type CatalogSource, type ToolCatalog } from '../../runtime/tools/catalog.js';
+import type { ToolOutcome } from '../../runtime/tools/tool-result.js';
 import { asOrgId } from '../../runtime/store/types.js';
 import { FAKE_MCP_STDIO_SCRIPT, startFakeMcpHttp, type FakeMcpHttp } from '../fakes/mcp/http-server.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';

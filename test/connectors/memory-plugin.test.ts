@@ -1,11 +1,11 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCatalog, type ToolCatalog } from '../../connectors/catalog.js';
+import { createCatalog, type ToolCatalog } from '../../runtime/tools/catalog.js';
 import { describeConnectorConformance } from '../../connectors/conformance/index.js';
 import { loadPlugins } from '../../connectors/loader.js';
 import { createMemoryPlugin } from '../../connectors/memory/index.js';
-import { resolveExecuteConnectorTool } from '../../connectors/meta-tools.js';
-import type { ToolOutcome } from '../../connectors/tool-result.js';
+import { resolveExecuteConnectorTool } from '../../runtime/tools/meta-tools.js';
+import type { ToolOutcome } from '../../runtime/tools/tool-result.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
 
 const REPO_PLUGINS = fileURLToPath(new URL('../../plugins.json', import.meta.url));

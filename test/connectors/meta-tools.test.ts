@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createCatalog } from '../../connectors/catalog.js';
+import { createCatalog } from '../../runtime/tools/catalog.js';
 import { checkPlugin, createRegistry } from '../../connectors/loader.js';
 import {
   applySearchConnectorTools,
@@ -9,7 +9,7 @@ import {
   resolveExecuteConnectorTool,
   runExecuteConnectorTool,
   searchConnectorToolsDefinition,
-} from '../../connectors/meta-tools.js';
+} from '../../runtime/tools/meta-tools.js';
 import { codeHost } from './test-plugins.js';
 
 const catalog = createCatalog(createRegistry([checkPlugin(codeHost, 'built-in')]), {

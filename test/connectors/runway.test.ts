@@ -4,7 +4,7 @@
  * status tool, the spec's six errors, enabled_tools, 429 retry.
  */
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { createCatalog } from '../../connectors/catalog.js';
+import { createCatalog } from '../../runtime/tools/catalog.js';
 import { describeConnectorConformance } from '../../connectors/conformance/index.js';
 import { checkPlugin, createRegistry } from '../../connectors/loader.js';
 import { createRunwayPlugin } from '../../connectors/runway/index.js';

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { describeConnectorConformance } from '../../connectors/conformance/index.js';
 import { ToolError, type ConnectorTool, type SyncContext } from '../../connectors/contract.js';
-import { validateCopy } from '../../connectors/json-schema.js';
+import { validateCopy } from '../../runtime/tools/json-schema.js';
 import { checkPlugin } from '../../connectors/loader.js';
 import { createVercelPlugin } from '../../connectors/vercel/index.js';
 import { startFakeVercel, type FakeVercel, type FakeVercelDeployment } from '../fakes/vercel/server.js';

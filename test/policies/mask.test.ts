@@ -1,6 +1,6 @@
 /** The decision log masks argument values whose keys look like secrets, at any depth. */
 import { describe, expect, it } from 'vitest';
-import { maskSecrets, policyInput } from '../../runtime/policies/gate.js';
+import { maskSecrets, policyInput } from '../../domains/policies/gate.js';
 
 describe('maskSecrets', () => {
   it('masks token/secret/password/key values at any depth and keeps the rest', () => {

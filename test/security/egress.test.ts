@@ -9,7 +9,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCatalog } from '../../connectors/catalog.js';
+import { createCatalog } from '../../runtime/tools/catalog.js';
 import { asOrgId } from '../../runtime/store/types.js';
 import { startFakeGrafanaServer, type FakeGrafanaServer } from '../fakes/grafana/server.js';
 import { startFakeMcpHttp, type FakeMcpHttp } from '../fakes/mcp/http-server.js';

@@ -1,12 +1,12 @@
 /** Run artifacts end to end: `files.write_artifact` in a task run, listed with the run, downloaded through /files. */
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCatalog, type ToolCatalog } from '../../connectors/catalog.js';
+import { createCatalog, type ToolCatalog } from '../../runtime/tools/catalog.js';
 import { createFilesPlugin } from '../../connectors/files/index.js';
 import { MAX_ARTIFACT_BYTES } from '../../connectors/files/tools/write-artifact.js';
 import { loadPlugins } from '../../connectors/loader.js';
-import { resolveExecuteConnectorTool } from '../../connectors/meta-tools.js';
-import type { ToolOutcome } from '../../connectors/tool-result.js';
+import { resolveExecuteConnectorTool } from '../../runtime/tools/meta-tools.js';
+import type { ToolOutcome } from '../../runtime/tools/tool-result.js';
 import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
 import { startFakeLlmServer, wireOrganization, execute } from '../runtime/chat-helpers.js';

@@ -1,6 +1,6 @@
 /** The retry schedule of outbound deliveries: exponential, jittered, capped, Retry-After honoured. */
 import { describe, expect, it } from 'vitest';
-import { MAX_RETRY_DELAY_MS, retryDelayMs } from '../../runtime/webhooks/backoff.js';
+import { MAX_RETRY_DELAY_MS, retryDelayMs } from '../../domains/webhooks/backoff.js';
 
 describe('retryDelayMs', () => {
   it('doubles per attempt, with a random half dropped', () => {

@@ -3,9 +3,9 @@ import type { ConnectorTool } from '../../contract.js';
 import type { MemoryKind } from '../../../runtime/collections.js';
 import { asOrgId } from '../../../runtime/store/types.js';
 import { requireRealm } from '../realm-check.js';
-import { recallMemories } from '../../../runtime/memory-recall.js';
+import { recallMemories } from '../../../domains/memory/recall.js';
 import { MEMORY_KINDS } from '../../../runtime/collections.js';
-import { MAX_RECALL_LIMIT } from '../../../runtime/memory-recall.js';
+import { MAX_RECALL_LIMIT } from '../../../domains/memory/recall.js';
 import type { MemoryPluginStores } from '../stores.js';
 
 export function recallTool(stores: MemoryPluginStores): ConnectorTool {

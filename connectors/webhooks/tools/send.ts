@@ -8,7 +8,7 @@
 import { ToolError, type ConnectorTool } from '../../contract.js';
 import type { WebhookDeliveryDoc } from '../../../runtime/collections.js';
 import { asOrgId } from '../../../runtime/store/types.js';
-import type { OutboundWebhooks } from '../../../runtime/webhooks/outbound-webhooks.js';
+import type { OutboundWebhooks } from '../../../domains/webhooks/outbound-webhooks.js';
 
 /** how long the tool waits for the first attempt before answering `queued` */
 export const FIRST_ATTEMPT_WAIT_MS = 3_000;
