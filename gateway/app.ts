@@ -11,6 +11,7 @@ import { openCollections } from '../runtime/collections.js';
 import type { ServiceConfig } from '../runtime/config.js';
 import { PolicyBundles } from '../domains/policies/bundles.js';
 import { PolicyGate } from '../domains/policies/gate.js';
+import { RealmService } from '../domains/realms/service.js';
 import { HealthReporter, registerCoreProbes, registerGraphProbe } from '../runtime/health.js';
 import { createOrganizationProvisioner } from '../runtime/organizations.js';
 import { restrictUmask } from '../runtime/file-modes.js';
@@ -111,6 +112,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       egress,
       policyBundles,
       policies,
+      realms: new RealmService(collections),
     };
 
     const routes: AnyRoute[] = allRoutes(services, () => routes);

@@ -140,7 +140,7 @@ const PAGE_CACHE_LIMIT = 2048;
  * revision). The output must depend only on the documents, the filter and the
  * page position. Engines without an exact revision (MongoDB) are never cached.
  */
-export function createPageResponder<T extends StoredFields, R>(collection: OrgCollection<T>, present: (item: T) => R) {
+export function createPageResponder<T extends StoredFields, R>(collection: Pick<OrgCollection<T>, 'list' | 'revision'>, present: (item: T) => R) {
   const cache = new Map<string, { readonly revision: number; readonly body: string }>();
   return async (org: OrgId, query: PageQuery, filter?: Filter): Promise<HttpResponse> => {
     const revision = collection.revision(org);

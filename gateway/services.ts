@@ -19,6 +19,7 @@ import type { PipelineRuns } from '../domains/pipelines/runs.js';
 import type { EgressGuard } from '../runtime/net/egress.js';
 import type { PolicyBundles } from '../domains/policies/bundles.js';
 import type { PolicyGate } from '../domains/policies/gate.js';
+import type { RealmService } from '../domains/realms/service.js';
 
 /** What route modules are built from; assembled once in gateway/app.ts. */
 export interface Services {
@@ -59,4 +60,6 @@ export interface Services {
   readonly policyBundles: PolicyBundles;
   /** policy enforcement on tool calls; `enabled` is the feature flag */
   readonly policies: PolicyGate;
+  /** realms: namespaces for graph, sources and memory */
+  readonly realms: RealmService;
 }

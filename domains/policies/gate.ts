@@ -7,31 +7,15 @@
  */
 import type { Logger } from 'pino';
 import type { ToolInterceptor } from '../../runtime/tools/interceptors.js';
-import type { ToolEffect } from '../../connectors/contract.js';
 import { failedOutcome, toolErrorBody, type ToolOutcome } from '../../runtime/tools/tool-result.js';
 import type { Collections } from '../../runtime/collections.js';
 import { RegoError, toJSON } from '../../runtime/policy/index.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import type { PolicyAuditEntry } from '../tasks/types.js';
 import type { PolicyBundles } from './bundles.js';
+import type { PolicyCall, PolicySubject, ToolCallGate } from '../../runtime/tools/tool-gate.js';
 
-/** who a run acts for: its task, its channel binding, its user */
-export interface PolicySubject {
-  readonly task?: string | null;
-  readonly binding?: string | null;
-  readonly user?: string | null;
-}
-
-/** the call a decision is about */
-export interface PolicyCall {
-  /** `<connector>.<tool>` */
-  readonly name: string;
-  readonly connector: string;
-  readonly effect: ToolEffect;
-  readonly args: Readonly<Record<string, unknown>>;
-  readonly orgId: string;
-  readonly runId?: string;
-}
+export type { PolicyCall, PolicySubject } from '../../runtime/tools/tool-gate.js';
 
 export interface PolicyDecision {
   readonly allowed: boolean;
@@ -69,7 +53,7 @@ const denyMessages = (value: unknown, policy: string): string[] => {
   return [typeof value === 'string' ? value : `denied by policy ${policy}`];
 };
 
-export class PolicyGate {
+export class PolicyGate implements ToolCallGate {
   /** resolved argument objects already decided before the approval gate: the interceptor lets them through */
   private readonly decided = new WeakSet<object>();
 

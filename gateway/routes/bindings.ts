@@ -9,7 +9,8 @@ import { ServiceError } from '../../runtime/errors.js';
 import { assertReferences } from '../../runtime/references.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
-import { getOr404, idParams, storedSchema, stripUndefined } from '../resource.js';
+import { idParams, storedSchema } from '../resource.js';
+import { getOr404, stripUndefined } from '../../runtime/store/documents.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
 

@@ -14,7 +14,8 @@ import { toolErrorBody } from '../../runtime/tools/tool-result.js';
 import { ServiceError } from '../../runtime/errors.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import { decodeCursor, encodeCursor, pageQuery, pageSchema } from '../pagination.js';
-import { getOr404, idParams } from '../resource.js';
+import { idParams } from '../resource.js';
+import { getOr404 } from '../../runtime/store/documents.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
 

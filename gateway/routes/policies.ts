@@ -10,7 +10,8 @@ import { moduleNameOf, packagePathOf } from '../../domains/policies/bundles.js';
 import { compile, RegoError, validate, type ModuleSource } from '../../runtime/policy/index.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
-import { getOr404, idParams, rejectImmutable, storedSchema, unique } from '../resource.js';
+import { idParams, storedSchema } from '../resource.js';
+import { getOr404, rejectImmutable, unique } from '../../runtime/store/documents.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
 

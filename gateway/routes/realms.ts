@@ -1,10 +1,8 @@
 /** /realms: namespaces for graph, sources and memory. `default` always exists and cannot be deleted. */
 import { z } from 'zod';
 import type { RealmDoc } from '../../runtime/collections.js';
-import { ServiceError } from '../../runtime/errors.js';
-import { DEFAULT_REALM } from '../../runtime/organizations.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
-import { getOr404, idParams, rejectImmutable, storedSchema, unique } from '../resource.js';
+import { idParams, storedSchema } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
 import { safeName, safeText } from '../safe-text.js';
 import type { Services } from '../services.js';
@@ -48,9 +46,8 @@ const present = (realm: RealmDoc) => ({
   updated_at: realm.updated_at,
 });
 
-export function realmRoutes({ collections }: Services): AnyRoute[] {
-  const { realms } = collections;
-  const listPage = createPageResponder(realms, present);
+export function realmRoutes({ realms }: Services): AnyRoute[] {
+  const listPage = createPageResponder(realms.listing, present);
   return [
     route({
       method: 'GET', path: '/realms', tag: 'realms', summary: 'List realms', auth: 'bearer', permission: 'realm:read',
@@ -60,56 +57,23 @@ export function realmRoutes({ collections }: Services): AnyRoute[] {
     route({
       method: 'POST', path: '/realms', tag: 'realms', summary: 'Create a realm', auth: 'bearer', permission: 'realm:manage',
       body: realmCreate, response: realmSchema, status: 201, creates: true,
-      handler: async ({ auth, body }) => {
-        const realm = await unique('realm', () =>
-          realms.insert(auth.orgId, {
-            name: body.name,
-            display_name: body.display_name ?? null,
-            description: body.description ?? null,
-            color: body.color ?? null,
-          }),
-        );
-        return { status: 201, json: present(realm) };
-      },
+      handler: async ({ auth, body }) => ({ status: 201, json: present(await realms.create(auth.orgId, body.name, body)) }),
     }),
     route({
       method: 'GET', path: '/realms/:id', tag: 'realms', summary: 'Get a realm by id or name', auth: 'bearer',
       permission: 'realm:read', params: idParams, response: realmSchema,
-      handler: async ({ auth, params }) => {
-        const realm = (await realms.get(auth.orgId, params.id)) ?? (await realms.findOne(auth.orgId, { name: params.id }));
-        if (!realm) throw new ServiceError('not_found', `realm ${params.id} not found`);
-        return { status: 200, json: present(realm) };
-      },
+      handler: async ({ auth, params }) => ({ status: 200, json: present(await realms.get(auth.orgId, params.id)) }),
     }),
     route({
       method: 'PATCH', path: '/realms/:id', tag: 'realms', summary: 'Update a realm (name is immutable)', auth: 'bearer',
       permission: 'realm:manage', params: idParams, body: realmPatch, response: realmSchema,
-      handler: async ({ auth, params, body }) => {
-        const realm = await getOr404(realms, auth.orgId, params.id, 'realm');
-        rejectImmutable(realm, body, ['name']);
-        const { name: _name, ...patch } = body;
-        const updated = await realms.update(auth.orgId, realm.id, patch);
-        if (!updated) throw new ServiceError('not_found', `realm ${params.id} not found`);
-        return { status: 200, json: present(updated) };
-      },
+      handler: async ({ auth, params, body }) => ({ status: 200, json: present(await realms.update(auth.orgId, params.id, body)) }),
     }),
     route({
       method: 'DELETE', path: '/realms/:id', tag: 'realms', summary: 'Delete a realm (not `default`)', auth: 'bearer',
       permission: 'realm:manage', params: idParams, status: 204,
       handler: async ({ auth, params }) => {
-        const realm = await getOr404(realms, auth.orgId, params.id, 'realm');
-        if (realm.name === DEFAULT_REALM) {
-          throw new ServiceError('conflict', 'the default realm cannot be deleted', { realm: DEFAULT_REALM });
-        }
-        // entries that name the realm would be orphaned: refuse until they are moved or deleted
-        const memoryEntries = await collections.memory.count(auth.orgId, { realm: realm.name });
-        if (memoryEntries > 0) {
-          throw new ServiceError('conflict', `realm ${realm.name} still holds ${memoryEntries} memory entries`, {
-            realm: realm.name,
-            memory_entries: memoryEntries,
-          });
-        }
-        await realms.delete(auth.orgId, realm.id);
+        await realms.delete(auth.orgId, params.id);
         return { status: 204, json: null };
       },
     }),

@@ -21,7 +21,7 @@ import { assertEgressAllowed } from '../../runtime/net/egress.js';
 import { SETTINGS_DEFAULTS, type SettingsFields } from '../../runtime/organizations.js';
 import { UniqueViolation, type OrgId, type Patch } from '../../runtime/store/types.js';
 import type { AuthContext } from '../../runtime/auth/context.js';
-import { stripUndefined } from '../resource.js';
+import { stripUndefined } from '../../runtime/store/documents.js';
 import { route, type AnyRoute } from '../route.js';
 import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { WebhookSampleDoc } from '../../runtime/collections.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { builtinSample, builtinSamples, type WebhookSample } from '../../domains/webhook-samples/builtin.js';
-import { unique } from '../resource.js';
+import { unique } from '../../runtime/store/documents.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
 

@@ -11,7 +11,8 @@ import { DEFAULT_OVERLAP_SECONDS, MAX_OVERLAP_SECONDS } from '../../domains/webh
 import { maskSecret } from '../../domains/webhooks/secrets.js';
 import { standardWebhooksSecret } from '../../domains/webhooks/signing.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
-import { getOr404, idParams, storedSchema, unique } from '../resource.js';
+import { idParams, storedSchema } from '../resource.js';
+import { getOr404, unique } from '../../runtime/store/documents.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
 

@@ -39,7 +39,7 @@ import type { OrgId } from '../store/types.js';
 import type { ActorInfo, Supervisor } from '../supervisor.js';
 import type { PlatformEvents } from '../events.js';
 import { RunFeed } from './run-feed.js';
-import type { PolicyGate, PolicySubject } from '../../domains/policies/gate.js';
+import type { PolicySubject, ToolCallGate } from '../tools/tool-gate.js';
 
 export const AGENT_RUN_KIND = 'agent_run';
 
@@ -93,7 +93,7 @@ export interface AgentRuntimeOptions {
   /** where `run.succeeded` / `run.failed` go (lifecycle tasks listen) */
   readonly events?: PlatformEvents;
   /** policy enforcement (feature `policies`): decided before the approval gate, interceptor for the rest */
-  readonly policies?: PolicyGate;
+  readonly policies?: ToolCallGate;
 }
 
 export type ApprovalAnswer = 'accepted' | 'unknown' | 'not_pending';
@@ -126,7 +126,7 @@ export class AgentRuntime {
   private readonly logger: Logger;
   private readonly prices: PriceTable;
   private readonly events: PlatformEvents | undefined;
-  private readonly policies: PolicyGate | null;
+  private readonly policies: ToolCallGate | null;
   /** the catalog of runs that see no source (built-ins only): stateless, so shared */
   private sourcelessCatalog: ToolCatalog | null = null;
 
