@@ -13,7 +13,7 @@ import type { NetPort } from '../../connectors/contract.js';
 import type { CatalogSource } from '../../runtime/tools/catalog.js';
 import { ToolError } from '../../connectors/contract.js';
 import { createSlackClient, postMessageTool } from '../../connectors/slack/index.js';
-import { agentRunOptions, recalledMemory } from '../../runtime/agent/agent-options.js';
+import { agentRunOptions, recalledMemory } from '../agents/agent-options.js';
 import type { AgentRuntime } from '../../runtime/agent/agent-runtime.js';
 import type { BindingDoc, ChannelDoc, Collections } from '../../runtime/collections.js';
 import type { ServiceConfig } from '../../runtime/config.js';

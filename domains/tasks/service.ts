@@ -17,7 +17,7 @@
 import type { Logger } from 'pino';
 import type { NetPort } from '../../connectors/contract.js';
 import { taskMachine, taskStateOf, type TaskMachineContext, type TaskMachineEvent } from '../../actors/task.machine.js';
-import { agentRunOptions, recalledMemory } from '../../runtime/agent/agent-options.js';
+import { agentRunOptions, recalledMemory } from '../agents/agent-options.js';
 import type { AgentRuntime } from '../../runtime/agent/agent-runtime.js';
 import type { Collections } from '../../runtime/collections.js';
 import type { ServiceConfig } from '../../runtime/config.js';

@@ -15,7 +15,7 @@ import type { ApprovalWrite } from '../../actors/agent-run.machine.js';
 import type { ChatMessageDoc, ConversationDoc } from '../../runtime/collections.js';
 import { ServiceError, conflict } from '../../runtime/errors.js';
 import { newId, nowIso } from '../../runtime/ids.js';
-import { agentRunOptions, recalledMemory } from '../../runtime/agent/agent-options.js';
+import { agentRunOptions, recalledMemory } from '../../domains/agents/agent-options.js';
 import { resolveLlmProvider } from '../../runtime/llm/index.js';
 import { LlmError, type ChatMessage } from '../../runtime/llm/types.js';
 import { DEFAULT_AGENT, SETTINGS_DEFAULTS } from '../../runtime/organizations.js';

@@ -4,11 +4,11 @@
  * each option and its default). Stored keys the catalog no longer knows are
  * ignored here: an agent saved before an option was removed still runs.
  */
-import type { ToolInterceptor } from '../tools/interceptors.js';
-import type { AgentDoc, MemoryDoc } from '../collections.js';
+import type { ToolInterceptor } from '../../runtime/tools/interceptors.js';
+import type { AgentDoc, MemoryDoc } from '../../runtime/collections.js';
 import { recallMemories } from '../../domains/memory/recall.js';
 import { readOnlyInterceptorWith } from '../../domains/channels/read-only.js';
-import type { OrgCollection, OrgId } from '../store/types.js';
+import type { OrgCollection, OrgId } from '../../runtime/store/types.js';
 
 export const DEFAULT_MAX_TURNS = 20;
 export const DEFAULT_TEMPERATURE = 0.2;
