@@ -12,6 +12,7 @@ import type { ServiceConfig } from '../runtime/config.js';
 import { PolicyBundles } from '../domains/policies/bundles.js';
 import { PolicyGate } from '../domains/policies/gate.js';
 import { RealmService } from '../domains/realms/service.js';
+import { AgentService } from '../domains/agents/service.js';
 import { HealthReporter, registerCoreProbes, registerGraphProbe } from '../runtime/health.js';
 import { createOrganizationProvisioner } from '../runtime/organizations.js';
 import { restrictUmask } from '../runtime/file-modes.js';
@@ -113,6 +114,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       policyBundles,
       policies,
       realms: new RealmService(collections),
+      agents: new AgentService(collections.agents),
     };
 
     const routes: AnyRoute[] = allRoutes(services, () => routes);

@@ -20,6 +20,7 @@ import type { EgressGuard } from '../runtime/net/egress.js';
 import type { PolicyBundles } from '../domains/policies/bundles.js';
 import type { PolicyGate } from '../domains/policies/gate.js';
 import type { RealmService } from '../domains/realms/service.js';
+import type { AgentService } from '../domains/agents/service.js';
 
 /** What route modules are built from; assembled once in gateway/app.ts. */
 export interface Services {
@@ -62,4 +63,6 @@ export interface Services {
   readonly policies: PolicyGate;
   /** realms: namespaces for graph, sources and memory */
   readonly realms: RealmService;
+  /** configured agents (the `default` one cannot be deleted or renamed) */
+  readonly agents: AgentService;
 }

@@ -6,14 +6,11 @@
  * renamed.
  */
 import { z } from 'zod';
-import { AGENT_TYPE_NAMES, AGENT_TYPES, configJsonSchema, validateAgentConfig } from '../../domains/agents/agent-types.js';
+import { AGENT_TYPE_NAMES, AGENT_TYPES, configJsonSchema } from '../../domains/agents/agent-types.js';
 import type { AgentDoc } from '../../runtime/collections.js';
-import { ServiceError } from '../../runtime/errors.js';
-import { DEFAULT_AGENT } from '../../runtime/organizations.js';
 import type { Filter } from '../../runtime/store/types.js';
 import { createPageResponder, pageQuery, pageSchema, queryFlag } from '../pagination.js';
 import { idParams, storedSchema } from '../resource.js';
-import { getOr404, rejectImmutable, unique } from '../../runtime/store/documents.js';
 import { route, type AnyRoute } from '../route.js';
 import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
@@ -73,9 +70,8 @@ const present = (agent: AgentDoc) => ({
   updated_at: agent.updated_at,
 });
 
-export function agentRoutes({ collections }: Services): AnyRoute[] {
-  const { agents } = collections;
-  const listPage = createPageResponder(agents, present);
+export function agentRoutes({ agents }: Services): AnyRoute[] {
+  const listPage = createPageResponder(agents.listing, present);
   // the catalog is static: build its JSON Schemas once
   const catalog = AGENT_TYPES.map((type) => ({
     agent_type: type.agent_type,
@@ -102,56 +98,23 @@ export function agentRoutes({ collections }: Services): AnyRoute[] {
     route({
       method: 'POST', path: '/agents', tag: 'agents', summary: 'Create an agent', auth: 'bearer', permission: 'agent:manage',
       body: agentCreate, response: agentSchema, status: 201, creates: true,
-      handler: async ({ auth, body }) => {
-        const config = validateAgentConfig(body.agent_type, body.config);
-        const agent = await unique('agent', () =>
-          agents.insert(auth.orgId, { agent_type: body.agent_type, name: body.name, config, enabled: body.enabled }),
-        );
-        return { status: 201, json: present(agent) };
-      },
+      handler: async ({ auth, body }) => ({ status: 201, json: present(await agents.create(auth.orgId, body)) }),
     }),
     route({
       method: 'GET', path: '/agents/:id', tag: 'agents', summary: 'Get an agent by id or name', auth: 'bearer',
       permission: 'agent:read', params: idParams, response: agentSchema,
-      handler: async ({ auth, params }) => {
-        const agent = (await agents.get(auth.orgId, params.id)) ?? (await agents.findOne(auth.orgId, { name: params.id }));
-        if (!agent) throw new ServiceError('not_found', `agent ${params.id} not found`);
-        return { status: 200, json: present(agent) };
-      },
+      handler: async ({ auth, params }) => ({ status: 200, json: present(await agents.get(auth.orgId, params.id)) }),
     }),
     route({
       method: 'PATCH', path: '/agents/:id', tag: 'agents', summary: 'Update an agent (agent_type is immutable; config is replaced whole)',
       auth: 'bearer', permission: 'agent:manage', params: idParams, body: agentPatch, response: agentSchema,
-      handler: async ({ auth, params, body }) => {
-        const agent = await getOr404(agents, auth.orgId, params.id, 'agent');
-        rejectImmutable(agent, body, ['agent_type']);
-        if (agent.name === DEFAULT_AGENT && body.name !== undefined && body.name !== DEFAULT_AGENT) {
-          throw new ServiceError('conflict', 'the default agent cannot be renamed: tasks without an agent fall back to it', {
-            agent: DEFAULT_AGENT,
-          });
-        }
-        const config = body.config === undefined ? undefined : validateAgentConfig(agent.agent_type, body.config);
-        const patch = {
-          ...(body.name === undefined ? {} : { name: body.name }),
-          ...(config === undefined ? {} : { config }),
-          ...(body.enabled === undefined ? {} : { enabled: body.enabled }),
-        };
-        const updated = await unique('agent', () => agents.update(auth.orgId, agent.id, patch));
-        if (!updated) throw new ServiceError('not_found', `agent ${params.id} not found`);
-        return { status: 200, json: present(updated) };
-      },
+      handler: async ({ auth, params, body }) => ({ status: 200, json: present(await agents.update(auth.orgId, params.id, body)) }),
     }),
     route({
       method: 'DELETE', path: '/agents/:id', tag: 'agents', summary: 'Delete an agent (not `default`)', auth: 'bearer',
       permission: 'agent:manage', params: idParams, status: 204,
       handler: async ({ auth, params }) => {
-        const agent = await getOr404(agents, auth.orgId, params.id, 'agent');
-        if (agent.name === DEFAULT_AGENT) {
-          throw new ServiceError('conflict', 'the default agent cannot be deleted: tasks without an agent fall back to it', {
-            agent: DEFAULT_AGENT,
-          });
-        }
-        await agents.delete(auth.orgId, agent.id);
+        await agents.delete(auth.orgId, params.id);
         return { status: 204, json: null };
       },
     }),
