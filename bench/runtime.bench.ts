@@ -27,7 +27,7 @@ import { join } from 'node:path';
 import type { ConnectorPlugin } from '../connectors/contract.js';
 import { loadPlugins } from '../connectors/loader.js';
 import { AgentRuntime } from '../runtime/agent/agent-runtime.js';
-import { openCollections } from '../runtime/collections.js';
+import { openCollections } from '../domains/collections.js';
 import { loadConfig } from '../runtime/config.js';
 import type { LlmEvent, LlmProvider, LlmRequest } from '../runtime/llm/types.js';
 import { createLogger } from '../runtime/logger.js';

@@ -28,7 +28,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openCollections } from '../runtime/collections.js';
+import { openCollections } from '../domains/collections.js';
 import { signHmac } from '../runtime/crypto.js';
 import { SqliteMetadataStore } from '../runtime/store/sqlite.js';
 import { asOrgId } from '../runtime/store/types.js';

@@ -2,7 +2,7 @@
  * The built-in connector plugins, in load order. Each built-in gets what it
  * needs from the service here (third-party plugins only ever get ToolContext).
  */
-import type { Collections } from '../runtime/collections.js';
+import type { Collections } from '../domains/collections.js';
 import type { ConnectorPlugin, ConnectorPluginFactory } from './contract.js';
 import { createMemoryPlugin } from './memory/index.js';
 import { createGraphPlugin } from './graph/index.js';

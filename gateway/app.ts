@@ -7,14 +7,14 @@ import { ContextTables } from '../ingest/context-tables.js';
 import { sealLegacySigningSecrets, SigningSecrets } from '../ingest/tokens.js';
 import { IdentityService } from '../runtime/auth/identity.js';
 import { deriveKey } from '../runtime/crypto.js';
-import { openCollections } from '../runtime/collections.js';
+import { openCollections } from '../domains/collections.js';
 import type { ServiceConfig } from '../runtime/config.js';
 import { PolicyBundles } from '../domains/policies/bundles.js';
 import { PolicyGate } from '../domains/policies/gate.js';
 import { RealmService } from '../domains/realms/service.js';
 import { AgentService } from '../domains/agents/service.js';
 import { HealthReporter, registerCoreProbes, registerGraphProbe } from '../runtime/health.js';
-import { createOrganizationProvisioner } from '../runtime/organizations.js';
+import { createOrganizationProvisioner } from '../domains/organizations.js';
 import { restrictUmask } from '../runtime/file-modes.js';
 import { openMetadataStore } from '../runtime/store/open.js';
 import type { MetadataStore } from '../runtime/store/types.js';
@@ -28,6 +28,7 @@ import { builtinPlugins } from '../connectors/builtins.js';
 import { loadPlugins } from '../connectors/loader.js';
 import { AgentRuntime } from '../runtime/agent/agent-runtime.js';
 import { finalizeInterruptedRuns } from '../runtime/agent/recovery.js';
+import { failInterruptedReply } from '../domains/chat/interrupted-reply.js';
 import { Supervisor } from '../runtime/supervisor.js';
 import { PlatformEvents } from '../runtime/events.js';
 import type { GraphStore } from '../runtime/graph/store.js';
@@ -73,7 +74,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     await contextTables.open(health);
     const identity = new IdentityService(config, collections, createOrganizationProvisioner(collections));
     // runs a previous process left in flight are finalized before any new one starts
-    await finalizeInterruptedRuns(collections, logger);
+    await finalizeInterruptedRuns(collections, logger, failInterruptedReply(collections.chatMessages));
     const supervisor = new Supervisor({ logger, shutdownGraceMs: config.shutdownGraceSecs * 1000, ...(options.clock ? { clock: options.clock } : {}) });
     const webhookSecrets = new WebhookSecrets(config.auth.jwtSecret);
     // one guard for every outbound call made for a tenant (webhooks, sources, MCP, tenant LLM URLs)

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { AuthContext } from '../runtime/auth/context.js';
 import { ALL_PERMISSIONS, isPermission, type Permission } from '../runtime/auth/permissions.js';
 import { resolveRole, type ResolvedRole } from '../runtime/auth/roles.js';
-import type { Collections } from '../runtime/collections.js';
+import type { Collections } from '../domains/collections.js';
 import { ServiceError } from '../runtime/errors.js';
 
 /** Catalog-checked permission strings; an unknown one fails validation with its name; duplicates collapse. */

@@ -11,19 +11,9 @@
  */
 import { ServiceError } from '../runtime/errors.js';
 import { seal, sha256Hex, unseal } from '../runtime/crypto.js';
-import { UniqueViolation, type OrgCollection, type OrgId, type StoredFields } from '../runtime/store/types.js';
+import { UniqueViolation, type OrgCollection, type OrgId } from '../runtime/store/types.js';
 import { isStreamBody, type HttpRequest, type HttpResponse } from './http.js';
-
-export interface IdempotencyRecord extends StoredFields {
-  readonly scope: string;
-  readonly key: string;
-  readonly request_hash: string;
-  readonly state: 'pending' | 'done';
-  readonly status?: number;
-  /** the response body, sealed with the guard's key */
-  readonly response_body?: string;
-  readonly response_headers?: Record<string, string>;
-}
+import type { IdempotencyRecord } from '../runtime/collections.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { ContextTables } from '../ingest/context-tables.js';
 import type { IdentityService } from '../runtime/auth/identity.js';
-import type { Collections } from '../runtime/collections.js';
+import type { Collections } from '../domains/collections.js';
 import type { ServiceConfig } from '../runtime/config.js';
 import type { HealthReporter } from '../runtime/health.js';
 import type { AgentRuntime } from '../runtime/agent/agent-runtime.js';

@@ -2,7 +2,8 @@
  * Ingest tokens: `ctx_` + 32 crypto-random alphanumerics, shown once, kept as
  * a sha256 hash. A token resolves to its pipeline (and organization) by hash.
  */
-import type { ContextPipelineDoc, IngestTokenDoc, Collections } from '../runtime/collections.js';
+import type { ContextPipelineDoc, IngestTokenDoc } from '../runtime/collections.js';
+import type { PlatformCollections as Collections } from '../runtime/collections.js';
 import { deriveKey, randomAlphanumeric, seal, sha256Hex, unseal } from '../runtime/crypto.js';
 import type { OrgId } from '../runtime/store/types.js';
 

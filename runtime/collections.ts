@@ -1,11 +1,9 @@
 /**
- * Every metadata collection: its document type and its spec (unique sets,
- * indexes, text fields). Opened once at start; creation is idempotent.
+ * The platform's metadata collections (identity, API keys, idempotency
+ * records, agent runs and their transcripts, ingest pipelines and tokens): each
+ * document type and its spec. The domains add theirs in domains/collections.ts.
  */
-import type { IdempotencyRecord } from '../gateway/idempotency.js';
 import type { GlobalCollection, MetadataStore, OrgCollection, StoredFields } from './store/types.js';
-import type { McpApprovalDoc, SourceDoc, SourceSyncJobDoc } from '../domains/sources/types.js';
-import type { InboundDeliveryDoc, TaskDoc, TaskRunDoc } from '../domains/tasks/types.js';
 
 export interface OrganizationDoc extends StoredFields {
   readonly name: string;
@@ -51,76 +49,6 @@ export interface InviteDoc extends StoredFields {
   readonly expires_at: string;
   readonly invited_by: string;
   readonly accepted_at: string | null;
-}
-
-export interface RealmDoc extends StoredFields {
-  readonly name: string;
-  readonly display_name: string | null;
-  readonly description: string | null;
-  readonly color: string | null;
-}
-
-export interface SettingsDoc extends StoredFields {
-  /** always true: makes the document a singleton per organization */
-  readonly singleton: true;
-  readonly llm_provider: 'openai' | 'anthropic' | null;
-  readonly llm_model: string | null;
-  readonly llm_base_url: string | null;
-  /**
-   * the organization's own key for its llm_base_url, sealed (runtime/llm/org-key.ts); never
-   * shown. Absent on records written before it existed: read as null.
-   */
-  readonly llm_api_key_sealed?: string | null;
-  readonly embedding_model: string | null;
-  readonly auto_embed_on_ingest: boolean;
-  readonly approval_timeout_secs: number;
-}
-
-export interface AgentDoc extends StoredFields {
-  readonly agent_type: string;
-  readonly name: string;
-  readonly config: Record<string, unknown>;
-  readonly enabled: boolean;
-}
-
-export interface SkillDoc extends StoredFields {
-  readonly name: string;
-  readonly slug: string;
-  readonly description: string;
-  readonly version: string;
-  readonly tags: string[];
-  readonly content: string;
-  readonly scope: 'org' | 'user';
-  /** the user a `user`-scoped skill belongs to */
-  readonly owner_user_id: string | null;
-  /** `org`, or the owner's user id: lets one `in` filter list what a caller may see */
-  readonly visible_to: string;
-  readonly status: SkillStatus;
-  readonly created_by: string;
-  /** who moved it to `pending_approval` last; the four-eyes rule compares the approver with it */
-  readonly submitted_by: string | null;
-  readonly reviewed_by: string | null;
-  readonly reviewed_at: string | null;
-  readonly review_note: string | null;
-}
-
-export type SkillStatus = 'draft' | 'pending_approval' | 'approved' | 'rejected';
-
-export const MEMORY_KINDS = ['fact', 'guideline', 'preference', 'note'] as const;
-export type MemoryKind = (typeof MEMORY_KINDS)[number];
-/** the largest memory text, in bytes of UTF-8, for the REST route and the `memory.store` tool alike */
-export const MAX_MEMORY_TEXT_BYTES = 32 * 1024;
-
-export interface MemoryDoc extends StoredFields {
-  readonly kind: MemoryKind;
-  /** the realm's name (immutable, so it never goes stale) */
-  readonly realm: string;
-  readonly text: string;
-  readonly title: string | null;
-  readonly tags: string[];
-  /** 32-bit float in [0, 1] */
-  readonly importance: number;
-  readonly created_by: string;
 }
 
 /** A context ingest pipeline: where the NDJSON posted with its tokens lands. */
@@ -191,253 +119,33 @@ export interface AgentRunEventDoc extends StoredFields {
   readonly at: string;
 }
 
-export interface ConversationDoc extends StoredFields {
-  readonly title: string;
-  /** the agent that answers (its config: system prompt, model, max_turns) */
-  readonly agent_id: string | null;
-  /** `approval_defaults.write` of the conversation's runs */
-  readonly approval_write: 'allow' | 'ask';
-  readonly created_by: string;
-  readonly last_message_at: string | null;
-}
-
-export type ChatMessageStatus = 'complete' | 'streaming' | 'failed' | 'cancelled';
-
-export interface ChatMessageDoc extends StoredFields {
-  readonly conversation_id: string;
-  readonly role: 'user' | 'assistant';
-  readonly content: string;
-  readonly status: ChatMessageStatus;
-  /** the run that wrote an assistant message */
-  readonly run_id: string | null;
-  readonly finish_reason: string | null;
-  readonly usage: TokenUsage | null;
-  readonly error: { readonly code: string; readonly message: string } | null;
-  readonly created_by: string;
-}
-
-/** An outbound webhook (`/webhooks`): secrets are sealed at rest (domains/webhooks/secrets.ts), never stored plain. */
-export interface OutboundWebhookDoc extends StoredFields {
-  readonly name: string;
-  readonly url: string;
-  readonly secret_sealed: string;
-  /** last 4 characters of the secret, to recognise it when masked */
-  readonly secret_hint: string;
-  /** the secret before the last rotation, still signing until `previous_secret_expires_at` */
-  readonly previous_secret_sealed: string | null;
-  readonly previous_secret_expires_at: string | null;
-  /** retries after the first attempt */
-  readonly retries: number;
-  readonly created_by: string;
-}
-
-export type WebhookDeliveryStatus = 'queued' | 'in_flight' | 'delivered' | 'failed';
-
-/** One HTTP attempt of an outbound delivery. */
-export interface WebhookAttempt {
-  readonly n: number;
-  readonly at: string;
-  /** HTTP status, or null when no answer came (network error, timeout) */
-  readonly status: number | null;
-  readonly latency_ms: number;
-  readonly error: string | null;
-}
-
-/** An outbound delivery: persisted before the first attempt, so a restart resumes it. */
-export interface WebhookDeliveryDoc extends StoredFields {
-  readonly webhook_id: string;
-  /** `webhook.test`, `agent.send` */
-  readonly event: string;
-  /** the exact bytes sent (and signed), as UTF-8 JSON text */
-  readonly body: string;
-  readonly status: WebhookDeliveryStatus;
-  readonly attempts: WebhookAttempt[];
-  readonly max_attempts: number;
-  readonly next_attempt_at: string | null;
-  readonly finished_at: string | null;
-  /** the agent run that sent it (webhooks.send), when there is one */
-  readonly run_id: string | null;
-  readonly created_by: string;
-}
-
-/** A saved custom webhook sample (built-in ones live in domains/webhook-samples). */
-export interface WebhookSampleDoc extends StoredFields {
-  readonly name: string;
-  readonly description: string;
-  readonly body: Record<string, unknown>;
-  readonly headers: Record<string, string>;
-  readonly created_by: string;
-}
-
-/** A pipeline definition (`/pipelines`): what an external execution runs; each change bumps `version`. */
-export interface PipelineDoc extends StoredFields {
-  readonly name: string;
-  readonly description: string | null;
-  /** realm the run's graph writes default to */
-  readonly realm: string;
-  /** free-form steps/configuration the executor reads */
-  readonly definition: Record<string, unknown>;
-  readonly version: number;
-  readonly created_by: string;
-}
-
-export type PipelineRunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled';
-
-/** One execution of a pipeline; its agent reports log lines and progress with a pipeline-scoped token. */
-export interface PipelineRunDoc extends StoredFields {
-  readonly pipeline_id: string;
-  readonly pipeline_version: number;
-  readonly status: PipelineRunStatus;
-  readonly parameters: Record<string, unknown>;
-  /** latest `progress` report */
-  readonly progress: { readonly fraction: number; readonly message: string | null; readonly phase: string | null; readonly at: string } | null;
-  readonly phase: string | null;
-  readonly log_count: number;
-  readonly started_by: string;
-  readonly token_expires_at: string;
-  readonly finished_at: string | null;
-  readonly error: string | null;
-}
-
-/** A log line or progress report of a pipeline run, in arrival order (`seq`). */
-export interface PipelineRunEntryDoc extends StoredFields {
-  readonly run_id: string;
-  readonly seq: number;
-  readonly kind: 'log' | 'progress';
-  readonly level: string;
-  readonly message: string | null;
-  readonly phase: string | null;
-  readonly fraction: number | null;
-}
-
-/** How a channel reaches its chat platform: pasted tokens today; OAuth and QR later add kinds. */
-export interface ChannelConnection {
-  readonly kind: 'tokens' | 'oauth' | 'qr';
-  readonly status: 'connected' | 'failed';
-  /** bot_token, signing_secret and app_token (when given) as JSON, sealed (AES-256-GCM); never returned */
-  readonly credentials_sealed: string;
-  readonly api_base_url: string | null;
-  /** Socket Mode (an app token was given) instead of the Events URL */
-  readonly socket_mode: boolean;
-  readonly team_id: string | null;
-  readonly bot_user_id: string | null;
-  readonly bot_id: string | null;
-  readonly scopes: string[];
-  readonly connected_at: string;
-}
-
-/** A chat-platform channel integration (`service_channel`): where inbound messages come from and replies go. */
-export interface ChannelDoc extends StoredFields {
-  readonly channel_type: string;
-  readonly display_name: string;
-  readonly system_prompt: string | null;
-  readonly source_ids: string[];
-  readonly response_mode: 'disabled' | 'enabled' | 'agent';
-  readonly is_active: boolean;
-  readonly filter_config: Record<string, unknown> | null;
-  readonly instance_name: string;
-  readonly connection: ChannelConnection | null;
-  readonly created_by: string;
-}
-
-/** A channel binding: which agent answers which messages of a channel, and how. */
-export interface BindingDoc extends StoredFields {
-  /** the agent as given (id or name) and its id */
-  readonly agent: string;
-  readonly agent_id: string;
-  /** the channel record id (match_rule.channel), top level for the index */
-  readonly channel_id: string;
-  readonly match_rule: {
-    readonly channel: string;
-    /** the chat channel's name (no #); null: every chat channel of the integration */
-    readonly slack_channel: string | null;
-    readonly mentioned: boolean;
-    readonly preserve_thread: boolean;
-  };
-  /** no write tool runs for this binding's runs */
-  readonly read_only: boolean;
-  /** `ask`: write tools wait for an approval posted in the thread */
-  readonly approval_write: 'allow' | 'ask';
-  /** answer messages of other bots (never the service's own) */
-  readonly allow_bots: boolean;
-  readonly enabled: boolean;
-  readonly created_by: string;
-}
-
-/** An inbound chat event already taken (dedupe of retries and of app_mention + message for one post). */
-export interface ChannelEventDoc extends StoredFields {
-  readonly channel_id: string;
-  /** `event:<event_id>` or `message:<chat channel>:<ts>` */
+/** A stored Idempotency-Key outcome (gateway/idempotency.ts). */
+export interface IdempotencyRecord extends StoredFields {
+  readonly scope: string;
   readonly key: string;
-  readonly received_at: string;
-  /** UTC day received (YYYY-MM-DD): old keys are swept by day */
-  readonly day: string;
+  readonly request_hash: string;
+  readonly state: 'pending' | 'done';
+  readonly status?: number;
+  /** the response body, sealed with the guard's key */
+  readonly response_body?: string;
+  readonly response_headers?: Record<string, string>;
 }
 
-/** A Rego policy (`/policies`, feature `policies`): its package is `service.<name>`. */
-export interface PolicyDoc extends StoredFields {
-  readonly name: string;
-  readonly package_path: string;
-  /** exactly one of rego_code and rego_file (a path in the organization's file store, read at load) */
-  readonly rego_code: string | null;
-  readonly rego_file: string | null;
-  readonly enabled: boolean;
-  readonly created_by: string;
-}
-
-/** One policy decision on a tool call (the decision log, `GET /policies/decisions`). */
-export interface PolicyDecisionDoc extends StoredFields {
-  /** the org's bundle revision the decision was made with */
-  readonly revision: string;
-  /** `{subject, resource, action}` with secret-looking argument values masked */
-  readonly input: Record<string, unknown>;
-  readonly result: 'allow' | 'deny';
-  readonly messages: string[];
-  /** set when the evaluation failed (the call was denied: fail closed) */
-  readonly error: { readonly code: string; readonly message: string } | null;
-  readonly run_id: string | null;
-  readonly at: string;
-}
-
-export interface Collections {
+export interface PlatformCollections {
   readonly organizations: GlobalCollection<OrganizationDoc>;
   readonly users: GlobalCollection<UserDoc>;
   readonly memberships: OrgCollection<MembershipDoc>;
   readonly roles: OrgCollection<RoleDoc>;
   readonly apiKeys: OrgCollection<ApiKeyDoc>;
   readonly invites: OrgCollection<InviteDoc>;
-  readonly realms: OrgCollection<RealmDoc>;
-  readonly settings: OrgCollection<SettingsDoc>;
-  readonly agents: OrgCollection<AgentDoc>;
-  readonly skills: OrgCollection<SkillDoc>;
-  readonly memory: OrgCollection<MemoryDoc>;
   readonly idempotency: OrgCollection<IdempotencyRecord>;
   readonly contextPipelines: OrgCollection<ContextPipelineDoc>;
   readonly ingestTokens: OrgCollection<IngestTokenDoc>;
   readonly agentRuns: OrgCollection<AgentRunDoc>;
   readonly agentRunEvents: OrgCollection<AgentRunEventDoc>;
-  readonly conversations: OrgCollection<ConversationDoc>;
-  readonly chatMessages: OrgCollection<ChatMessageDoc>;
-  readonly channels: OrgCollection<ChannelDoc>;
-  readonly bindings: OrgCollection<BindingDoc>;
-  readonly channelEvents: OrgCollection<ChannelEventDoc>;
-  readonly pipelines: OrgCollection<PipelineDoc>;
-  readonly pipelineRuns: OrgCollection<PipelineRunDoc>;
-  readonly pipelineRunEntries: OrgCollection<PipelineRunEntryDoc>;
-  readonly sources: OrgCollection<SourceDoc>;
-  readonly sourceSyncJobs: OrgCollection<SourceSyncJobDoc>;
-  readonly mcpApprovals: OrgCollection<McpApprovalDoc>;
-  readonly outboundWebhooks: OrgCollection<OutboundWebhookDoc>;
-  readonly webhookDeliveries: OrgCollection<WebhookDeliveryDoc>;
-  readonly webhookSamples: OrgCollection<WebhookSampleDoc>;
-  readonly tasks: OrgCollection<TaskDoc>;
-  readonly taskRuns: OrgCollection<TaskRunDoc>;
-  readonly inboundDeliveries: OrgCollection<InboundDeliveryDoc>;
-  readonly policies: OrgCollection<PolicyDoc>;
-  readonly policyDecisions: OrgCollection<PolicyDecisionDoc>;
 }
 
-export async function openCollections(store: MetadataStore): Promise<Collections> {
+export async function openPlatformCollections(store: MetadataStore): Promise<PlatformCollections> {
   return {
     organizations: await store.globalCollection<OrganizationDoc>({ name: 'organizations', idPrefix: 'org', scope: 'global' }),
     users: await store.globalCollection<UserDoc>({ name: 'users', idPrefix: 'usr', scope: 'global', unique: [['email']] }),
@@ -448,13 +156,6 @@ export async function openCollections(store: MetadataStore): Promise<Collections
     apiKeys: await store.orgCollection<ApiKeyDoc>({ name: 'api_keys', idPrefix: 'key', scope: 'org', unique: [['key_hash']] }),
     invites: await store.orgCollection<InviteDoc>({
       name: 'invites', idPrefix: 'inv', scope: 'org', unique: [['token_hash']], indexes: ['email'],
-    }),
-    realms: await store.orgCollection<RealmDoc>({ name: 'realms', idPrefix: 'rlm', scope: 'org', unique: [['name']] }),
-    settings: await store.orgCollection<SettingsDoc>({ name: 'settings', idPrefix: 'set', scope: 'org', unique: [['singleton']] }),
-    agents: await store.orgCollection<AgentDoc>({ name: 'agents', idPrefix: 'agt', scope: 'org', unique: [['name']] }),
-    skills: await store.orgCollection<SkillDoc>({ name: 'skills', idPrefix: 'skl', scope: 'org', unique: [['slug']], indexes: ['visible_to', 'status'] }),
-    memory: await store.orgCollection<MemoryDoc>({
-      name: 'memory', idPrefix: 'mem', scope: 'org', indexes: ['realm', 'kind'], text: ['text', 'title'],
     }),
     idempotency: await store.orgCollection<IdempotencyRecord>({
       name: 'idempotency_keys', idPrefix: 'idk', scope: 'org', unique: [['scope', 'key']],
@@ -471,53 +172,6 @@ export async function openCollections(store: MetadataStore): Promise<Collections
     agentRunEvents: await store.orgCollection<AgentRunEventDoc>({
       // the unique (run_id, seq) index also serves lookups by run_id
       name: 'agent_run_events', idPrefix: 'rev', scope: 'org', unique: [['run_id', 'seq']], indexes: ['approval_id'],
-    }),
-    conversations: await store.orgCollection<ConversationDoc>({ name: 'chat_conversations', idPrefix: 'cnv', scope: 'org' }),
-    sources: await store.orgCollection<SourceDoc>({
-      name: 'sources', idPrefix: 'src', scope: 'org', unique: [['name']], indexes: ['connector', 'status'],
-    }),
-    sourceSyncJobs: await store.orgCollection<SourceSyncJobDoc>({
-      name: 'source_sync_jobs', idPrefix: 'sjb', scope: 'org', indexes: ['source_id', 'status'],
-    }),
-    mcpApprovals: await store.orgCollection<McpApprovalDoc>({ name: 'mcp_approvals', idPrefix: 'mapr', scope: 'org', indexes: ['status'] }),
-    chatMessages: await store.orgCollection<ChatMessageDoc>({
-      name: 'chat_messages', idPrefix: 'msg', scope: 'org', indexes: ['conversation_id', 'run_id', 'status'],
-    }),
-    channels: await store.orgCollection<ChannelDoc>({
-      name: 'channels', idPrefix: 'chn', scope: 'org', unique: [['instance_name']], indexes: ['channel_type'],
-    }),
-    bindings: await store.orgCollection<BindingDoc>({ name: 'bindings', idPrefix: 'bnd', scope: 'org', indexes: ['channel_id', 'agent_id'] }),
-    channelEvents: await store.orgCollection<ChannelEventDoc>({
-      name: 'channel_events', idPrefix: 'cev', scope: 'org', unique: [['channel_id', 'key']], indexes: ['day'],
-    }),
-    pipelines: await store.orgCollection<PipelineDoc>({ name: 'pipelines', idPrefix: 'ppl', scope: 'org', unique: [['name']] }),
-    pipelineRuns: await store.orgCollection<PipelineRunDoc>({
-      name: 'pipeline_runs', idPrefix: 'prn', scope: 'org', indexes: ['pipeline_id', 'status'],
-    }),
-    pipelineRunEntries: await store.orgCollection<PipelineRunEntryDoc>({
-      // the unique (run_id, seq) index also serves lookups by run_id
-      name: 'pipeline_run_entries', idPrefix: 'pre', scope: 'org', unique: [['run_id', 'seq']],
-    }),
-    tasks: await store.orgCollection<TaskDoc>({
-      name: 'tasks', idPrefix: 'tsk', scope: 'org', unique: [['name'], ['trigger_id']], indexes: ['trigger_kind', 'enabled'],
-    }),
-    // ids are the agent runs' ids (`run_...`)
-    taskRuns: await store.orgCollection<TaskRunDoc>({ name: 'task_runs', idPrefix: 'run', scope: 'org', indexes: ['task_id', 'status'] }),
-    inboundDeliveries: await store.orgCollection<InboundDeliveryDoc>({
-      name: 'inbound_deliveries', idPrefix: 'dlv', scope: 'org', unique: [['task_id', 'sender_delivery_id']], indexes: ['task_id'],
-    }),
-    outboundWebhooks: await store.orgCollection<OutboundWebhookDoc>({
-      name: 'outbound_webhooks', idPrefix: 'owh', scope: 'org', unique: [['name']],
-    }),
-    webhookDeliveries: await store.orgCollection<WebhookDeliveryDoc>({
-      name: 'outbound_webhook_deliveries', idPrefix: 'owd', scope: 'org', indexes: ['webhook_id', 'status'],
-    }),
-    webhookSamples: await store.orgCollection<WebhookSampleDoc>({
-      name: 'webhook_samples', idPrefix: 'wsm', scope: 'org', unique: [['name']],
-    }),
-    policies: await store.orgCollection<PolicyDoc>({ name: 'policies', idPrefix: 'pol', scope: 'org', unique: [['name']], indexes: ['enabled'] }),
-    policyDecisions: await store.orgCollection<PolicyDecisionDoc>({
-      name: 'policy_decisions', idPrefix: 'pdc', scope: 'org', indexes: ['result', 'run_id'],
     }),
   };
 }

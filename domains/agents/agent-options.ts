@@ -5,7 +5,8 @@
  * ignored here: an agent saved before an option was removed still runs.
  */
 import type { ToolInterceptor } from '../../runtime/tools/interceptors.js';
-import type { AgentDoc, MemoryDoc } from '../../runtime/collections.js';
+import type { AgentDoc } from './documents.js';
+import type { MemoryDoc } from '../memory/documents.js';
 import { recallMemories } from '../../domains/memory/recall.js';
 import { readOnlyInterceptorWith } from '../../domains/channels/read-only.js';
 import type { OrgCollection, OrgId } from '../../runtime/store/types.js';

@@ -4,9 +4,10 @@
  * whole by an update. The `default` agent, which tasks fall back to, cannot be
  * deleted or renamed.
  */
-import type { AgentDoc, Collections } from '../../runtime/collections.js';
+import type { AgentDoc } from './documents.js';
+import type { Collections } from '../collections.js';
 import { ServiceError } from '../../runtime/errors.js';
-import { DEFAULT_AGENT } from '../../runtime/organizations.js';
+import { DEFAULT_AGENT } from '../organizations.js';
 import { getOr404, rejectImmutable, unique } from '../../runtime/store/documents.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import { validateAgentConfig } from './agent-types.js';

@@ -6,7 +6,7 @@
  */
 import type { WebClient } from '@slack/web-api';
 import { resolveRole } from '../../runtime/auth/roles.js';
-import type { Collections } from '../../runtime/collections.js';
+import type { Collections } from '../collections.js';
 import type { OrgId } from '../../runtime/store/types.js';
 
 export const APPROVE_ACTION = 'approval_approve';

@@ -3,7 +3,7 @@
  * `memory.recall` tool so both rank the same way: the store's full-text
  * relevance weighted by importance.
  */
-import type { MemoryDoc, MemoryKind } from '../../runtime/collections.js';
+import type { MemoryDoc, MemoryKind } from './documents.js';
 import type { Filter, OrgCollection, OrgId } from '../../runtime/store/types.js';
 
 /** the most entries one recall answers (REST and tool) */

@@ -4,7 +4,8 @@
  * pipeline-scoped token issued at start. Log lines and progress reports are
  * entries numbered per run (`seq`); the run record keeps the latest progress.
  */
-import type { Collections, PipelineDoc, PipelineRunDoc, PipelineRunEntryDoc, PipelineRunStatus } from '../../runtime/collections.js';
+import type { Collections } from '../collections.js';
+import type { PipelineDoc, PipelineRunDoc, PipelineRunEntryDoc, PipelineRunStatus } from './documents.js';
 import type { IdentityService } from '../../runtime/auth/identity.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { nowIso } from '../../runtime/ids.js';

@@ -6,7 +6,8 @@
 import { createHash } from 'node:crypto';
 import { text } from 'node:stream/consumers';
 import { compile, type CompiledBundle, type ModuleSource } from '../../runtime/policy/index.js';
-import type { Collections, PolicyDoc } from '../../runtime/collections.js';
+import type { Collections } from '../collections.js';
+import type { PolicyDoc } from './documents.js';
 import type { FileStore } from '../../runtime/files/store.js';
 import type { OrgId } from '../../runtime/store/types.js';
 

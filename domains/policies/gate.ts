@@ -8,7 +8,7 @@
 import type { Logger } from 'pino';
 import type { ToolInterceptor } from '../../runtime/tools/interceptors.js';
 import { failedOutcome, toolErrorBody, type ToolOutcome } from '../../runtime/tools/tool-result.js';
-import type { Collections } from '../../runtime/collections.js';
+import type { Collections } from '../collections.js';
 import { RegoError, toJSON } from '../../runtime/policy/index.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import type { PolicyAuditEntry } from '../tasks/types.js';

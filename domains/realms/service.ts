@@ -1,7 +1,8 @@
 /** Realms: namespaces for graph, sources and memory. `default` always exists and cannot be deleted. */
-import type { Collections, RealmDoc } from '../../runtime/collections.js';
+import type { Collections } from '../collections.js';
+import type { RealmDoc } from './documents.js';
 import { ServiceError } from '../../runtime/errors.js';
-import { DEFAULT_REALM } from '../../runtime/organizations.js';
+import { DEFAULT_REALM } from '../organizations.js';
 import { getOr404, rejectImmutable, unique } from '../../runtime/store/documents.js';
 import type { OrgId } from '../../runtime/store/types.js';
 

@@ -16,7 +16,7 @@
  * A suggestion whose task name an existing task already has is left out.
  */
 import { createHash } from 'node:crypto';
-import type { Collections } from '../../runtime/collections.js';
+import type { Collections } from '../collections.js';
 import type { GraphStore } from '../../runtime/graph/store.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import { clusterPatterns, realmLabelCounts, type ClusterPattern } from './graph-patterns.js';

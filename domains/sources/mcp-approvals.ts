@@ -8,11 +8,11 @@
 import type { ResolvedToolCall } from '../../runtime/tools/catalog.js';
 import type { WriteGate } from '../../connectors/mcp/server.js';
 import { failedOutcome, toolErrorBody, type ToolOutcome } from '../../runtime/tools/tool-result.js';
-import type { Collections } from '../../runtime/collections.js';
+import type { Collections } from '../collections.js';
 import { sha256Hex } from '../../runtime/crypto.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { nowIso } from '../../runtime/ids.js';
-import { DEFAULT_APPROVAL_TIMEOUT_SECS } from '../../runtime/organizations.js';
+import { DEFAULT_APPROVAL_TIMEOUT_SECS } from '../organizations.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import type { McpApprovalDoc } from './types.js';
 

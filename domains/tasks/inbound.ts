@@ -16,7 +16,7 @@
  * 6. the delivery is stored, the fire handed to the task; 202.
  */
 import type { Logger } from 'pino';
-import type { Collections } from '../../runtime/collections.js';
+import type { Collections } from '../collections.js';
 import type { ServiceConfig } from '../../runtime/config.js';
 import { sha256Hex } from '../../runtime/crypto.js';
 import { ServiceError } from '../../runtime/errors.js';

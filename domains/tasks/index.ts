@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import type { NetPort } from '../../connectors/contract.js';
 import type { AgentRuntime } from '../../runtime/agent/agent-runtime.js';
-import type { Collections } from '../../runtime/collections.js';
+import type { Collections } from '../collections.js';
 import type { ServiceConfig } from '../../runtime/config.js';
 import type { PlatformEvents } from '../../runtime/events.js';
 import type { SourceDirectory } from '../sources/directory.js';

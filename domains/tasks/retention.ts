@@ -5,7 +5,7 @@
  * still inside the window.
  */
 import type { Logger } from 'pino';
-import type { Collections } from '../../runtime/collections.js';
+import type { Collections } from '../collections.js';
 import { asOrgId } from '../../runtime/store/types.js';
 import type { RuntimeClock } from '../../runtime/supervisor.js';
 

@@ -11,7 +11,8 @@
 import type { Logger } from 'pino';
 import { fromPromise } from 'xstate';
 import { retryAfterMs } from '../../connectors/shared/http-client.js';
-import type { Collections, OutboundWebhookDoc, WebhookAttempt, WebhookDeliveryDoc } from '../../runtime/collections.js';
+import type { Collections } from '../collections.js';
+import type { OutboundWebhookDoc, WebhookAttempt, WebhookDeliveryDoc } from './documents.js';
 import { newId, nowIso } from '../../runtime/ids.js';
 import { egressRefusalOf, type EgressGuard } from '../../runtime/net/egress.js';
 import { asOrgId, type OrgId } from '../../runtime/store/types.js';

@@ -3,7 +3,8 @@
  * overlap, look up by id or name, and send (enqueue a delivery). The REST
  * routes and the `webhooks.send` tool both go through it.
  */
-import type { Collections, OutboundWebhookDoc, WebhookDeliveryDoc } from '../../runtime/collections.js';
+import type { Collections } from '../collections.js';
+import type { OutboundWebhookDoc, WebhookDeliveryDoc } from './documents.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { newId } from '../../runtime/ids.js';
 import { assertEgressAllowed } from '../../runtime/net/egress.js';

@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { AGENT_TYPE_NAMES, AGENT_TYPES, configJsonSchema } from '../../domains/agents/agent-types.js';
-import type { AgentDoc } from '../../runtime/collections.js';
+import type { AgentDoc } from '../../domains/agents/documents.js';
 import type { Filter } from '../../runtime/store/types.js';
 import { createPageResponder, pageQuery, pageSchema, queryFlag } from '../pagination.js';
 import { idParams, storedSchema } from '../resource.js';

@@ -4,9 +4,9 @@
  * changing and deleting a binding starts, updates and stops its actor.
  */
 import { z } from 'zod';
-import type { BindingDoc } from '../../runtime/collections.js';
+import type { BindingDoc } from '../../domains/channels/documents.js';
 import { ServiceError } from '../../runtime/errors.js';
-import { assertReferences } from '../../runtime/references.js';
+import { assertReferences } from '../../domains/references.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { idParams, storedSchema } from '../resource.js';

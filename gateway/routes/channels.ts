@@ -7,11 +7,11 @@
  */
 import { z } from 'zod';
 import { OPTIONAL_SCOPES, REQUIRED_SCOPES } from '../../connectors/slack/index.js';
-import type { ChannelDoc } from '../../runtime/collections.js';
+import type { ChannelDoc } from '../../domains/channels/documents.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { newId } from '../../runtime/ids.js';
 import { DEFAULT_RATE_LIMITS } from '../../domains/channels/rate-limiter.js';
-import { assertReferences } from '../../runtime/references.js';
+import { assertReferences } from '../../domains/references.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { idParams, storedSchema } from '../resource.js';

@@ -8,7 +8,8 @@
  * `tool_call_id` (providers make those unique, scripted models may not).
  */
 import { z } from 'zod';
-import type { AgentRunEventDoc, ChatMessageDoc } from '../../runtime/collections.js';
+import type { AgentRunEventDoc } from '../../runtime/collections.js';
+import type { ChatMessageDoc } from '../../domains/chat/documents.js';
 import { EXECUTE_CONNECTOR_TOOL } from '../../runtime/tools/meta-tools.js';
 import { toolErrorBody } from '../../runtime/tools/tool-result.js';
 import { ServiceError } from '../../runtime/errors.js';

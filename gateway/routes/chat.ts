@@ -12,14 +12,14 @@
  */
 import { z } from 'zod';
 import type { ApprovalWrite } from '../../actors/agent-run.machine.js';
-import type { ChatMessageDoc, ConversationDoc } from '../../runtime/collections.js';
+import type { ChatMessageDoc, ConversationDoc } from '../../domains/chat/documents.js';
 import { ServiceError, conflict } from '../../runtime/errors.js';
 import { newId, nowIso } from '../../runtime/ids.js';
 import { agentRunOptions, recalledMemory } from '../../domains/agents/agent-options.js';
 import { resolveLlmProvider } from '../../runtime/llm/index.js';
 import { LlmError, type ChatMessage } from '../../runtime/llm/types.js';
-import { DEFAULT_AGENT, SETTINGS_DEFAULTS } from '../../runtime/organizations.js';
-import { assertReferences } from '../../runtime/references.js';
+import { DEFAULT_AGENT, SETTINGS_DEFAULTS } from '../../domains/organizations.js';
+import { assertReferences } from '../../domains/references.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import { SupervisorClosedError } from '../../runtime/supervisor.js';
 import { createPageResponder, decimalInteger, listOptions, pageEnvelope, pageQuery, pageSchema } from '../pagination.js';

@@ -13,7 +13,7 @@ import type { PolicyGate, PolicySubject } from '../../domains/policies/gate.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { McpApprovals } from '../../domains/sources/mcp-approvals.js';
 import type { McpApprovalDoc } from '../../domains/sources/types.js';
-import { DEFAULT_REALM } from '../../runtime/organizations.js';
+import { DEFAULT_REALM } from '../../domains/organizations.js';
 import type { HttpResponse } from '../http.js';
 import { idParams, storedSchema } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';

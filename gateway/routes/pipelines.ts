@@ -4,7 +4,7 @@
  * what the executor reports through /pipeline-agent shows up in the run.
  */
 import { z } from 'zod';
-import type { PipelineDoc, PipelineRunDoc, PipelineRunEntryDoc } from '../../runtime/collections.js';
+import type { PipelineDoc, PipelineRunDoc, PipelineRunEntryDoc } from '../../domains/pipelines/documents.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { createPageResponder, decimalInteger, pageQuery, pageSchema } from '../pagination.js';
 import { idParams, storedSchema } from '../resource.js';

@@ -4,7 +4,7 @@
  * policies plus inline modules; the decision log of tool-call decisions.
  */
 import { z } from 'zod';
-import type { PolicyDecisionDoc, PolicyDoc } from '../../runtime/collections.js';
+import type { PolicyDecisionDoc, PolicyDoc } from '../../domains/policies/documents.js';
 import { ERROR_CATALOG, ServiceError, type ErrorCode } from '../../runtime/errors.js';
 import { moduleNameOf, packagePathOf } from '../../domains/policies/bundles.js';
 import { compile, RegoError, validate, type ModuleSource } from '../../runtime/policy/index.js';

@@ -1,6 +1,6 @@
 /** /realms: namespaces for graph, sources and memory. `default` always exists and cannot be deleted. */
 import { z } from 'zod';
-import type { RealmDoc } from '../../runtime/collections.js';
+import type { RealmDoc } from '../../domains/realms/documents.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { idParams, storedSchema } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';

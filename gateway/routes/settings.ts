@@ -18,7 +18,7 @@ import { z } from 'zod';
 import { ServiceError } from '../../runtime/errors.js';
 import { MASKED_LLM_API_KEY, OrgLlmKeys } from '../../runtime/llm/index.js';
 import { assertEgressAllowed } from '../../runtime/net/egress.js';
-import { SETTINGS_DEFAULTS, type SettingsFields } from '../../runtime/organizations.js';
+import { SETTINGS_DEFAULTS, type SettingsFields } from '../../domains/organizations.js';
 import { UniqueViolation, type OrgId, type Patch } from '../../runtime/store/types.js';
 import type { AuthContext } from '../../runtime/auth/context.js';
 import { stripUndefined } from '../../runtime/store/documents.js';

@@ -18,7 +18,7 @@
  */
 import { z } from 'zod';
 import type { AuthContext } from '../../runtime/auth/context.js';
-import type { SkillDoc, SkillStatus } from '../../runtime/collections.js';
+import type { SkillDoc, SkillStatus } from '../../domains/skills/documents.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { nowIso } from '../../runtime/ids.js';
 import type { Filter, OrgCollection, Patch, StoredFields } from '../../runtime/store/types.js';

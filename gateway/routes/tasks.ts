@@ -11,7 +11,7 @@ import { PLATFORM_EVENT_TYPES } from '../../runtime/events.js';
 import { listArtifacts } from '../../runtime/files/artifacts.js';
 import type { FileInfo } from '../../runtime/files/store.js';
 import { newId } from '../../runtime/ids.js';
-import { assertReferences } from '../../runtime/references.js';
+import { assertReferences } from '../../domains/references.js';
 import { cronError } from '../../domains/tasks/schedule.js';
 import { MASKED_SECRET, newTriggerId, newWebhookSecret } from '../../domains/tasks/secrets.js';
 import { SIGNATURE_SCHEMES, verifierOf } from '../../domains/tasks/signatures/index.js';

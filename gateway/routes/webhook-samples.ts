@@ -4,7 +4,7 @@
  * the sender had posted it (origin `sample`, no delivery stored).
  */
 import { z } from 'zod';
-import type { WebhookSampleDoc } from '../../runtime/collections.js';
+import type { WebhookSampleDoc } from '../../domains/webhook-samples/documents.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { builtinSample, builtinSamples, type WebhookSample } from '../../domains/webhook-samples/builtin.js';
 import { unique } from '../../runtime/store/documents.js';

@@ -5,7 +5,7 @@
  * Delivery and signing: domains/webhooks (README "Outbound webhooks").
  */
 import { z } from 'zod';
-import type { OutboundWebhookDoc, WebhookDeliveryDoc } from '../../runtime/collections.js';
+import type { OutboundWebhookDoc, WebhookDeliveryDoc } from '../../domains/webhooks/documents.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { DEFAULT_OVERLAP_SECONDS, MAX_OVERLAP_SECONDS } from '../../domains/webhooks/outbound-webhooks.js';
 import { maskSecret } from '../../domains/webhooks/secrets.js';

@@ -9,8 +9,9 @@
  * replayable without repeating side effects, which they are not.
  */
 import type { Logger } from 'pino';
-import type { Collections } from '../collections.js';
+import type { PlatformCollections as Collections } from '../../runtime/collections.js';
 import { nowIso } from '../ids.js';
+import type { OrgId } from '../store/types.js';
 import { eventId } from './run-feed.js';
 
 const BATCH = 200;
@@ -18,8 +19,11 @@ const MESSAGE = 'the service stopped while the run was in flight';
 /** the reply's error, as the chat message shows it */
 const INTERRUPTED = Object.freeze({ code: 'interrupted', message: MESSAGE });
 
-export async function finalizeInterruptedRuns(collections: Collections, logger: Logger): Promise<number> {
-  const { agentRuns, agentRunEvents, chatMessages } = collections;
+/** what a run's owner does with the reply the run was writing (chat marks its message failed with the text so far) */
+export type InterruptedReply = (org: OrgId, messageId: string, text: string, error: { readonly code: string; readonly message: string }) => Promise<void>;
+
+export async function finalizeInterruptedRuns(collections: Collections, logger: Logger, onInterruptedReply: InterruptedReply): Promise<number> {
+  const { agentRuns, agentRunEvents } = collections;
   let total = 0;
   for (;;) {
     const batch = await agentRuns.findAcrossOrgs({ status: { in: ['pending', 'running', 'awaiting_approval'] } }, BATCH);
@@ -43,12 +47,7 @@ export async function finalizeInterruptedRuns(collections: Collections, logger: 
           .sort((a, b) => a.seq - b.seq)
           .map((event) => (typeof event.data['delta'] === 'string' ? event.data['delta'] : ''))
           .join('');
-        await chatMessages.update(org, run.message_id, {
-          status: 'failed',
-          content: text,
-          finish_reason: 'error',
-          error: INTERRUPTED,
-        });
+        await onInterruptedReply(org, run.message_id, text, INTERRUPTED);
       }
       total += 1;
     }

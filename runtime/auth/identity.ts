@@ -15,12 +15,13 @@ import {
   type JWTPayload,
   type JWTVerifyGetKey,
 } from 'jose';
-import type { Collections, MembershipDoc, OrganizationDoc, UserDoc } from '../collections.js';
+import type { PlatformCollections as Collections } from '../../runtime/collections.js';
+import type { MembershipDoc, OrganizationDoc, UserDoc } from '../collections.js';
 import type { ServiceConfig } from '../config.js';
 import { randomAlphanumeric, sha256Hex } from '../crypto.js';
 import { ServiceError } from '../errors.js';
 import { nowIso } from '../ids.js';
-import { asOrgId, UniqueViolation, type OrgId } from '../store/types.js';
+import { asOrgId, UniqueViolation, type OrgCollection, type OrgId, type StoredFields } from '../store/types.js';
 import type { AuthContext } from './context.js';
 import { dummyPasswordHash, hashPassword, verifyPassword } from './passwords.js';
 import { isPermission, PIPELINE_TOKEN_PERMISSIONS, withImplied, type Permission } from './permissions.js';
@@ -52,6 +53,15 @@ interface VerifiedToken {
 }
 
 /** Hook run when an organization is created (default realm, settings, default agent). */
+/** the pipeline run a pipeline token belongs to: the token lives only while the run runs */
+export interface PipelineRunState extends StoredFields {
+  readonly status: string;
+  readonly token_expires_at: string;
+}
+
+/** what identity reads: the platform's collections and the pipeline runs of the pipelines domain */
+export type IdentityCollections = Collections & { readonly pipelineRuns: Pick<OrgCollection<PipelineRunState>, 'get' | 'revision'> };
+
 export type OrganizationProvisioner = (org: OrgId, organizationName: string) => Promise<void>;
 
 /** The credential of `Bearer <credential>` (scheme case-insensitive), or null. Runs on every request: no regex. */
@@ -75,7 +85,7 @@ export class IdentityService {
 
   constructor(
     private readonly config: ServiceConfig,
-    private readonly collections: Collections,
+    private readonly collections: IdentityCollections,
     private readonly provision: OrganizationProvisioner,
   ) {
     this.jwks = config.auth.jwksUrl ? createRemoteJWKSet(new URL(config.auth.jwksUrl), { cooldownDuration: 30_000 }) : null;

@@ -11,7 +11,7 @@ import { IdempotencyGuard } from '../../gateway/idempotency.js';
 import { Pipeline } from '../../gateway/pipeline.js';
 import { route } from '../../gateway/route.js';
 import { listen, type ListeningServer } from '../../gateway/uws-server.js';
-import { openCollections } from '../../runtime/collections.js';
+import { openCollections } from '../../domains/collections.js';
 import { createLogger } from '../../runtime/logger.js';
 import { SqliteMetadataStore } from '../../runtime/store/sqlite.js';
 

@@ -2,7 +2,7 @@ import { ToolError, type ToolContext } from '../../contract.js';
 import { ServiceError } from '../../../runtime/errors.js';
 import { parseNodeId } from '../../../runtime/graph/names.js';
 import type { GraphScope } from '../../../runtime/graph/store.js';
-import { DEFAULT_REALM } from '../../../runtime/organizations.js';
+import { DEFAULT_REALM } from '../../../domains/organizations.js';
 
 /** the run's organization and realm: a tool never reaches another */
 export const scopeOf = (ctx: ToolContext): GraphScope => ({ orgId: ctx.orgId, realm: ctx.realm ?? DEFAULT_REALM });

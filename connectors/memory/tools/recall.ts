@@ -1,10 +1,10 @@
 /** memory.recall: the organization's memory entries most relevant to a query, weighted by importance. */
 import type { ConnectorTool } from '../../contract.js';
-import type { MemoryKind } from '../../../runtime/collections.js';
+import type { MemoryKind } from '../../../domains/memory/documents.js';
 import { asOrgId } from '../../../runtime/store/types.js';
 import { requireRealm } from '../realm-check.js';
 import { recallMemories } from '../../../domains/memory/recall.js';
-import { MEMORY_KINDS } from '../../../runtime/collections.js';
+import { MEMORY_KINDS } from '../../../domains/memory/documents.js';
 import { MAX_RECALL_LIMIT } from '../../../domains/memory/recall.js';
 import type { MemoryPluginStores } from '../stores.js';
 

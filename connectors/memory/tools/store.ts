@@ -1,9 +1,9 @@
 /** memory.store: saves a memory entry, like `POST /memory`. */
 import { ToolError, type ConnectorTool } from '../../contract.js';
-import type { MemoryKind } from '../../../runtime/collections.js';
+import type { MemoryKind } from '../../../domains/memory/documents.js';
 import { asOrgId } from '../../../runtime/store/types.js';
 import { requireRealm } from '../realm-check.js';
-import { MAX_MEMORY_TEXT_BYTES, MEMORY_KINDS } from '../../../runtime/collections.js';
+import { MAX_MEMORY_TEXT_BYTES, MEMORY_KINDS } from '../../../domains/memory/documents.js';
 import type { MemoryPluginStores } from '../stores.js';
 
 /** recorded as `created_by` when the run does not say who it acts for */

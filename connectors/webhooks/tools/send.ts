@@ -6,7 +6,7 @@
  * background and the delivery log (`GET /webhooks/:id/deliveries`) has the rest.
  */
 import { ToolError, type ConnectorTool } from '../../contract.js';
-import type { WebhookDeliveryDoc } from '../../../runtime/collections.js';
+import type { WebhookDeliveryDoc } from '../../../domains/webhooks/documents.js';
 import { asOrgId } from '../../../runtime/store/types.js';
 import type { OutboundWebhooks } from '../../../domains/webhooks/outbound-webhooks.js';
 

@@ -7,9 +7,10 @@
  * organization's own collections, so another organization's id and an id that
  * never existed get the very same answer: existence never leaks across orgs.
  */
-import type { AgentDoc, Collections } from './collections.js';
-import { ServiceError } from './errors.js';
-import type { OrgId } from './store/types.js';
+import type { AgentDoc } from '../domains/agents/documents.js';
+import type { Collections } from '../domains/collections.js';
+import { ServiceError } from '../runtime/errors.js';
+import type { OrgId } from '../runtime/store/types.js';
 
 /** One referenced value and where the caller put it (the issue path). */
 export interface Reference {

@@ -1,6 +1,7 @@
 /** What every new organization starts with: the `default` realm, its settings and a default agent. */
-import type { Collections, SettingsDoc } from './collections.js';
-import type { OrgId } from './store/types.js';
+import type { Collections } from '../domains/collections.js';
+import type { SettingsDoc } from '../domains/settings/documents.js';
+import type { OrgId } from '../runtime/store/types.js';
 
 export const DEFAULT_REALM = 'default';
 export const DEFAULT_AGENT = 'default';

@@ -1,0 +1,108 @@
+/**
+ * Every metadata collection: the platform's (runtime/collections.ts) and each
+ * domain's, with its spec (unique sets, indexes, text fields). Opened once at
+ * start; creation is idempotent.
+ */
+import { openPlatformCollections, type PlatformCollections } from '../runtime/collections.js';
+import type { MetadataStore, OrgCollection } from '../runtime/store/types.js';
+import type { AgentDoc } from './agents/documents.js';
+import type { BindingDoc, ChannelDoc, ChannelEventDoc } from './channels/documents.js';
+import type { ChatMessageDoc, ConversationDoc } from './chat/documents.js';
+import type { MemoryDoc } from './memory/documents.js';
+import type { PipelineDoc, PipelineRunDoc, PipelineRunEntryDoc } from './pipelines/documents.js';
+import type { PolicyDecisionDoc, PolicyDoc } from './policies/documents.js';
+import type { RealmDoc } from './realms/documents.js';
+import type { SettingsDoc } from './settings/documents.js';
+import type { SkillDoc } from './skills/documents.js';
+import type { McpApprovalDoc, SourceDoc, SourceSyncJobDoc } from './sources/types.js';
+import type { InboundDeliveryDoc, TaskDoc, TaskRunDoc } from './tasks/types.js';
+import type { WebhookSampleDoc } from './webhook-samples/documents.js';
+import type { OutboundWebhookDoc, WebhookDeliveryDoc } from './webhooks/documents.js';
+
+export interface Collections extends PlatformCollections {
+  readonly realms: OrgCollection<RealmDoc>;
+  readonly settings: OrgCollection<SettingsDoc>;
+  readonly agents: OrgCollection<AgentDoc>;
+  readonly skills: OrgCollection<SkillDoc>;
+  readonly memory: OrgCollection<MemoryDoc>;
+  readonly conversations: OrgCollection<ConversationDoc>;
+  readonly chatMessages: OrgCollection<ChatMessageDoc>;
+  readonly channels: OrgCollection<ChannelDoc>;
+  readonly bindings: OrgCollection<BindingDoc>;
+  readonly channelEvents: OrgCollection<ChannelEventDoc>;
+  readonly pipelines: OrgCollection<PipelineDoc>;
+  readonly pipelineRuns: OrgCollection<PipelineRunDoc>;
+  readonly pipelineRunEntries: OrgCollection<PipelineRunEntryDoc>;
+  readonly sources: OrgCollection<SourceDoc>;
+  readonly sourceSyncJobs: OrgCollection<SourceSyncJobDoc>;
+  readonly mcpApprovals: OrgCollection<McpApprovalDoc>;
+  readonly outboundWebhooks: OrgCollection<OutboundWebhookDoc>;
+  readonly webhookDeliveries: OrgCollection<WebhookDeliveryDoc>;
+  readonly webhookSamples: OrgCollection<WebhookSampleDoc>;
+  readonly tasks: OrgCollection<TaskDoc>;
+  readonly taskRuns: OrgCollection<TaskRunDoc>;
+  readonly inboundDeliveries: OrgCollection<InboundDeliveryDoc>;
+  readonly policies: OrgCollection<PolicyDoc>;
+  readonly policyDecisions: OrgCollection<PolicyDecisionDoc>;
+}
+
+export async function openCollections(store: MetadataStore): Promise<Collections> {
+  return {
+    ...(await openPlatformCollections(store)),
+    realms: await store.orgCollection<RealmDoc>({ name: 'realms', idPrefix: 'rlm', scope: 'org', unique: [['name']] }),
+    settings: await store.orgCollection<SettingsDoc>({ name: 'settings', idPrefix: 'set', scope: 'org', unique: [['singleton']] }),
+    agents: await store.orgCollection<AgentDoc>({ name: 'agents', idPrefix: 'agt', scope: 'org', unique: [['name']] }),
+    skills: await store.orgCollection<SkillDoc>({ name: 'skills', idPrefix: 'skl', scope: 'org', unique: [['slug']], indexes: ['visible_to', 'status'] }),
+    memory: await store.orgCollection<MemoryDoc>({
+      name: 'memory', idPrefix: 'mem', scope: 'org', indexes: ['realm', 'kind'], text: ['text', 'title'],
+    }),
+    conversations: await store.orgCollection<ConversationDoc>({ name: 'chat_conversations', idPrefix: 'cnv', scope: 'org' }),
+    sources: await store.orgCollection<SourceDoc>({
+      name: 'sources', idPrefix: 'src', scope: 'org', unique: [['name']], indexes: ['connector', 'status'],
+    }),
+    sourceSyncJobs: await store.orgCollection<SourceSyncJobDoc>({
+      name: 'source_sync_jobs', idPrefix: 'sjb', scope: 'org', indexes: ['source_id', 'status'],
+    }),
+    mcpApprovals: await store.orgCollection<McpApprovalDoc>({ name: 'mcp_approvals', idPrefix: 'mapr', scope: 'org', indexes: ['status'] }),
+    chatMessages: await store.orgCollection<ChatMessageDoc>({
+      name: 'chat_messages', idPrefix: 'msg', scope: 'org', indexes: ['conversation_id', 'run_id', 'status'],
+    }),
+    channels: await store.orgCollection<ChannelDoc>({
+      name: 'channels', idPrefix: 'chn', scope: 'org', unique: [['instance_name']], indexes: ['channel_type'],
+    }),
+    bindings: await store.orgCollection<BindingDoc>({ name: 'bindings', idPrefix: 'bnd', scope: 'org', indexes: ['channel_id', 'agent_id'] }),
+    channelEvents: await store.orgCollection<ChannelEventDoc>({
+      name: 'channel_events', idPrefix: 'cev', scope: 'org', unique: [['channel_id', 'key']], indexes: ['day'],
+    }),
+    pipelines: await store.orgCollection<PipelineDoc>({ name: 'pipelines', idPrefix: 'ppl', scope: 'org', unique: [['name']] }),
+    pipelineRuns: await store.orgCollection<PipelineRunDoc>({
+      name: 'pipeline_runs', idPrefix: 'prn', scope: 'org', indexes: ['pipeline_id', 'status'],
+    }),
+    pipelineRunEntries: await store.orgCollection<PipelineRunEntryDoc>({
+      // the unique (run_id, seq) index also serves lookups by run_id
+      name: 'pipeline_run_entries', idPrefix: 'pre', scope: 'org', unique: [['run_id', 'seq']],
+    }),
+    tasks: await store.orgCollection<TaskDoc>({
+      name: 'tasks', idPrefix: 'tsk', scope: 'org', unique: [['name'], ['trigger_id']], indexes: ['trigger_kind', 'enabled'],
+    }),
+    // ids are the agent runs' ids (`run_...`)
+    taskRuns: await store.orgCollection<TaskRunDoc>({ name: 'task_runs', idPrefix: 'run', scope: 'org', indexes: ['task_id', 'status'] }),
+    inboundDeliveries: await store.orgCollection<InboundDeliveryDoc>({
+      name: 'inbound_deliveries', idPrefix: 'dlv', scope: 'org', unique: [['task_id', 'sender_delivery_id']], indexes: ['task_id'],
+    }),
+    outboundWebhooks: await store.orgCollection<OutboundWebhookDoc>({
+      name: 'outbound_webhooks', idPrefix: 'owh', scope: 'org', unique: [['name']],
+    }),
+    webhookDeliveries: await store.orgCollection<WebhookDeliveryDoc>({
+      name: 'outbound_webhook_deliveries', idPrefix: 'owd', scope: 'org', indexes: ['webhook_id', 'status'],
+    }),
+    webhookSamples: await store.orgCollection<WebhookSampleDoc>({
+      name: 'webhook_samples', idPrefix: 'wsm', scope: 'org', unique: [['name']],
+    }),
+    policies: await store.orgCollection<PolicyDoc>({ name: 'policies', idPrefix: 'pol', scope: 'org', unique: [['name']], indexes: ['enabled'] }),
+    policyDecisions: await store.orgCollection<PolicyDecisionDoc>({
+      name: 'policy_decisions', idPrefix: 'pdc', scope: 'org', indexes: ['result', 'run_id'],
+    }),
+  
+  };
+}

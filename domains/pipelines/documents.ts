@@ -1,0 +1,43 @@
+/** The documents of this domain, as the metadata store keeps them (collections: domains/collections.ts). */
+import type { StoredFields } from '../../runtime/store/types.js';
+
+/** A pipeline definition (`/pipelines`): what an external execution runs; each change bumps `version`. */
+export interface PipelineDoc extends StoredFields {
+  readonly name: string;
+  readonly description: string | null;
+  /** realm the run's graph writes default to */
+  readonly realm: string;
+  /** free-form steps/configuration the executor reads */
+  readonly definition: Record<string, unknown>;
+  readonly version: number;
+  readonly created_by: string;
+}
+
+export type PipelineRunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+/** One execution of a pipeline; its agent reports log lines and progress with a pipeline-scoped token. */
+export interface PipelineRunDoc extends StoredFields {
+  readonly pipeline_id: string;
+  readonly pipeline_version: number;
+  readonly status: PipelineRunStatus;
+  readonly parameters: Record<string, unknown>;
+  /** latest `progress` report */
+  readonly progress: { readonly fraction: number; readonly message: string | null; readonly phase: string | null; readonly at: string } | null;
+  readonly phase: string | null;
+  readonly log_count: number;
+  readonly started_by: string;
+  readonly token_expires_at: string;
+  readonly finished_at: string | null;
+  readonly error: string | null;
+}
+
+/** A log line or progress report of a pipeline run, in arrival order (`seq`). */
+export interface PipelineRunEntryDoc extends StoredFields {
+  readonly run_id: string;
+  readonly seq: number;
+  readonly kind: 'log' | 'progress';
+  readonly level: string;
+  readonly message: string | null;
+  readonly phase: string | null;
+  readonly fraction: number | null;
+}
