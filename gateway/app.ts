@@ -11,6 +11,8 @@ import { openCollections } from '../runtime/collections.js';
 import type { ServiceConfig } from '../runtime/config.js';
 import { PolicyBundles } from '../runtime/policies/bundles.js';
 import { PolicyGate } from '../runtime/policies/gate.js';
+import { PolicySourceKeys } from '../runtime/policies/source-secrets.js';
+import { PolicySourceSync } from '../runtime/policies/source-sync.js';
 import { HealthReporter, registerCoreProbes, registerGraphProbe } from '../runtime/health.js';
 import { createOrganizationProvisioner } from '../runtime/organizations.js';
 import { restrictUmask } from '../runtime/file-modes.js';
@@ -89,6 +91,10 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     const events = new PlatformEvents(logger);
     const policyBundles = new PolicyBundles(collections, files);
     const policies = new PolicyGate(config.features.policies, policyBundles, collections, logger);
+    const policySourceKeys = new PolicySourceKeys(config.sourceConfigKey ?? config.auth.jwtSecret);
+    const policySourceSync = new PolicySourceSync({
+      collections, bundles: policyBundles, keys: policySourceKeys, egress, dataDir: config.dataDir, allowLocal: config.policyGitAllowLocal, logger,
+    });
     const agentRuntime = new AgentRuntime({ supervisor, collections, plugins, logger, prices: config.llmPrices, events, policies });
     const sourceService = new SourceService({
       collections, plugins, keyRoot: config.sourceConfigKey ?? config.auth.jwtSecret, events, graph: () => graph, logger, egress,
@@ -111,6 +117,8 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       egress,
       policyBundles,
       policies,
+      policySourceSync,
+      policySourceKeys,
     };
 
     const routes: AnyRoute[] = allRoutes(services, () => routes);

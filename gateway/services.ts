@@ -19,6 +19,8 @@ import type { PipelineRuns } from '../runtime/pipelines/runs.js';
 import type { EgressGuard } from '../runtime/net/egress.js';
 import type { PolicyBundles } from '../runtime/policies/bundles.js';
 import type { PolicyGate } from '../runtime/policies/gate.js';
+import type { PolicySourceKeys } from '../runtime/policies/source-secrets.js';
+import type { PolicySourceSync } from '../runtime/policies/source-sync.js';
 
 /** What route modules are built from; assembled once in gateway/app.ts. */
 export interface Services {
@@ -59,4 +61,8 @@ export interface Services {
   readonly policyBundles: PolicyBundles;
   /** policy enforcement on tool calls; `enabled` is the feature flag */
   readonly policies: PolicyGate;
+  /** git policy sources: fetch, compile, one sync per source at a time */
+  readonly policySourceSync: PolicySourceSync;
+  /** seals policy sources' ssh keys */
+  readonly policySourceKeys: PolicySourceKeys;
 }

@@ -6,6 +6,7 @@ import type { IdempotencyRecord } from '../gateway/idempotency.js';
 import type { GlobalCollection, MetadataStore, OrgCollection, StoredFields } from './store/types.js';
 import type { McpApprovalDoc, SourceDoc, SourceSyncJobDoc } from './sources/types.js';
 import type { InboundDeliveryDoc, TaskDoc, TaskRunDoc } from './tasks/types.js';
+import type { PolicySourceDoc } from './policies/types.js';
 
 export interface OrganizationDoc extends StoredFields {
   readonly name: string;
@@ -378,7 +379,7 @@ export interface ChannelEventDoc extends StoredFields {
 export interface PolicyDoc extends StoredFields {
   readonly name: string;
   readonly package_path: string;
-  /** exactly one of rego_code and rego_file (a path in the organization's file store, read at load) */
+  /** exactly one of rego_code and rego_file (`<policy source name>/<path>` or a path in the organization's file store, read at load) */
   readonly rego_code: string | null;
   readonly rego_file: string | null;
   readonly enabled: boolean;
@@ -435,6 +436,7 @@ export interface Collections {
   readonly inboundDeliveries: OrgCollection<InboundDeliveryDoc>;
   readonly policies: OrgCollection<PolicyDoc>;
   readonly policyDecisions: OrgCollection<PolicyDecisionDoc>;
+  readonly policySources: OrgCollection<PolicySourceDoc>;
 }
 
 export async function openCollections(store: MetadataStore): Promise<Collections> {
@@ -519,5 +521,6 @@ export async function openCollections(store: MetadataStore): Promise<Collections
     policyDecisions: await store.orgCollection<PolicyDecisionDoc>({
       name: 'policy_decisions', idPrefix: 'pdc', scope: 'org', indexes: ['result', 'run_id'],
     }),
+    policySources: await store.orgCollection<PolicySourceDoc>({ name: 'policy_sources', idPrefix: 'psr', scope: 'org', unique: [['name']], indexes: ['enabled'] }),
   };
 }
