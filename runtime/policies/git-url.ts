@@ -25,7 +25,6 @@ const bare = (host: string): string => (host.startsWith('[') ? host.slice(1, -1)
 
 /** @throws 400 validation_error naming git_url */
 export function parseGitUrl(raw: string, allowLocal: boolean): GitRemote {
-  // eslint-disable-next-line no-control-regex
   if (raw.startsWith('-') || /[\s\u0000-\u001f\u007f]/.test(raw)) refuse('git_url', 'must not start with "-" or hold spaces or control characters');
   const scp = SCP_LIKE.exec(raw);
   if (scp?.[2] !== undefined) return { kind: 'ssh', url: raw, host: bare(scp[2]), port: 22 };
