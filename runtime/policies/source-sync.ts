@@ -83,9 +83,11 @@ export class PolicySourceSync {
         await this.fail(org, source, [{ message: error.message, file: null, line: null, column: null }]);
         throw new ServiceError('egress_refused', `git_url: ${error.message}`, { field: 'git_url', ...error.refusal });
       }
-      if (!(error instanceof GitSyncError) && !(error instanceof ServiceError)) throw error;
-      const errors = [{ message: error.message, file: null, line: null, column: null }];
+      const known = error instanceof GitSyncError || error instanceof ServiceError;
+      // anything else (a key that no longer opens, a disk error) is recorded too, then answered as a 500
+      const errors = [{ message: known ? error.message : 'the sync failed unexpectedly (see the server log)', file: null, line: null, column: null }];
       await this.fail(org, source, errors);
+      if (!known) throw error;
       throw failed(source, errors, null);
     }
     const errors = moduleErrors(source, fetched.modules);
