@@ -11,6 +11,7 @@ import type { ChatMessageDoc, ConversationDoc } from './chat/documents.js';
 import type { MemoryDoc } from './memory/documents.js';
 import type { PipelineDoc, PipelineRunDoc, PipelineRunEntryDoc } from './pipelines/documents.js';
 import type { PolicyDecisionDoc, PolicyDoc } from './policies/documents.js';
+import type { PolicySourceDoc } from './policies/types.js';
 import type { RealmDoc } from './realms/documents.js';
 import type { SettingsDoc } from './settings/documents.js';
 import type { SkillDoc } from './skills/documents.js';
@@ -44,6 +45,7 @@ export interface Collections extends PlatformCollections {
   readonly inboundDeliveries: OrgCollection<InboundDeliveryDoc>;
   readonly policies: OrgCollection<PolicyDoc>;
   readonly policyDecisions: OrgCollection<PolicyDecisionDoc>;
+  readonly policySources: OrgCollection<PolicySourceDoc>;
 }
 
 export async function openCollections(store: MetadataStore): Promise<Collections> {
@@ -104,5 +106,6 @@ export async function openCollections(store: MetadataStore): Promise<Collections
       name: 'policy_decisions', idPrefix: 'pdc', scope: 'org', indexes: ['result', 'run_id'],
     }),
   
+    policySources: await store.orgCollection<PolicySourceDoc>({ name: 'policy_sources', idPrefix: 'psr', scope: 'org', unique: [['name']], indexes: ['enabled'] }),
   };
 }

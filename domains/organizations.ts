@@ -1,5 +1,5 @@
 /** What every new organization starts with: the `default` realm, its settings and a default agent. */
-import type { Collections } from '../domains/collections.js';
+import type { Collections } from './collections.js';
 import type { SettingsDoc } from '../domains/settings/documents.js';
 import type { OrgId } from '../runtime/store/types.js';
 

@@ -8,7 +8,7 @@
  * never existed get the very same answer: existence never leaks across orgs.
  */
 import type { AgentDoc } from '../domains/agents/documents.js';
-import type { Collections } from '../domains/collections.js';
+import type { Collections } from './collections.js';
 import { ServiceError } from '../runtime/errors.js';
 import type { OrgId } from '../runtime/store/types.js';
 

@@ -13,6 +13,8 @@ import { PolicyBundles } from '../domains/policies/bundles.js';
 import { PolicyGate } from '../domains/policies/gate.js';
 import { RealmService } from '../domains/realms/service.js';
 import { AgentService } from '../domains/agents/service.js';
+import { PolicySourceKeys } from '../domains/policies/source-secrets.js';
+import { PolicySourceSync } from '../domains/policies/source-sync.js';
 import { HealthReporter, registerCoreProbes, registerGraphProbe } from '../runtime/health.js';
 import { createOrganizationProvisioner } from '../domains/organizations.js';
 import { restrictUmask } from '../runtime/file-modes.js';
@@ -92,6 +94,10 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     const events = new PlatformEvents(logger);
     const policyBundles = new PolicyBundles(collections, files);
     const policies = new PolicyGate(config.features.policies, policyBundles, collections, logger);
+    const policySourceKeys = new PolicySourceKeys(config.sourceConfigKey ?? config.auth.jwtSecret);
+    const policySourceSync = new PolicySourceSync({
+      collections, bundles: policyBundles, keys: policySourceKeys, egress, dataDir: config.dataDir, allowLocal: config.policyGitAllowLocal, logger,
+    });
     const agentRuntime = new AgentRuntime({ supervisor, collections, plugins, logger, prices: config.llmPrices, events, policies });
     const sourceService = new SourceService({
       collections, plugins, keyRoot: config.sourceConfigKey ?? config.auth.jwtSecret, events, graph: () => graph, logger, egress,
@@ -116,6 +122,8 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       policies,
       realms: new RealmService(collections),
       agents: new AgentService(collections.agents),
+      policySourceSync,
+      policySourceKeys,
     };
 
     const routes: AnyRoute[] = allRoutes(services, () => routes);

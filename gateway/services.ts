@@ -21,6 +21,8 @@ import type { PolicyBundles } from '../domains/policies/bundles.js';
 import type { PolicyGate } from '../domains/policies/gate.js';
 import type { RealmService } from '../domains/realms/service.js';
 import type { AgentService } from '../domains/agents/service.js';
+import type { PolicySourceKeys } from '../domains/policies/source-secrets.js';
+import type { PolicySourceSync } from '../domains/policies/source-sync.js';
 
 /** What route modules are built from; assembled once in gateway/app.ts. */
 export interface Services {
@@ -65,4 +67,8 @@ export interface Services {
   readonly realms: RealmService;
   /** configured agents (the `default` one cannot be deleted or renamed) */
   readonly agents: AgentService;
+  /** git policy sources: fetch, compile, one sync per source at a time */
+  readonly policySourceSync: PolicySourceSync;
+  /** seals policy sources' ssh keys */
+  readonly policySourceKeys: PolicySourceKeys;
 }

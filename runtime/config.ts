@@ -106,6 +106,8 @@ export interface ServiceConfig {
   readonly mcpStdioCommands: readonly string[];
   /** `KUBERNETES_IN_CLUSTER`: whether a `kubernetes` source may use `auth.kind: in_cluster`, i.e. this service's own pod service account, for any tenant. @default false */
   readonly kubernetesInCluster: boolean;
+  /** `POLICY_GIT_ALLOW_LOCAL`: whether a policy source's git_url may be `file://` or an absolute local path (tests, single-tenant setups). @default false */
+  readonly policyGitAllowLocal: boolean;
   /** `FILES_MAX_UPLOAD_BYTES`: largest file one upload may carry (413 over it, detected while reading). @default 104857600 (100 MiB) */
   readonly filesMaxUploadBytes: number;
   /**
@@ -354,6 +356,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     pluginsFile: pluginsFile(env),
     mcpStdioCommands: Object.freeze((text(env, 'MCP_STDIO_COMMANDS') ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')),
     kubernetesInCluster: flag(env, 'KUBERNETES_IN_CLUSTER'),
+    policyGitAllowLocal: flag(env, 'POLICY_GIT_ALLOW_LOCAL'),
     filesMaxUploadBytes: integer(env, 'FILES_MAX_UPLOAD_BYTES', 104_857_600, 1, 4_294_967_296),
     platformOperators: emailList(env, 'PLATFORM_OPERATORS'),
     egressAllow: egressAllow(env),

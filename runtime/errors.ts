@@ -60,6 +60,9 @@ export const ERROR_CATALOG = {
   eval_type_error: { status: 400, fault: 'user', retryable: false, when: 'POST /policies/eval: an operation on a value of the wrong type (with strict_builtin_errors)' },
   eval_builtin_error: { status: 400, fault: 'user', retryable: false, when: 'POST /policies/eval: a built-in fails (with strict_builtin_errors) or is not supported by this engine' },
   eval_cancel_error: { status: 400, fault: 'user', retryable: false, when: 'POST /policies/eval: the evaluation ran past its time budget' },
+  sync_in_progress: { status: 409, fault: 'user', retryable: true, when: 'POST /policies/sources/:id/sync while a sync of the same source is still running' },
+  policy_sync_failed: { status: 422, fault: 'user', retryable: false, when: 'a policy source sync could not fetch the repository or a module does not compile (details.errors with file, line, column); the previous bundle stays active' },
+  rego_file_unresolved: { status: 422, fault: 'user', retryable: false, when: 'a policy\'s rego_file names no module of a synced policy source (`<source name>/<path>`) nor a file of the organization' },
 } as const satisfies Record<string, CatalogEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -12,7 +12,7 @@ import type { Collections } from '../collections.js';
 import { RegoError, toJSON } from '../../runtime/policy/index.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import type { PolicyAuditEntry } from '../tasks/types.js';
-import type { PolicyBundles } from './bundles.js';
+import type { OrgBundle, PolicyBundles } from './bundles.js';
 import type { PolicyCall, PolicySubject, ToolCallGate } from '../../runtime/tools/tool-gate.js';
 
 export type { PolicyCall, PolicySubject } from '../../runtime/tools/tool-gate.js';
@@ -53,6 +53,25 @@ const denyMessages = (value: unknown, policy: string): string[] => {
   return [typeof value === 'string' ? value : `denied by policy ${policy}`];
 };
 
+/** The decision of a bundle on one input (throws RegoError: callers deny on it). */
+export function decide(loaded: OrgBundle, input: Record<string, unknown>): { allowed: boolean; messages: string[] } {
+  if (!loaded.bundle) return { allowed: true, messages: [] };
+  const refs = loaded.policies.flatMap((policy) => [`data.${policy.packagePath}.deny`, `data.${policy.packagePath}.allow`]);
+  const values = loaded.bundle.evalMany(refs, { input, strictBuiltinErrors: true });
+  const messages: string[] = [];
+  let allowed = true;
+  loaded.policies.forEach((policy, index) => {
+    const deny = values[index * 2];
+    const allow = values[index * 2 + 1];
+    messages.push(...denyMessages(deny === undefined ? undefined : toJSON(deny), policy.name));
+    if (policy.definesAllow && allow !== true) {
+      allowed = false;
+      if (messages.length === 0) messages.push(`not allowed by policy ${policy.name}`);
+    }
+  });
+  return { allowed: allowed && messages.length === 0, messages };
+}
+
 export class PolicyGate implements ToolCallGate {
   /** resolved argument objects already decided before the approval gate: the interceptor lets them through */
   private readonly decided = new WeakSet<object>();
@@ -71,21 +90,7 @@ export class PolicyGate implements ToolCallGate {
     try {
       const loaded = await this.bundles.get(org);
       revision = loaded.revision;
-      if (!loaded.bundle) return { allowed: true, messages: [], revision, error: null };
-      const refs = loaded.policies.flatMap((policy) => [`data.${policy.packagePath}.deny`, `data.${policy.packagePath}.allow`]);
-      const values = loaded.bundle.evalMany(refs, { input, strictBuiltinErrors: true });
-      const messages: string[] = [];
-      let allowed = true;
-      loaded.policies.forEach((policy, index) => {
-        const deny = values[index * 2];
-        const allow = values[index * 2 + 1];
-        messages.push(...denyMessages(deny === undefined ? undefined : toJSON(deny), policy.name));
-        if (policy.definesAllow && allow !== true) {
-          allowed = false;
-          if (messages.length === 0) messages.push(`not allowed by policy ${policy.name}`);
-        }
-      });
-      return { allowed: allowed && messages.length === 0, messages, revision, error: null };
+      return { ...decide(loaded, input), revision, error: null };
     } catch (error) {
       const code = error instanceof RegoError ? error.code : 'internal_error';
       const message = error instanceof Error ? error.message : String(error);

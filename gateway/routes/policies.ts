@@ -24,12 +24,14 @@ const POLICY_NAME = z
 /** 256 KiB of Rego per policy */
 const REGO_SOURCE = z.string().min(1).max(262_144);
 const REGO_FILE = z.string().min(1).max(1024);
+const REGO_FILE_HELP = '`<policy source name>/<path>`: a module of that policy source (its last good sync, or its inline modules); '
+  + 'when no policy source has that name, a path in the organization\'s files. Read at save (422 rego_file_unresolved when it does not resolve) and whenever the bundle is built';
 
 const policyCreate = z.strictObject({
   name: POLICY_NAME,
   package_path: z.string().max(200).optional(),
   rego_code: REGO_SOURCE.optional(),
-  rego_file: REGO_FILE.optional(),
+  rego_file: REGO_FILE.optional().describe(REGO_FILE_HELP),
   enabled: z.boolean().default(true),
 });
 const policyPatch = z.strictObject({
@@ -47,7 +49,7 @@ const policySchema = z.object({
   name: z.string(),
   package_path: z.string(),
   rego_code: z.string().nullable(),
-  rego_file: z.string().nullable(),
+  rego_file: z.string().nullable().describe(REGO_FILE_HELP),
   enabled: z.boolean(),
   created_by: z.string(),
 });
@@ -97,7 +99,7 @@ const presentDecision = (decision: PolicyDecisionDoc) => ({
 });
 
 /** a RegoError as the API's error (its code when the catalogue has it) */
-function regoFailure(error: unknown): never {
+export function regoFailure(error: unknown): never {
   if (error instanceof RegoError) {
     const code = (error.code in ERROR_CATALOG ? error.code : 'validation_error') as ErrorCode;
     throw new ServiceError(code, error.message, error.location ? { line: error.location.line, column: error.location.column } : undefined);
@@ -112,15 +114,8 @@ export function policyRoutes({ collections, policyBundles }: Services): AnyRoute
 
   /** compiles the policy's source and checks its package (400 validation_error with positions) */
   const checkSource = async (org: OrgId, name: string, source: { rego_code: string | null; rego_file: string | null }): Promise<void> => {
-    let text: string;
-    try {
-      text = await policyBundles.sourceOf(org, source);
-    } catch (error) {
-      if (error instanceof ServiceError && error.code === 'not_found') {
-        throw new ServiceError('validation_error', `rego_file ${source.rego_file} is not in the organization's files`, { field: 'rego_file' });
-      }
-      throw error;
-    }
+    // 422 rego_file_unresolved when the file is in no synced source and not in the organization's files
+    const text = await policyBundles.sourceOf(org, source);
     const errors = validate(text, moduleNameOf({ name }));
     if (errors.length > 0) {
       throw new ServiceError('validation_error', `the policy does not compile: ${errors[0]?.message ?? ''}`, {
@@ -149,7 +144,7 @@ export function policyRoutes({ collections, policyBundles }: Services): AnyRoute
     }),
     route({
       method: 'POST', path: '/policies', tag: 'policies', summary: 'Create a policy (compiled at save; package service.<name>)', auth: 'bearer',
-      permission: 'policy:manage', feature: 'policies', body: policyCreate, response: policySchema, status: 201, creates: true,
+      permission: 'policy:manage', feature: 'policies', body: policyCreate, response: policySchema, status: 201, creates: true, errors: [422],
       handler: async ({ auth, body }) => {
         exactlyOneSource(body.rego_code, body.rego_file);
         if (body.package_path !== undefined && body.package_path !== packagePathOf(body.name)) {
@@ -220,7 +215,7 @@ export function policyRoutes({ collections, policyBundles }: Services): AnyRoute
     }),
     route({
       method: 'PATCH', path: '/policies/:id', tag: 'policies', summary: 'Update a policy (name and package_path are immutable; recompiled at save)',
-      auth: 'bearer', permission: 'policy:manage', feature: 'policies', params: idParams, body: policyPatch, response: policySchema,
+      auth: 'bearer', permission: 'policy:manage', feature: 'policies', params: idParams, body: policyPatch, response: policySchema, errors: [422],
       handler: async ({ auth, params, body }) => {
         const policy = await getOr404(policies, auth.orgId, params.id, 'policy');
         rejectImmutable(policy, body, ['name', 'package_path']);

@@ -32,7 +32,7 @@ import {
 } from '../tools/meta-tools.js';
 import { failedOutcome, toolErrorBody, type ToolOutcome } from '../tools/tool-result.js';
 import type { AgentRunDoc } from '../collections.js';
-import type { PlatformCollections as Collections } from '../../runtime/collections.js';
+import type { PlatformCollections as Collections } from '../collections.js';
 import { newId } from '../ids.js';
 import { costUsd, type PriceTable } from '../llm/prices.js';
 import type { ChatMessage, LlmProvider, ToolCall, Usage } from '../llm/types.js';

@@ -9,7 +9,7 @@
  * replayable without repeating side effects, which they are not.
  */
 import type { Logger } from 'pino';
-import type { PlatformCollections as Collections } from '../../runtime/collections.js';
+import type { PlatformCollections as Collections } from '../collections.js';
 import { nowIso } from '../ids.js';
 import type { OrgId } from '../store/types.js';
 import { eventId } from './run-feed.js';

@@ -15,7 +15,7 @@ import {
   type JWTPayload,
   type JWTVerifyGetKey,
 } from 'jose';
-import type { PlatformCollections as Collections } from '../../runtime/collections.js';
+import type { PlatformCollections as Collections } from '../collections.js';
 import type { MembershipDoc, OrganizationDoc, UserDoc } from '../collections.js';
 import type { ServiceConfig } from '../config.js';
 import { randomAlphanumeric, sha256Hex } from '../crypto.js';

@@ -1,4 +1,4 @@
-import type { PlatformCollections as Collections } from '../../runtime/collections.js';
+import type { PlatformCollections as Collections } from '../collections.js';
 import type { OrgId } from '../store/types.js';
 import { builtinRole, isPermission, type Permission } from './permissions.js';
 

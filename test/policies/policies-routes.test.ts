@@ -88,10 +88,10 @@ describe('/policies', () => {
     await req(alice, 'DELETE', `/policies/${good.body.id}`);
   });
 
-  it('reads rego_file from the organization\'s files at save; a missing file is 400', async () => {
+  it('reads rego_file from the organization\'s files at save; a missing file is 422 rego_file_unresolved', async () => {
     const missing = await req(alice, 'POST', '/policies', { name: 'from_file', rego_file: 'policies/nope.rego' });
-    expect(missing.status).toBe(400);
-    expect(missing.body.error.details.field).toBe('rego_file');
+    expect(missing.status).toBe(422);
+    expect(missing.body.error).toMatchObject({ code: 'rego_file_unresolved', details: { field: 'rego_file' } });
     const upload = await server.request('PUT', '/files/content?path=policies/from_file.rego', {
       token: alice.token, body: Buffer.from('package service.from_file\ndefault allow := false\n'), headers: { 'content-type': 'application/octet-stream' },
     });
@@ -100,7 +100,7 @@ describe('/policies', () => {
     expect(created.status, created.text).toBe(201);
     expect(created.body).toMatchObject({ rego_code: null, rego_file: 'policies/from_file.rego', enabled: false });
     // another organization has no such file
-    expect((await req(bob, 'POST', '/policies', { name: 'from_file', rego_file: 'policies/from_file.rego' })).status).toBe(400);
+    expect((await req(bob, 'POST', '/policies', { name: 'from_file', rego_file: 'policies/from_file.rego' })).status).toBe(422);
     await req(alice, 'DELETE', `/policies/${created.body.id}`);
   });
 
