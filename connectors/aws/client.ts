@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { ToolError, type NetPort } from '../contract.js';
 import { awsConfigOf, type AwsConfig } from './config.js';
 
-export interface AwsCredentials {
+interface AwsCredentials {
   readonly accessKeyId: string;
   readonly secretAccessKey: string;
   readonly sessionToken?: string;
@@ -121,7 +121,7 @@ const isServiceError = (error: unknown): error is SdkServiceError =>
   error instanceof Error && typeof (error as SdkServiceError).$fault === 'string' && (error as SdkServiceError).$metadata?.httpStatusCode !== undefined;
 
 /** An SDK failure as the ToolError the model reads; anything else is returned as it is. */
-export function toolErrorOf(error: unknown, service: string): unknown {
+function toolErrorOf(error: unknown, service: string): unknown {
   const own = ToolError.within(error);
   if (own !== null) return own;
   if (!(error instanceof Error) || error.name === 'AbortError') return error;

@@ -5,7 +5,18 @@ import type { MetricAlarm } from '@aws-sdk/client-cloudwatch';
 import type { Instance } from '@aws-sdk/client-ec2';
 import type { Service as EcsService } from '@aws-sdk/client-ecs';
 import type { FunctionConfiguration } from '@aws-sdk/client-lambda';
-import { iso, tagsOf } from './tools/shared.js';
+
+/** `[{Key, Value}]` (EC2, Auto Scaling, ECS) as a plain object */
+export function tagsOf(tags: readonly { Key?: string | undefined; Value?: string | undefined; key?: string | undefined; value?: string | undefined }[] | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const tag of tags ?? []) {
+    const key = tag.Key ?? tag.key;
+    if (key !== undefined) out[key] = tag.Value ?? tag.value ?? '';
+  }
+  return out;
+}
+
+export const iso = (value: Date | undefined): string | null => (value === undefined ? null : value.toISOString());
 
 export function instanceView(instance: Instance, region: string): Record<string, unknown> {
   const tags = tagsOf(instance.Tags);

@@ -18,13 +18,12 @@ import type { Instance } from '@aws-sdk/client-ec2';
 import { LambdaClient, ListTagsCommand } from '@aws-sdk/client-lambda';
 import type { GraphNodeInput, GraphRelationshipInput, SyncContext, SyncReport } from '../contract.js';
 import { awsCall, awsSession, type AwsSession } from './client.js';
-import { dimensionsOf } from './present.js';
+import { dimensionsOf, tagsOf } from './present.js';
 import { readAlarms, readEcsServices, readInstances, readLambdaFunctions } from './read.js';
 import { callerIdentity } from './validate.js';
-import { tagsOf } from './tools/shared.js';
 
 /** tag keys (any case) whose value names the service a resource runs, first match wins */
-export const SERVICE_TAG_KEYS = ['service', 'app'] as const;
+const SERVICE_TAG_KEYS = ['service', 'app'] as const;
 const MAX_PER_KIND = 5000;
 
 interface RegionGraph {

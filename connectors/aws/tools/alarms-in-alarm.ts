@@ -2,7 +2,7 @@
 import type { ConnectorTool } from '../../contract.js';
 import { alarmView } from '../present.js';
 import { readAlarms } from '../read.js';
-import { limitProperty, regionProperty, regionsOf, sessionOf } from './shared.js';
+import { limitProperty, listAcrossRegions, regionProperty, sessionOf } from './shared.js';
 
 export const alarmsInAlarmTool: ConnectorTool = {
   name: 'alarms_in_alarm',
@@ -21,13 +21,6 @@ export const alarmsInAlarmTool: ConnectorTool = {
   },
   run: async (args, ctx) => {
     const session = await sessionOf(ctx);
-    const items: Record<string, unknown>[] = [];
-    let truncated = false;
-    for (const region of regionsOf(session, args)) {
-      const read = await readAlarms(session, region, ctx.signal, args['limit'] as number, 'ALARM', args['name_prefix'] as string | undefined);
-      items.push(...read.items.map((alarm) => alarmView(alarm, region)));
-      truncated ||= read.truncated;
-    }
-    return { items, truncated };
+    return listAcrossRegions(session, args, (region) => readAlarms(session, region, ctx.signal, args['limit'] as number, 'ALARM', args['name_prefix'] as string | undefined), alarmView);
   },
 };

@@ -3,7 +3,7 @@ import { AutoScalingClient, DescribeAutoScalingGroupsCommand } from '@aws-sdk/cl
 import type { ConnectorTool } from '../../contract.js';
 import { awsCall, readPages } from '../client.js';
 import { autoScalingGroupView } from '../present.js';
-import { limitProperty, regionProperty, regionsOf, sessionOf } from './shared.js';
+import { limitProperty, listAcrossRegions, regionProperty, sessionOf } from './shared.js';
 
 export const listAutoScalingGroupsTool: ConnectorTool = {
   name: 'list_auto_scaling_groups',
@@ -23,19 +23,15 @@ export const listAutoScalingGroupsTool: ConnectorTool = {
   run: async (args, ctx) => {
     const session = await sessionOf(ctx);
     const limit = args['limit'] as number;
-    const items: Record<string, unknown>[] = [];
-    let truncated = false;
-    for (const region of regionsOf(session, args)) {
+    const groups = (region: string) => {
       const autoscaling = session.client(AutoScalingClient, region);
-      const read = await readPages(limit, async (token) => {
+      return readPages(limit, async (token) => {
         const answer = await awsCall('Auto Scaling', ctx.signal, (options) =>
           autoscaling.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: args['names'] as string[] | undefined, NextToken: token, MaxRecords: Math.min(limit, 100) }), options),
         );
         return { items: answer.AutoScalingGroups ?? [], next: answer.NextToken };
       });
-      items.push(...read.items.map((group) => autoScalingGroupView(group, region)));
-      truncated ||= read.truncated;
-    }
-    return { items, truncated };
+    };
+    return listAcrossRegions(session, args, groups, autoScalingGroupView);
   },
 };

@@ -2,7 +2,7 @@
 import type { ConnectorTool } from '../../contract.js';
 import { ecsServiceView } from '../present.js';
 import { readEcsServices } from '../read.js';
-import { limitProperty, regionProperty, regionsOf, sessionOf } from './shared.js';
+import { limitProperty, listAcrossRegions, regionProperty, sessionOf } from './shared.js';
 
 export const listEcsServicesTool: ConnectorTool = {
   name: 'list_ecs_services',
@@ -22,13 +22,6 @@ export const listEcsServicesTool: ConnectorTool = {
   },
   run: async (args, ctx) => {
     const session = await sessionOf(ctx);
-    const items: Record<string, unknown>[] = [];
-    let truncated = false;
-    for (const region of regionsOf(session, args)) {
-      const read = await readEcsServices(session, region, ctx.signal, args['limit'] as number, args['cluster'] as string | undefined);
-      items.push(...read.items.map((service) => ecsServiceView(service, region)));
-      truncated ||= read.truncated;
-    }
-    return { items, truncated };
+    return listAcrossRegions(session, args, (region) => readEcsServices(session, region, ctx.signal, args['limit'] as number, args['cluster'] as string | undefined), ecsServiceView);
   },
 };

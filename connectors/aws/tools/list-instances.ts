@@ -3,7 +3,7 @@ import type { Filter } from '@aws-sdk/client-ec2';
 import type { ConnectorTool } from '../../contract.js';
 import { instanceView } from '../present.js';
 import { readInstances } from '../read.js';
-import { limitProperty, regionProperty, regionsOf, sessionOf } from './shared.js';
+import { limitProperty, listAcrossRegions, regionProperty, sessionOf } from './shared.js';
 
 const STATES = ['pending', 'running', 'shutting-down', 'terminated', 'stopping', 'stopped'] as const;
 
@@ -34,13 +34,7 @@ export const listInstancesTool: ConnectorTool = {
     const filters: Filter[] = [];
     if (Array.isArray(args['state'])) filters.push({ Name: 'instance-state-name', Values: args['state'] as string[] });
     for (const [key, value] of Object.entries((args['tags'] as Record<string, string> | undefined) ?? {})) filters.push({ Name: `tag:${key}`, Values: [value] });
-    const items: Record<string, unknown>[] = [];
-    let truncated = false;
-    for (const region of regionsOf(session, args)) {
-      const read = await readInstances(session, region, ctx.signal, args['limit'] as number, filters, args['instance_ids'] as string[] | undefined);
-      items.push(...read.items.map((instance) => instanceView(instance, region)));
-      truncated ||= read.truncated;
-    }
-    return { items, truncated };
+    const ids = args['instance_ids'] as string[] | undefined;
+    return listAcrossRegions(session, args, (region) => readInstances(session, region, ctx.signal, args['limit'] as number, filters, ids), instanceView);
   },
 };

@@ -2,7 +2,7 @@
 import type { ConnectorTool } from '../../contract.js';
 import { lambdaFunctionView } from '../present.js';
 import { readLambdaFunctions } from '../read.js';
-import { limitProperty, regionProperty, regionsOf, sessionOf } from './shared.js';
+import { limitProperty, listAcrossRegions, regionProperty, sessionOf } from './shared.js';
 
 export const listLambdaFunctionsTool: ConnectorTool = {
   name: 'list_lambda_functions',
@@ -22,15 +22,11 @@ export const listLambdaFunctionsTool: ConnectorTool = {
   run: async (args, ctx) => {
     const session = await sessionOf(ctx);
     const needle = (args['name_contains'] as string | undefined)?.toLowerCase();
-    const items: Record<string, unknown>[] = [];
-    let truncated = false;
-    for (const region of regionsOf(session, args)) {
-      // the API has no name filter: read up to the limit, then narrow
+    // the API has no name filter: read up to the limit, then narrow
+    const named = async (region: string) => {
       const read = await readLambdaFunctions(session, region, ctx.signal, args['limit'] as number);
-      const wanted = needle === undefined ? read.items : read.items.filter((fn) => (fn.FunctionName ?? '').toLowerCase().includes(needle));
-      items.push(...wanted.map((fn) => lambdaFunctionView(fn, region)));
-      truncated ||= read.truncated;
-    }
-    return { items, truncated };
+      return { ...read, items: needle === undefined ? read.items : read.items.filter((fn) => (fn.FunctionName ?? '').toLowerCase().includes(needle)) };
+    };
+    return listAcrossRegions(session, args, named, lambdaFunctionView);
   },
 };

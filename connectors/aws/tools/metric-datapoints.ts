@@ -2,7 +2,8 @@
 import { CloudWatchClient, GetMetricStatisticsCommand, type Statistic } from '@aws-sdk/client-cloudwatch';
 import type { ConnectorTool } from '../../contract.js';
 import { awsCall } from '../client.js';
-import { iso, regionOf, regionProperty, sessionOf } from './shared.js';
+import { iso } from '../present.js';
+import { regionOf, regionProperty, sessionOf } from './shared.js';
 
 const STATISTICS = ['Average', 'Sum', 'Minimum', 'Maximum', 'SampleCount'] as const;
 /** GetMetricStatistics answers at most 1440 datapoints */

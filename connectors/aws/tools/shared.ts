@@ -1,6 +1,7 @@
 /** What the aws tools share: the `region` and `limit` arguments and how a tool picks its regions. */
 import { ToolError, type ToolContext } from '../../contract.js';
 import { awsSession, type AwsSession } from '../client.js';
+import type { Read } from '../read.js';
 import { REGION_PATTERN } from '../config.js';
 
 export const regionProperty = {
@@ -22,7 +23,7 @@ function checkedRegion(session: AwsSession, region: string): string {
 }
 
 /** the regions a list tool reads: the one asked for, else every configured one */
-export const regionsOf = (session: AwsSession, args: Record<string, unknown>): readonly string[] =>
+const regionsOf = (session: AwsSession, args: Record<string, unknown>): readonly string[] =>
   typeof args['region'] === 'string' ? [checkedRegion(session, args['region'])] : session.config.regions;
 
 /** the region a tool on one resource acts in: the one asked for, else the first configured */
@@ -35,14 +36,19 @@ export function sessionOf(ctx: ToolContext): Promise<AwsSession> {
   return awsSession(ctx.config, ctx.net, ctx.signal);
 }
 
-/** `[{Key, Value}]` (EC2, Auto Scaling, ECS) as a plain object */
-export function tagsOf(tags: readonly { Key?: string | undefined; Value?: string | undefined; key?: string | undefined; value?: string | undefined }[] | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const tag of tags ?? []) {
-    const key = tag.Key ?? tag.key;
-    if (key !== undefined) out[key] = tag.Value ?? tag.value ?? '';
+/** A list tool's answer: `read` in each region it covers, each item shown with `view`. */
+export async function listAcrossRegions<T>(
+  session: AwsSession,
+  args: Record<string, unknown>,
+  read: (region: string) => Promise<Read<T>>,
+  view: (item: T, region: string) => Record<string, unknown>,
+): Promise<{ items: Record<string, unknown>[]; truncated: boolean }> {
+  const items: Record<string, unknown>[] = [];
+  let truncated = false;
+  for (const region of regionsOf(session, args)) {
+    const found = await read(region);
+    items.push(...found.items.map((item) => view(item, region)));
+    truncated ||= found.truncated;
   }
-  return out;
+  return { items, truncated };
 }
-
-export const iso = (value: Date | undefined): string | null => (value === undefined ? null : value.toISOString());
