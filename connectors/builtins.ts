@@ -19,6 +19,7 @@ import { createVercelPlugin } from './vercel/index.js';
 import { createKubernetesPlugin } from './kubernetes/index.js';
 import { createGrafanaPlugin } from './grafana/index.js';
 import { createRunwayPlugin } from './runway/index.js';
+import { createAwsPlugin } from './aws/index.js';
 
 export interface BuiltinDependencies {
   readonly collections: Collections;
@@ -37,6 +38,6 @@ export interface BuiltinDependencies {
 export function builtinPlugins(deps: BuiltinDependencies): (ConnectorPlugin | ConnectorPluginFactory)[] {
   return [createMemoryPlugin(deps.collections), createSlackPlugin(), createWebhooksPlugin(deps.webhooks), createFilesPlugin(deps.files),
     createMcpPlugin({ stdioCommands: deps.mcpStdioCommands ?? [] }),
-    createGithubPlugin(), createJenkinsPlugin(), createVercelPlugin(), createKubernetesPlugin({ allowInCluster: deps.kubernetesInCluster ?? false }), createGrafanaPlugin(), createRunwayPlugin(),
+    createGithubPlugin(), createJenkinsPlugin(), createVercelPlugin(), createKubernetesPlugin({ allowInCluster: deps.kubernetesInCluster ?? false }), createGrafanaPlugin(), createRunwayPlugin(), createAwsPlugin(),
     ...(deps.graph ? [createGraphPlugin(deps.graph)] : [])];
 }
