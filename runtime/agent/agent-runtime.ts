@@ -9,15 +9,8 @@
  */
 import type { Logger } from 'pino';
 import { fromPromise } from 'xstate';
-import {
-  agentRunMachine,
-  runStatusOf,
-  type AgentRunInput,
-  type RecordEntry,
-  type RunEnd,
-  type ToolStepOutput,
-  type TurnOutput,
-} from '../../actors/agent-run.machine.js';
+import { agentRunMachine, runStatusOf } from '../../actors/agent-run.machine.js';
+import type { AgentRunInput, RecordEntry, RunEnd, ToolStepOutput, TurnOutput } from '../../actors/agent-run.types.js';
 import { createCatalog, type CatalogSource, type ResolvedToolCall, type ToolCatalog } from '../../connectors/catalog.js';
 import type { ToolInterceptor } from '../../connectors/interceptors.js';
 import type { PluginRegistry } from '../../connectors/loader.js';
