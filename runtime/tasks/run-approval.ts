@@ -9,7 +9,7 @@ import { conflict, ServiceError } from '../errors.js';
 import type { OrgId } from '../store/types.js';
 import type { TaskRunDoc } from './types.js';
 
-export interface ApprovalAnswer {
+export interface RunApprovalAnswer {
   readonly orgId: OrgId;
   readonly approvalId: string;
   readonly approved: boolean;
@@ -19,7 +19,7 @@ export interface ApprovalAnswer {
 export async function answerRunApproval(
   deps: { readonly agentRuntime: AgentRuntime; readonly collections: Pick<Collections, 'agentRunEvents' | 'agentRuns'> },
   run: TaskRunDoc,
-  answer: ApprovalAnswer,
+  answer: RunApprovalAnswer,
 ): Promise<{ approval_id: string; approved: boolean; decision: 'approved' | 'denied' }> {
   const { agentRuntime, collections } = deps;
   const { orgId, approvalId, approved } = answer;
