@@ -4,10 +4,11 @@
  *
  * One loop: ask the model (with the two catalog meta-tools), then handle each
  * tool call it made, then ask again, until it answers without tool calls.
- * Every side effect is named here and supplied by the runtime
+ * Every side effect is named (agent-run.setup.ts) and supplied by the runtime
  * (runtime/agent/agent-runtime.ts) through `.provide()`: the model turn, the
  * tool steps, the transcript, the persistence of the status. Failure is a
- * state with a reason, never an exception.
+ * state with a reason, never an exception. Types: agent-run.types.ts; the
+ * context's pure functions: agent-run.context.ts.
  *
  * Cancellation and shutdown are flags set by events; the loop checks them
  * between turns and after every tool call (an approval wait ends at once).
@@ -15,197 +16,32 @@
  * `shutdown`, the LLM error codes (`llm_unconfigured`, `llm_provider_error`,
  * `llm_rate_limited`, `llm_unreachable`, ...), `internal_error`.
  */
-import { assign, fromPromise, setup, type SnapshotFrom } from 'xstate';
-import { failedOutcome, toolErrorBody, type ToolOutcome } from '../runtime/tools/tool-result.js';
-import type { ChatMessage, FinishReason, ToolCall, Usage } from '../runtime/llm/types.js';
+import type { SnapshotFrom } from 'xstate';
+import type { ToolOutcome } from '../runtime/tools/tool-result.js';
+import { currentOf, decision, end, failureOf, initialContext, turnEntry } from './agent-run.context.js';
+import { agentRunSetup } from './agent-run.setup.js';
+import type { ExecuteStep, RunStatus, ToolStepOutput } from './agent-run.types.js';
 
-export type ApprovalWrite = 'allow' | 'ask';
+// chat.ts names the run's approval setting from here
+export type { ApprovalWrite } from './agent-run.types.js';
 
-export interface AgentRunInput {
-  readonly runId: string;
-  /** system prompt, history and the new user message */
-  readonly messages: readonly ChatMessage[];
-  /** `allow`: write tools run without asking; anything else asks */
-  readonly approvalWrite: ApprovalWrite;
-  readonly approvalTimeoutMs: number;
-  readonly maxTurns: number;
-  readonly timeoutMs: number;
-  /** the daily cap in USD (null: none) and what was spent today before this run */
-  readonly costCapUsd: number | null;
-  readonly spentTodayUsd: number;
-}
+const SHUTDOWN_DURING_RUN = { type: 'fail', params: { reason: 'shutdown', message: 'the service shut down during the run' } } as const;
+const resultOf = (step: ToolStepOutput): ToolOutcome => (step as Extract<ToolStepOutput, { kind: 'result' }>).outcome;
 
-/** What a model turn produced (the runtime streamed its text deltas out already). */
-export interface TurnOutput {
-  readonly text: string;
-  readonly toolCalls: readonly ToolCall[];
-  readonly finishReason: FinishReason;
-  readonly usage: Usage;
-  readonly costUsd: number;
-}
-
-/** A tool step either has its result already, or names a connector tool to execute. */
-export type ToolStepOutput =
-  | { readonly kind: 'result'; readonly outcome: ToolOutcome }
-  | {
-      readonly kind: 'execute';
-      /** `<connector>.<tool>` */
-      readonly tool: string;
-      readonly args: Record<string, unknown>;
-      readonly effect: 'read' | 'write';
-      /** the runtime's resolved tool, handed back to `runTool` */
-      readonly resolved: unknown;
-    };
-
-export type RunStatus = 'pending' | 'running' | 'awaiting_approval' | 'succeeded' | 'failed' | 'cancelled';
-export type FinalStatus = 'succeeded' | 'failed' | 'cancelled';
-
-export interface RunEnd {
-  readonly status: FinalStatus;
-  readonly reason: string | null;
-  readonly message: string | null;
-  readonly finishReason: string;
-  readonly usage: Usage;
-  readonly costUsd: number;
-  readonly turns: number;
-}
-
-/** A transcript entry the machine records; the runtime adds `seq` and the time. */
-export type RecordEntry =
-  /** a message; an assistant message carries its turn's usage and cost */
-  | { readonly type: 'message'; readonly data: ChatMessage; readonly turn?: { readonly usage: Usage; readonly cost_usd: number; readonly turn: number } }
-  | { readonly type: 'tool_call_start'; readonly data: { readonly tool_call_id: string; readonly name: string; readonly arguments: Record<string, unknown> } }
-  | { readonly type: 'approval_required'; readonly data: { readonly approval_id: string; readonly tool_call_id: string; readonly tool: string; readonly args: Record<string, unknown> } }
-  | {
-      readonly type: 'approval_decision';
-      readonly data: { readonly approval_id: string; readonly decision: 'approved' | 'denied' | 'timeout' | 'cancelled'; readonly decided_by: string | null };
-    }
-  | { readonly type: 'tool_result'; readonly data: { readonly tool_call_id: string; readonly name: string; readonly outcome: ToolOutcome } };
-
-interface Current {
-  readonly call: ToolCall;
-  readonly step: Extract<ToolStepOutput, { kind: 'execute' }> | null;
-  readonly outcome: ToolOutcome | null;
-  /** set when the call waits for an approval */
-  readonly approvalId: string | null;
-}
-
-/** `apr_<run ulid>_<n>`: derived from the run, so unique without drawing a random id */
-const approvalIdOf = (runId: string, n: number): string => `apr_${runId.slice(runId.indexOf('_') + 1)}_${n}`;
-
-export interface AgentRunContext extends AgentRunInput {
-  readonly messages: ChatMessage[];
-  turns: number;
-  /** approvals asked so far */
-  approvals: number;
-  usage: Usage;
-  costUsd: number;
-  pending: readonly ToolCall[];
-  current: Current | null;
-  cancelRequested: boolean;
-  shutdownRequested: boolean;
-  lastFinish: FinishReason | null;
-  failure: { readonly reason: string; readonly message: string } | null;
-}
-
-export type AgentRunEvent =
-  | { readonly type: 'START' }
-  | { readonly type: 'CANCEL' }
-  | { readonly type: 'SHUTDOWN' }
-  | { readonly type: 'APPROVE'; readonly approvalId: string; readonly by: string }
-  | { readonly type: 'DENY'; readonly approvalId: string; readonly by: string };
-
-const notProvided = (name: string) => () => {
-  throw new Error(`agent run: side effect "${name}" was not provided by the runtime`);
-};
-
-/** An error a step threw, as a failure reason: LlmError and ServiceError carry a `code`. */
-function failureOf(error: unknown): { reason: string; message: string } {
-  const code = typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string' ? error.code : 'internal_error';
-  const message = error instanceof Error ? error.message : String(error);
-  return { reason: code, message };
-}
-
-const toolMessage = (call: ToolCall, outcome: ToolOutcome): ChatMessage => ({
-  role: 'tool',
-  tool_call_id: call.id,
-  name: call.name,
-  content: JSON.stringify(outcome),
-});
-
-const zeroUsage: Usage = { input_tokens: 0, output_tokens: 0 };
-
-export const agentRunMachine = setup({
-  types: {
-    context: {} as AgentRunContext,
-    events: {} as AgentRunEvent,
-    input: {} as AgentRunInput,
-    output: {} as RunEnd,
-  },
-  actors: {
-    llmTurn: fromPromise<TurnOutput, { runId: string; messages: readonly ChatMessage[] }>(notProvided('llmTurn')),
-    toolStep: fromPromise<ToolStepOutput, { runId: string; call: ToolCall }>(notProvided('toolStep')),
-    runTool: fromPromise<ToolOutcome, { runId: string; call: ToolCall; resolved: unknown }>(notProvided('runTool')),
-  },
-  actions: {
-    costCapExceeded: assign({
-      failure: ({ context }) => ({
-        reason: 'cost_cap_exceeded',
-        message: `today's spend ${(context.spentTodayUsd + context.costUsd).toFixed(6)} USD is over the cap of ${context.costCapUsd} USD`,
-      }),
-    }),
-    /** a tool step that threw becomes a result the model can read, never a crashed run */
-    toolStepFailed: assign({
-      current: ({ context, event }) => ({
-        ...(context.current as Current),
-        outcome: failedOutcome(toolErrorBody('tool_failed', failureOf((event as { error?: unknown }).error).message)),
-      }),
-    }),
-    /** appends to the run's transcript (persisted and streamed) */
-    record: (_args, _entry: RecordEntry) => notProvided('record')(),
-    /** persists a non-final status */
-    setStatus: (_args, _status: { status: 'running' | 'awaiting_approval' }) => notProvided('setStatus')(),
-    /** persists the end of the run and closes its stream */
-    finalize: (_args, _end: RunEnd) => notProvided('finalize')(),
-  },
-  delays: {
-    approvalTimeout: ({ context }) => context.approvalTimeoutMs,
-    runTimeout: ({ context }) => context.timeoutMs,
-  },
-  guards: {
-    cancelRequested: ({ context }) => context.cancelRequested,
-    shutdownRequested: ({ context }) => context.shutdownRequested,
-    overCostCap: ({ context }) => context.costCapUsd !== null && context.spentTodayUsd + context.costUsd > context.costCapUsd,
-    noToolCalls: ({ context }) => context.pending.length === 0,
-    outOfTurns: ({ context }) => context.turns >= context.maxTurns,
-  },
-}).createMachine({
+export const agentRunMachine = agentRunSetup.createMachine({
   id: 'agentRun',
   initial: 'pending',
-  context: ({ input }) => ({
-    ...input,
-    messages: [...input.messages],
-    turns: 0,
-    approvals: 0,
-    usage: zeroUsage,
-    costUsd: 0,
-    pending: [],
-    current: null,
-    cancelRequested: false,
-    shutdownRequested: false,
-    lastFinish: null,
-    failure: null,
-  }),
+  context: ({ input }) => initialContext(input),
   on: {
-    CANCEL: { actions: assign({ cancelRequested: true }) },
-    SHUTDOWN: { actions: assign({ shutdownRequested: true }) },
+    CANCEL: { actions: 'requestCancel' },
+    SHUTDOWN: { actions: 'requestShutdown' },
   },
   states: {
     pending: {
       on: {
         START: 'active',
-        CANCEL: { target: 'cancelled', actions: assign({ cancelRequested: true }) },
-        SHUTDOWN: { target: 'failed', actions: assign({ failure: { reason: 'shutdown', message: 'the service shut down before the run started' } }) },
+        CANCEL: { target: 'cancelled', actions: 'requestCancel' },
+        SHUTDOWN: { target: 'failed', actions: { type: 'fail', params: { reason: 'shutdown', message: 'the service shut down before the run started' } } },
       },
     },
     active: {
@@ -213,7 +49,7 @@ export const agentRunMachine = setup({
       after: {
         runTimeout: {
           target: 'failed',
-          actions: assign({ failure: ({ context }) => ({ reason: 'timeout', message: `the run took longer than ${context.timeoutMs} ms` }) }),
+          actions: { type: 'fail', params: ({ context }) => ({ reason: 'timeout', message: `the run took longer than ${context.timeoutMs} ms` }) },
         },
       },
       states: {
@@ -223,14 +59,7 @@ export const agentRunMachine = setup({
           states: {
             /** today's spend may already be over the cap before the first turn */
             budget: {
-              always: [
-                {
-                  guard: 'overCostCap',
-                  target: '#agentRun.failed',
-                  actions: 'costCapExceeded',
-                },
-                { target: 'turn' },
-              ],
+              always: [{ guard: 'overCostCap', target: '#agentRun.failed', actions: 'costCapExceeded' }, { target: 'turn' }],
             },
             turn: {
               invoke: {
@@ -239,117 +68,53 @@ export const agentRunMachine = setup({
                 onDone: {
                   target: 'afterTurn',
                   actions: [
-                    assign(({ context, event }) => {
-                      const out = event.output;
-                      const assistant: ChatMessage =
-                        out.toolCalls.length > 0
-                          ? { role: 'assistant', content: out.text, tool_calls: out.toolCalls }
-                          : { role: 'assistant', content: out.text };
-                      context.messages.push(assistant);
-                      return {
-                        turns: context.turns + 1,
-                        usage: {
-                          input_tokens: context.usage.input_tokens + out.usage.input_tokens,
-                          output_tokens: context.usage.output_tokens + out.usage.output_tokens,
-                        },
-                        costUsd: context.costUsd + out.costUsd,
-                        pending: out.toolCalls,
-                        lastFinish: out.finishReason,
-                      };
-                    }),
-                    {
-                      type: 'record',
-                      params: ({ context, event }) => ({
-                        type: 'message',
-                        data: context.messages[context.messages.length - 1] as ChatMessage,
-                        turn: { usage: event.output.usage, cost_usd: event.output.costUsd, turn: context.turns },
-                      }),
-                    },
+                    { type: 'takeTurn', params: ({ event }) => event.output },
+                    { type: 'record', params: ({ context, event }) => turnEntry(context, event.output) },
                   ],
                 },
-                onError: { target: '#agentRun.failed', actions: assign({ failure: ({ event }) => failureOf(event.error) }) },
+                onError: { target: '#agentRun.failed', actions: { type: 'fail', params: ({ event }) => failureOf(event.error) } },
               },
             },
             afterTurn: {
               always: [
                 { guard: 'cancelRequested', target: '#agentRun.cancelled' },
-                {
-                  guard: 'shutdownRequested',
-                  target: '#agentRun.failed',
-                  actions: assign({ failure: { reason: 'shutdown', message: 'the service shut down during the run' } }),
-                },
-                {
-                  guard: 'overCostCap',
-                  target: '#agentRun.failed',
-                  actions: 'costCapExceeded',
-                },
+                { guard: 'shutdownRequested', target: '#agentRun.failed', actions: SHUTDOWN_DURING_RUN },
+                { guard: 'overCostCap', target: '#agentRun.failed', actions: 'costCapExceeded' },
                 { guard: 'noToolCalls', target: '#agentRun.succeeded' },
                 {
                   guard: 'outOfTurns',
                   target: '#agentRun.failed',
-                  actions: assign({
-                    failure: ({ context }) => ({ reason: 'max_turns', message: `the model still calls tools after ${context.maxTurns} turns` }),
-                  }),
+                  actions: { type: 'fail', params: ({ context }) => ({ reason: 'max_turns', message: `the model still calls tools after ${context.maxTurns} turns` }) },
                 },
                 { target: 'nextTool' },
               ],
             },
             nextTool: {
-              always: [
-                { guard: 'noToolCalls', target: 'budget' },
-                {
-                  target: 'toolStep',
-                  actions: assign(({ context }) => ({
-                    current: { call: context.pending[0] as ToolCall, step: null, outcome: null, approvalId: null },
-                    pending: context.pending.slice(1),
-                  })),
-                },
-              ],
+              always: [{ guard: 'noToolCalls', target: 'budget' }, { target: 'toolStep', actions: 'takeNextCall' }],
             },
             toolStep: {
               entry: {
                 type: 'record',
                 params: ({ context }) => {
-                  const call = (context.current as Current).call;
+                  const { call } = currentOf(context);
                   return { type: 'tool_call_start', data: { tool_call_id: call.id, name: call.name, arguments: call.arguments } };
                 },
               },
               invoke: {
                 src: 'toolStep',
-                input: ({ context }) => ({ runId: context.runId, call: (context.current as Current).call }),
+                input: ({ context }) => ({ runId: context.runId, call: currentOf(context).call }),
                 onDone: [
                   {
-                    guard: ({ event }) => event.output.kind === 'result',
+                    guard: { type: 'hasResult', params: ({ event }) => event.output },
                     target: 'afterTool',
-                    actions: assign({
-                      current: ({ context, event }) => ({
-                        ...(context.current as Current),
-                        outcome: (event.output as Extract<ToolStepOutput, { kind: 'result' }>).outcome,
-                      }),
-                    }),
+                    actions: { type: 'setOutcome', params: ({ event }) => resultOf(event.output) },
                   },
                   {
-                    guard: ({ context, event }) =>
-                      event.output.kind === 'execute' && (event.output.effect === 'read' || context.approvalWrite === 'allow'),
+                    guard: { type: 'runsUnasked', params: ({ event }) => event.output },
                     target: 'executing',
-                    actions: assign({
-                      current: ({ context, event }) => ({
-                        ...(context.current as Current),
-                        step: event.output as Extract<ToolStepOutput, { kind: 'execute' }>,
-                      }),
-                    }),
+                    actions: { type: 'setStep', params: ({ event }) => event.output as ExecuteStep },
                   },
-                  {
-                    target: '#agentRun.active.awaiting_approval',
-                    actions: assign(({ context, event }) => ({
-                      approvals: context.approvals + 1,
-                      current: {
-                        ...(context.current as Current),
-                        step: event.output as Extract<ToolStepOutput, { kind: 'execute' }>,
-                        approvalId: approvalIdOf(context.runId, context.approvals + 1),
-                      },
-                    })),
-                  },
+                  { target: '#agentRun.active.awaiting_approval', actions: { type: 'askApproval', params: ({ event }) => event.output as ExecuteStep } },
                 ],
                 onError: { target: 'afterTool', actions: 'toolStepFailed' },
               },
@@ -358,13 +123,10 @@ export const agentRunMachine = setup({
               invoke: {
                 src: 'runTool',
                 input: ({ context }) => {
-                  const current = context.current as Current;
+                  const current = currentOf(context);
                   return { runId: context.runId, call: current.call, resolved: current.step?.resolved };
                 },
-                onDone: {
-                  target: 'afterTool',
-                  actions: assign({ current: ({ context, event }) => ({ ...(context.current as Current), outcome: event.output }) }),
-                },
+                onDone: { target: 'afterTool', actions: { type: 'setOutcome', params: ({ event }) => event.output } },
                 onError: { target: 'afterTool', actions: 'toolStepFailed' },
               },
             },
@@ -373,26 +135,15 @@ export const agentRunMachine = setup({
                 {
                   type: 'record',
                   params: ({ context }) => {
-                    const current = context.current as Current;
-                    return {
-                      type: 'tool_result',
-                      data: { tool_call_id: current.call.id, name: current.call.name, outcome: current.outcome as ToolOutcome },
-                    };
+                    const { call, outcome } = currentOf(context);
+                    return { type: 'tool_result', data: { tool_call_id: call.id, name: call.name, outcome: outcome as ToolOutcome } };
                   },
                 },
-                assign(({ context }) => {
-                  const current = context.current as Current;
-                  context.messages.push(toolMessage(current.call, current.outcome as ToolOutcome));
-                  return { current: null };
-                }),
+                'answerCall',
               ],
               always: [
                 { guard: 'cancelRequested', target: '#agentRun.cancelled' },
-                {
-                  guard: 'shutdownRequested',
-                  target: '#agentRun.failed',
-                  actions: assign({ failure: { reason: 'shutdown', message: 'the service shut down during the run' } }),
-                },
+                { guard: 'shutdownRequested', target: '#agentRun.failed', actions: SHUTDOWN_DURING_RUN },
                 { target: 'nextTool' },
               ],
             },
@@ -404,12 +155,9 @@ export const agentRunMachine = setup({
             {
               type: 'record',
               params: ({ context }) => {
-                const current = context.current as Current;
-                const step = current.step as Extract<ToolStepOutput, { kind: 'execute' }>;
-                return {
-                  type: 'approval_required',
-                  data: { approval_id: current.approvalId as string, tool_call_id: current.call.id, tool: step.tool, args: step.args },
-                };
+                const { call, step, approvalId } = currentOf(context);
+                const { tool, args } = step as ExecuteStep;
+                return { type: 'approval_required', data: { approval_id: approvalId as string, tool_call_id: call.id, tool, args } };
               },
             },
           ],
@@ -418,76 +166,42 @@ export const agentRunMachine = setup({
               target: 'running.afterTool',
               actions: [
                 { type: 'record', params: ({ context }) => decision(context, 'timeout', null) },
-                assign({ current: ({ context }) => denied(context, 'approval_timeout', 'nobody answered the approval in time') }),
+                { type: 'denyCall', params: { code: 'approval_timeout', message: 'nobody answered the approval in time' } },
               ],
             },
           },
           on: {
             APPROVE: {
-              guard: ({ context, event }) => context.current?.approvalId === event.approvalId,
+              guard: { type: 'isCurrentApproval', params: ({ event }) => event.approvalId },
               target: 'running.executing',
               actions: { type: 'record', params: ({ context, event }) => decision(context, 'approved', event.by) },
             },
             DENY: {
-              guard: ({ context, event }) => context.current?.approvalId === event.approvalId,
+              guard: { type: 'isCurrentApproval', params: ({ event }) => event.approvalId },
               target: 'running.afterTool',
               actions: [
                 { type: 'record', params: ({ context, event }) => decision(context, 'denied', event.by) },
-                assign({ current: ({ context }) => denied(context, 'approval_denied', 'the approval was denied') }),
+                { type: 'denyCall', params: { code: 'approval_denied', message: 'the approval was denied' } },
               ],
             },
             CANCEL: {
               target: '#agentRun.cancelled',
-              actions: [
-                assign({ cancelRequested: true }),
-                { type: 'record', params: ({ context }) => decision(context, 'cancelled', null) },
-              ],
+              actions: ['requestCancel', { type: 'record', params: ({ context }) => decision(context, 'cancelled', null) }],
             },
             SHUTDOWN: {
               target: '#agentRun.failed',
-              actions: assign({ failure: { reason: 'shutdown', message: 'the service shut down while the run waited for an approval' } }),
+              actions: { type: 'fail', params: { reason: 'shutdown', message: 'the service shut down while the run waited for an approval' } },
             },
           },
         },
       },
     },
-    succeeded: {
-      type: 'final',
-      entry: { type: 'finalize', params: ({ context }) => end(context, 'succeeded') },
-    },
-    failed: {
-      type: 'final',
-      entry: { type: 'finalize', params: ({ context }) => end(context, 'failed') },
-    },
-    cancelled: {
-      type: 'final',
-      entry: { type: 'finalize', params: ({ context }) => end(context, 'cancelled') },
-    },
+    succeeded: { type: 'final', entry: { type: 'finalize', params: ({ context }) => end(context, 'succeeded') } },
+    failed: { type: 'final', entry: { type: 'finalize', params: ({ context }) => end(context, 'failed') } },
+    cancelled: { type: 'final', entry: { type: 'finalize', params: ({ context }) => end(context, 'cancelled') } },
   },
   output: ({ context }) => end(context, context.failure ? 'failed' : context.cancelRequested ? 'cancelled' : 'succeeded'),
 });
-
-function decision(context: AgentRunContext, verdict: 'approved' | 'denied' | 'timeout' | 'cancelled', by: string | null): RecordEntry {
-  const approvalId = context.current?.approvalId ?? '';
-  return { type: 'approval_decision', data: { approval_id: approvalId, decision: verdict, decided_by: by } };
-}
-
-function denied(context: AgentRunContext, code: string, message: string): Current {
-  return { ...(context.current as Current), outcome: failedOutcome(toolErrorBody(code, message)) };
-}
-
-function end(context: AgentRunContext, status: FinalStatus): RunEnd {
-  const failure = status === 'failed' ? (context.failure ?? { reason: 'internal_error', message: 'the run failed' }) : null;
-  return {
-    status,
-    reason: status === 'cancelled' ? 'cancelled' : (failure?.reason ?? null),
-    message: failure?.message ?? null,
-    finishReason: status === 'succeeded' ? (context.lastFinish ?? 'end_turn') : status === 'cancelled' ? 'cancelled' : 'error',
-    usage: context.usage,
-    costUsd: context.costUsd,
-    turns: context.turns,
-  };
-}
 
 export type AgentRunMachine = typeof agentRunMachine;
 export type AgentRunSnapshot = SnapshotFrom<AgentRunMachine>;

@@ -17,11 +17,11 @@
  * ratio_vs_bulk, incremental_rows_per_s, ratio_vs_incremental, search_p50_ms,
  * two_hop_p50_ms and the server's peak RSS.
  */
-import kuzu from 'kuzu';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KUZU_GRAPH_DEFAULTS } from '../runtime/graph/kuzu-store.js';
+import { openConnection, openDatabase } from '../runtime/graph/kuzu/engine.js';
+import { KUZU_GRAPH_DEFAULTS } from '../runtime/graph/kuzu/store.js';
 import { peakRssMb, printSummary, QUICK, serviceUrlOf, startChild, stop } from './lib.js';
 
 const argument = (name: string): string | undefined => {
@@ -159,8 +159,8 @@ async function engineLoad(dir: string, name: string, chunk: number): Promise<{ c
   const csvStarted = performance.now();
   const files = writeCsvFiles(mkdtempSync(join(dir, `${name}-csv-`)), chunk);
   const csvSeconds = (performance.now() - csvStarted) / 1000;
-  const database = new kuzu.Database(join(dir, `${name}.kuzu`), KUZU_GRAPH_DEFAULTS.bufferPoolBytes, true, false, KUZU_GRAPH_DEFAULTS.maxDbBytes);
-  const connection = new kuzu.Connection(database);
+  const database = await openDatabase(join(dir, `${name}.kuzu`), KUZU_GRAPH_DEFAULTS);
+  const connection = await openConnection(database);
   const query = async (statement: string): Promise<Record<string, unknown>[]> => {
     const result = await connection.query(statement);
     const single = Array.isArray(result) ? result[0]! : result;

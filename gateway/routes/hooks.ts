@@ -18,7 +18,8 @@ import { route, type AnyRoute } from '../route.js';
 import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
 import { publicBaseUrl } from '../public-url.js';
-import { deliverySchema, hookUrl, presentDelivery } from './tasks.js';
+import { hookUrl, presentDelivery } from './task-present.js';
+import { deliverySchema } from './task-schemas.js';
 
 /** what a provisioned endpoint tells its agent when no payload template is given */
 const DEFAULT_PAYLOAD_TEMPLATE = 'A webhook arrived. Its payload:\n{{trigger.body}}';

@@ -5,84 +5,35 @@
  *
  * Chat (and later tasks) call `startRun` with a ready conversation and
  * provider; they follow the run through its feed, cancel it, and answer its
- * approvals through this object.
+ * approvals through this object. The effects themselves are one file each:
+ * model-turn.ts, tool-step.ts, transcript.ts; a run's request and live state
+ * are in live-run.ts.
  */
 import type { Logger } from 'pino';
 import { fromPromise } from 'xstate';
-import {
-  agentRunMachine,
-  runStatusOf,
-  type AgentRunInput,
-  type RecordEntry,
-  type RunEnd,
-  type ToolStepOutput,
-  type TurnOutput,
-} from '../../actors/agent-run.machine.js';
+import { agentRunMachine, runStatusOf } from '../../actors/agent-run.machine.js';
+import type { AgentRunInput, RecordEntry, RunEnd, ToolStepOutput, TurnOutput } from '../../actors/agent-run.types.js';
 import { createCatalog, type CatalogSource, type ResolvedToolCall, type ToolCatalog } from '../tools/catalog.js';
 import type { ToolInterceptor } from '../tools/interceptors.js';
 import type { PluginRegistry } from '../../connectors/loader.js';
-import {
-  applySearchConnectorTools,
-  EXECUTE_CONNECTOR_TOOL,
-  META_TOOL_DEFINITIONS,
-  resolveExecuteConnectorTool,
-  runExecuteConnectorTool,
-  SEARCH_CONNECTOR_TOOLS,
-  type SearchConnectorToolsResult,
-} from '../tools/meta-tools.js';
-import { failedOutcome, toolErrorBody, type ToolOutcome } from '../tools/tool-result.js';
+import { runExecuteConnectorTool } from '../tools/meta-tools.js';
+import type { ToolOutcome } from '../tools/tool-result.js';
 import type { AgentRunDoc } from '../collections.js';
 import type { PlatformCollections as Collections } from '../collections.js';
+import type { PlatformEvents } from '../events.js';
 import { newId } from '../ids.js';
-import { costUsd, type PriceTable } from '../llm/prices.js';
-import type { ChatMessage, LlmProvider, ToolCall, Usage } from '../llm/types.js';
+import type { PriceTable } from '../llm/prices.js';
+import type { ChatMessage, ToolCall } from '../llm/types.js';
+import type { ToolCallGate } from '../tools/tool-gate.js';
 import type { OrgId } from '../store/types.js';
 import type { ActorInfo, Supervisor } from '../supervisor.js';
-import type { PlatformEvents } from '../events.js';
+import { subjectOf, type LiveRun, type StartRunRequest } from './live-run.js';
+import { modelTurn } from './model-turn.js';
 import { RunFeed } from './run-feed.js';
-import type { PolicySubject, ToolCallGate } from '../tools/tool-gate.js';
+import { toolStep } from './tool-step.js';
+import { recordEntry } from './transcript.js';
 
 export const AGENT_RUN_KIND = 'agent_run';
-
-/** What starting a run takes: the machine's input (less its id, which may be given) and the run's surroundings. */
-export interface StartRunRequest extends Omit<AgentRunInput, 'runId'> {
-  /** the run's id when the caller needs it before the start (a chat message names it); default: a new one */
-  readonly runId?: string;
-  readonly orgId: OrgId;
-  /** who the run acts for */
-  readonly userId: string;
-  readonly kind: 'chat' | 'task';
-  readonly conversationId?: string | null;
-  readonly messageId?: string | null;
-  readonly taskId?: string | null;
-  /** stored on the run as its input */
-  readonly input: Record<string, unknown>;
-  readonly provider: LlmProvider;
-  readonly model: string;
-  readonly temperature?: number;
-  /** sources the run may see (the built-in sourceless tools are always there) */
-  readonly sources?: readonly CatalogSource[];
-  /** the realm the run works in (graph and memory tools scope to it); default `default` */
-  readonly realm?: string;
-  /** wrapped around every tool call of this run (policy, read-only rules, audit), first = outermost */
-  readonly interceptors?: readonly ToolInterceptor[];
-  /** the channel binding the run answers for (policy input `subject.binding`) */
-  readonly bindingId?: string | null;
-  /** called once with the end and the reply's whole text, after the run's writes */
-  readonly onEnd?: (end: RunEnd, text: string) => Promise<void>;
-}
-
-interface LiveRun {
-  readonly id: string;
-  readonly request: StartRunRequest;
-  readonly feed: RunFeed;
-  readonly catalog: ToolCatalog;
-  /** every text delta of the run, in order */
-  text: string;
-  /** approvals of this run still waiting */
-  readonly approvalIds: Set<string>;
-  finished: boolean;
-}
 
 export interface AgentRuntimeOptions {
   readonly supervisor: Supervisor;
@@ -99,21 +50,7 @@ export interface AgentRuntimeOptions {
 
 export type ApprovalAnswer = 'accepted' | 'unknown' | 'not_pending';
 
-const subjectOf = (request: StartRunRequest): PolicySubject => ({
-  task: request.taskId ?? null,
-  binding: request.bindingId ?? null,
-  user: request.userId,
-});
-
 const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
-
-/** The connector an `execute_connector_tool` call targets (`memory` of `memory.store`), else null. */
-function connectorOf(call: { name: string; arguments: Record<string, unknown> }): string | null {
-  if (call.name !== EXECUTE_CONNECTOR_TOOL) return null;
-  const tool = call.arguments['tool'];
-  if (typeof tool !== 'string' || !tool.includes('.')) return null;
-  return tool.slice(0, tool.indexOf('.'));
-}
 
 export class AgentRuntime {
   private readonly runs = new Map<string, LiveRun>();
@@ -274,9 +211,9 @@ export class AgentRuntime {
       actors: {
         llmTurn: fromPromise<TurnOutput, { runId: string; messages: readonly ChatMessage[] }>(async ({ input, signal }) => {
           const run = live(input.runId);
-          return this.turn(run, input.messages, signal);
+          return modelTurn(run, input.messages, signal, this.prices);
         }),
-        toolStep: fromPromise<ToolStepOutput, { runId: string; call: ToolCall }>(async ({ input }) => this.toolStep(live(input.runId), input.call)),
+        toolStep: fromPromise<ToolStepOutput, { runId: string; call: ToolCall }>(async ({ input }) => toolStep(live(input.runId), input.call, this.policies)),
         runTool: fromPromise<ToolOutcome, { runId: string; call: ToolCall; resolved: unknown }>(async ({ input, signal }) => {
           const run = live(input.runId);
           return runExecuteConnectorTool(run.catalog, input.resolved as ResolvedToolCall, {
@@ -289,7 +226,7 @@ export class AgentRuntime {
         }),
       },
       actions: {
-        record: ({ context }, entry: RecordEntry) => this.record(live(context.runId), entry),
+        record: ({ context }, entry: RecordEntry) => recordEntry(live(context.runId), entry, this.approvals),
         setStatus: ({ context }, { status }: { status: 'running' | 'awaiting_approval' }) => {
           const run = live(context.runId);
           run.feed.enqueue(() => this.collections.agentRuns.update(run.request.orgId, run.id, { status }));
@@ -297,107 +234,6 @@ export class AgentRuntime {
         finalize: ({ context }, end: RunEnd) => this.finalize(live(context.runId), end),
       },
     });
-  }
-
-  private async turn(run: LiveRun, messages: readonly ChatMessage[], signal: AbortSignal): Promise<TurnOutput> {
-    let text = '';
-    const toolCalls: ToolCall[] = [];
-    let finishReason: TurnOutput['finishReason'] = 'end_turn';
-    let usage: Usage = { input_tokens: 0, output_tokens: 0 };
-    const stream = run.request.provider.stream({
-      model: run.request.model,
-      messages,
-      tools: META_TOOL_DEFINITIONS,
-      signal,
-      ...(run.request.temperature === undefined ? {} : { temperature: run.request.temperature }),
-    });
-    for await (const event of stream) {
-      if (event.type === 'text_delta') {
-        if (event.text === '' || signal.aborted) continue;
-        text += event.text;
-        run.text += event.text;
-        run.feed.append('content_delta', { delta: event.text });
-      } else if (event.type === 'tool_call') {
-        toolCalls.push(event.call);
-      } else {
-        finishReason = event.finish_reason;
-        usage = event.usage;
-      }
-    }
-    return { text, toolCalls, finishReason, usage, costUsd: costUsd(run.request.model, usage, this.prices) };
-  }
-
-  private async toolStep(run: LiveRun, call: ToolCall): Promise<ToolStepOutput> {
-    if (call.name === SEARCH_CONNECTOR_TOOLS) {
-      return { kind: 'result', outcome: await this.withoutDeniedTools(run, applySearchConnectorTools(run.catalog, call.arguments)) };
-    }
-    if (call.name !== EXECUTE_CONNECTOR_TOOL) {
-      return {
-        kind: 'result',
-        outcome: failedOutcome(
-          toolErrorBody('unknown_tool', `no tool named "${call.name}": call ${SEARCH_CONNECTOR_TOOLS} or ${EXECUTE_CONNECTOR_TOOL}`, {
-            suggestions: [SEARCH_CONNECTOR_TOOLS, EXECUTE_CONNECTOR_TOOL],
-          }),
-        ),
-      };
-    }
-    const resolution = resolveExecuteConnectorTool(run.catalog, call.arguments);
-    if (!resolution.ok) return { kind: 'result', outcome: failedOutcome(resolution.error) };
-    if (this.policies) {
-      // before the approval gate: a denied write never asks anybody
-      const denied = await this.policies.precheck(
-        { name: resolution.tool.name, connector: resolution.tool.connector, effect: resolution.effect, args: resolution.args, orgId: run.request.orgId, runId: run.id },
-        subjectOf(run.request),
-      );
-      if (denied) return { kind: 'result', outcome: denied };
-    }
-    return {
-      kind: 'execute',
-      tool: resolution.tool.name,
-      args: resolution.args,
-      effect: resolution.effect,
-      resolved: resolution,
-    };
-  }
-
-  /** search results without the tools the organization's policies deny whatever the arguments */
-  private async withoutDeniedTools(run: LiveRun, outcome: ToolOutcome): Promise<ToolOutcome> {
-    const policies = this.policies;
-    if (!policies || !('result' in outcome)) return outcome;
-    const found = outcome.result as SearchConnectorToolsResult;
-    const hidden = await Promise.all(found.tools.map((tool) => policies.hides(run.request.orgId, tool, subjectOf(run.request))));
-    return { result: { ...found, tools: found.tools.filter((_tool, index) => !hidden[index]) } };
-  }
-
-  private record(run: LiveRun, entry: RecordEntry): void {
-    const { feed } = run;
-    switch (entry.type) {
-      case 'message':
-        // one entry per model turn: the assistant message with its usage and cost
-        feed.append('message', entry.turn === undefined ? { ...entry.data } : { ...entry.data, ...entry.turn });
-        return;
-      case 'tool_call_start':
-        feed.append('tool_call_start', {
-          tool_call_id: entry.data.tool_call_id,
-          name: entry.data.name,
-          connector: connectorOf(entry.data),
-          arguments: entry.data.arguments,
-        });
-        return;
-      case 'approval_required':
-        this.approvals.set(entry.data.approval_id, run.id);
-        run.approvalIds.add(entry.data.approval_id);
-        feed.append('approval_required', { ...entry.data }, entry.data.approval_id);
-        return;
-      case 'approval_decision':
-        this.approvals.delete(entry.data.approval_id);
-        run.approvalIds.delete(entry.data.approval_id);
-        feed.append('approval_decision', { ...entry.data }, entry.data.approval_id);
-        return;
-      case 'tool_result':
-        feed.append('tool_result', { tool_call_id: entry.data.tool_call_id, name: entry.data.name, result: entry.data.outcome });
-        return;
-    }
   }
 
   private finalize(run: LiveRun, end: RunEnd): void {

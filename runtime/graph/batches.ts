@@ -111,3 +111,8 @@ class NameChecks {
     this.properties.add(name);
   }
 }
+
+/** one caller's upsert batch, prepared; `count`: its distinct records (what the caller is answered) */
+export type WriteBatch =
+  | { readonly kind: 'nodes'; readonly byLabel: NodesByLabel; readonly count: number }
+  | { readonly kind: 'relationships'; readonly groups: EdgeGroups; readonly count: number };

@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ServiceConfig } from '../config.js';
 import { BoltGraphStore } from './bolt-store.js';
-import { KuzuGraphStore } from './kuzu-store.js';
+import { KuzuGraphStore } from './kuzu/store.js';
 import type { GraphStore } from './store.js';
 
 export async function openGraphStore(config: Pick<ServiceConfig, 'dataDir' | 'graphUrl'>): Promise<GraphStore> {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'vitest';
 import { BoltGraphStore } from '../../runtime/graph/bolt-store.js';
-import { KuzuGraphStore } from '../../runtime/graph/kuzu-store.js';
+import { KuzuGraphStore } from '../../runtime/graph/kuzu/store.js';
 import { graphStoreConformance } from './graph-store.conformance.js';
 
 /** a Kùzu store in a fresh folder, and the same folder opened again (a restart) */

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { createAwsPlugin } from '../../connectors/aws/index.js';
-import { createCatalog } from '../../connectors/catalog.js';
+import { createCatalog } from '../../runtime/tools/catalog.js';
 import { describeConnectorConformance } from '../../connectors/conformance/index.js';
 import type { GraphNodeInput, GraphRelationshipInput, GraphSink } from '../../connectors/contract.js';
 import { loadPlugins } from '../../connectors/loader.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hash64, KeySet } from '../../runtime/graph/key-index.js';
+import { hash64, KeySet } from '../../runtime/graph/kuzu/key-index.js';
 
 describe('KeySet (what a graph table stores, as 64-bit hashes)', () => {
   it('holds every key added, and none other, across its resizes', () => {

@@ -4,11 +4,11 @@
  * small LRU (each open database holds its own buffer pool).
  */
 import { mkdir, access, constants } from 'node:fs/promises';
-import { PRIVATE_DIR_MODE } from '../file-modes.js';
+import { PRIVATE_DIR_MODE } from '../../file-modes.js';
 import { join } from 'node:path';
-import type { GraphSink } from '../../connectors/contract.js';
-import { KuzuGraph, type KuzuGraphOptions } from './kuzu-graph.js';
-import { scopedSink, type GraphScope, type GraphStore } from './store.js';
+import type { GraphSink } from '../../../connectors/contract.js';
+import { KuzuGraph, type KuzuGraphOptions } from './graph.js';
+import { scopedSink, type GraphScope, type GraphStore } from '../store.js';
 
 export interface KuzuStoreOptions extends Partial<KuzuGraphOptions> {
   /** the folder holding one subfolder per organization */

@@ -11,7 +11,7 @@
  * every name found to be allowed is sound (a query that prints a refused
  * name in a literal is refused, which costs nothing).
  */
-import { ServiceError } from '../errors.js';
+import { ServiceError } from '../../errors.js';
 
 export type CypherKind = 'read' | 'write';
 

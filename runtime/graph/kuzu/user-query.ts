@@ -19,12 +19,11 @@
  * quoting a file's content). The caller serializes every call (one write
  * transaction at a time per database, prepare of a write included).
  */
-import kuzu from 'kuzu';
-import type { Connection, Database, KuzuValue, QueryResult } from 'kuzu';
-import { ServiceError } from '../errors.js';
+import { ServiceError } from '../../errors.js';
+import type { CypherResult } from '../store.js';
+import { toJsonValue } from '../values.js';
 import { judgePlan, readPlan, type CypherKind } from './cypher-plan.js';
-import type { CypherResult } from './store.js';
-import { toJsonValue } from './values.js';
+import { exec, execute, openConnection, PrepareError, prepareError, type Connection, type Database, type QueryResult } from './engine.js';
 
 export interface UserQueryOptions {
   readonly allowWrite: boolean;
@@ -36,10 +35,8 @@ export interface UserQueryOptions {
 
 export async function runUserCypher(database: Database, query: string, params: Record<string, unknown>, options: UserQueryOptions): Promise<CypherResult> {
   refuseEngineCrashes(query);
-  const connection = new kuzu.Connection(database);
-  await connection.init();
+  const connection = await openConnection(database, options.timeoutMs);
   try {
-    connection.setQueryTimeout(options.timeoutMs);
     const kind = await checkQuery(connection, query, params, options.allowWrite);
     if (kind === 'write' && !options.allowWrite) throw needsWrite();
     try {
@@ -89,18 +86,17 @@ async function checkQuery(connection: Connection, query: string, params: Record<
     // a binder error of the gated text: the query's own plan below answers for it
   }
   return inTransaction(connection, begin, async () => {
-    const explained = await connection.prepare(`EXPLAIN ${query}`);
-    if (!explained.isSuccess()) throw compileError(explained.getErrorMessage());
     let result: QueryResult | null = null;
     try {
       // with the caller's parameters: the plan judged is the one that runs
-      result = single(await connection.execute(explained, params as Record<string, KuzuValue>));
+      result = await execute(connection, `EXPLAIN ${query}`, params);
       const rows = await result.getAll();
       // one row, one column: the printed plan
       const plan = rows.map((row) => Object.values(row).filter((value) => typeof value === 'string').join('\n')).join('\n');
       return judgePlan(readPlan(plan));
     } catch (error) {
       if (error instanceof ServiceError) throw error;
+      if (error instanceof PrepareError) throw compileError(error.engineMessage);
       throw compileError(error instanceof Error ? error.message : String(error));
     } finally {
       result?.close();
@@ -119,12 +115,6 @@ async function notAQuery(connection: Connection, query: string): Promise<Service
   return new ServiceError('validation_error', 'only Cypher queries run here (reads, and node/relationship writes with graph:write): COPY, LOAD, EXPORT, IMPORT, ATTACH, USE, settings, transactions, extensions and schema changes are refused');
 }
 
-/** the engine's message when it will not prepare the text, else null (the statement is dropped unrun) */
-async function prepareError(connection: Connection, text: string): Promise<string | null> {
-  const prepared = await connection.prepare(text);
-  return prepared.isSuccess() ? null : prepared.getErrorMessage();
-}
-
 /** work in its own transaction, always rolled back after (a failed prepare may have ended it already) */
 async function inTransaction<T>(connection: Connection, begin: string, work: () => Promise<T>): Promise<T> {
   await exec(connection, begin);
@@ -140,11 +130,10 @@ async function runChecked(connection: Connection, query: string, params: Record<
   await exec(connection, kind === 'read' ? 'BEGIN TRANSACTION READ ONLY' : 'BEGIN TRANSACTION');
   let result: QueryResult | null = null;
   try {
-    const prepared = await connection.prepare(query);
-    if (!prepared.isSuccess()) throw compileError(prepared.getErrorMessage());
     try {
-      result = single(await connection.execute(prepared, params as Record<string, KuzuValue>));
+      result = await execute(connection, query, params);
     } catch (error) {
+      if (error instanceof PrepareError) throw compileError(error.engineMessage);
       throw runError(error instanceof Error ? error.message : String(error));
     }
     const columns = await result.getColumnNames();
@@ -162,18 +151,6 @@ async function runChecked(connection: Connection, query: string, params: Record<
   } finally {
     result?.close();
   }
-}
-
-async function exec(connection: Connection, statement: string): Promise<void> {
-  single(await connection.query(statement)).close();
-}
-
-function single(result: QueryResult | QueryResult[]): QueryResult {
-  if (Array.isArray(result)) {
-    for (const extra of result.slice(1)) extra.close();
-    return result[0]!;
-  }
-  return result;
 }
 
 const needsWrite = (): ServiceError =>

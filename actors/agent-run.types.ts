@@ -1,0 +1,106 @@
+/**
+ * The agent run machine's types: what starting a run takes, what its side
+ * effects answer, what it records, its context and its events.
+ */
+import type { ToolOutcome } from '../runtime/tools/tool-result.js';
+import type { ChatMessage, FinishReason, ToolCall, Usage } from '../runtime/llm/types.js';
+
+export type ApprovalWrite = 'allow' | 'ask';
+
+export interface AgentRunInput {
+  readonly runId: string;
+  /** system prompt, history and the new user message */
+  readonly messages: readonly ChatMessage[];
+  /** `allow`: write tools run without asking; anything else asks */
+  readonly approvalWrite: ApprovalWrite;
+  readonly approvalTimeoutMs: number;
+  readonly maxTurns: number;
+  readonly timeoutMs: number;
+  /** the daily cap in USD (null: none) and what was spent today before this run */
+  readonly costCapUsd: number | null;
+  readonly spentTodayUsd: number;
+}
+
+/** What a model turn produced (the runtime streamed its text deltas out already). */
+export interface TurnOutput {
+  readonly text: string;
+  readonly toolCalls: readonly ToolCall[];
+  readonly finishReason: FinishReason;
+  readonly usage: Usage;
+  readonly costUsd: number;
+}
+
+/** A connector tool a step names to execute. */
+export interface ExecuteStep {
+  readonly kind: 'execute';
+  /** `<connector>.<tool>` */
+  readonly tool: string;
+  readonly args: Record<string, unknown>;
+  readonly effect: 'read' | 'write';
+  /** the runtime's resolved tool, handed back to `runTool` */
+  readonly resolved: unknown;
+}
+
+/** A tool step either has its result already, or names a connector tool to execute. */
+export type ToolStepOutput = { readonly kind: 'result'; readonly outcome: ToolOutcome } | ExecuteStep;
+
+export type RunStatus = 'pending' | 'running' | 'awaiting_approval' | 'succeeded' | 'failed' | 'cancelled';
+export type FinalStatus = 'succeeded' | 'failed' | 'cancelled';
+
+export interface RunEnd {
+  readonly status: FinalStatus;
+  readonly reason: string | null;
+  readonly message: string | null;
+  readonly finishReason: string;
+  readonly usage: Usage;
+  readonly costUsd: number;
+  readonly turns: number;
+}
+
+/** A transcript entry the machine records; the runtime adds `seq` and the time. */
+export type RecordEntry =
+  /** a message; an assistant message carries its turn's usage and cost */
+  | { readonly type: 'message'; readonly data: ChatMessage; readonly turn?: { readonly usage: Usage; readonly cost_usd: number; readonly turn: number } }
+  | { readonly type: 'tool_call_start'; readonly data: { readonly tool_call_id: string; readonly name: string; readonly arguments: Record<string, unknown> } }
+  | { readonly type: 'approval_required'; readonly data: { readonly approval_id: string; readonly tool_call_id: string; readonly tool: string; readonly args: Record<string, unknown> } }
+  | {
+      readonly type: 'approval_decision';
+      readonly data: { readonly approval_id: string; readonly decision: 'approved' | 'denied' | 'timeout' | 'cancelled'; readonly decided_by: string | null };
+    }
+  | { readonly type: 'tool_result'; readonly data: { readonly tool_call_id: string; readonly name: string; readonly outcome: ToolOutcome } };
+
+/** The tool call being handled. */
+export interface CurrentCall {
+  readonly call: ToolCall;
+  readonly step: ExecuteStep | null;
+  readonly outcome: ToolOutcome | null;
+  /** set when the call waits for an approval */
+  readonly approvalId: string | null;
+}
+
+export interface Failure {
+  readonly reason: string;
+  readonly message: string;
+}
+
+export interface AgentRunContext extends AgentRunInput {
+  readonly messages: ChatMessage[];
+  turns: number;
+  /** approvals asked so far */
+  approvals: number;
+  usage: Usage;
+  costUsd: number;
+  pending: readonly ToolCall[];
+  current: CurrentCall | null;
+  cancelRequested: boolean;
+  shutdownRequested: boolean;
+  lastFinish: FinishReason | null;
+  failure: Failure | null;
+}
+
+export type AgentRunEvent =
+  | { readonly type: 'START' }
+  | { readonly type: 'CANCEL' }
+  | { readonly type: 'SHUTDOWN' }
+  | { readonly type: 'APPROVE'; readonly approvalId: string; readonly by: string }
+  | { readonly type: 'DENY'; readonly approvalId: string; readonly by: string };
