@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { ToolError, type SyncReport } from '../../connectors/contract.js';
 import type { CatalogSource } from '../../runtime/tools/catalog.js';
 import { validateCopy, type SchemaIssue } from '../../runtime/tools/json-schema.js';
-import type { LoadedPlugin, PluginRegistry } from '../../connectors/loader.js';
+import type { LoadedPlugin, PluginRegistry } from '../../runtime/tools/registry.js';
 import type { Collections } from '../../runtime/collections.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { assertEgressAllowed, type EgressGuard } from '../../runtime/net/egress.js';

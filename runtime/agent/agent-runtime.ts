@@ -20,7 +20,7 @@ import {
 } from '../../actors/agent-run.machine.js';
 import { createCatalog, type CatalogSource, type ResolvedToolCall, type ToolCatalog } from '../tools/catalog.js';
 import type { ToolInterceptor } from '../tools/interceptors.js';
-import type { PluginRegistry } from '../../connectors/loader.js';
+import type { PluginRegistry } from '../tools/registry.js';
 import {
   applySearchConnectorTools,
   EXECUTE_CONNECTOR_TOOL,
