@@ -218,7 +218,7 @@ export interface GraphNode {
   readonly id: string;
   readonly label: string;
   readonly key: string;
-  /** every set property, `_key` included */
+  /** every set property, `_key` included (nulls left out) */
   readonly properties: Record<string, unknown>;
 }
 
@@ -345,5 +345,5 @@ export type PortOffers = { readonly [N in PortName]?: (scope: PortScope) => Port
 export function portOf<N extends PortName>(ctx: ToolContext, name: N): PortTypes[N] {
   const port = ctx.ports?.[name];
   if (port === undefined) throw new ToolError('port_unavailable', `this tool needs the "${name}" port, which this call was not given`);
-  return port as PortTypes[N];
+  return port;
 }

@@ -28,10 +28,10 @@ const EXPLANATIONS: Readonly<Record<string, string>> = {
   msg_too_long: 'the message text is too long',
 };
 
-export type SlackParams = Readonly<Record<string, string | number | boolean | undefined>>;
+type SlackParams = Readonly<Record<string, string | number | boolean | undefined>>;
 
 /** What Slack answered: its JSON (`ok: true`) and the token's scopes (the `x-oauth-scopes` header). */
-export interface SlackAnswer {
+interface SlackAnswer {
   readonly data: Readonly<Record<string, unknown>>;
   readonly scopes: readonly string[];
 }
