@@ -1,17 +1,14 @@
 /**
- * The built-in connector plugins, in load order. Each built-in gets what it
- * needs from the service here (third-party plugins only ever get ToolContext).
+ * The built-in connector plugins, in load order. A built-in gets what it
+ * needs from the service exactly as a third-party plugin does: through the
+ * ports it declares (`requires`), which the service offers to the loader.
  */
-import type { Collections } from '../domains/collections.js';
-import type { ConnectorPlugin, ConnectorPluginFactory } from './contract.js';
+import type { ConnectorPlugin, ConnectorPluginFactory, PortOffers } from './contract.js';
 import { createMemoryPlugin } from './memory/index.js';
 import { createGraphPlugin } from './graph/index.js';
-import type { GraphStore } from '../runtime/graph/store.js';
 import { createMcpPlugin } from './mcp/index.js';
 import { createWebhooksPlugin } from './webhooks/index.js';
 import { createFilesPlugin } from './files/index.js';
-import type { FileStore } from '../runtime/files/store.js';
-import type { OutboundWebhooks } from '../domains/webhooks/outbound-webhooks.js';
 import { createSlackPlugin } from './slack/index.js';
 import { createGithubPlugin } from './github/index.js';
 import { createJenkinsPlugin } from './jenkins/index.js';
@@ -22,13 +19,8 @@ import { createRunwayPlugin } from './runway/index.js';
 import { createAwsPlugin } from './aws/index.js';
 
 export interface BuiltinDependencies {
-  readonly collections: Collections;
-  /** the context graph (the `graph` tools are left out when none is configured) */
-  readonly graph?: GraphStore | null;
-  /** outbound webhooks, for `webhooks.send` */
-  readonly webhooks: OutboundWebhooks;
-  /** the organization file store, where `files.write_artifact` keeps run artifacts */
-  readonly files: FileStore;
+  /** the ports the service offers (pass the same to loadPlugins); the `graph` tools are left out when it offers no graph */
+  readonly ports: PortOffers;
   /** MCP_STDIO_COMMANDS: what an `mcp` source may start over stdio (default none) */
   readonly mcpStdioCommands?: readonly string[];
   /** KUBERNETES_IN_CLUSTER: whether kubernetes sources may use this service's own service account (default no) */
@@ -36,8 +28,8 @@ export interface BuiltinDependencies {
 }
 
 export function builtinPlugins(deps: BuiltinDependencies): (ConnectorPlugin | ConnectorPluginFactory)[] {
-  return [createMemoryPlugin(deps.collections), createSlackPlugin(), createWebhooksPlugin(deps.webhooks), createFilesPlugin(deps.files),
+  return [createMemoryPlugin(), createSlackPlugin(), createWebhooksPlugin(), createFilesPlugin(),
     createMcpPlugin({ stdioCommands: deps.mcpStdioCommands ?? [] }),
-    createGithubPlugin(), createJenkinsPlugin(), createVercelPlugin(), createKubernetesPlugin({ allowInCluster: deps.kubernetesInCluster ?? false }), createGrafanaPlugin(), createRunwayPlugin(), createAwsPlugin(),
-    ...(deps.graph ? [createGraphPlugin(deps.graph)] : [])];
+    createGithubPlugin(), createJenkinsPlugin(), createVercelPlugin(), createKubernetesPlugin({ allowInCluster: deps.kubernetesInCluster ?? false }), createGrafanaPlugin(), createRunwayPlugin(),
+    ...(deps.ports.graph ? [createGraphPlugin()] : [])];
 }

@@ -47,6 +47,8 @@ export interface ToolContext {
   readonly runId?: string;
   /** the egress guard; the runtime always passes it (absent only when a plugin is driven directly, e.g. by the conformance kit: plain fetch then) */
   readonly net?: NetPort;
+  /** the ports the plugin declared in `requires`, bound to this call's organization (and realm); read them with `portOf(ctx, name)` */
+  readonly ports?: Ports;
 }
 
 const TOOL_ERROR_BRAND = Symbol.for('agent-context-service.ToolError');
@@ -144,6 +146,12 @@ export interface ConnectorPlugin {
    * The others are not in that source's catalog at all.
    */
   visibleTools?(config: Readonly<Record<string, unknown>>): readonly string[];
+  /**
+   * The service's own stores the tools reach, by port name (see `PortTypes`):
+   * the loader refuses the plugin when the host does not offer one of them,
+   * and each tool call gets them in `ctx.ports`. Default none.
+   */
+  readonly requires?: readonly PortName[];
 }
 
 /** A node written by a sync: `properties._key` is unique within the label (node id `Label:key`). */
@@ -196,3 +204,146 @@ export interface SyncReport {
 
 /** What a plugin module may export instead of the plugin object (called once at load, no arguments). */
 export type ConnectorPluginFactory = () => ConnectorPlugin | Promise<ConnectorPlugin>;
+
+// ---------------------------------------------------------------------------
+// Ports: the service's own stores a plugin may use, each declared in
+// `requires` and handed to its tools bound to the calling organization (a
+// port never reaches another organization). Failures a caller can fix are
+// ToolErrors (e.g. `invalid_node_id`, `validation_error`).
+// ---------------------------------------------------------------------------
+
+/** A node of the context graph. */
+export interface GraphNode {
+  /** `Label:key` */
+  readonly id: string;
+  readonly label: string;
+  readonly key: string;
+  /** every set property, `_key` included (nulls left out) */
+  readonly properties: Record<string, unknown>;
+}
+
+/** A relationship of the context graph, from -> to (node ids). */
+export interface GraphRelationship {
+  readonly type: string;
+  readonly from: string;
+  readonly to: string;
+  readonly properties: Record<string, unknown>;
+}
+
+/** `graph`: read access to the context graph of the call's organization and realm. */
+export interface GraphPort {
+  /** full-text search over the string properties, best first; `total` counts every match before `limit` */
+  search(options: { readonly query: string; readonly limit: number; readonly labels?: readonly string[] | undefined }): Promise<{ items: (GraphNode & { score: number })[]; total: number }>;
+  /** one node by id (`Label:key`; malformed: ToolError `invalid_node_id`); null when there is none */
+  getNode(id: string): Promise<GraphNode | null>;
+  /** the neighbourhood of a node, up to `depth` (1..5) hops; null when the node does not exist */
+  expand(
+    id: string,
+    options: { readonly depth: number; readonly direction: 'both' | 'out' | 'in'; readonly types?: readonly string[] | undefined; readonly limit: number },
+  ): Promise<{ nodes: GraphNode[]; relationships: GraphRelationship[] } | null>;
+  /** a read-only Cypher query; writes, files, other databases and oversized params are refused (ToolError) */
+  cypher(query: string, params: Record<string, unknown>): Promise<{ columns: string[]; rows: Record<string, unknown>[] }>;
+}
+
+/** A file in the organization's file store. */
+export interface StoredFile {
+  /** `/`-separated, relative to the organization's folder */
+  readonly path: string;
+  readonly size: number;
+  readonly content_type: string;
+  readonly modified_at: string;
+}
+
+/** `files`: the artifacts of agent runs (`artifacts/<run id>/<name>` in the organization's file store). */
+export interface FilesPort {
+  /** throws ToolError `validation_error` when `name` is not a relative path inside the run's folder */
+  checkArtifactName(runId: string, name: string): void;
+  /** writes (or replaces) one artifact; the content type follows the extension */
+  writeArtifact(runId: string, name: string, content: Uint8Array): Promise<StoredFile>;
+  /** the run's artifacts, by path */
+  listArtifacts(runId: string): Promise<StoredFile[]>;
+}
+
+export const MEMORY_KINDS = ['fact', 'guideline', 'preference', 'note'] as const;
+export type MemoryKind = (typeof MEMORY_KINDS)[number];
+
+/** An entry of the organization's memory. */
+export interface MemoryEntry {
+  readonly id: string;
+  readonly kind: MemoryKind;
+  readonly realm: string;
+  readonly title: string | null;
+  readonly text: string;
+  readonly tags: string[];
+  /** 0..1 */
+  readonly importance: number;
+  readonly created_at: string;
+}
+
+/** `memory`: the organization's memory entries. */
+export interface MemoryPort {
+  /** whether the organization has a realm of this name */
+  realmExists(realm: string): Promise<boolean>;
+  /** the best `limit` entries for the query, best first, ranked as `POST /memory/recall` ranks */
+  recall(query: { readonly query: string; readonly realm?: string | undefined; readonly kind?: MemoryKind | undefined; readonly limit: number }): Promise<{ entry: MemoryEntry; score: number }[]>;
+  store(entry: {
+    readonly kind: MemoryKind;
+    readonly realm: string;
+    readonly text: string;
+    readonly title: string | null;
+    readonly tags: string[];
+    readonly importance: number;
+    readonly created_by: string;
+  }): Promise<MemoryEntry>;
+}
+
+/** An outbound webhook of the organization. */
+export interface OutboundWebhookRef {
+  readonly id: string;
+  readonly name: string;
+}
+
+/** One delivery of an outbound webhook and its attempts so far. */
+export interface WebhookDelivery {
+  readonly id: string;
+  readonly status: 'queued' | 'in_flight' | 'delivered' | 'failed';
+  readonly attempts: readonly { readonly status: number | null; readonly latency_ms: number; readonly error: string | null }[];
+}
+
+/** `webhooks`: the organization's outbound webhooks (signed, queued, retried). */
+export interface WebhooksPort {
+  /** by id, else by name; null when there is neither */
+  find(ref: string): Promise<OutboundWebhookRef | null>;
+  /** enqueues a delivery; answers after its first attempt or after `waitMs` (then still `queued`) */
+  send(webhookId: string, message: { readonly event: string; readonly payload: unknown; readonly createdBy: string }, waitMs: number): Promise<WebhookDelivery>;
+}
+
+/** Every port, by the name a plugin lists in `requires`. */
+export interface PortTypes {
+  readonly graph: GraphPort;
+  readonly files: FilesPort;
+  readonly memory: MemoryPort;
+  readonly webhooks: WebhooksPort;
+}
+
+export type PortName = keyof PortTypes;
+export const PORT_NAMES: readonly PortName[] = ['graph', 'files', 'memory', 'webhooks'];
+
+/** The ports one tool call gets: those its plugin requires. */
+export type Ports = Partial<PortTypes>;
+
+/** Whose data a port is bound to: the call's organization and realm (absent: `default`). */
+export interface PortScope {
+  readonly orgId: string;
+  readonly realm?: string | undefined;
+}
+
+/** The ports a host offers, each a binder the host calls per tool call (the conformance kit takes fakes of these). */
+export type PortOffers = { readonly [N in PortName]?: (scope: PortScope) => PortTypes[N] };
+
+/** The port `name` of a tool call; throws ToolError `port_unavailable` when the plugin was driven without it. */
+export function portOf<N extends PortName>(ctx: ToolContext, name: N): PortTypes[N] {
+  const port = ctx.ports?.[name];
+  if (port === undefined) throw new ToolError('port_unavailable', `this tool needs the "${name}" port, which this call was not given`);
+  return port;
+}

@@ -12,51 +12,11 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import semver from 'semver';
-import { CONTRACT_VERSION, type ConnectorPlugin, type ConnectorPluginFactory, type ConnectorTool, type NetPort } from './contract.js';
-import { compileSchema, type CompiledSchema } from '../runtime/tools/json-schema.js';
+import { CONTRACT_VERSION, PORT_NAMES, type ConnectorPlugin, type ConnectorPluginFactory, type NetPort, type PortName, type PortOffers } from './contract.js';
+import type { LoadedPlugin, LoadedTool, PluginProblem, PluginRegistry } from '../runtime/tools/registry.js';
+import { checkTool, compileProblem, isRecord, NAME_PATTERN, nonEmptyString } from '../runtime/tools/tool-checks.js';
 
-export const NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
 const CONTRACT_SEMVER = `${CONTRACT_VERSION}.0.0`;
-
-/** A tool checked at load, with its input validator compiled. */
-export interface LoadedTool {
-  /** `<kind>.<tool>`, the name the model sees */
-  readonly name: string;
-  /** the connector kind */
-  readonly connector: string;
-  readonly tool: ConnectorTool;
-  readonly validateArgs: CompiledSchema;
-}
-
-/** A plugin checked at load, with its config and input validators compiled. */
-export interface LoadedPlugin {
-  readonly kind: string;
-  readonly plugin: ConnectorPlugin;
-  /** where it came from: `built-in`, the plugins.json path or the npm package name */
-  readonly origin: string;
-  readonly sourceless: boolean;
-  readonly runOnly: boolean;
-  readonly validateConfig: CompiledSchema;
-  readonly tools: readonly LoadedTool[];
-}
-
-/** A plugin (or the plugins file) that was refused at load and skipped. */
-export interface PluginProblem {
-  /** the plugin's kind when it has a usable one, else its origin */
-  readonly plugin: string;
-  readonly origin: string;
-  readonly problems: readonly string[];
-}
-
-/** Every plugin loaded at start, by kind. */
-export interface PluginRegistry {
-  readonly plugins: readonly LoadedPlugin[];
-  plugin(kind: string): LoadedPlugin | undefined;
-  /** plugins refused at load (skipped; the service runs without them); empty when all loaded */
-  readonly problems: readonly PluginProblem[];
-  /** the egress guard every call of these plugins goes through (tool contexts, validate, listTools, sync); absent: plain fetch */
-  readonly net?: NetPort;
-}
 
 /** Where loadPlugins reports a refused plugin (pino's `warn` fits). */
 export interface PluginProblemLogger {
@@ -90,48 +50,21 @@ export interface LoadPluginsOptions {
   readonly logger?: PluginProblemLogger;
   /** the egress guard the plugins' calls go through (the service always passes it) */
   readonly net?: NetPort;
+  /** the ports the service offers; a plugin requiring another one is refused */
+  readonly ports?: PortOffers;
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
-const nonEmptyString = (value: unknown): value is string => typeof value === 'string' && value.trim().length > 0;
-
-const compileProblem = (what: string, schema: unknown): { validator?: CompiledSchema; problem?: string } => {
-  if (!isRecord(schema)) return { problem: `${what} is not a JSON Schema object` };
-  try {
-    return { validator: compileSchema(schema) };
-  } catch (error) {
-    return { problem: `${what} does not compile: ${(error as Error).message}` };
+/** The `requires` of a plugin, or its problems (not a list of distinct known port names). */
+function requiresOf(value: unknown, problems: string[]): readonly PortName[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) {
+    problems.push('requires must be an array of port names');
+    return [];
   }
-};
-
-function checkTool(kind: string, candidate: unknown, index: number, problems: string[]): LoadedTool | undefined {
-  if (!isRecord(candidate)) {
-    problems.push(`tools[${index}] is not an object`);
-    return undefined;
-  }
-  const rawName = candidate['name'];
-  const label = typeof rawName === 'string' ? `tool "${rawName}"` : `tools[${index}]`;
-  const before = problems.length;
-  if (typeof rawName !== 'string' || !NAME_PATTERN.test(rawName)) {
-    problems.push(`${label}: name must match ${NAME_PATTERN.source}`);
-  }
-  if (!nonEmptyString(candidate['description'])) problems.push(`${label}: description must be a non-empty string`);
-  if (candidate['effect'] !== 'read' && candidate['effect'] !== 'write') problems.push(`${label}: effect must be "read" or "write"`);
-  if (typeof candidate['run'] !== 'function') problems.push(`${label}: run must be a function`);
-  const schema = candidate['input_schema'];
-  let validator: CompiledSchema | undefined;
-  if (isRecord(schema) && schema['type'] !== 'object') {
-    problems.push(`${label}: input_schema must describe an object ("type": "object")`);
-  } else {
-    const compiled = compileProblem(`${label}: input_schema`, schema);
-    if (compiled.problem) problems.push(compiled.problem);
-    validator = compiled.validator;
-  }
-  if (problems.length > before || !validator) return undefined;
-  const tool = candidate as unknown as ConnectorTool;
-  return { name: `${kind}.${tool.name}`, connector: kind, tool, validateArgs: validator };
+  const known = new Set<unknown>(PORT_NAMES);
+  for (const name of value) if (!known.has(name)) problems.push(`requires an unknown port ${JSON.stringify(name)} (ports: ${PORT_NAMES.join(', ')})`);
+  if (new Set(value).size !== value.length) problems.push('requires names a port twice');
+  return value as PortName[];
 }
 
 /**
@@ -160,6 +93,7 @@ export function checkPlugin(candidate: unknown, origin: string): LoadedPlugin {
   if (candidate['listTools'] !== undefined && typeof candidate['listTools'] !== 'function') problems.push('listTools must be a function');
   if (candidate['visibleTools'] !== undefined && typeof candidate['visibleTools'] !== 'function') problems.push('visibleTools must be a function');
   if (candidate['listTools'] !== undefined && candidate['sourceless'] === true) problems.push('listTools needs a source: a sourceless plugin cannot have it');
+  const requires = requiresOf(candidate['requires'], problems);
   const config = compileProblem('configSchema', candidate['configSchema']);
   if (config.problem) problems.push(config.problem);
 
@@ -179,7 +113,7 @@ export function checkPlugin(candidate: unknown, origin: string): LoadedPlugin {
   }
   if (problems.length > 0 || !config.validator) throw new PluginLoadError(label, origin, problems);
   const plugin = candidate as unknown as ConnectorPlugin;
-  return { kind: plugin.kind, plugin, origin, sourceless: plugin.sourceless === true, runOnly: plugin.runOnly === true, validateConfig: config.validator, tools };
+  return { kind: plugin.kind, plugin, origin, sourceless: plugin.sourceless === true, runOnly: plugin.runOnly === true, requires, validateConfig: config.validator, tools };
 }
 
 /**
@@ -202,26 +136,6 @@ export function createRegistry(plugins: readonly LoadedPlugin[]): PluginRegistry
   }
   const list = [...byKind.values()];
   return { plugins: list, plugin: (kind) => byKind.get(kind), problems: [] };
-}
-
-/**
- * Checks the tools a plugin's `listTools` returned for one source, exactly
- * like static tools, named `<prefix>.<tool>`. A bad tool is left out and
- * named in `problems`; the good ones are usable.
- */
-export function checkDynamicTools(prefix: string, connector: string, candidates: readonly unknown[]): { tools: LoadedTool[]; problems: string[] } {
-  const tools: LoadedTool[] = [];
-  const problems: string[] = [];
-  const names = new Set<string>();
-  candidates.forEach((candidate, index) => {
-    const found: string[] = [];
-    const tool = checkTool(prefix, candidate, index, found);
-    if (!tool) return void problems.push(...found);
-    if (names.has(tool.name)) return void problems.push(`duplicate tool name ${tool.name}`);
-    names.add(tool.name);
-    tools.push({ ...tool, connector });
-  });
-  return { tools, problems };
 }
 
 /** Reads the list of module specifiers; a missing optional file is an empty list. */
@@ -303,9 +217,13 @@ export async function loadPlugins(options: LoadPluginsOptions = {}): Promise<Plu
     problems.push(problem);
     options.logger?.warn({ plugin: problem.plugin, origin: problem.origin, problems: problem.problems }, `${error.message}; skipped`);
   };
-  /** adds a checked plugin unless its kind or a tool name is taken */
+  /** adds a checked plugin unless it requires a port the service does not offer, or its kind or a tool name is taken */
   const admit = (plugin: LoadedPlugin): void => {
     try {
+      const missing = plugin.requires.filter((name) => options.ports?.[name] === undefined);
+      if (missing.length > 0) {
+        throw new PluginLoadError(plugin.kind, plugin.origin, missing.map((name) => `requires the port "${name}", which this service does not offer`));
+      }
       createRegistry([...loaded, plugin]);
       loaded.push(plugin);
     } catch (error) {
@@ -333,5 +251,10 @@ export async function loadPlugins(options: LoadPluginsOptions = {}): Promise<Plu
       refuse(error);
     }
   }
-  return { ...createRegistry(loaded), problems, ...(options.net === undefined ? {} : { net: options.net }) };
+  return {
+    ...createRegistry(loaded),
+    problems,
+    ...(options.net === undefined ? {} : { net: options.net }),
+    ...(options.ports === undefined ? {} : { ports: options.ports }),
+  };
 }

@@ -2,8 +2,8 @@
 import type { Collections } from './collections.js';
 import type { SettingsDoc } from '../domains/settings/documents.js';
 import type { OrgId } from '../runtime/store/types.js';
+import { DEFAULT_REALM } from '../runtime/graph/names.js';
 
-export const DEFAULT_REALM = 'default';
 export const DEFAULT_AGENT = 'default';
 export const DEFAULT_APPROVAL_TIMEOUT_SECS = 900;
 

@@ -47,6 +47,11 @@ import { WebhookSecrets } from '../domains/webhooks/secrets.js';
 import { FileStore } from '../runtime/files/store.js';
 import { PipelineRuns } from '../domains/pipelines/runs.js';
 import { createEgressGuard } from '../runtime/net/egress.js';
+import type { PortOffers } from '../connectors/contract.js';
+import { graphPort } from '../runtime/graph/graph-port.js';
+import { filesPort } from '../runtime/files/files-port.js';
+import { memoryPort } from '../domains/memory/memory-port.js';
+import { webhooksPort } from '../domains/webhooks/webhooks-port.js';
 
 export interface RunningService {
   readonly url: string;
@@ -88,8 +93,12 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     graph = await openGraphStore(config);
     registerGraphProbe(health, graph);
     const files = new FileStore(config.filesDir);
+    // what connector plugins may reach of the service, each bound to the calling organization
+    const ports: PortOffers = {
+      memory: memoryPort(collections), files: filesPort(files), webhooks: webhooksPort(webhooks), ...(graph ? { graph: graphPort(graph) } : {}),
+    };
     const plugins = await loadPlugins({
-      builtins: builtinPlugins({ collections, graph, webhooks, files, mcpStdioCommands: config.mcpStdioCommands, kubernetesInCluster: config.kubernetesInCluster }), logger, net: egress, ...(config.pluginsFile === null ? {} : { pluginsFile: config.pluginsFile }),
+      builtins: builtinPlugins({ ports, mcpStdioCommands: config.mcpStdioCommands, kubernetesInCluster: config.kubernetesInCluster }), logger, net: egress, ports, ...(config.pluginsFile === null ? {} : { pluginsFile: config.pluginsFile }),
     });
     const events = new PlatformEvents(logger);
     const policyBundles = new PolicyBundles(collections, files);

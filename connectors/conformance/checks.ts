@@ -3,9 +3,10 @@
  * the problems it found, empty when the plugin conforms. index.ts wraps them
  * in vitest tests.
  */
-import { ToolError, type ConnectorPlugin, type ToolContext } from '../contract.js';
+import { ToolError, type ConnectorPlugin, type Ports, type ToolContext } from '../contract.js';
 import { validateCopy } from '../../runtime/tools/json-schema.js';
-import { checkPlugin, createRegistry, PluginLoadError, type LoadedPlugin, type LoadedTool } from '../loader.js';
+import { checkPlugin, createRegistry, PluginLoadError } from '../loader.js';
+import type { LoadedPlugin, LoadedTool } from '../../runtime/tools/registry.js';
 import { toolErrorBody, type ToolOutcome } from '../../runtime/tools/tool-result.js';
 
 /** The static contract, exactly as the loader checks it. */
@@ -48,6 +49,8 @@ export interface SampleContext {
   readonly sourceId: string | null;
   readonly config: Record<string, unknown>;
   readonly actorId?: string;
+  /** the ports the sample calls get (already bound to `orgId`) */
+  readonly ports?: Ports;
 }
 
 const contextOf = (sample: SampleContext, signal: AbortSignal): ToolContext => ({
@@ -56,6 +59,7 @@ const contextOf = (sample: SampleContext, signal: AbortSignal): ToolContext => (
   config: sample.config,
   signal,
   ...(sample.actorId === undefined ? {} : { actorId: sample.actorId }),
+  ...(sample.ports === undefined ? {} : { ports: sample.ports }),
 });
 
 const isJsonValue = (value: unknown): boolean => {

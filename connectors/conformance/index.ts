@@ -13,8 +13,9 @@
  * throw) and that every tool honours an aborted signal.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { ConnectorPlugin } from '../contract.js';
-import type { LoadedPlugin, LoadedTool } from '../loader.js';
+import type { ConnectorPlugin, PortOffers } from '../contract.js';
+import { bindPorts } from '../../runtime/tools/ports.js';
+import type { LoadedPlugin, LoadedTool } from '../../runtime/tools/registry.js';
 import type { ToolOutcome } from '../../runtime/tools/tool-result.js';
 import { abortProblems, sampleCallProblems, staticProblems, validateProblems, type SampleContext } from './checks.js';
 
@@ -42,6 +43,8 @@ export interface ConformanceOptions {
   /** ToolContext.sourceId of the sample calls; default `src_conformance` (null for sourceless plugins) */
   readonly sourceId?: string | null;
   readonly actorId?: string;
+  /** the ports the sample calls get, for a plugin that `requires` some (the service's own, or fakes); bound to `orgId` */
+  readonly ports?: PortOffers;
   /** fail when a tool has no sample call (default true) */
   readonly requireSampleForEveryTool?: boolean;
 }
@@ -68,12 +71,16 @@ export function describeConnectorConformance(plugin: PluginInput, options: Confo
       staticFound = checked.problems;
     });
 
-    const sample = (): SampleContext => ({
-      orgId: typeof options.orgId === 'function' ? options.orgId() : (options.orgId ?? 'org_conformance'),
-      sourceId: options.sourceId !== undefined ? options.sourceId : instance.sourceless ? null : 'src_conformance',
-      config: options.validConfig,
-      ...(options.actorId === undefined ? {} : { actorId: options.actorId }),
-    });
+    const sample = (): SampleContext => {
+      const orgId = typeof options.orgId === 'function' ? options.orgId() : (options.orgId ?? 'org_conformance');
+      return {
+        orgId,
+        sourceId: options.sourceId !== undefined ? options.sourceId : instance.sourceless ? null : 'src_conformance',
+        config: options.validConfig,
+        ...(options.actorId === undefined ? {} : { actorId: options.actorId }),
+        ...(options.ports === undefined ? {} : { ports: bindPorts(options.ports, loaded?.requires ?? [], { orgId }) }),
+      };
+    };
 
     const requireLoaded = (): LoadedPlugin => {
       if (!loaded) throw new Error(`the plugin fails the static contract:\n${problemsMessage(staticFound)}`);

@@ -7,12 +7,11 @@
  */
 import type { ConnectorPlugin } from '../contract.js';
 import { sourcelessParts } from '../shared/sourceless.js';
-import type { FileStore } from '../../runtime/files/store.js';
 import { listArtifactsTool } from './tools/list-artifacts.js';
 import { writeArtifactTool } from './tools/write-artifact.js';
 
-/** Builds the plugin over the service's file store (pass `services.files`). */
-export function createFilesPlugin(files: FileStore): ConnectorPlugin {
+/** Its tools reach the file store through the `files` port. */
+export function createFilesPlugin(): ConnectorPlugin {
   return {
     kind: 'files',
     version: '1.0.0',
@@ -21,6 +20,7 @@ export function createFilesPlugin(files: FileStore): ConnectorPlugin {
     ...sourcelessParts('files'),
     // artifacts belong to a run: MCP clients, outside any, do not see these tools
     runOnly: true,
-    tools: [writeArtifactTool(files), listArtifactsTool(files)],
+    requires: ['files'],
+    tools: [writeArtifactTool(), listArtifactsTool()],
   };
 }

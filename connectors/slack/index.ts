@@ -1,22 +1,16 @@
 /**
  * The built-in `slack` connector (chat platform): post messages, read threads
- * and channel history, look channels up, through the Slack Web API with the
- * official `@slack/web-api` client. `base_url` points it at a proxy or a
- * Slack-compatible API (the tests' fake). A channel the bot has not joined
+ * and channel history, look channels up, through the Slack Web API (its own
+ * small client on the egress guard, web-api.ts). `base_url` points it at a
+ * proxy or a Slack-compatible API (the tests' fake). A channel the bot has not joined
  * yields the tool error `not_in_channel`.
  */
 import type { ConnectorPlugin } from '../contract.js';
-import { createSlackClient, slackConfigOf } from './client.js';
-import { checkSlackToken } from './scopes.js';
+import { validateSlackSource } from './token-check.js';
 import { findChannelTool } from './tools/find-channel.js';
 import { getChannelHistoryTool } from './tools/get-channel-history.js';
 import { getThreadRepliesTool } from './tools/get-thread-replies.js';
 import { postMessageTool } from './tools/post-message.js';
-
-export { createSlackClient, slackConfigOf, SLACK_API_URL, type SlackClientConfig } from './client.js';
-export { checkSlackToken, REQUIRED_SCOPES, OPTIONAL_SCOPES, type SlackIdentity } from './scopes.js';
-export { postMessageTool } from './tools/post-message.js';
-export { getThreadRepliesTool } from './tools/get-thread-replies.js';
 
 export const SLACK_CONFIG_SCHEMA = {
   type: 'object',
@@ -40,11 +34,7 @@ export function createSlackPlugin(): ConnectorPlugin {
     contract: '^1',
     description: 'Slack (chat platform): post messages and thread replies, read threads and channel history, look channels up.',
     configSchema: SLACK_CONFIG_SCHEMA,
-    validate: async (config, signal, net) => {
-      signal.throwIfAborted();
-      const { ok, message, details } = await checkSlackToken(createSlackClient(slackConfigOf(config), net));
-      return { ok, ...(message === undefined ? {} : { message }), ...(details === undefined ? {} : { details }) };
-    },
+    validate: validateSlackSource,
     tools: [postMessageTool, getThreadRepliesTool, getChannelHistoryTool, findChannelTool],
   };
 }

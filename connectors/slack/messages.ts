@@ -17,7 +17,7 @@ interface SlackMessageLike {
   readonly reply_count?: number;
 }
 
-export const summarizeMessage = (message: SlackMessageLike): SlackMessageSummary => ({
+const summarizeMessage = (message: SlackMessageLike): SlackMessageSummary => ({
   ts: message.ts ?? '',
   user: message.user ?? null,
   bot_id: message.bot_id ?? null,
@@ -25,6 +25,12 @@ export const summarizeMessage = (message: SlackMessageLike): SlackMessageSummary
   thread_ts: message.thread_ts ?? null,
   reply_count: message.reply_count ?? 0,
 });
+
+/** A page of `conversations.history` / `conversations.replies`: the messages and the cursor of the next page (null at the end). */
+export function messagePage(data: Readonly<Record<string, unknown>>): { messages: SlackMessageSummary[]; next_cursor: string | null } {
+  const next = (data['response_metadata'] as { next_cursor?: string } | undefined)?.next_cursor;
+  return { messages: ((data['messages'] as SlackMessageLike[] | undefined) ?? []).map(summarizeMessage), next_cursor: next === undefined || next === '' ? null : next };
+}
 
 /** JSON Schema of a channel id argument, shared by the tools */
 export const CHANNEL_ID_SCHEMA = {

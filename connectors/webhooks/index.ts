@@ -5,16 +5,17 @@
  */
 import type { ConnectorPlugin } from '../contract.js';
 import { sourcelessParts } from '../shared/sourceless.js';
-import type { OutboundWebhooks } from '../../domains/webhooks/outbound-webhooks.js';
 import { sendTool } from './tools/send.js';
 
-export function createWebhooksPlugin(webhooks: OutboundWebhooks): ConnectorPlugin {
+/** Its tool reaches the outbound webhooks through the `webhooks` port. */
+export function createWebhooksPlugin(): ConnectorPlugin {
   return {
     kind: 'webhooks',
     version: '1.0.0',
     contract: '^1',
     description: "The organization's outbound webhooks: send a signed JSON payload to a configured URL.",
     ...sourcelessParts('webhooks'),
-    tools: [sendTool(webhooks)],
+    requires: ['webhooks'],
+    tools: [sendTool()],
   };
 }

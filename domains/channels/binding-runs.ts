@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import type { NetPort } from '../../connectors/contract.js';
 import type { CatalogSource } from '../../runtime/tools/catalog.js';
 import { ToolError } from '../../connectors/contract.js';
-import { createSlackClient, postMessageTool } from '../../connectors/slack/index.js';
+import { createSlackClient, postMessageTool } from './slack-client.js';
 import { agentRunOptions, recalledMemory } from '../agents/agent-options.js';
 import type { AgentRuntime } from '../../runtime/agent/agent-runtime.js';
 import type { BindingDoc, ChannelDoc } from './documents.js';

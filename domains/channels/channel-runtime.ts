@@ -15,7 +15,8 @@
 import type { Logger } from 'pino';
 import type { NetPort } from '../../connectors/contract.js';
 import { bindingMachine, type BindingRule, type InboundMessage } from '../../actors/binding.machine.js';
-import { checkSlackToken, createSlackClient } from '../../connectors/slack/index.js';
+import { createSlackClient } from './slack-client.js';
+import { checkSlackToken } from './slack-scopes.js';
 import type { AgentRuntime } from '../../runtime/agent/agent-runtime.js';
 import type { BindingDoc, ChannelConnection, ChannelDoc } from './documents.js';
 import type { Collections } from '../collections.js';

@@ -11,7 +11,7 @@ import { LogLevel, SocketModeClient, type Logger as SlackLogger } from '@slack/s
 import type { Logger } from 'pino';
 import { assign, fromCallback, setup } from 'xstate';
 import type { NetPort } from '../../connectors/contract.js';
-import { SLACK_API_URL } from '../../connectors/slack/index.js';
+import { SLACK_API_URL } from './slack-client.js';
 
 export const CHANNEL_SOCKET_KIND = 'channel_socket';
 

@@ -2,7 +2,7 @@
 import type { Collections } from '../collections.js';
 import type { RealmDoc } from './documents.js';
 import { ServiceError } from '../../runtime/errors.js';
-import { DEFAULT_REALM } from '../organizations.js';
+import { DEFAULT_REALM } from '../../runtime/graph/names.js';
 import { getOr404, rejectImmutable, unique } from '../../runtime/store/documents.js';
 import type { OrgId } from '../../runtime/store/types.js';
 

@@ -6,7 +6,8 @@
  */
 import type { Logger } from 'pino';
 import type { NetPort } from '../../connectors/contract.js';
-import { checkDynamicTools, type LoadedPlugin, type LoadedTool } from '../../connectors/loader.js';
+import type { LoadedPlugin, LoadedTool } from '../../runtime/tools/registry.js';
+import { checkDynamicTools } from '../../runtime/tools/tool-checks.js';
 
 /** @default how long a listed tool set is reused */
 export const DYNAMIC_TOOLS_TTL_MS = 60_000;

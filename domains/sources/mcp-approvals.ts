@@ -6,7 +6,7 @@
  * runs once, for exactly the approved tool, source and arguments.
  */
 import type { ResolvedToolCall } from '../../runtime/tools/catalog.js';
-import type { WriteGate } from '../../connectors/mcp/server.js';
+import type { WriteGate } from '../../runtime/tools/mcp-server.js';
 import { failedOutcome, toolErrorBody, type ToolOutcome } from '../../runtime/tools/tool-result.js';
 import type { Collections } from '../collections.js';
 import { sha256Hex } from '../../runtime/crypto.js';

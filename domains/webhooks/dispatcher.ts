@@ -10,7 +10,7 @@
  */
 import type { Logger } from 'pino';
 import { fromPromise } from 'xstate';
-import { retryAfterMs } from '../../connectors/shared/http-client.js';
+import { retryAfterMs } from '../../runtime/net/retry-after.js';
 import type { Collections } from '../collections.js';
 import type { OutboundWebhookDoc, WebhookAttempt, WebhookDeliveryDoc } from './documents.js';
 import { newId, nowIso } from '../../runtime/ids.js';

@@ -6,7 +6,7 @@
  * the tokens and the bot's scopes; reload re-reads the channel into the runtime.
  */
 import { z } from 'zod';
-import { OPTIONAL_SCOPES, REQUIRED_SCOPES } from '../../connectors/slack/index.js';
+import { OPTIONAL_SCOPES, REQUIRED_SCOPES } from '../../domains/channels/slack-scopes.js';
 import type { ChannelDoc } from '../../domains/channels/documents.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { newId } from '../../runtime/ids.js';

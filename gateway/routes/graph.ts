@@ -9,7 +9,7 @@ import { ServiceError } from '../../runtime/errors.js';
 import { paramsProblem } from '../../runtime/graph/cypher-params.js';
 import { MAX_KEY_LENGTH, parseNodeId } from '../../runtime/graph/names.js';
 import type { GraphScope, GraphStore } from '../../runtime/graph/store.js';
-import { DEFAULT_REALM } from '../../domains/organizations.js';
+import { DEFAULT_REALM } from '../../runtime/graph/names.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import { decimalInteger, queryFlag } from '../pagination.js';
 import { route, type AnyRoute } from '../route.js';

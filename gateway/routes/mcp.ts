@@ -8,12 +8,12 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { z } from 'zod';
 import { createCatalog, type ToolCatalog, type ToolSummary } from '../../runtime/tools/catalog.js';
 import type { OrgId } from '../../runtime/store/types.js';
-import { createCatalogMcpServer, type WriteGate } from '../../connectors/mcp/server.js';
+import { createCatalogMcpServer, type WriteGate } from '../../runtime/tools/mcp-server.js';
 import type { PolicyGate, PolicySubject } from '../../domains/policies/gate.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { McpApprovals } from '../../domains/sources/mcp-approvals.js';
 import type { McpApprovalDoc } from '../../domains/sources/types.js';
-import { DEFAULT_REALM } from '../../domains/organizations.js';
+import { DEFAULT_REALM } from '../../runtime/graph/names.js';
 import type { HttpResponse } from '../http.js';
 import { idParams, storedSchema } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';

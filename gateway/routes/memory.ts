@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { MAX_RECALL_LIMIT, recallMemories } from '../../domains/memory/recall.js';
 import { MAX_MEMORY_TEXT_BYTES, MEMORY_KINDS, type MemoryDoc } from '../../domains/memory/documents.js';
 import { ServiceError } from '../../runtime/errors.js';
-import { DEFAULT_REALM } from '../../domains/organizations.js';
+import { DEFAULT_REALM } from '../../runtime/graph/names.js';
 import type { Filter, OrgId } from '../../runtime/store/types.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { idParams, storedSchema } from '../resource.js';

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { REALM_NAME } from './realms.js';
-import type { LoadedPlugin } from '../../connectors/loader.js';
+import type { LoadedPlugin } from '../../runtime/tools/registry.js';
 import { maskConfig } from '../../domains/sources/config-secrets.js';
 import type { SourceService } from '../../domains/sources/source-service.js';
 import { nextFireOf } from '../../domains/sources/sync-schedule.js';

@@ -15,16 +15,24 @@ import { agentRunMachine, runStatusOf } from '../../actors/agent-run.machine.js'
 import type { AgentRunInput, RecordEntry, RunEnd, ToolStepOutput, TurnOutput } from '../../actors/agent-run.types.js';
 import { createCatalog, type CatalogSource, type ResolvedToolCall, type ToolCatalog } from '../tools/catalog.js';
 import type { ToolInterceptor } from '../tools/interceptors.js';
-import type { PluginRegistry } from '../../connectors/loader.js';
-import { runExecuteConnectorTool } from '../tools/meta-tools.js';
-import type { ToolOutcome } from '../tools/tool-result.js';
+import type { PluginRegistry } from '../tools/registry.js';
+import {
+  applySearchConnectorTools,
+  EXECUTE_CONNECTOR_TOOL,
+  META_TOOL_DEFINITIONS,
+  resolveExecuteConnectorTool,
+  runExecuteConnectorTool,
+  SEARCH_CONNECTOR_TOOLS,
+  type SearchConnectorToolsResult,
+} from '../tools/meta-tools.js';
+import { failedOutcome, toolErrorBody, type ToolOutcome } from '../tools/tool-result.js';
 import type { AgentRunDoc } from '../collections.js';
 import type { PlatformCollections as Collections } from '../collections.js';
-import type { PlatformEvents } from '../events.js';
 import { newId } from '../ids.js';
 import type { PriceTable } from '../llm/prices.js';
 import type { ChatMessage, ToolCall } from '../llm/types.js';
 import type { ToolCallGate } from '../tools/tool-gate.js';
+import type { PlatformEvents } from '../events.js';
 import type { OrgId } from '../store/types.js';
 import type { ActorInfo, Supervisor } from '../supervisor.js';
 import { subjectOf, type LiveRun, type StartRunRequest } from './live-run.js';

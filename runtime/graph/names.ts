@@ -11,6 +11,9 @@ const LABEL = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 const PROPERTY = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 const RESERVED_PROPERTIES = new Set(['_id', '_label', '_src', '_dst', '_nodes', '_rels']);
 
+/** the realm every organization starts with and cannot delete (graph, sources and memory default to it) */
+export const DEFAULT_REALM = 'default';
+
 export const KEY_PROPERTY = '_key';
 export const MAX_KEY_LENGTH = 512;
 

@@ -6,32 +6,16 @@
  * scope see another's records. Errors a caller can fix are ServiceErrors
  * (validation_error, invalid_node_id, cypher_syntax_error, forbidden).
  */
-import { GRAPH_WRITE_FAILED, ToolError, type GraphNodeInput, type GraphRelationshipInput, type GraphSink } from '../../connectors/contract.js';
+import { GRAPH_WRITE_FAILED, ToolError, type GraphNode, type GraphNodeInput, type GraphRelationship, type GraphRelationshipInput, type GraphSink } from '../../connectors/contract.js';
 import { ServiceError } from '../errors.js';
 
-export type { GraphNodeInput, GraphRelationshipInput };
+// nodes and relationships as the contract's graph port spells them: one definition for the store and the port
+export type { GraphNode, GraphNodeInput, GraphRelationship, GraphRelationshipInput };
 
 /** whose records: one organization's realm */
 export interface GraphScope {
   readonly orgId: string;
   readonly realm: string;
-}
-
-export interface GraphNode {
-  /** `Label:key` */
-  readonly id: string;
-  readonly label: string;
-  readonly key: string;
-  /** every set property, `_key` included (nulls left out) */
-  readonly properties: Record<string, unknown>;
-}
-
-export interface GraphRelationship {
-  readonly type: string;
-  /** node ids (`Label:key`) */
-  readonly from: string;
-  readonly to: string;
-  readonly properties: Record<string, unknown>;
 }
 
 export interface SearchOptions {

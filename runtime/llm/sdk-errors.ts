@@ -4,7 +4,8 @@
  * APIUserAbortError) but each has its own classes, so the adapter passes them in.
  */
 import { egressRefusalOf } from '../net/egress.js';
-import { LlmAttemptError, retryAfterMs } from './retry.js';
+import { retryAfterMs } from '../net/retry-after.js';
+import { LlmAttemptError } from './retry.js';
 import { LlmError } from './types.js';
 
 interface ApiErrorShape extends Error {

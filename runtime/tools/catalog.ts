@@ -8,10 +8,11 @@
  * Nothing here throws at the model: every failure is a result with
  * `error.code` (see CatalogErrorCode).
  */
-import { ToolError, type JsonSchema, type NetPort, type ToolContext, type ToolEffect } from '../../connectors/contract.js';
+import { ToolError, type JsonSchema, type PortName, type ToolContext, type ToolEffect } from '../../connectors/contract.js';
+import { bindPorts } from './ports.js';
 import { composeInterceptors, type ToolCallInfo, type ToolInterceptor } from './interceptors.js';
 import { validateCopy, type SchemaIssue } from './json-schema.js';
-import type { LoadedPlugin, LoadedTool, PluginRegistry } from '../../connectors/loader.js';
+import type { LoadedPlugin, LoadedTool, PluginRegistry } from './registry.js';
 import { editDistance, rankDocuments, tokenize, type SearchDocument } from './tool-search.js';
 import { failedOutcome, toolErrorBody, type ToolErrorBody, type ToolOutcome } from './tool-result.js';
 
@@ -114,6 +115,8 @@ interface Entry extends SearchDocument {
   readonly summary: ToolSummary;
   readonly loaded: LoadedTool;
   readonly source: CatalogSource | null;
+  /** the ports its plugin requires (bound per call) */
+  readonly requires: readonly PortName[];
   /** the source config with schema defaults, or the issues that make it unusable */
   readonly config: { readonly ok: true; readonly value: Record<string, unknown> } | { readonly ok: false; readonly issues: SchemaIssue[] };
 }
@@ -152,6 +155,7 @@ function entryOf(plugin: LoadedPlugin, loaded: LoadedTool, source: CatalogSource
     summary,
     loaded,
     source,
+    requires: plugin.requires,
     config: source ? validateCopy(plugin.validateConfig, source.config) : { ok: true, value: {} },
   };
 }
@@ -206,7 +210,8 @@ function raceAbort(work: Promise<unknown>, signal: AbortSignal): Promise<Settled
   });
 }
 
-async function invoke(entry: Entry, args: Record<string, unknown>, config: Record<string, unknown>, ctx: RunContext, net: NetPort | undefined): Promise<ToolOutcome> {
+async function invoke(entry: Entry, args: Record<string, unknown>, config: Record<string, unknown>, ctx: RunContext, host: Pick<PluginRegistry, 'net' | 'ports'>): Promise<ToolOutcome> {
+  const { net } = host;
   const toolContext: ToolContext = {
     orgId: ctx.orgId,
     sourceId: entry.source?.id ?? null,
@@ -216,6 +221,7 @@ async function invoke(entry: Entry, args: Record<string, unknown>, config: Recor
     ...(ctx.realm === undefined ? {} : { realm: ctx.realm }),
     ...(ctx.runId === undefined ? {} : { runId: ctx.runId }),
     ...(net === undefined ? {} : { net }),
+    ...(entry.requires.length === 0 ? {} : { ports: bindPorts(host.ports, entry.requires, { orgId: ctx.orgId, realm: ctx.realm }) }),
   };
   let work: Promise<unknown>;
   try {
@@ -355,7 +361,7 @@ export function createCatalog(registry: PluginRegistry, options: CatalogOptions 
         ...(ctx.runId === undefined ? {} : { runId: ctx.runId }),
       };
       try {
-        return await composeInterceptors(interceptors, call, () => invoke(entry, structuredClone(resolved.args), config, ctx, registry.net));
+        return await composeInterceptors(interceptors, call, () => invoke(entry, structuredClone(resolved.args), config, ctx, registry));
       } catch (error) {
         return outcomeOfThrow(error, ctx.signal);
       }

@@ -1,6 +1,6 @@
 /**
- * The `slack` connector against the fake Slack, through the official
- * @slack/web-api client: the conformance kit, each tool, pagination,
+ * The `slack` connector against the fake Slack, through its own Web API
+ * client (connectors/slack/web-api.ts): the conformance kit, each tool, pagination,
  * not_in_channel, scope validation and a 429 with Retry-After.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createCatalog, type CatalogSource, type ResolvedToolCall, type ToolCatalog } from '../../runtime/tools/catalog.js';
 import type { ToolInterceptor } from '../../runtime/tools/interceptors.js';
-import { createRegistry, checkPlugin, type PluginRegistry } from '../../connectors/loader.js';
+import { createRegistry, checkPlugin } from '../../connectors/loader.js';
+import type { PluginRegistry } from '../../runtime/tools/registry.js';
 import type { ToolOutcome } from '../../runtime/tools/tool-result.js';
 import { chat, codeHost, failing, plugin, tool } from './test-plugins.js';
 

@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { abortProblems, sampleCallProblems, staticProblems, validateProblems } from '../../connectors/conformance/index.js';
 import { ToolError } from '../../connectors/contract.js';
-import { checkPlugin, type LoadedTool } from '../../connectors/loader.js';
+import { checkPlugin } from '../../connectors/loader.js';
+import type { LoadedTool } from '../../runtime/tools/registry.js';
 import { plugin, tool } from './test-plugins.js';
 
 const sample = { orgId: 'org_1', sourceId: 'src_1', config: {} };

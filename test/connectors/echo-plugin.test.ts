@@ -3,7 +3,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createCatalog, type ToolCatalog } from '../../runtime/tools/catalog.js';
 import { describeConnectorConformance } from '../../connectors/conformance/index.js';
 import type { ConnectorPlugin } from '../../connectors/contract.js';
-import { loadPlugins, type PluginRegistry } from '../../connectors/loader.js';
+import { loadPlugins } from '../../connectors/loader.js';
+import type { PluginRegistry } from '../../runtime/tools/registry.js';
 import { applySearchConnectorTools, resolveExecuteConnectorTool } from '../../runtime/tools/meta-tools.js';
 import type { ToolOutcome } from '../../runtime/tools/tool-result.js';
 

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CONTRACT_VERSION, type ConnectorPlugin } from '../../connectors/contract.js';
-import { checkPlugin, loadPlugins, PluginLoadError, type PluginRegistry } from '../../connectors/loader.js';
+import { checkPlugin, loadPlugins, PluginLoadError } from '../../connectors/loader.js';
+import type { PluginRegistry } from '../../runtime/tools/registry.js';
 import { codeHost, plugin, tool } from './test-plugins.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/plugins/', import.meta.url));

@@ -4,6 +4,10 @@ import { createCatalog, type ToolCatalog } from '../../runtime/tools/catalog.js'
 import { describeConnectorConformance } from '../../connectors/conformance/index.js';
 import { loadPlugins } from '../../connectors/loader.js';
 import { createMemoryPlugin } from '../../connectors/memory/index.js';
+import { MAX_MEMORY_TEXT_BYTES as TOOL_MAX_TEXT_BYTES, MAX_RECALL_LIMIT as TOOL_MAX_RECALL } from '../../connectors/memory/limits.js';
+import { MAX_MEMORY_TEXT_BYTES } from '../../domains/memory/documents.js';
+import { MAX_RECALL_LIMIT } from '../../domains/memory/recall.js';
+import { memoryPort } from '../../domains/memory/memory-port.js';
 import { resolveExecuteConnectorTool } from '../../runtime/tools/meta-tools.js';
 import type { ToolOutcome } from '../../runtime/tools/tool-result.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
@@ -25,7 +29,8 @@ describe('memory plugin', () => {
   let catalog: ToolCatalog;
 
   beforeAll(async () => {
-    const registry = await loadPlugins({ pluginsFile: REPO_PLUGINS, builtins: [createMemoryPlugin(server.service.services.collections)] });
+    const ports = { memory: memoryPort(server.service.services.collections) };
+    const registry = await loadPlugins({ pluginsFile: REPO_PLUGINS, builtins: [createMemoryPlugin()], ports });
     // a run that may see no source at all still has the memory tools
     catalog = createCatalog(registry, { sources: [] });
   });
@@ -45,6 +50,10 @@ describe('memory plugin', () => {
     expect(response.status).toBe(201);
     return response.body.id as string;
   };
+
+  it('bounds its arguments as the REST routes do (the connector keeps its own copy of the limits)', () => {
+    expect([TOOL_MAX_TEXT_BYTES, TOOL_MAX_RECALL]).toEqual([MAX_MEMORY_TEXT_BYTES, MAX_RECALL_LIMIT]);
+  });
 
   it('is visible in every run: memory.recall (read) and memory.store (write)', () => {
     expect(catalog.entries().map((entry) => [entry.name, entry.effect, entry.connector, entry.source_id ?? null])).toEqual([
@@ -193,8 +202,10 @@ describe('memory plugin', () => {
   });
 });
 
-describeConnectorConformance(() => createMemoryPlugin(server.service.services.collections), {
+describeConnectorConformance(createMemoryPlugin, {
   validConfig: {},
+  // bound lazily: the server starts in beforeAll
+  ports: { memory: (scope) => memoryPort(server.service.services.collections)(scope) },
   invalidConfig: { token: 'memory takes no config' },
   orgId: () => alice.organization.id,
   actorId: 'agt_conformance',

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCatalog, type ToolCatalog } from '../../runtime/tools/catalog.js';
 import { createFilesPlugin } from '../../connectors/files/index.js';
+import { filesPort } from '../../runtime/files/files-port.js';
 import { MAX_ARTIFACT_BYTES } from '../../connectors/files/tools/write-artifact.js';
 import { loadPlugins } from '../../connectors/loader.js';
 import { resolveExecuteConnectorTool } from '../../runtime/tools/meta-tools.js';
@@ -152,7 +153,7 @@ describe('run artifacts', () => {
     let catalog: ToolCatalog;
 
     beforeAll(async () => {
-      const registry = await loadPlugins({ pluginsFile: REPO_PLUGINS, builtins: [createFilesPlugin(server.service.services.files)] });
+      const registry = await loadPlugins({ pluginsFile: REPO_PLUGINS, builtins: [createFilesPlugin()], ports: { files: filesPort(server.service.services.files) } });
       catalog = createCatalog(registry, { sources: [] });
     });
 

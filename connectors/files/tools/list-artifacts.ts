@@ -1,11 +1,8 @@
 /** files.list_artifacts: the files this run has written so far (`files.write_artifact`). */
-import type { ConnectorTool } from '../../contract.js';
-import { listArtifacts } from '../../../runtime/files/artifacts.js';
-import type { FileStore } from '../../../runtime/files/store.js';
-import { asOrgId } from '../../../runtime/store/types.js';
+import { portOf, type ConnectorTool } from '../../contract.js';
 import { requireRunId } from '../run-id.js';
 
-export function listArtifactsTool(files: FileStore): ConnectorTool {
+export function listArtifactsTool(): ConnectorTool {
   return {
     name: 'list_artifacts',
     effect: 'read',
@@ -16,7 +13,7 @@ export function listArtifactsTool(files: FileStore): ConnectorTool {
     run: async (_args, ctx) => {
       ctx.signal.throwIfAborted();
       const runId = requireRunId(ctx);
-      return { artifacts: await listArtifacts(files, asOrgId(ctx.orgId), runId) };
+      return { artifacts: await portOf(ctx, 'files').listArtifacts(runId) };
     },
   };
 }

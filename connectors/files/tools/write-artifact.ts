@@ -4,11 +4,7 @@
  * store; writing the same path again replaces it. The content type follows
  * the extension, as for every stored file.
  */
-import { ToolError, type ConnectorTool } from '../../contract.js';
-import { ServiceError } from '../../../runtime/errors.js';
-import { artifactPath } from '../../../runtime/files/artifacts.js';
-import type { FileStore } from '../../../runtime/files/store.js';
-import { asOrgId } from '../../../runtime/store/types.js';
+import { portOf, ToolError, type ConnectorTool } from '../../contract.js';
 import { requireRunId } from '../run-id.js';
 
 /** the largest artifact, decoded: 10 MiB */
@@ -20,9 +16,9 @@ type ArtifactEncoding = (typeof ENCODINGS)[number];
 /** standard alphabet, padding optional; Buffer.from would silently skip anything else */
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
-/** The store's refusals as errors the model can act on; anything else is a failure of the tool. */
+/** The store's refusals (the port's ToolErrors) as errors the model can act on; anything else is a failure of the tool. */
 function toolErrorOf(error: unknown, path: string): unknown {
-  if (!(error instanceof ServiceError)) return error;
+  if (!ToolError.is(error)) return error;
   if (error.code === 'validation_error' || error.code === 'not_found') return new ToolError('invalid_path', error.message, { path });
   if (error.code === 'conflict') return new ToolError('path_conflict', error.message, { path });
   return error;
@@ -39,7 +35,7 @@ function compactBase64(content: string): string {
   return compact;
 }
 
-export function writeArtifactTool(files: FileStore): ConnectorTool {
+export function writeArtifactTool(): ConnectorTool {
   return {
     name: 'write_artifact',
     effect: 'write',
@@ -61,12 +57,12 @@ export function writeArtifactTool(files: FileStore): ConnectorTool {
     run: async (args, ctx) => {
       ctx.signal.throwIfAborted();
       const runId = requireRunId(ctx);
+      const files = portOf(ctx, 'files');
       const relative = args['path'] as string;
       const content = args['content'] as string;
       const encoding = (args['encoding'] as ArtifactEncoding | undefined) ?? 'utf8';
-      let path: string;
       try {
-        path = artifactPath(runId, relative);
+        files.checkArtifactName(runId, relative);
       } catch (error) {
         throw toolErrorOf(error, relative);
       }
@@ -83,7 +79,7 @@ export function writeArtifactTool(files: FileStore): ConnectorTool {
       // the last point before the write: a cancelled run writes nothing
       ctx.signal.throwIfAborted();
       try {
-        const written = await files.write(asOrgId(ctx.orgId), path, bytes);
+        const written = await files.writeArtifact(runId, relative, bytes);
         return { path: written.path, size: written.size, content_type: written.content_type };
       } catch (error) {
         throw toolErrorOf(error, relative);

@@ -1,10 +1,7 @@
 /** graph.cypher: a read-only Cypher query over the run's realm. */
-import { ToolError, type ConnectorTool } from '../../contract.js';
-import { paramsProblem } from '../../../runtime/graph/cypher-params.js';
-import type { GraphStore } from '../../../runtime/graph/store.js';
-import { asTool, scopeOf } from './scope.js';
+import { portOf, type ConnectorTool } from '../../contract.js';
 
-export function cypherTool(graph: GraphStore): ConnectorTool {
+export function cypherTool(): ConnectorTool {
   return {
     name: 'cypher',
     effect: 'read',
@@ -22,13 +19,6 @@ export function cypherTool(graph: GraphStore): ConnectorTool {
       required: ['query'],
       additionalProperties: false,
     },
-    run: (args, ctx) =>
-      asTool(() => {
-        const params = (args['params'] as Record<string, unknown> | undefined) ?? {};
-        // bounded before any other work, as the /graph/cypher route does
-        const problem = paramsProblem(params);
-        if (problem) throw new ToolError('validation_error', problem);
-        return graph.cypher(scopeOf(ctx), args['query'] as string, params, { allowWrite: false });
-      }),
+    run: (args, ctx) => portOf(ctx, 'graph').cypher(args['query'] as string, (args['params'] as Record<string, unknown> | undefined) ?? {}),
   };
 }

@@ -1,9 +1,8 @@
 /** graph.expand: the neighbourhood of a node. */
-import { ToolError, type ConnectorTool } from '../../contract.js';
-import type { ExpandDirection, GraphStore } from '../../../runtime/graph/store.js';
-import { asTool, NODE_ID_SCHEMA, nodeRef, scopeOf } from './scope.js';
+import { portOf, ToolError, type ConnectorTool } from '../../contract.js';
+import { NODE_ID_SCHEMA } from './node-id.js';
 
-export function expandTool(graph: GraphStore): ConnectorTool {
+export function expandTool(): ConnectorTool {
   return {
     name: 'expand',
     effect: 'read',
@@ -24,17 +23,15 @@ export function expandTool(graph: GraphStore): ConnectorTool {
       required: ['id'],
       additionalProperties: false,
     },
-    run: (args, ctx) =>
-      asTool(async () => {
-        const { label, key } = nodeRef(args['id']);
-        const subgraph = await graph.expand(scopeOf(ctx), label, key, {
-          depth: (args['depth'] as number | undefined) ?? 1,
-          direction: (args['direction'] as ExpandDirection | undefined) ?? 'both',
-          types: args['types'] as string[] | undefined,
-          limit: (args['limit'] as number | undefined) ?? 100,
-        });
-        if (!subgraph) throw new ToolError('not_found', `no node ${String(args['id'])} in this realm; find ids with graph.search`);
-        return subgraph;
-      }),
+    run: async (args, ctx) => {
+      const subgraph = await portOf(ctx, 'graph').expand(String(args['id']), {
+        depth: (args['depth'] as number | undefined) ?? 1,
+        direction: (args['direction'] as 'both' | 'out' | 'in' | undefined) ?? 'both',
+        types: args['types'] as string[] | undefined,
+        limit: (args['limit'] as number | undefined) ?? 100,
+      });
+      if (!subgraph) throw new ToolError('not_found', `no node ${String(args['id'])} in this realm; find ids with graph.search`);
+      return subgraph;
+    },
   };
 }

@@ -1,9 +1,7 @@
 /** graph.search: nodes whose text matches a query, best first. */
-import type { ConnectorTool } from '../../contract.js';
-import type { GraphStore } from '../../../runtime/graph/store.js';
-import { asTool, scopeOf } from './scope.js';
+import { portOf, type ConnectorTool } from '../../contract.js';
 
-export function searchTool(graph: GraphStore): ConnectorTool {
+export function searchTool(): ConnectorTool {
   return {
     name: 'search',
     effect: 'read',
@@ -22,12 +20,10 @@ export function searchTool(graph: GraphStore): ConnectorTool {
       additionalProperties: false,
     },
     run: (args, ctx) =>
-      asTool(() =>
-        graph.search(scopeOf(ctx), {
-          query: args['query'] as string,
-          limit: (args['limit'] as number | undefined) ?? 10,
-          labels: args['labels'] as string[] | undefined,
-        }),
-      ),
+      portOf(ctx, 'graph').search({
+        query: args['query'] as string,
+        limit: (args['limit'] as number | undefined) ?? 10,
+        labels: args['labels'] as string[] | undefined,
+      }),
   };
 }

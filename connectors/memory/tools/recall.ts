@@ -1,14 +1,9 @@
 /** memory.recall: the organization's memory entries most relevant to a query, weighted by importance. */
-import type { ConnectorTool } from '../../contract.js';
-import type { MemoryKind } from '../../../domains/memory/documents.js';
-import { asOrgId } from '../../../runtime/store/types.js';
+import { MEMORY_KINDS, portOf, type ConnectorTool, type MemoryKind } from '../../contract.js';
+import { MAX_RECALL_LIMIT } from '../limits.js';
 import { requireRealm } from '../realm-check.js';
-import { recallMemories } from '../../../domains/memory/recall.js';
-import { MEMORY_KINDS } from '../../../domains/memory/documents.js';
-import { MAX_RECALL_LIMIT } from '../../../domains/memory/recall.js';
-import type { MemoryPluginStores } from '../stores.js';
 
-export function recallTool(stores: MemoryPluginStores): ConnectorTool {
+export function recallTool(): ConnectorTool {
   return {
     name: 'recall',
     effect: 'read',
@@ -29,24 +24,24 @@ export function recallTool(stores: MemoryPluginStores): ConnectorTool {
     },
     run: async (args, ctx) => {
       ctx.signal.throwIfAborted();
-      const org = asOrgId(ctx.orgId);
+      const memory = portOf(ctx, 'memory');
       const realm = args['realm'] as string | undefined;
-      if (realm !== undefined) await requireRealm(stores, org, realm);
-      const recalled = await recallMemories(stores.memory, org, {
+      if (realm !== undefined) await requireRealm(memory, realm);
+      const recalled = await memory.recall({
         query: args['query'] as string,
         realm,
         kind: args['kind'] as MemoryKind | undefined,
         limit: (args['limit'] as number | undefined) ?? 10,
       });
       return {
-        items: recalled.map(({ doc, score }) => ({
-          id: doc.id,
-          kind: doc.kind,
-          realm: doc.realm,
-          title: doc.title,
-          text: doc.text,
-          tags: doc.tags,
-          importance: doc.importance,
+        items: recalled.map(({ entry, score }) => ({
+          id: entry.id,
+          kind: entry.kind,
+          realm: entry.realm,
+          title: entry.title,
+          text: entry.text,
+          tags: entry.tags,
+          importance: entry.importance,
           score,
         })),
       };

@@ -1,15 +1,12 @@
 /** memory.store: saves a memory entry, like `POST /memory`. */
-import { ToolError, type ConnectorTool } from '../../contract.js';
-import type { MemoryKind } from '../../../domains/memory/documents.js';
-import { asOrgId } from '../../../runtime/store/types.js';
+import { MEMORY_KINDS, portOf, ToolError, type ConnectorTool, type MemoryKind } from '../../contract.js';
+import { MAX_MEMORY_TEXT_BYTES } from '../limits.js';
 import { requireRealm } from '../realm-check.js';
-import { MAX_MEMORY_TEXT_BYTES, MEMORY_KINDS } from '../../../domains/memory/documents.js';
-import type { MemoryPluginStores } from '../stores.js';
 
 /** recorded as `created_by` when the run does not say who it acts for */
 const UNKNOWN_ACTOR = 'agent';
 
-export function storeTool(stores: MemoryPluginStores): ConnectorTool {
+export function storeTool(): ConnectorTool {
   return {
     name: 'store',
     effect: 'write',
@@ -37,13 +34,13 @@ export function storeTool(stores: MemoryPluginStores): ConnectorTool {
           issues: [{ path: 'text', message: `is over ${MAX_MEMORY_TEXT_BYTES} bytes` }],
         });
       }
-      const org = asOrgId(ctx.orgId);
+      const memory = portOf(ctx, 'memory');
       const realm = args['realm'] as string;
-      await requireRealm(stores, org, realm);
+      await requireRealm(memory, realm);
       // the last point before the write: a cancelled run stores nothing
       ctx.signal.throwIfAborted();
       const title = (args['title'] as string | undefined)?.trim();
-      const entry = await stores.memory.insert(org, {
+      const entry = await memory.store({
         kind: args['kind'] as MemoryKind,
         realm,
         text,

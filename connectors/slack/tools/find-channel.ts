@@ -1,5 +1,5 @@
 import { ToolError, type ConnectorTool } from '../../contract.js';
-import { createSlackClient, slackCall, slackConfigOf } from '../client.js';
+import { slackWebApi } from '../web-api.js';
 
 /** pages of conversations.list read at most while looking for a name */
 const MAX_PAGES = 20;
@@ -20,21 +20,19 @@ export const findChannelTool: ConnectorTool = {
     oneOf: [{ required: ['name'] }, { required: ['id'] }],
   },
   run: async (args, ctx) => {
-    const client = createSlackClient(slackConfigOf(ctx.config), ctx.net);
+    const slack = slackWebApi(ctx.config, ctx.net);
     if (typeof args['id'] === 'string') {
       const id = args['id'];
-      const answer = await slackCall('conversations.info', ctx.signal, () => client.conversations.info({ channel: id }));
-      return present(answer.channel ?? { id });
+      const { data } = await slack('conversations.info', { channel: id }, ctx.signal);
+      return present((data['channel'] as ChannelLike | undefined) ?? { id });
     }
     const name = String(args['name']).replace(/^#/, '').toLowerCase();
     let cursor: string | undefined;
     for (let page = 0; page < MAX_PAGES; page += 1) {
-      const answer = await slackCall('conversations.list', ctx.signal, () =>
-        client.conversations.list({ limit: 200, exclude_archived: true, types: 'public_channel,private_channel', ...(cursor ? { cursor } : {}) }),
-      );
-      const found = (answer.channels ?? []).find((channel) => channel.name === name);
+      const { data } = await slack('conversations.list', { limit: 200, exclude_archived: true, types: 'public_channel,private_channel', cursor: cursor || undefined }, ctx.signal);
+      const found = ((data['channels'] as ChannelLike[] | undefined) ?? []).find((channel) => channel.name === name);
       if (found) return present(found);
-      cursor = answer.response_metadata?.next_cursor;
+      cursor = (data['response_metadata'] as { next_cursor?: string } | undefined)?.next_cursor;
       if (!cursor) break;
     }
     throw new ToolError('channel_not_found', `no channel named #${name} is visible to the bot`, { name });

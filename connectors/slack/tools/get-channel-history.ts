@@ -1,6 +1,6 @@
 import type { ConnectorTool } from '../../contract.js';
-import { createSlackClient, slackCall, slackConfigOf } from '../client.js';
-import { CHANNEL_ID_SCHEMA, summarizeMessage } from '../messages.js';
+import { slackWebApi } from '../web-api.js';
+import { CHANNEL_ID_SCHEMA, messagePage } from '../messages.js';
 
 export const getChannelHistoryTool: ConnectorTool = {
   name: 'get_channel_history',
@@ -20,16 +20,16 @@ export const getChannelHistoryTool: ConnectorTool = {
     },
   },
   run: async (args, ctx) => {
-    const client = createSlackClient(slackConfigOf(ctx.config), ctx.net);
-    const answer = await slackCall('conversations.history', ctx.signal, () =>
-      client.conversations.history({
+    const { data } = await slackWebApi(ctx.config, ctx.net)(
+      'conversations.history',
+      {
         channel: String(args['channel']),
         limit: Number(args['limit']),
-        ...(typeof args['oldest'] === 'string' ? { oldest: args['oldest'] } : {}),
-        ...(typeof args['cursor'] === 'string' ? { cursor: args['cursor'] } : {}),
-      }),
+        oldest: typeof args['oldest'] === 'string' ? args['oldest'] : undefined,
+        cursor: typeof args['cursor'] === 'string' ? args['cursor'] : undefined,
+      },
+      ctx.signal,
     );
-    const next = answer.response_metadata?.next_cursor;
-    return { messages: (answer.messages ?? []).map(summarizeMessage), next_cursor: next === undefined || next === '' ? null : next };
+    return messagePage(data);
   },
 };

@@ -1,6 +1,6 @@
 import type { ConnectorTool } from '../../contract.js';
-import { createSlackClient, slackCall, slackConfigOf } from '../client.js';
-import { CHANNEL_ID_SCHEMA, summarizeMessage } from '../messages.js';
+import { slackWebApi } from '../web-api.js';
+import { CHANNEL_ID_SCHEMA, messagePage } from '../messages.js';
 
 export const getThreadRepliesTool: ConnectorTool = {
   name: 'get_thread_replies',
@@ -20,16 +20,11 @@ export const getThreadRepliesTool: ConnectorTool = {
     },
   },
   run: async (args, ctx) => {
-    const client = createSlackClient(slackConfigOf(ctx.config), ctx.net);
-    const answer = await slackCall('conversations.replies', ctx.signal, () =>
-      client.conversations.replies({
-        channel: String(args['channel']),
-        ts: String(args['thread_ts']),
-        limit: Number(args['limit']),
-        ...(typeof args['cursor'] === 'string' ? { cursor: args['cursor'] } : {}),
-      }),
+    const { data } = await slackWebApi(ctx.config, ctx.net)(
+      'conversations.replies',
+      { channel: String(args['channel']), ts: String(args['thread_ts']), limit: Number(args['limit']), cursor: typeof args['cursor'] === 'string' ? args['cursor'] : undefined },
+      ctx.signal,
     );
-    const next = answer.response_metadata?.next_cursor;
-    return { messages: (answer.messages ?? []).map(summarizeMessage), next_cursor: next === undefined || next === '' ? null : next };
+    return messagePage(data);
   },
 };

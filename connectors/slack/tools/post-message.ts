@@ -1,5 +1,5 @@
 import type { ConnectorTool } from '../../contract.js';
-import { createSlackClient, slackCall, slackConfigOf } from '../client.js';
+import { slackWebApi } from '../web-api.js';
 import { CHANNEL_ID_SCHEMA } from '../messages.js';
 
 export const postMessageTool: ConnectorTool = {
@@ -19,12 +19,9 @@ export const postMessageTool: ConnectorTool = {
     },
   },
   run: async (args, ctx) => {
-    const client = createSlackClient(slackConfigOf(ctx.config), ctx.net);
     const channel = String(args['channel']);
     const threadTs = typeof args['thread_ts'] === 'string' ? args['thread_ts'] : undefined;
-    const answer = await slackCall('chat.postMessage', ctx.signal, () =>
-      client.chat.postMessage({ channel, text: String(args['text']), ...(threadTs === undefined ? {} : { thread_ts: threadTs }) }),
-    );
-    return { channel: answer.channel ?? channel, ts: answer.ts ?? null, thread_ts: threadTs ?? null };
+    const { data } = await slackWebApi(ctx.config, ctx.net)('chat.postMessage', { channel, text: String(args['text']), thread_ts: threadTs }, ctx.signal);
+    return { channel: typeof data['channel'] === 'string' ? data['channel'] : channel, ts: typeof data['ts'] === 'string' ? data['ts'] : null, thread_ts: threadTs ?? null };
   },
 };

@@ -5,17 +5,14 @@
  * or failing receiver does not hold the run: retries continue in the
  * background and the delivery log (`GET /webhooks/:id/deliveries`) has the rest.
  */
-import { ToolError, type ConnectorTool } from '../../contract.js';
-import type { WebhookDeliveryDoc } from '../../../domains/webhooks/documents.js';
-import { asOrgId } from '../../../runtime/store/types.js';
-import type { OutboundWebhooks } from '../../../domains/webhooks/outbound-webhooks.js';
+import { portOf, ToolError, type ConnectorTool, type WebhookDelivery } from '../../contract.js';
 
 /** how long the tool waits for the first attempt before answering `queued` */
 export const FIRST_ATTEMPT_WAIT_MS = 3_000;
 /** the largest payload, serialized */
 export const MAX_PAYLOAD_BYTES = 256 * 1024;
 
-const summary = (delivery: WebhookDeliveryDoc) => {
+const summary = (delivery: WebhookDelivery) => {
   const last = delivery.attempts.at(-1);
   return {
     delivery_id: delivery.id,
@@ -25,7 +22,7 @@ const summary = (delivery: WebhookDeliveryDoc) => {
   };
 };
 
-export function sendTool(webhooks: OutboundWebhooks): ConnectorTool {
+export function sendTool(): ConnectorTool {
   return {
     name: 'send',
     effect: 'write',
@@ -44,7 +41,7 @@ export function sendTool(webhooks: OutboundWebhooks): ConnectorTool {
     },
     run: async (args, ctx) => {
       ctx.signal.throwIfAborted();
-      const org = asOrgId(ctx.orgId);
+      const webhooks = portOf(ctx, 'webhooks');
       const ref = args['webhook'] as string;
       const payload = args['payload'] as Record<string, unknown>;
       if (Buffer.byteLength(JSON.stringify(payload), 'utf8') > MAX_PAYLOAD_BYTES) {
@@ -52,16 +49,11 @@ export function sendTool(webhooks: OutboundWebhooks): ConnectorTool {
           issues: [{ path: 'payload', message: `is over ${MAX_PAYLOAD_BYTES} bytes` }],
         });
       }
-      const webhook = await webhooks.find(org, ref);
+      const webhook = await webhooks.find(ref);
       if (!webhook) throw new ToolError('webhook_not_found', `no outbound webhook named or with id "${ref}"`);
       // the last point before the side effect: a cancelled run sends nothing
       ctx.signal.throwIfAborted();
-      const delivery = await webhooks.send(
-        org,
-        webhook,
-        { event: 'agent.send', payload, runId: null, createdBy: ctx.actorId ?? 'agent' },
-        FIRST_ATTEMPT_WAIT_MS,
-      );
+      const delivery = await webhooks.send(webhook.id, { event: 'agent.send', payload, createdBy: ctx.actorId ?? 'agent' }, FIRST_ATTEMPT_WAIT_MS);
       return { webhook: webhook.name, ...summary(delivery) };
     },
   };

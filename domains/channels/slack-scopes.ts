@@ -1,12 +1,11 @@
 /**
  * Which bot scopes the service needs, and the check of a token against them
  * (`auth.test`, whose `x-oauth-scopes` header lists the token's scopes).
- * Used by the connector's `validate` and by the channel test action.
+ * Used when a channel connects and by its test action.
  */
 import type { WebClient } from '@slack/web-api';
-import type { ValidationResult } from '../contract.js';
-import { toToolError } from './client.js';
-import { ToolError } from '../contract.js';
+import { ToolError, type ValidationResult } from '../../connectors/contract.js';
+import { toToolError } from './slack-client.js';
 
 /** posting replies and reading history (mentions arrive only with channels:history) */
 export const REQUIRED_SCOPES = ['chat:write', 'channels:history'] as const;

@@ -7,7 +7,7 @@
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { ResolvedToolCall, RunContext, ToolCatalog } from '../../runtime/tools/catalog.js';
+import type { ResolvedToolCall, RunContext, ToolCatalog } from './catalog.js';
 import {
   applySearchConnectorTools,
   EXECUTE_CONNECTOR_TOOL,
@@ -16,8 +16,8 @@ import {
   runExecuteConnectorTool,
   SEARCH_CONNECTOR_TOOLS,
   searchConnectorToolsDefinition,
-} from '../../runtime/tools/meta-tools.js';
-import { failedOutcome, toolErrorBody, type ToolOutcome } from '../../runtime/tools/tool-result.js';
+} from './meta-tools.js';
+import { failedOutcome, toolErrorBody, type ToolOutcome } from './tool-result.js';
 
 /** Decides whether a resolved write may run now. */
 export interface WriteGate {

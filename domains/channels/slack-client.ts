@@ -1,11 +1,12 @@
 /**
- * The Slack Web API client every slack tool and the channel runtime use: the
- * official `@slack/web-api` WebClient pointed at `base_url` (a proxy or a
+ * The Slack Web API client of the channel runtime: the official
+ * `@slack/web-api` WebClient pointed at the channel's API base (a proxy or a
  * Slack-compatible API), quiet, with few retries, and Slack failures mapped
- * to ToolErrors the model can read.
+ * to ToolErrors. (The `slack` connector has its own small client: a
+ * connector imports only the contract.)
  */
 import { ErrorCode, LogLevel, WebClient, type WebAPICallError } from '@slack/web-api';
-import { ToolError, type NetPort } from '../contract.js';
+import { ToolError, type NetPort, type ToolContext } from '../../connectors/contract.js';
 
 export const SLACK_API_URL = 'https://slack.com/api/';
 
@@ -13,14 +14,6 @@ export interface SlackClientConfig {
   readonly bot_token: string;
   /** a Slack-compatible API base ending in `/api/`; default `https://slack.com/api/` */
   readonly base_url?: string | null;
-}
-
-/** Reads the two fields the client needs from a validated source config. */
-export function slackConfigOf(config: Readonly<Record<string, unknown>>): SlackClientConfig {
-  const token = config['bot_token'];
-  const base = config['base_url'];
-  if (typeof token !== 'string' || token === '') throw new ToolError('source_misconfigured', 'the slack source has no bot_token');
-  return { bot_token: token, base_url: typeof base === 'string' && base !== '' ? base : null };
 }
 
 /** `net`: the egress guard, whose agent carries every connection (base_url is the tenant's; each redirect hop connects through it too) */
@@ -36,17 +29,11 @@ export function createSlackClient(config: SlackClientConfig, net?: NetPort): Web
   });
 }
 
-/** Explanations of the Slack errors the model is likely to meet, so it can tell the person what to do. */
+/** what a refused token means, for the person connecting the channel */
 const EXPLANATIONS: Readonly<Record<string, string>> = {
-  not_in_channel: 'the bot is not a member of this channel: invite it (/invite @bot) or grant it the chat:write.public scope',
-  channel_not_found: 'no channel with this id is visible to the bot (use find_channel to look a name up)',
-  thread_not_found: 'no thread with this ts in the channel',
-  is_archived: 'the channel is archived',
-  missing_scope: 'the bot token lacks a scope this call needs',
   invalid_auth: 'the bot token was refused',
   not_authed: 'no bot token was sent',
   account_inactive: 'the bot token belongs to a deleted app or user',
-  msg_too_long: 'the message text is too long',
 };
 
 function isWebApiError(error: unknown): error is WebAPICallError {
@@ -77,12 +64,21 @@ export function toToolError(error: unknown, method: string): unknown {
   }
 }
 
-/** Runs one Web API call for a tool: honours the signal before the call and maps failures. */
-export async function slackCall<T>(method: string, signal: AbortSignal, call: () => Promise<T>): Promise<T> {
-  signal.throwIfAborted();
-  try {
-    return await call();
-  } catch (error) {
-    throw toToolError(error, method);
-  }
-}
+/**
+ * How a binding's reply goes out: `chat.postMessage` with the channel's bot
+ * (`ctx.config`: `bot_token`, `base_url`), failures as ToolErrors; the same
+ * call as the slack connector's `post_message`.
+ */
+export const postMessageTool = {
+  async run(args: Record<string, unknown>, ctx: ToolContext): Promise<void> {
+    ctx.signal.throwIfAborted();
+    const base = ctx.config['base_url'];
+    const client = createSlackClient({ bot_token: String(ctx.config['bot_token']), base_url: typeof base === 'string' && base !== '' ? base : null }, ctx.net);
+    const threadTs = typeof args['thread_ts'] === 'string' ? args['thread_ts'] : undefined;
+    try {
+      await client.chat.postMessage({ channel: String(args['channel']), text: String(args['text']), ...(threadTs === undefined ? {} : { thread_ts: threadTs }) });
+    } catch (error) {
+      throw toToolError(error, 'chat.postMessage');
+    }
+  },
+};
