@@ -19,6 +19,8 @@ import { createVercelPlugin } from './vercel/index.js';
 import { createKubernetesPlugin } from './kubernetes/index.js';
 import { createGrafanaPlugin } from './grafana/index.js';
 import { createRunwayPlugin } from './runway/index.js';
+import { createPostgresPlugin } from './postgres/index.js';
+import { createMysqlPlugin } from './mysql/index.js';
 
 export interface BuiltinDependencies {
   readonly collections: Collections;
@@ -38,5 +40,6 @@ export function builtinPlugins(deps: BuiltinDependencies): (ConnectorPlugin | Co
   return [createMemoryPlugin(deps.collections), createSlackPlugin(), createWebhooksPlugin(deps.webhooks), createFilesPlugin(deps.files),
     createMcpPlugin({ stdioCommands: deps.mcpStdioCommands ?? [] }),
     createGithubPlugin(), createJenkinsPlugin(), createVercelPlugin(), createKubernetesPlugin({ allowInCluster: deps.kubernetesInCluster ?? false }), createGrafanaPlugin(), createRunwayPlugin(),
+    createPostgresPlugin(), createMysqlPlugin(),
     ...(deps.graph ? [createGraphPlugin(deps.graph)] : [])];
 }

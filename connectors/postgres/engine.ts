@@ -9,6 +9,7 @@ import { ToolError, type ToolContext } from '../contract.js';
 import { connectionOf, tlsOptionsOf, type SqlConnection, type SqlDialect } from '../shared/sql/config.js';
 import type { QueryResult, SqlSession } from '../shared/sql/engine.js';
 import { CONNECT_TIMEOUT_MS, pinnedAddress, POOL_IDLE_MS, POOL_MAX, SourcePools } from '../shared/sql/pools.js';
+import { abortable } from '../shared/sql/plugin.js';
 import { jsonRows, jsonValue } from '../shared/sql/values.js';
 import { LimitedQuery, runLimited } from './limited-query.js';
 
@@ -64,15 +65,6 @@ export function pgToolError(error: unknown, connection: SqlConnection): unknown 
     return new ToolError('upstream_unreachable', `PostgreSQL at ${connection.host}:${connection.port} cannot be reached: ${error.message}`, { ...where, ...(code ? { code } : {}) });
   }
   return error;
-}
-
-/** Settles with the work, or rejects as soon as the signal aborts (the connection is then dropped, not reused). */
-function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }
 
 async function typeNames(client: pg.ClientBase, oids: readonly number[]): Promise<Map<number, string>> {

@@ -5,11 +5,8 @@
  * in a READ ONLY transaction, so the database itself refuses writes.
  */
 import type { ConnectorPlugin } from '../contract.js';
-import { sqlConfigSchema } from '../shared/sql/config.js';
 import type { SqlEngine } from '../shared/sql/engine.js';
-import { sqlSync } from '../shared/sql/sync.js';
-import { sqlTools } from '../shared/sql/tools.js';
-import { sqlValidate } from '../shared/sql/validate.js';
+import { sqlPlugin } from '../shared/sql/plugin.js';
 import { POSTGRES, PostgresSessions } from './engine.js';
 import { connections } from './tools/connections.js';
 import { describeTable } from './tools/describe-table.js';
@@ -45,17 +42,6 @@ export function createPostgresEngine(): SqlEngine {
 }
 
 export function createPostgresPlugin(): ConnectorPlugin {
-  const engine = createPostgresEngine();
-  return {
-    kind: 'postgres',
-    version: '1.0.0',
-    contract: '^1',
-    description: 'PostgreSQL database, read-only: schemas and tables, SQL queries in read-only transactions, query plans, slow statements, locks and connections.',
-    configSchema: sqlConfigSchema(POSTGRES),
-    validate: sqlValidate(engine),
-    tools: sqlTools(engine),
-    sync: sqlSync(engine),
-    releaseSource: (sourceId) => engine.release(sourceId),
-    close: () => engine.close(),
-  };
+  return sqlPlugin(createPostgresEngine(), POSTGRES,
+    'PostgreSQL database, read-only: schemas and tables, SQL queries in read-only transactions, query plans, slow statements, locks and connections.');
 }
