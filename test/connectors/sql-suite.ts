@@ -186,8 +186,9 @@ export function describeSqlConnector(spec: SqlSpec): void {
       const connections = (await call('connections', {})).result;
       expect(connections.total).toBeGreaterThanOrEqual(2);
       expect(connections.max_connections).toBeGreaterThan(0);
-      const locks = (await call('locks', {})).result;
-      expect(locks).toHaveProperty('waits');
+      const locks = await call('locks', {});
+      expect(locks.error, JSON.stringify(locks.error)).toBeUndefined();
+      expect(locks.result).toHaveProperty('waits');
       await running.stop();
     });
 

@@ -1,5 +1,6 @@
 /** postgres connections: client sessions (pg_stat_activity), counts by state and user, and the connection limit. */
 import type { SqlSession } from '../../shared/sql/engine.js';
+import { countBy } from '../../shared/sql/values.js';
 
 export async function connections(session: SqlSession): Promise<unknown> {
   const sessions = await session.rows(
@@ -10,7 +11,5 @@ export async function connections(session: SqlSession): Promise<unknown> {
   const [limits] = await session.rows(
     "SELECT current_setting('max_connections')::int AS max_connections, current_setting('superuser_reserved_connections')::int AS reserved_for_superusers",
   );
-  const count = (key: string): Record<string, number> =>
-    sessions.reduce<Record<string, number>>((counts, row) => ({ ...counts, [String(row[key] ?? 'unknown')]: (counts[String(row[key] ?? 'unknown')] ?? 0) + 1 }), {});
-  return { total: sessions.length, ...limits, by_state: count('state'), by_user: count('user'), sessions };
+  return { total: sessions.length, ...limits, by_state: countBy(sessions, 'state'), by_user: countBy(sessions, 'user'), sessions };
 }

@@ -8,5 +8,6 @@ export async function explain(session: SqlSession, sql: string, params: readonly
   const cell = result.rows[0]?.[0];
   const document = typeof cell === 'string' ? (JSON.parse(cell) as unknown) : cell;
   if (!Array.isArray(document)) throw new ToolError('query_failed', 'PostgreSQL gave no plan for this statement');
-  return { format: 'json', plan: document[0] };
+  const plan: unknown = document[0];
+  return { format: 'json', plan };
 }

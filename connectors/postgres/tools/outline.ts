@@ -37,5 +37,5 @@ export async function outline(session: SqlSession): Promise<{ database: string; 
       references: { schema: String(row['ref_schema']), table: String(row['ref_table']), columns: row['ref_columns'] as string[] },
     }];
   }
-  return { database: String(database?.['name'] ?? ''), tables: [...tables.values()] };
+  return { database: typeof database?.['name'] === 'string' ? database['name'] : '', tables: [...tables.values()] };
 }

@@ -97,8 +97,9 @@ function partsOfUrl(text: string, dialect: SqlDialect): Partial<Record<'host' | 
 
 /** The connection a source config describes (validated against sqlConfigSchema, defaults filled). */
 export function connectionOf(config: Readonly<Record<string, unknown>>, dialect: SqlDialect): SqlConnection {
-  const field = (name: string): string | undefined => (typeof config[name] === 'string' ? (config[name] as string) : undefined);
-  const fromUrl = field('url') === undefined ? {} : partsOfUrl(field('url')!, dialect);
+  const field = (name: string): string | undefined => (typeof config[name] === 'string' ? (config[name]) : undefined);
+  const url = field('url');
+  const fromUrl = url === undefined ? {} : partsOfUrl(url, dialect);
   const host = field('host') ?? fromUrl.host;
   const user = field('user') ?? fromUrl.user;
   if (host === undefined) throw invalid('no host: give `host` or a url with one', 'host');

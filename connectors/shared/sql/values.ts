@@ -17,3 +17,14 @@ export function jsonValue(value: unknown): unknown {
 /** catalog rows with every value JSON-safe */
 export const jsonRows = (rows: readonly Record<string, unknown>[]): Record<string, unknown>[] =>
   rows.map((row) => Object.fromEntries(Object.entries(row).map(([key, value]) => [key, jsonValue(value)])));
+
+/** how many rows have each value of `key` (a missing or non-text value counts as `unknown`) */
+export function countBy(rows: readonly Record<string, unknown>[], key: string): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const row of rows) {
+    const value = row[key];
+    const name = typeof value === 'string' || typeof value === 'number' ? String(value) : 'unknown';
+    counts[name] = (counts[name] ?? 0) + 1;
+  }
+  return counts;
+}
