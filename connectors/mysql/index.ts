@@ -6,7 +6,7 @@
  * database itself refuses writes.
  */
 import type { ConnectorPlugin } from '../contract.js';
-import type { SqlEngine } from '../shared/sql/engine.js';
+import { sqlEngine, type SqlEngine } from '../shared/sql/engine.js';
 import { sqlPlugin } from '../shared/sql/plugin.js';
 import { MYSQL, MysqlSessions } from './engine.js';
 import { connections } from './tools/connections.js';
@@ -18,12 +18,10 @@ import { outline } from './tools/outline.js';
 import { slowQueries } from './tools/slow-queries.js';
 
 export function createMysqlEngine(): SqlEngine {
-  const sessions = new MysqlSessions();
-  return {
+  return sqlEngine(new MysqlSessions(), {
     kind: 'mysql',
     label: 'MySQL/MariaDB',
     placeholder: '?',
-    readOnly: (ctx, work) => sessions.readOnly(ctx, work),
     serverFacts: async (session) => {
       const [facts] = await session.rows('SELECT VERSION() AS server_version, CURRENT_USER() AS user, DATABASE() AS `database`');
       const version = String(facts?.['server_version']);
@@ -32,16 +30,8 @@ export function createMysqlEngine(): SqlEngine {
       const [mode] = await session.rows(`SELECT @@session.${mariadb ? 'tx_read_only' : 'transaction_read_only'} AS read_only`);
       return { server_version: version, flavor: mariadb ? 'mariadb' : 'mysql', read_only: Number(mode?.['read_only']) === 1, user: facts?.['user'], database: facts?.['database'] ?? null };
     },
-    listSchemas,
-    describeTable,
-    explain,
-    slowQueries,
-    locks,
-    connections,
-    outline,
-    release: (sourceId) => sessions.release(sourceId),
-    close: () => sessions.close(),
-  };
+    listSchemas, describeTable, explain, slowQueries, locks, connections, outline,
+  });
 }
 
 export function createMysqlPlugin(): ConnectorPlugin {

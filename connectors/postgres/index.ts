@@ -5,7 +5,7 @@
  * in a READ ONLY transaction, so the database itself refuses writes.
  */
 import type { ConnectorPlugin } from '../contract.js';
-import type { SqlEngine } from '../shared/sql/engine.js';
+import { sqlEngine, type SqlEngine } from '../shared/sql/engine.js';
 import { sqlPlugin } from '../shared/sql/plugin.js';
 import { POSTGRES, PostgresSessions } from './engine.js';
 import { connections } from './tools/connections.js';
@@ -17,28 +17,18 @@ import { outline } from './tools/outline.js';
 import { slowQueries } from './tools/slow-queries.js';
 
 export function createPostgresEngine(): SqlEngine {
-  const sessions = new PostgresSessions();
-  return {
+  return sqlEngine(new PostgresSessions(), {
     kind: 'postgres',
     label: 'PostgreSQL',
     placeholder: '$1, $2, …',
-    readOnly: (ctx, work) => sessions.readOnly(ctx, work),
     serverFacts: async (session) => {
       const [facts] = await session.rows(
         "SELECT current_setting('server_version') AS server_version, current_setting('transaction_read_only') AS read_only, current_user AS user, current_database() AS database, (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) AS superuser",
       );
       return { server_version: String(facts?.['server_version']), read_only: facts?.['read_only'] === 'on', user: facts?.['user'], database: facts?.['database'], superuser: facts?.['superuser'] === true };
     },
-    listSchemas,
-    describeTable,
-    explain,
-    slowQueries,
-    locks,
-    connections,
-    outline,
-    release: (sourceId) => sessions.release(sourceId),
-    close: () => sessions.close(),
-  };
+    listSchemas, describeTable, explain, slowQueries, locks, connections, outline,
+  });
 }
 
 export function createPostgresPlugin(): ConnectorPlugin {

@@ -1,5 +1,5 @@
 /** mysql list_schemas: the databases (schemas) the user can see with their tables and views (estimated rows from the storage engine). */
-import type { SqlSession } from '../../shared/sql/engine.js';
+import { schemasWithTables, type SqlSession } from '../../shared/sql/engine.js';
 
 const MAX_TABLES = 2000;
 export const SYSTEM_SCHEMAS = "('mysql', 'information_schema', 'performance_schema', 'sys')";
@@ -11,12 +11,5 @@ export async function listSchemas(session: SqlSession): Promise<unknown> {
     `SELECT TABLE_SCHEMA AS \`schema\`, TABLE_NAME AS name, LOWER(TABLE_TYPE) AS kind, TABLE_ROWS AS estimated_rows
        FROM information_schema.TABLES WHERE TABLE_SCHEMA NOT IN ${SYSTEM_SCHEMAS} ORDER BY 1, 2 LIMIT ${MAX_TABLES + 1}`,
   );
-  return {
-    database: current?.['name'] ?? null,
-    schemas: schemas.map((schema) => ({
-      name: schema['name'],
-      tables: tables.slice(0, MAX_TABLES).filter((t) => t['schema'] === schema['name']).map(({ name, kind, estimated_rows }) => ({ name, kind, estimated_rows })),
-    })),
-    truncated: tables.length > MAX_TABLES,
-  };
+  return schemasWithTables(current?.['name'], schemas, tables, MAX_TABLES);
 }

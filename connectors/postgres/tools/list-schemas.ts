@@ -1,5 +1,5 @@
 /** postgres list_schemas: the schemas of the database with their tables and views (estimated rows from the planner's statistics). */
-import type { SqlSession } from '../../shared/sql/engine.js';
+import { schemasWithTables, type SqlSession } from '../../shared/sql/engine.js';
 
 const MAX_TABLES = 2000;
 
@@ -7,7 +7,7 @@ export const USER_SCHEMAS = "n.nspname NOT IN ('pg_catalog', 'information_schema
 export const RELKIND = "CASE c.relkind WHEN 'r' THEN 'table' WHEN 'p' THEN 'partitioned table' WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view' WHEN 'f' THEN 'foreign table' END";
 
 export async function listSchemas(session: SqlSession): Promise<unknown> {
-  const [database] = await session.rows('SELECT current_database() AS name');
+  const [current] = await session.rows('SELECT current_database() AS name');
   const schemas = await session.rows(`SELECT n.nspname AS name FROM pg_namespace n WHERE ${USER_SCHEMAS} ORDER BY 1`);
   const tables = await session.rows(
     `SELECT n.nspname AS schema, c.relname AS name, ${RELKIND} AS kind, GREATEST(c.reltuples, 0)::bigint AS estimated_rows
@@ -15,12 +15,5 @@ export async function listSchemas(session: SqlSession): Promise<unknown> {
       WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND ${USER_SCHEMAS}
       ORDER BY 1, 2 LIMIT ${MAX_TABLES + 1}`,
   );
-  return {
-    database: database?.['name'] ?? null,
-    schemas: schemas.map((schema) => ({
-      name: schema['name'],
-      tables: tables.slice(0, MAX_TABLES).filter((t) => t['schema'] === schema['name']).map(({ name, kind, estimated_rows }) => ({ name, kind, estimated_rows })),
-    })),
-    truncated: tables.length > MAX_TABLES,
-  };
+  return schemasWithTables(current?.['name'], schemas, tables, MAX_TABLES);
 }

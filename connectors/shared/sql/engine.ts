@@ -69,3 +69,27 @@ export interface SqlEngine {
   /** closes one source's pool (deleted or changed) */
   release(sourceId: string): Promise<void>;
 }
+
+/** What an engine's session manager provides (pools, the read-only transaction). */
+export type SqlSessions = Pick<SqlEngine, 'readOnly' | 'release' | 'close'>;
+
+/** An engine from its session manager and its catalog queries. */
+export const sqlEngine = (sessions: SqlSessions, queries: Omit<SqlEngine, keyof SqlSessions>): SqlEngine => ({
+  ...queries,
+  readOnly: (ctx, work) => sessions.readOnly(ctx, work),
+  release: (sourceId) => sessions.release(sourceId),
+  close: () => sessions.close(),
+});
+
+/** list_schemas' answer: each schema with its tables, cut at `max` tables in all */
+export function schemasWithTables(database: unknown, schemas: readonly Record<string, unknown>[], tables: readonly Record<string, unknown>[], max: number) {
+  const kept = tables.slice(0, max);
+  return {
+    database: database ?? null,
+    schemas: schemas.map((schema) => ({
+      name: schema['name'],
+      tables: kept.filter((t) => t['schema'] === schema['name']).map(({ name, kind, estimated_rows }) => ({ name, kind, estimated_rows })),
+    })),
+    truncated: tables.length > max,
+  };
+}
