@@ -17,6 +17,8 @@ import { createKubernetesPlugin } from './kubernetes/index.js';
 import { createGrafanaPlugin } from './grafana/index.js';
 import { createRunwayPlugin } from './runway/index.js';
 import { createAwsPlugin } from './aws/index.js';
+import { createPostgresPlugin } from './postgres/index.js';
+import { createMysqlPlugin } from './mysql/index.js';
 
 export interface BuiltinDependencies {
   /** the ports the service offers (pass the same to loadPlugins); the `graph` tools are left out when it offers no graph */
@@ -31,5 +33,6 @@ export function builtinPlugins(deps: BuiltinDependencies): (ConnectorPlugin | Co
   return [createMemoryPlugin(), createSlackPlugin(), createWebhooksPlugin(), createFilesPlugin(),
     createMcpPlugin({ stdioCommands: deps.mcpStdioCommands ?? [] }),
     createGithubPlugin(), createJenkinsPlugin(), createVercelPlugin(), createKubernetesPlugin({ allowInCluster: deps.kubernetesInCluster ?? false }), createGrafanaPlugin(), createRunwayPlugin(),
+    createAwsPlugin(), createPostgresPlugin(), createMysqlPlugin(),
     ...(deps.ports.graph ? [createGraphPlugin()] : [])];
 }

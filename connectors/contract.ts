@@ -29,6 +29,14 @@ export interface NetPort {
   readonly fetch: typeof fetch;
   /** a node:http(s) Agent for clients built on node:http (axios, node-fetch); `options` carry TLS settings */
   agent(protocol: 'http:' | 'https:', options?: AgentOptions): Agent;
+  /**
+   * For drivers that open their own TCP sockets (database clients): the
+   * address to connect to for `host`, resolved and judged by the guard (a
+   * literal IP is judged as it is). Connect to the answer, not the name, so a
+   * second DNS answer cannot slip past the check; give the name to TLS as the
+   * servername. Throws the ToolError `egress_refused` when refused.
+   */
+  resolve(host: string): Promise<string>;
 }
 
 export interface ToolContext {
@@ -152,6 +160,14 @@ export interface ConnectorPlugin {
    * and each tool call gets them in `ctx.ports`. Default none.
    */
   readonly requires?: readonly PortName[];
+
+  /**
+   * Lets go of what the plugin holds for one source (a connection pool):
+   * called when the source is deleted or its config changes. Optional.
+   */
+  releaseSource?(sourceId: string): Promise<void>;
+  /** Closes everything the plugin holds (pools, sessions); called once at shutdown. Optional. */
+  close?(): Promise<void>;
 }
 
 /** A node written by a sync: `properties._key` is unique within the label (node id `Label:key`). */

@@ -92,6 +92,9 @@ export function checkPlugin(candidate: unknown, origin: string): LoadedPlugin {
   if (candidate['sync'] !== undefined && typeof candidate['sync'] !== 'function') problems.push('sync must be a function');
   if (candidate['listTools'] !== undefined && typeof candidate['listTools'] !== 'function') problems.push('listTools must be a function');
   if (candidate['visibleTools'] !== undefined && typeof candidate['visibleTools'] !== 'function') problems.push('visibleTools must be a function');
+  for (const hook of ['releaseSource', 'close']) {
+    if (candidate[hook] !== undefined && typeof candidate[hook] !== 'function') problems.push(`${hook} must be a function`);
+  }
   if (candidate['listTools'] !== undefined && candidate['sourceless'] === true) problems.push('listTools needs a source: a sourceless plugin cannot have it');
   const requires = requiresOf(candidate['requires'], problems);
   const config = compileProblem('configSchema', candidate['configSchema']);
@@ -114,6 +117,11 @@ export function checkPlugin(candidate: unknown, origin: string): LoadedPlugin {
   if (problems.length > 0 || !config.validator) throw new PluginLoadError(label, origin, problems);
   const plugin = candidate as unknown as ConnectorPlugin;
   return { kind: plugin.kind, plugin, origin, sourceless: plugin.sourceless === true, runOnly: plugin.runOnly === true, requires, validateConfig: config.validator, tools };
+}
+
+/** At shutdown: every plugin's `close` (pools, sessions); one that fails does not stop the others. */
+export async function closePlugins(registry: Pick<PluginRegistry, 'plugins'>): Promise<void> {
+  await Promise.allSettled(registry.plugins.map(async (loaded) => loaded.plugin.close?.()));
 }
 
 /**

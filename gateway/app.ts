@@ -27,7 +27,7 @@ import { allRoutes } from './routes/index.js';
 import type { Services } from './services.js';
 import { listen } from './uws-server.js';
 import { builtinPlugins } from '../connectors/builtins.js';
-import { loadPlugins } from '../connectors/loader.js';
+import { closePlugins, loadPlugins } from '../connectors/loader.js';
 import { AgentRuntime } from '../runtime/agent/agent-runtime.js';
 import { finalizeInterruptedRuns } from '../runtime/agent/recovery.js';
 import { failInterruptedReply } from '../domains/chat/interrupted-reply.js';
@@ -161,6 +161,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
           await sourceService.stop();
           await taskRuntime.stop();
           await supervisor.shutdown();
+          await closePlugins(plugins);
           await server.close();
           await contextTables?.close();
           await graph?.close();

@@ -9,7 +9,7 @@
  * replaced here by a typed, generic account.
  */
 import { ToolError } from '../../connectors/contract.js';
-import type { SourceError } from './types.js';
+import type { SourceDoc, SourceError } from './types.js';
 
 /** the code of any failure that is not the connector's own ToolError */
 export const CONNECTOR_FAILURE_CODE = 'sync_failed';
@@ -43,3 +43,8 @@ export function connectorFailure(error: unknown, kind: string): SourceError {
 
 /** whether connectorFailure hides the text of `error` as a bug of the connector (worth a log line with the stack) */
 export const isUnexpected = (error: unknown): boolean => connectorFailure(error, '').details?.['cause'] === 'connector_error';
+
+/** failures only validation records: a source with one offers no tools to runs until it validates again (or its config changes) */
+const VALIDATION_FAILURES = new Set(['source_validation_failed', 'egress_refused']);
+export const validationFailed = (source: Pick<SourceDoc, 'status' | 'last_error'>): boolean =>
+  source.status === 'failed' && VALIDATION_FAILURES.has(source.last_error?.code ?? '');

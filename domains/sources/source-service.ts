@@ -20,7 +20,7 @@ import { DEFAULT_REALM } from '../../runtime/graph/names.js';
 import { assertReferences } from '../references.js';
 import { asOrgId, type ListOptions, type OrgId, type Page } from '../../runtime/store/types.js';
 import { changedEndpoints, ConfigVault, endpointValues, maskedPaths, restoreMasked } from './config-secrets.js';
-import { connectorFailure, isUnexpected } from './connector-failure.js';
+import { connectorFailure, isUnexpected, validationFailed } from './connector-failure.js';
 import type { SourceDirectory } from './directory.js';
 import { DynamicToolCache } from './dynamic-tools.js';
 import { scheduleProblem, SyncSchedule } from './sync-schedule.js';
@@ -205,7 +205,7 @@ export class SourceService implements SourceDirectory {
     }
     const updated = await this.collections.sources.update(org, source.id, changes);
     if (!updated) throw new ServiceError('not_found', `source ${id} not found`);
-    this.dynamicTools.forget(source.id);
+    this.forget(source);
     if (patch.schedule !== undefined) this.schedule.set(org, source.id, updated.schedule);
     return updated;
   }
@@ -217,9 +217,15 @@ export class SourceService implements SourceDirectory {
       throw new ServiceError('conflict', `source ${source.name} is syncing; wait for job ${running.jobId} to end, then delete`, { job_id: running.jobId });
     }
     this.schedule.remove(source.id);
-    this.dynamicTools.forget(source.id);
     await this.collections.sourceSyncJobs.deleteWhere(org, { source_id: source.id });
     await this.collections.sources.delete(org, source.id);
+    this.forget(source);
+  }
+
+  /** a changed or deleted source: its listed tools are asked again, and its connector lets go of what it holds (a pool) */
+  private forget(source: SourceDoc): void {
+    this.dynamicTools.forget(source.id);
+    this.registry.plugin(source.connector)?.plugin.releaseSource?.(source.id).catch((error: unknown) => this.logger.warn({ err: error, source_id: source.id }, 'releasing a source failed'));
   }
 
   /**
@@ -309,7 +315,7 @@ export class SourceService implements SourceDirectory {
     const visible: CatalogSource[] = [];
     for (const source of docs) {
       const plugin = this.registry.plugin(source.connector);
-      if (!plugin) continue;
+      if (!plugin || validationFailed(source)) continue;
       let config: Record<string, unknown>;
       try {
         config = this.configOf(source, org);

@@ -180,7 +180,18 @@ export function createEgressGuard(options: { readonly allow: readonly string[] }
     return protocol === 'https:' ? new GuardedHttpsAgent({ ...agentOptions, lookup }) : new GuardedHttpAgent({ ...agentOptions, lookup });
   };
 
-  return { judge, checkUrl, lookup, agent, fetch: createGuardedFetch({ agent, checkUrl, refused: (refusal) => new EgressRefusedError(refusal), isRefusal: (error) => error instanceof EgressRefusedError }) };
+  const resolve = (host: string): Promise<string> => {
+    const bare = bareHost(host);
+    if (canonicalAddress(bare) !== null) {
+      const refusal = judge(bare, bare);
+      return refusal === null ? Promise.resolve(bare) : Promise.reject(new EgressRefusedError(refusal));
+    }
+    return new Promise((done, fail) => {
+      lookup(bare, {}, (error, address) => (error === null && typeof address === 'string' ? done(address) : fail(error ?? new Error(`${bare} has no address`))));
+    });
+  };
+
+  return { judge, checkUrl, lookup, agent, resolve, fetch: createGuardedFetch({ agent, checkUrl, refused: (refusal) => new EgressRefusedError(refusal), isRefusal: (error) => error instanceof EgressRefusedError }) };
 }
 
 /**

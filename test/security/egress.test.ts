@@ -97,23 +97,26 @@ describe('egress guard, EGRESS_ALLOW empty', () => {
       }
     });
 
-    it('a name resolving to loopback: /test answers 422 egress_refused and a tool call gives the model egress_refused; the fake sees nothing', async () => {
+    it('a name resolving to loopback: a tool call gives the model egress_refused, /test answers 422 egress_refused (and the source then offers no tools); the fake sees nothing', async () => {
       const created = await server.request('POST', '/sources', { token: owner.token, body: grafanaSource('Grafana by name', `http://localhost:${portOf(grafana.url)}`) });
       expect(created.status).toBe(201);
       const before = grafana.requests.length;
+      const org = asOrgId(owner.organization.id);
+      const catalogNow = async () => createCatalog(server.service.services.sourceService.registry, { sources: await server.service.services.sources.catalogSources(org, [created.body.id]) });
+      // not validated yet: its tools are offered, and the guard refuses the call
+      const resolved = (await catalogNow()).resolve('grafana.list_datasources', {});
+      expect(resolved.ok).toBe(true);
+      if (!resolved.ok) return;
+      const outcome = await (await catalogNow()).run(resolved, { orgId: owner.organization.id, signal: new AbortController().signal });
+      expect(outcome).toMatchObject({ error: { code: 'egress_refused', details: { address_class: 'loopback' } } });
+
       const tested = await server.request('GET', `/sources/${created.body.id}/test`, { token: owner.token });
       expect(tested.status).toBe(422);
       expect(tested.body.error).toMatchObject({ code: 'egress_refused', details: { address_class: 'loopback', host: 'localhost' } });
       const after = await server.request('GET', `/sources/${created.body.id}`, { token: owner.token });
       expect(after.body).toMatchObject({ status: 'failed', last_error: { code: 'egress_refused' } });
-
-      const org = asOrgId(owner.organization.id);
-      const catalog = createCatalog(server.service.services.sourceService.registry, { sources: await server.service.services.sources.catalogSources(org, [created.body.id]) });
-      const resolved = catalog.resolve('grafana.list_datasources', {});
-      expect(resolved.ok).toBe(true);
-      if (!resolved.ok) return;
-      const outcome = await catalog.run(resolved, { orgId: owner.organization.id, signal: new AbortController().signal });
-      expect(outcome).toMatchObject({ error: { code: 'egress_refused', details: { address_class: 'loopback' } } });
+      // a source whose validation failed offers no tools until it validates again
+      expect((await catalogNow()).resolve('grafana.list_datasources', {}).ok).toBe(false);
       expect(grafana.requests.length).toBe(before);
     });
   });

@@ -41,6 +41,8 @@ const VALID: Record<string, Record<string, unknown>> = {
   grafana: { base_url: NOWHERE, api_token: 'glsa_1' },
   runway: { api_key: 'key', base_url: NOWHERE },
   mcp: { transport: 'http', url: `${NOWHERE}/mcp` },
+  postgres: { host: '127.0.0.1', port: 1, user: 'reader', password: 'pw', tls: 'disable' },
+  mysql: { url: 'mysql://reader:pw@127.0.0.1:1/orders?ssl-mode=DISABLED' },
   notes_template: { base_url: NOWHERE, token: 't', workspace: 'w' },
   careless: { upstream_answer: '[]' },
 };
