@@ -42,6 +42,10 @@ import { WebhookSecrets } from '../runtime/webhooks/secrets.js';
 import { FileStore } from '../runtime/files/store.js';
 import { PipelineRuns } from '../runtime/pipelines/runs.js';
 import { createEgressGuard } from '../runtime/net/egress.js';
+import { ActivityRecorder } from '../runtime/activity/record.js';
+import { ActivitySweeper } from '../runtime/activity/retention.js';
+import { followSourceSyncs } from '../runtime/activity/sources.js';
+import { createRequestAuditor } from './audit.js';
 
 export interface RunningService {
   readonly url: string;
@@ -73,11 +77,14 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     // runs a previous process left in flight are finalized before any new one starts
     await finalizeInterruptedRuns(collections, logger);
     const supervisor = new Supervisor({ logger, shutdownGraceMs: config.shutdownGraceSecs * 1000, ...(options.clock ? { clock: options.clock } : {}) });
+    // the activity feed, the audit log and notifications: every domain reports through this one recorder
+    const activity = new ActivityRecorder(collections, logger);
+    const activitySweeper = new ActivitySweeper(collections, supervisor.clock, config.activityRetentionDays, logger);
     const webhookSecrets = new WebhookSecrets(config.auth.jwtSecret);
     // one guard for every outbound call made for a tenant (webhooks, sources, MCP, tenant LLM URLs)
     const egress = createEgressGuard({ allow: config.egressAllow });
     const webhookDispatcher = new WebhookDispatcher({
-      collections, supervisor, secrets: webhookSecrets, logger, retryBaseMs: config.webhookRetryBaseMs, egress,
+      collections, supervisor, secrets: webhookSecrets, logger, retryBaseMs: config.webhookRetryBaseMs, egress, activity,
     });
     const webhooks = new OutboundWebhooks(collections, webhookSecrets, webhookDispatcher);
     graph = await openGraphStore(config);
@@ -88,14 +95,15 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     });
     const events = new PlatformEvents(logger);
     const policyBundles = new PolicyBundles(collections, files);
-    const policies = new PolicyGate(config.features.policies, policyBundles, collections, logger);
-    const agentRuntime = new AgentRuntime({ supervisor, collections, plugins, logger, prices: config.llmPrices, events, policies });
+    const policies = new PolicyGate(config.features.policies, policyBundles, collections, logger, Date.now, activity);
+    const agentRuntime = new AgentRuntime({ supervisor, collections, plugins, logger, prices: config.llmPrices, events, policies, activity });
+    followSourceSyncs(activity, events);
     const sourceService = new SourceService({
       collections, plugins, keyRoot: config.sourceConfigKey ?? config.auth.jwtSecret, events, graph: () => graph, logger, egress,
     });
     await sourceService.start();
     const sources: SourceDirectory = sourceService;
-    const taskRuntime = createTaskRuntime({ config, collections, supervisor, agentRuntime, sources, events, logger, egress });
+    const taskRuntime = createTaskRuntime({ config, collections, supervisor, agentRuntime, sources, events, logger, egress, activity });
     await taskRuntime.start();
     const tasks: TaskFiring = taskRuntime.service;
     const channels = new ChannelRuntime({ collections, supervisor, agentRuntime, sources, config, logger, egress });
@@ -111,6 +119,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       egress,
       policyBundles,
       policies,
+      activity,
     };
 
     const routes: AnyRoute[] = allRoutes(services, () => routes);
@@ -122,9 +131,11 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       features: config.features,
       logger,
       maxJsonDepth: config.maxJsonDepth,
+      audit: createRequestAuditor(activity),
     });
     // outbound deliveries a previous process left queued or in flight carry on
     await webhookDispatcher.resume();
+    activitySweeper.start();
     const server = await listen(pipeline, config.host, config.port, () => store.committed());
     let stopping: Promise<void> | null = null;
     return {
@@ -137,6 +148,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
         stopping ??= (async () => {
           // runs reach a safe point (and their SSE streams end) before the HTTP drain waits on them
           await sourceService.stop();
+          await activitySweeper.stop();
           await taskRuntime.stop();
           await supervisor.shutdown();
           await server.close();

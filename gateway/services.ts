@@ -19,6 +19,7 @@ import type { PipelineRuns } from '../runtime/pipelines/runs.js';
 import type { EgressGuard } from '../runtime/net/egress.js';
 import type { PolicyBundles } from '../runtime/policies/bundles.js';
 import type { PolicyGate } from '../runtime/policies/gate.js';
+import type { ActivityRecorder } from '../runtime/activity/record.js';
 
 /** What route modules are built from; assembled once in gateway/app.ts. */
 export interface Services {
@@ -59,4 +60,6 @@ export interface Services {
   readonly policyBundles: PolicyBundles;
   /** policy enforcement on tool calls; `enabled` is the feature flag */
   readonly policies: PolicyGate;
+  /** the activity feed, the audit log and notifications */
+  readonly activity: ActivityRecorder;
 }

@@ -6,6 +6,7 @@ import type { IdempotencyRecord } from '../gateway/idempotency.js';
 import type { GlobalCollection, MetadataStore, OrgCollection, StoredFields } from './store/types.js';
 import type { McpApprovalDoc, SourceDoc, SourceSyncJobDoc } from './sources/types.js';
 import type { InboundDeliveryDoc, TaskDoc, TaskRunDoc } from './tasks/types.js';
+import type { ActivityDoc, AuditEntryDoc, NotificationDoc } from './activity/types.js';
 
 export interface OrganizationDoc extends StoredFields {
   readonly name: string;
@@ -435,6 +436,9 @@ export interface Collections {
   readonly inboundDeliveries: OrgCollection<InboundDeliveryDoc>;
   readonly policies: OrgCollection<PolicyDoc>;
   readonly policyDecisions: OrgCollection<PolicyDecisionDoc>;
+  readonly activity: OrgCollection<ActivityDoc>;
+  readonly auditLog: OrgCollection<AuditEntryDoc>;
+  readonly notifications: OrgCollection<NotificationDoc>;
 }
 
 export async function openCollections(store: MetadataStore): Promise<Collections> {
@@ -519,5 +523,9 @@ export async function openCollections(store: MetadataStore): Promise<Collections
     policyDecisions: await store.orgCollection<PolicyDecisionDoc>({
       name: 'policy_decisions', idPrefix: 'pdc', scope: 'org', indexes: ['result', 'run_id'],
     }),
+    // ids carry the entry's time (runtime/activity/time-window.ts): since/until are id ranges
+    activity: await store.orgCollection<ActivityDoc>({ name: 'activity', idPrefix: 'act', scope: 'org', indexes: ['kind', 'actor_id'] }),
+    auditLog: await store.orgCollection<AuditEntryDoc>({ name: 'audit_log', idPrefix: 'aud', scope: 'org', indexes: ['kind', 'actor_id', 'action'] }),
+    notifications: await store.orgCollection<NotificationDoc>({ name: 'notifications', idPrefix: 'ntf', scope: 'org', indexes: ['user_id', 'read'] }),
   };
 }

@@ -34,6 +34,8 @@ import { channelRoutes } from './channels.js';
 import { bindingRoutes } from './bindings.js';
 import { chatIncomingRoutes } from './chat-incoming.js';
 import { policyRoutes } from './policies.js';
+import { activityRoutes } from './activity.js';
+import { notificationRoutes } from './notifications.js';
 
 export function allRoutes(services: Services, table: () => readonly AnyRoute[]): AnyRoute[] {
   return [
@@ -70,5 +72,7 @@ export function allRoutes(services: Services, table: () => readonly AnyRoute[]):
     ...bindingRoutes(services),
     ...chatIncomingRoutes(services),
     ...policyRoutes(services),
+    ...activityRoutes(services),
+    ...notificationRoutes(services),
   ];
 }

@@ -40,6 +40,8 @@ import type { ActorInfo, Supervisor } from '../supervisor.js';
 import type { PlatformEvents } from '../events.js';
 import { RunFeed } from './run-feed.js';
 import type { PolicyGate, PolicySubject } from '../policies/gate.js';
+import type { ActivityRecorder } from '../activity/record.js';
+import { reportApprovalDecided, reportApprovalRequested, reportRunEnded, reportRunStarted, type RunFacts } from '../activity/runs.js';
 
 export const AGENT_RUN_KIND = 'agent_run';
 
@@ -94,6 +96,8 @@ export interface AgentRuntimeOptions {
   readonly events?: PlatformEvents;
   /** policy enforcement (feature `policies`): decided before the approval gate, interceptor for the rest */
   readonly policies?: PolicyGate;
+  /** runs started and ended, approvals asked and decided: the activity feed and notifications */
+  readonly activity?: ActivityRecorder;
 }
 
 export type ApprovalAnswer = 'accepted' | 'unknown' | 'not_pending';
@@ -102,6 +106,11 @@ const subjectOf = (request: StartRunRequest): PolicySubject => ({
   task: request.taskId ?? null,
   binding: request.bindingId ?? null,
   user: request.userId,
+});
+
+const factsOf = (runId: string, request: StartRunRequest): RunFacts => ({
+  runId, kind: request.kind, userId: request.userId, taskId: request.taskId ?? null,
+  conversationId: request.conversationId ?? null, bindingId: request.bindingId ?? null,
 });
 
 const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
@@ -127,6 +136,7 @@ export class AgentRuntime {
   private readonly prices: PriceTable;
   private readonly events: PlatformEvents | undefined;
   private readonly policies: PolicyGate | null;
+  private readonly activity: ActivityRecorder | null;
   /** the catalog of runs that see no source (built-ins only): stateless, so shared */
   private sourcelessCatalog: ToolCatalog | null = null;
 
@@ -139,6 +149,7 @@ export class AgentRuntime {
     this.events = options.events;
     // with the feature off nothing is evaluated
     this.policies = options.policies?.enabled ? options.policies : null;
+    this.activity = options.activity ?? null;
     this.supervisor.registerKind({
       kind: AGENT_RUN_KIND,
       logic: this.machine(),
@@ -217,6 +228,7 @@ export class AgentRuntime {
       throw error;
     }
     this.supervisor.send(runId, { type: 'START' });
+    this.report(run, (activity, org, facts) => reportRunStarted(activity, org, facts));
     return { runId, feed };
   }
 
@@ -387,11 +399,14 @@ export class AgentRuntime {
         this.approvals.set(entry.data.approval_id, run.id);
         run.approvalIds.add(entry.data.approval_id);
         feed.append('approval_required', { ...entry.data }, entry.data.approval_id);
+        this.report(run, (activity, org, facts) => reportApprovalRequested(activity, org, facts, entry.data.approval_id, entry.data.tool));
         return;
       case 'approval_decision':
         this.approvals.delete(entry.data.approval_id);
         run.approvalIds.delete(entry.data.approval_id);
         feed.append('approval_decision', { ...entry.data }, entry.data.approval_id);
+        this.report(run, (activity, org, facts) =>
+          reportApprovalDecided(activity, org, facts, entry.data.approval_id, entry.data.decision, entry.data.decided_by));
         return;
       case 'tool_result':
         feed.append('tool_result', { tool_call_id: entry.data.tool_call_id, name: entry.data.name, result: entry.data.outcome });
@@ -425,6 +440,7 @@ export class AgentRuntime {
         run_id: run.id, kind: request.kind, task_id: request.taskId ?? null, reason: end.reason ?? null, message: end.message ?? null,
       });
     }
+    this.report(run, (activity, org, facts) => reportRunEnded(activity, org, facts, { status: end.status, reason: end.reason, message: end.message }));
     if (request.onEnd) {
       const onEnd = request.onEnd;
       feed.enqueue(() => onEnd(end, run.text));
@@ -434,6 +450,12 @@ export class AgentRuntime {
       this.flushing.delete(flushed);
     });
     this.flushing.add(flushed);
+  }
+
+  /** queued behind the run's own writes, so the feed never reports a state the run's record does not hold yet */
+  private report(run: LiveRun, write: (activity: ActivityRecorder, org: OrgId, facts: RunFacts) => Promise<void>): void {
+    const activity = this.activity;
+    if (activity) run.feed.enqueue(() => write(activity, run.request.orgId, factsOf(run.id, run.request)));
   }
 
   /** A run the machine could not finalize (it crashed, or was stopped at shutdown). */

@@ -14,6 +14,7 @@ import { RegoError, toJSON } from '../policy/index.js';
 import type { OrgId } from '../store/types.js';
 import type { PolicyAuditEntry } from '../tasks/types.js';
 import type { PolicyBundles } from './bundles.js';
+import type { ActivityRecorder } from '../activity/record.js';
 
 /** who a run acts for: its task, its channel binding, its user */
 export interface PolicySubject {
@@ -79,6 +80,8 @@ export class PolicyGate {
     private readonly collections: Collections,
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
+    /** a denial is also an audit log entry ("a policy denial is audited") */
+    private readonly activity: ActivityRecorder | null = null,
   ) {}
 
   /** evaluates every enabled policy of the organization on one input (never throws: an error denies) */
@@ -128,6 +131,12 @@ export class PolicyGate {
     });
     if (subject.task && call.runId) await this.audit(org, call.runId, { decision_id: logged.id, revision: decision.revision, tool: call.name, result, messages: decision.messages, at });
     if (decision.allowed) return null;
+    if (this.activity) {
+      await this.activity.audit(org, {
+        actor: await this.activity.userActor(subject.user ?? null), action: 'deny', resource: { kind: 'tool_call', id: call.name },
+        details: { decision_id: logged.id, run_id: call.runId ?? null, task_id: subject.task ?? null, binding_id: subject.binding ?? null, revision: decision.revision },
+      });
+    }
     return failedOutcome(
       toolErrorBody('policy_denied', `denied by policy: ${decision.messages.join('; ')}`, {
         messages: decision.messages,

@@ -22,6 +22,8 @@ import type { AgentRuntime } from '../agent/agent-runtime.js';
 import type { Collections } from '../collections.js';
 import type { ServiceConfig } from '../config.js';
 import { ServiceError } from '../errors.js';
+import type { ActivityRecorder } from '../activity/record.js';
+import { reportRunEnded } from '../activity/runs.js';
 import type { PlatformEvent, PlatformEvents } from '../events.js';
 import { newId } from '../ids.js';
 import { resolveLlmProvider } from '../llm/index.js';
@@ -55,6 +57,8 @@ export interface TaskServiceDeps {
   readonly logger: Logger;
   /** the egress guard: an organization's llm_base_url is reached through it */
   readonly egress: NetPort;
+  /** runs that fail before their agent run starts (the agent runtime reports the others) */
+  readonly activity?: ActivityRecorder;
 }
 
 export type FireOutcome = { readonly run_id: string; readonly status: 'pending' | 'running' | 'refused' };
@@ -334,6 +338,10 @@ export class TaskService implements TaskFiring {
     const fail = async (reason: string, message: string, status: TaskRunStatus = 'failed'): Promise<void> => {
       await this.finish(org, [runId], status, reason, message);
       this.runEnded(taskId, runId);
+      const creator = (await collections.tasks.get(org, taskId))?.created_by;
+      if (this.deps.activity && creator !== undefined) {
+        await reportRunEnded(this.deps.activity, org, { runId, kind: 'task', userId: creator, taskId }, { status, reason, message });
+      }
       if (status === 'failed') this.deps.events.emit('task.run_failed', org, { task_id: taskId, run_id: runId, reason, message });
     };
     try {
