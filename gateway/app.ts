@@ -120,6 +120,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       policyBundles,
       policies,
       activity,
+      activitySweeper,
     };
 
     const routes: AnyRoute[] = allRoutes(services, () => routes);

@@ -35,6 +35,13 @@ function singular(segment: string): string {
   return name.endsWith('s') ? name.slice(0, -1) : name;
 }
 
+/** the kind named by the static segment at `at`, prefixed by a static segment before it (`context/pipelines` -> `context_pipeline`) */
+function kindAt(segments: readonly string[], at: number): string {
+  const before = segments[at - 1];
+  const prefix = before !== undefined && !isParam(before) ? `${singular(before)}_` : '';
+  return `${prefix}${singular(segments[at] ?? 'resource')}`;
+}
+
 const paramOf = (params: unknown, name: string): string | null => {
   const value = params !== null && typeof params === 'object' ? (params as Record<string, unknown>)[name] : undefined;
   return typeof value === 'string' ? value : null;
@@ -55,8 +62,7 @@ export function auditTarget(route: AnyRoute, params: unknown, json: unknown): { 
   }
   let at = segments.length - 1;
   while (at >= 0 && isParam(segments[at] ?? '')) at -= 1;
-  const parent = at > 0 && !isParam(segments[at - 1] ?? '') ? `${singular(segments[at - 1] ?? '')}_` : '';
-  const kind = `${parent}${singular(segments[at] ?? 'resource')}`;
+  const kind = kindAt(segments, at);
   const idParam = segments[at + 1];
   const pathId = idParam !== undefined && isParam(idParam) ? paramOf(params, idParam.slice(1)) : null;
   const creates = route.method === 'POST' && verb === null && pathId === null;
@@ -68,7 +74,7 @@ export function auditTarget(route: AnyRoute, params: unknown, json: unknown): { 
   return {
     action: declared?.action ?? action,
     resource: { kind: declared?.kind ?? kind, id: creates ? (idOf(json) ?? pathId) : pathId },
-    parent: parentId === null ? null : { kind: singular(segments[at - 2] ?? 'resource'), id: parentId },
+    parent: parentId === null ? null : { kind: kindAt(segments, at - 2), id: parentId },
   };
 }
 

@@ -20,6 +20,7 @@ import type { EgressGuard } from '../runtime/net/egress.js';
 import type { PolicyBundles } from '../runtime/policies/bundles.js';
 import type { PolicyGate } from '../runtime/policies/gate.js';
 import type { ActivityRecorder } from '../runtime/activity/record.js';
+import type { ActivitySweeper } from '../runtime/activity/retention.js';
 
 /** What route modules are built from; assembled once in gateway/app.ts. */
 export interface Services {
@@ -62,4 +63,6 @@ export interface Services {
   readonly policies: PolicyGate;
   /** the activity feed, the audit log and notifications */
   readonly activity: ActivityRecorder;
+  /** deletes feed, audit and notification entries past ACTIVITY_RETENTION_DAYS, hourly */
+  readonly activitySweeper: ActivitySweeper;
 }
