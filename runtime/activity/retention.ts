@@ -7,46 +7,24 @@
 import type { Logger } from 'pino';
 import type { Collections } from '../collections.js';
 import { asOrgId, type OrgCollection, type StoredFields } from '../store/types.js';
+import { HourlySweep } from '../hourly-sweep.js';
 import type { RuntimeClock } from '../supervisor.js';
 import { idWindow } from './time-window.js';
 
-export const ACTIVITY_SWEEP_INTERVAL_MS = 3_600_000;
 const PAGE = 200;
 const DAY_MS = 86_400_000;
 
-export class ActivitySweeper {
-  private timer: unknown = null;
-  private running: Promise<number> | null = null;
-
+export class ActivitySweeper extends HourlySweep {
   constructor(
     private readonly collections: Collections,
-    private readonly clock: RuntimeClock,
+    clock: RuntimeClock,
     private readonly retentionDays: number,
     private readonly logger: Logger,
-  ) {}
-
-  start(): void {
-    const tick = (): void => {
-      this.timer = this.clock.setTimeout(() => void this.sweep().finally(tick), ACTIVITY_SWEEP_INTERVAL_MS);
-      // a pending sweep must not keep the process alive
-      (this.timer as { unref?: () => void } | null)?.unref?.();
-    };
-    tick();
+  ) {
+    super(clock);
   }
 
-  async stop(): Promise<void> {
-    if (this.timer !== null) this.clock.clearTimeout(this.timer);
-    this.timer = null;
-    await this.running;
-  }
-
-  /** One pass over every organization; returns how many entries were deleted. */
-  sweep(): Promise<number> {
-    this.running ??= this.pass().finally(() => (this.running = null));
-    return this.running;
-  }
-
-  private async pass(): Promise<number> {
+  protected async pass(): Promise<number> {
     const cutoff = new Date(this.clock.now() - this.retentionDays * DAY_MS).toISOString();
     let deleted = 0;
     try {
