@@ -15,7 +15,7 @@ import type { AuthContext } from '../runtime/auth/context.js';
 import type { HttpRequest } from './http.js';
 import type { AnyRoute } from './route.js';
 
-export interface AuditedRequest {
+interface AuditedRequest {
   readonly route: AnyRoute;
   readonly auth: AuthContext;
   readonly request: HttpRequest;
@@ -78,7 +78,7 @@ export function auditTarget(route: AnyRoute, params: unknown, json: unknown): { 
   };
 }
 
-export function actorOfAuth(auth: AuthContext, email: string | null): Actor {
+function actorOfAuth(auth: AuthContext, email: string | null): Actor {
   return auth.apiKeyId !== null ? { type: 'api_key', id: auth.apiKeyId, email: null } : { type: 'user', id: auth.userId, email };
 }
 

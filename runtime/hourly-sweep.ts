@@ -6,7 +6,7 @@
  */
 import type { RuntimeClock } from './supervisor.js';
 
-export const SWEEP_INTERVAL_MS = 3_600_000;
+const SWEEP_INTERVAL_MS = 3_600_000;
 
 export abstract class HourlySweep {
   private timer: unknown = null;
