@@ -5,8 +5,11 @@
  * the task's creator, the binding's creator) and of a waiting approval (that
  * user and the organization's owners and admins).
  */
+import type { Collections } from '../collections.js';
 import type { OrgId } from '../store/types.js';
 import type { ActivityRecorder } from './record.js';
+
+export type { ActivityRecorder };
 import type { EntryDetails } from './types.js';
 
 export interface RunFacts {
@@ -56,6 +59,14 @@ export async function reportRunEnded(recorder: ActivityRecorder, org: OrgId, run
     kind: 'run.failed', title: `A ${runKindOf(run)} run failed: ${end.reason ?? 'error'}`, subject: subjectOf(run),
     details: { ...details, message: end.message },
   });
+}
+
+/** a task run that ended before its agent run started (no model configured, task deleted ...): it ran for the task's creator */
+export async function reportTaskRunEnded(
+  recorder: ActivityRecorder, tasks: Collections['tasks'], org: OrgId, run: { taskId: string; runId: string }, end: RunEnding,
+): Promise<void> {
+  const creator = (await tasks.get(org, run.taskId).catch(() => null))?.created_by;
+  if (creator !== undefined) await reportRunEnded(recorder, org, { runId: run.runId, kind: 'task', userId: creator, taskId: run.taskId }, end);
 }
 
 export async function reportApprovalRequested(recorder: ActivityRecorder, org: OrgId, run: RunFacts, approvalId: string, tool: string): Promise<void> {

@@ -40,8 +40,7 @@ import type { ActorInfo, Supervisor } from '../supervisor.js';
 import type { PlatformEvents } from '../events.js';
 import { RunFeed } from './run-feed.js';
 import type { PolicyGate, PolicySubject } from '../policies/gate.js';
-import type { ActivityRecorder } from '../activity/record.js';
-import { reportApprovalDecided, reportApprovalRequested, reportRunEnded, reportRunStarted, type RunFacts } from '../activity/runs.js';
+import { reportApprovalDecided, reportApprovalRequested, reportRunEnded, reportRunStarted, type ActivityRecorder, type RunFacts } from '../activity/runs.js';
 
 export const AGENT_RUN_KIND = 'agent_run';
 

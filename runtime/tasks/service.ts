@@ -22,8 +22,7 @@ import type { AgentRuntime } from '../agent/agent-runtime.js';
 import type { Collections } from '../collections.js';
 import type { ServiceConfig } from '../config.js';
 import { ServiceError } from '../errors.js';
-import type { ActivityRecorder } from '../activity/record.js';
-import { reportRunEnded } from '../activity/runs.js';
+import { reportTaskRunEnded, type ActivityRecorder } from '../activity/runs.js';
 import type { PlatformEvent, PlatformEvents } from '../events.js';
 import { newId } from '../ids.js';
 import { resolveLlmProvider } from '../llm/index.js';
@@ -57,7 +56,7 @@ export interface TaskServiceDeps {
   readonly logger: Logger;
   /** the egress guard: an organization's llm_base_url is reached through it */
   readonly egress: NetPort;
-  /** runs that fail before their agent run starts (the agent runtime reports the others) */
+  /** reports the runs that end before their agent run starts (the agent runtime reports the others) */
   readonly activity?: ActivityRecorder;
 }
 
@@ -338,10 +337,7 @@ export class TaskService implements TaskFiring {
     const fail = async (reason: string, message: string, status: TaskRunStatus = 'failed'): Promise<void> => {
       await this.finish(org, [runId], status, reason, message);
       this.runEnded(taskId, runId);
-      const creator = (await collections.tasks.get(org, taskId))?.created_by;
-      if (this.deps.activity && creator !== undefined) {
-        await reportRunEnded(this.deps.activity, org, { runId, kind: 'task', userId: creator, taskId }, { status, reason, message });
-      }
+      if (this.deps.activity) await reportTaskRunEnded(this.deps.activity, collections.tasks, org, { taskId, runId }, { status, reason, message });
       if (status === 'failed') this.deps.events.emit('task.run_failed', org, { task_id: taskId, run_id: runId, reason, message });
     };
     try {
