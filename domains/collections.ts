@@ -5,6 +5,7 @@
  */
 import { openPlatformCollections, type PlatformCollections } from '../runtime/collections.js';
 import type { MetadataStore, OrgCollection } from '../runtime/store/types.js';
+import type { ActivityDoc, AuditEntryDoc, NotificationDoc } from './activity/types.js';
 import type { AgentDoc } from './agents/documents.js';
 import type { BindingDoc, ChannelDoc, ChannelEventDoc } from './channels/documents.js';
 import type { ChatMessageDoc, ConversationDoc } from './chat/documents.js';
@@ -46,6 +47,9 @@ export interface Collections extends PlatformCollections {
   readonly policies: OrgCollection<PolicyDoc>;
   readonly policyDecisions: OrgCollection<PolicyDecisionDoc>;
   readonly policySources: OrgCollection<PolicySourceDoc>;
+  readonly activity: OrgCollection<ActivityDoc>;
+  readonly auditLog: OrgCollection<AuditEntryDoc>;
+  readonly notifications: OrgCollection<NotificationDoc>;
 }
 
 export async function openCollections(store: MetadataStore): Promise<Collections> {
@@ -107,5 +111,9 @@ export async function openCollections(store: MetadataStore): Promise<Collections
     }),
   
     policySources: await store.orgCollection<PolicySourceDoc>({ name: 'policy_sources', idPrefix: 'psr', scope: 'org', unique: [['name']], indexes: ['enabled'] }),
+    // ids carry the entry's time (domains/activity/time-window.ts): since/until are id ranges
+    activity: await store.orgCollection<ActivityDoc>({ name: 'activity', idPrefix: 'act', scope: 'org', indexes: ['kind', 'actor_id'] }),
+    auditLog: await store.orgCollection<AuditEntryDoc>({ name: 'audit_log', idPrefix: 'aud', scope: 'org', indexes: ['kind', 'actor_id', 'action'] }),
+    notifications: await store.orgCollection<NotificationDoc>({ name: 'notifications', idPrefix: 'ntf', scope: 'org', indexes: ['user_id', 'read'] }),
   };
 }

@@ -52,6 +52,11 @@ import { graphPort } from '../runtime/graph/graph-port.js';
 import { filesPort } from '../runtime/files/files-port.js';
 import { memoryPort } from '../domains/memory/memory-port.js';
 import { webhooksPort } from '../domains/webhooks/webhooks-port.js';
+import { ActivityRecorder } from '../domains/activity/record.js';
+import { ActivitySweeper } from '../domains/activity/retention.js';
+import { followSourceSyncs } from '../domains/activity/sources.js';
+import { activityRunObserver } from '../domains/activity/runs.js';
+import { createRequestAuditor } from './audit.js';
 
 export interface RunningService {
   readonly url: string;
@@ -83,11 +88,14 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     // runs a previous process left in flight are finalized before any new one starts
     await finalizeInterruptedRuns(collections, logger, failInterruptedReply(collections.chatMessages));
     const supervisor = new Supervisor({ logger, shutdownGraceMs: config.shutdownGraceSecs * 1000, ...(options.clock ? { clock: options.clock } : {}) });
+    // the activity feed, the audit log and notifications: every domain reports through this one recorder
+    const activity = new ActivityRecorder(collections, logger);
+    const activitySweeper = new ActivitySweeper(collections, supervisor.clock, config.activityRetentionDays, logger);
     const webhookSecrets = new WebhookSecrets(config.auth.jwtSecret);
     // one guard for every outbound call made for a tenant (webhooks, sources, MCP, tenant LLM URLs)
     const egress = createEgressGuard({ allow: config.egressAllow });
     const webhookDispatcher = new WebhookDispatcher({
-      collections, supervisor, secrets: webhookSecrets, logger, retryBaseMs: config.webhookRetryBaseMs, egress,
+      collections, supervisor, secrets: webhookSecrets, logger, retryBaseMs: config.webhookRetryBaseMs, egress, activity,
     });
     const webhooks = new OutboundWebhooks(collections, webhookSecrets, webhookDispatcher);
     graph = await openGraphStore(config);
@@ -102,18 +110,19 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     });
     const events = new PlatformEvents(logger);
     const policyBundles = new PolicyBundles(collections, files);
-    const policies = new PolicyGate(config.features.policies, policyBundles, collections, logger);
     const policySourceKeys = new PolicySourceKeys(config.sourceConfigKey ?? config.auth.jwtSecret);
     const policySourceSync = new PolicySourceSync({
       collections, bundles: policyBundles, keys: policySourceKeys, egress, dataDir: config.dataDir, allowLocal: config.policyGitAllowLocal, logger,
     });
-    const agentRuntime = new AgentRuntime({ supervisor, collections, plugins, logger, prices: config.llmPrices, events, policies });
+    const policies = new PolicyGate(config.features.policies, policyBundles, collections, logger, Date.now, activity);
+    const agentRuntime = new AgentRuntime({ supervisor, collections, plugins, logger, prices: config.llmPrices, events, policies, observer: activityRunObserver(activity) });
+    followSourceSyncs(activity, events);
     const sourceService = new SourceService({
       collections, plugins, keyRoot: config.sourceConfigKey ?? config.auth.jwtSecret, events, graph: () => graph, logger, egress,
     });
     await sourceService.start();
     const sources: SourceDirectory = sourceService;
-    const taskRuntime = createTaskRuntime({ config, collections, supervisor, agentRuntime, sources, events, logger, egress });
+    const taskRuntime = createTaskRuntime({ config, collections, supervisor, agentRuntime, sources, events, logger, egress, activity });
     await taskRuntime.start();
     const tasks: TaskFiring = taskRuntime.service;
     const channels = new ChannelRuntime({ collections, supervisor, agentRuntime, sources, config, logger, egress });
@@ -133,6 +142,8 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       agents: new AgentService(collections.agents),
       policySourceSync,
       policySourceKeys,
+      activity,
+      activitySweeper,
     };
 
     const routes: AnyRoute[] = allRoutes(services, () => routes);
@@ -144,9 +155,11 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       features: config.features,
       logger,
       maxJsonDepth: config.maxJsonDepth,
+      audit: createRequestAuditor(activity),
     });
     // outbound deliveries a previous process left queued or in flight carry on
     await webhookDispatcher.resume();
+    activitySweeper.start();
     const server = await listen(pipeline, config.host, config.port, () => store.committed());
     let stopping: Promise<void> | null = null;
     return {
@@ -159,6 +172,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
         stopping ??= (async () => {
           // runs reach a safe point (and their SSE streams end) before the HTTP drain waits on them
           await sourceService.stop();
+          await activitySweeper.stop();
           await taskRuntime.stop();
           await supervisor.shutdown();
           await closePlugins(plugins);

@@ -10,6 +10,7 @@ import type { FeatureFlags } from '../runtime/config.js';
 import { ServiceError } from '../runtime/errors.js';
 import { DEFAULT_MAX_JSON_DEPTH, findTooDeep } from '../runtime/json-depth.js';
 import type { OrgId } from '../runtime/store/types.js';
+import type { RequestAuditor } from './audit.js';
 import { featureDisabled, featureOfPath } from './features.js';
 import { jsonResponse, type HttpRequest, type HttpResponse } from './http.js';
 import type { IdempotencyGuard } from './idempotency.js';
@@ -35,6 +36,8 @@ export interface PipelineDeps {
   readonly logger: Logger;
   /** `MAX_JSON_DEPTH`: JSON bodies nesting deeper are refused before they are parsed. @default DEFAULT_MAX_JSON_DEPTH */
   readonly maxJsonDepth?: number;
+  /** the audit log: every successful mutating call of a signed-in caller */
+  readonly audit?: RequestAuditor;
 }
 
 /** Public organization bucket for idempotency keys of unauthenticated creates (registration). */
@@ -209,7 +212,12 @@ export class Pipeline {
         route.auth === 'bearer'
           ? await route.handler({ request, params, query, body, auth: auth as AuthContext })
           : await route.handler({ request, params, query, body });
-      return toResponse(result);
+      const response = toResponse(result);
+      // a refusal threw before this point; an idempotent replay never runs this again
+      if (auth !== null && this.deps.audit && response.status < 400) {
+        await this.deps.audit.record({ route, auth, request, params, status: response.status, json: 'json' in result ? result.json : undefined });
+      }
+      return response;
     };
     if (route.creates) return this.deps.idempotency.run(org, principalOf(auth), request, run);
     return run();

@@ -70,6 +70,12 @@ interface RouteBase<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodTyp
    * bound it as one JSON document.
    */
   readonly ndjson?: boolean;
+  /**
+   * The audit log entry of a successful mutating call (gateway/audit.ts derives
+   * kind and action from the path): `false` for a POST that only reads
+   * (recall, eval, validation); `{kind, action}` where the path does not say.
+   */
+  readonly audit?: false | { readonly kind?: string; readonly action?: string };
 }
 
 export interface PublicRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> extends RouteBase<P, Q, B> {

@@ -23,6 +23,8 @@ import type { RealmService } from '../domains/realms/service.js';
 import type { AgentService } from '../domains/agents/service.js';
 import type { PolicySourceKeys } from '../domains/policies/source-secrets.js';
 import type { PolicySourceSync } from '../domains/policies/source-sync.js';
+import type { ActivityRecorder } from '../domains/activity/record.js';
+import type { ActivitySweeper } from '../domains/activity/retention.js';
 
 /** What route modules are built from; assembled once in gateway/app.ts. */
 export interface Services {
@@ -71,4 +73,8 @@ export interface Services {
   readonly policySourceSync: PolicySourceSync;
   /** seals policy sources' ssh keys */
   readonly policySourceKeys: PolicySourceKeys;
+  /** the activity feed, the audit log and notifications */
+  readonly activity: ActivityRecorder;
+  /** deletes feed, audit and notification entries past ACTIVITY_RETENTION_DAYS, hourly */
+  readonly activitySweeper: ActivitySweeper;
 }

@@ -67,6 +67,8 @@ export interface ServiceConfig {
   readonly webhookRetentionDays: number;
   /** first retry delay of outbound webhook deliveries; doubles per attempt, with jitter. @default 1000 ms */
   readonly webhookRetryBaseMs: number;
+  /** `ACTIVITY_RETENTION_DAYS`: how long the activity feed, the audit log and notifications keep an entry. @default 90 */
+  readonly activityRetentionDays: number;
   /** @default 8000000 (8 MB) */
   readonly contextIngestMaxBytes: number;
   /** `MAX_JSON_DEPTH`: how deep arrays/objects may nest in a JSON body or an NDJSON line, checked before parsing. @default 64 */
@@ -336,6 +338,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     webhookMaxBodyBytes: integer(env, 'WEBHOOK_MAX_BODY_BYTES', 1_048_576, 1, 1_073_741_824),
     webhookRetentionDays: integer(env, 'WEBHOOK_RETENTION_DAYS', 30, 1, 3650),
     webhookRetryBaseMs: integer(env, 'WEBHOOK_RETRY_BASE_MS', 1000, 1, 600_000),
+    activityRetentionDays: integer(env, 'ACTIVITY_RETENTION_DAYS', 90, 1, 3650),
     contextIngestMaxBytes: integer(env, 'CONTEXT_INGEST_MAX_BYTES', 8_000_000, 1, 1_073_741_824),
     // past ~1,000 the recursive walks after parsing (zod, stringify, DuckDB) near the stack limit again
     maxJsonDepth: integer(env, 'MAX_JSON_DEPTH', DEFAULT_MAX_JSON_DEPTH, 1, 1000),

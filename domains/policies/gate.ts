@@ -14,6 +14,7 @@ import type { OrgId } from '../../runtime/store/types.js';
 import type { PolicyAuditEntry } from '../tasks/types.js';
 import type { OrgBundle, PolicyBundles } from './bundles.js';
 import type { PolicyCall, PolicySubject, ToolCallGate } from '../../runtime/tools/tool-gate.js';
+import type { ActivityRecorder } from '../activity/record.js';
 
 export type { PolicyCall, PolicySubject } from '../../runtime/tools/tool-gate.js';
 
@@ -82,6 +83,8 @@ export class PolicyGate implements ToolCallGate {
     private readonly collections: Collections,
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
+    /** a denial is also an audit log entry ("a policy denial is audited") */
+    private readonly activity: ActivityRecorder | null = null,
   ) {}
 
   /** evaluates every enabled policy of the organization on one input (never throws: an error denies) */
@@ -117,6 +120,12 @@ export class PolicyGate implements ToolCallGate {
     });
     if (subject.task && call.runId) await this.audit(org, call.runId, { decision_id: logged.id, revision: decision.revision, tool: call.name, result, messages: decision.messages, at });
     if (decision.allowed) return null;
+    if (this.activity) {
+      await this.activity.audit(org, {
+        actor: await this.activity.userActor(subject.user ?? null), action: 'deny', resource: { kind: 'tool_call', id: call.name },
+        details: { decision_id: logged.id, run_id: call.runId ?? null, task_id: subject.task ?? null, binding_id: subject.binding ?? null, revision: decision.revision },
+      });
+    }
     return failedOutcome(
       toolErrorBody('policy_denied', `denied by policy: ${decision.messages.join('; ')}`, {
         messages: decision.messages,

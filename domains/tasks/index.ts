@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import type { NetPort } from '../../connectors/contract.js';
 import type { AgentRuntime } from '../../runtime/agent/agent-runtime.js';
+import type { ActivityRecorder } from '../activity/record.js';
 import type { Collections } from '../collections.js';
 import type { ServiceConfig } from '../../runtime/config.js';
 import type { PlatformEvents } from '../../runtime/events.js';
@@ -34,6 +35,7 @@ export function createTaskRuntime(deps: {
   readonly events: PlatformEvents;
   readonly logger: Logger;
   readonly egress: NetPort;
+  readonly activity?: ActivityRecorder;
 }): TaskRuntime {
   const service = new TaskService(deps);
   const secrets = new SecretBox(deps.config.auth.jwtSecret);

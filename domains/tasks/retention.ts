@@ -8,46 +8,21 @@ import type { Logger } from 'pino';
 import type { Collections } from '../collections.js';
 import { asOrgId } from '../../runtime/store/types.js';
 import type { RuntimeClock } from '../../runtime/supervisor.js';
+import { HourlySweep } from '../../runtime/hourly-sweep.js';
 
-export const SWEEP_INTERVAL_MS = 3_600_000;
 const PAGE = 200;
 
-export class DeliverySweeper {
-  private timer: unknown = null;
-  private running: Promise<number> | null = null;
-
+export class DeliverySweeper extends HourlySweep {
   constructor(
     private readonly collections: Collections,
-    private readonly clock: RuntimeClock,
+    clock: RuntimeClock,
     private readonly retentionDays: number,
     private readonly logger: Logger,
-  ) {}
-
-  start(): void {
-    const tick = (): void => {
-      this.timer = this.clock.setTimeout(() => {
-        void this.sweep().finally(tick);
-      }, SWEEP_INTERVAL_MS);
-      // a pending sweep must not keep the process alive
-      (this.timer as { unref?: () => void } | null)?.unref?.();
-    };
-    tick();
+  ) {
+    super(clock);
   }
 
-  /** Waits for a sweep in progress; no further sweeps. */
-  async stop(): Promise<void> {
-    if (this.timer !== null) this.clock.clearTimeout(this.timer);
-    this.timer = null;
-    await this.running;
-  }
-
-  /** One pass over every organization; returns how many deliveries were deleted. */
-  sweep(): Promise<number> {
-    this.running ??= this.pass().finally(() => (this.running = null));
-    return this.running;
-  }
-
-  private async pass(): Promise<number> {
+  protected async pass(): Promise<number> {
     const cutoff = new Date(this.clock.now() - this.retentionDays * 86_400_000).toISOString();
     let deleted = 0;
     try {

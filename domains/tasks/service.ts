@@ -26,6 +26,7 @@ import type { PlatformEvent, PlatformEvents } from '../../runtime/events.js';
 import { newId } from '../../runtime/ids.js';
 import { resolveLlmProvider } from '../../runtime/llm/index.js';
 import { LlmError, type ChatMessage } from '../../runtime/llm/types.js';
+import { reportTaskRunEnded, type ActivityRecorder } from '../activity/runs.js';
 import { DEFAULT_AGENT, SETTINGS_DEFAULTS } from '../organizations.js';
 import type { SourceDirectory } from '../sources/directory.js';
 import { asOrgId, type OrgId } from '../../runtime/store/types.js';
@@ -55,6 +56,8 @@ export interface TaskServiceDeps {
   readonly logger: Logger;
   /** the egress guard: an organization's llm_base_url is reached through it */
   readonly egress: NetPort;
+  /** reports the runs that end before their agent run starts (the agent runtime reports the others) */
+  readonly activity?: ActivityRecorder;
 }
 
 export type FireOutcome = { readonly run_id: string; readonly status: 'pending' | 'running' | 'refused' };
@@ -334,6 +337,7 @@ export class TaskService implements TaskFiring {
     const fail = async (reason: string, message: string, status: TaskRunStatus = 'failed'): Promise<void> => {
       await this.finish(org, [runId], status, reason, message);
       this.runEnded(taskId, runId);
+      if (this.deps.activity) await reportTaskRunEnded(this.deps.activity, collections.tasks, org, { taskId, runId }, { status, reason, message });
       if (status === 'failed') this.deps.events.emit('task.run_failed', org, { task_id: taskId, run_id: runId, reason, message });
     };
     try {

@@ -20,6 +20,8 @@ import { SupervisorClosedError, type Supervisor } from '../../runtime/supervisor
 import { retryDelayMs } from './backoff.js';
 import { deliveryMachine, type AttemptOutcome, type DeliveryActorInput, type DeliveryRef } from './delivery.machine.js';
 import type { WebhookSecrets } from './secrets.js';
+import { reportDelivery } from '../activity/deliveries.js';
+import type { ActivityRecorder } from '../activity/record.js';
 import { signatureHeaders } from './signing.js';
 
 export const DELIVERY_ACTOR_KIND = 'webhook_delivery';
@@ -38,6 +40,8 @@ export interface DispatcherOptions {
   readonly attemptTimeoutMs?: number;
   /** every delivery goes through it: receivers are tenant-chosen URLs */
   readonly egress: EgressGuard;
+  /** settled deliveries (delivered, failed for good) go to the activity feed */
+  readonly activity?: ActivityRecorder;
 }
 
 export interface EnqueueRequest {
@@ -176,12 +180,12 @@ export class WebhookDispatcher {
     );
     const ok = answer.status !== null && answer.status >= 200 && answer.status < 300;
     if (ok) {
-      await this.settle(org, delivery, { status: 'delivered', finished_at: attempt.at, next_attempt_at: null }, attempt);
+      await this.settle(org, delivery, { status: 'delivered', finished_at: attempt.at, next_attempt_at: null }, attempt, webhook);
       return { done: true, retryInMs: 0 };
     }
     // a refused address stays refused: retrying would only repeat the refusal
     if (n >= delivery.max_attempts || answer.refused) {
-      await this.settle(org, delivery, { status: 'failed', finished_at: attempt.at, next_attempt_at: null }, attempt);
+      await this.settle(org, delivery, { status: 'failed', finished_at: attempt.at, next_attempt_at: null }, attempt, webhook);
       return { done: true, retryInMs: 0 };
     }
     const retryInMs = retryDelayMs(n, this.options.retryBaseMs, answer.retryAfterMs);
@@ -194,10 +198,12 @@ export class WebhookDispatcher {
     delivery: WebhookDeliveryDoc,
     patch: Pick<WebhookDeliveryDoc, 'status' | 'finished_at' | 'next_attempt_at'>,
     attempt: WebhookAttempt | null,
+    webhook: OutboundWebhookDoc | null = null,
   ): Promise<void> {
     const attempts = attempt === null ? delivery.attempts : [...delivery.attempts, attempt];
     const updated = await this.options.collections.webhookDeliveries.update(org, delivery.id, { ...patch, attempts });
     if (updated) for (const listener of [...(this.listeners.get(delivery.id) ?? [])]) listener(updated);
+    if (updated && this.options.activity) await reportDelivery(this.options.activity, org, updated, webhook);
   }
 
   private async post(

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { normalizeEmail } from '../../runtime/auth/identity.js';
 import { LoginThrottle } from '../../runtime/auth/login-throttle.js';
+import { auditFailedLogin, auditLogin } from '../../domains/activity/logins.js';
 import { ServiceError } from '../../runtime/errors.js';
 import type { HttpRequest } from '../http.js';
 import { route, type AnyRoute } from '../route.js';
@@ -29,7 +30,7 @@ export const loginResult = z.object({
 /** The socket peer: forwarded headers are not trusted (there is no trusted-proxy setting). */
 const clientAddress = (request: HttpRequest): string => request.remoteAddress ?? 'unknown';
 
-export function authRoutes({ identity, collections, config, supervisor }: Services): AnyRoute[] {
+export function authRoutes({ identity, collections, config, supervisor, activity }: Services): AnyRoute[] {
   const throttle = new LoginThrottle(config.auth.loginThrottle, () => supervisor.clock.now());
 
   /**
@@ -66,10 +67,12 @@ export function authRoutes({ identity, collections, config, supervisor }: Servic
       }),
       response: loginResult,
       // registering with a known email checks its password (409 when wrong): throttled like login
-      handler: async ({ request, body }) => ({
-        status: 201,
-        json: await throttled(request, body.email, () => identity.register(body), (error) => error.code === 'conflict'),
-      }),
+      handler: async ({ request, body }) => {
+        const result = await throttled(request, body.email, () => identity.register(body), (error) => error.code === 'conflict');
+        const attempt = { email: result.user.email, requestId: request.requestId, route: 'POST /auth/register' };
+        await auditLogin(activity, attempt, result, 201, 'register');
+        return { status: 201, json: result };
+      },
     }),
     route({
       method: 'POST', path: '/auth/login', tag: 'auth', auth: 'public',
@@ -80,10 +83,18 @@ export function authRoutes({ identity, collections, config, supervisor }: Servic
         organization_id: z.string().min(1).max(100).optional(),
       }),
       response: loginResult,
-      handler: async ({ request, body }) => ({
-        status: 200,
-        json: await throttled(request, body.email, () => identity.login(body), (error) => error.code === 'invalid_credentials'),
-      }),
+      // public, so the pipeline's audit does not see it: successes and wrong passwords are audited here
+      handler: async ({ request, body }) => {
+        const attempt = { email: normalizeEmail(body.email), organizationId: body.organization_id, requestId: request.requestId, route: 'POST /auth/login' };
+        try {
+          const result = await throttled(request, body.email, () => identity.login(body), (error) => error.code === 'invalid_credentials');
+          await auditLogin(activity, attempt, result, 200);
+          return { status: 200, json: result };
+        } catch (error) {
+          if (error instanceof ServiceError && error.code === 'invalid_credentials') await auditFailedLogin(activity, collections, attempt, error.status, error.code);
+          throw error;
+        }
+      },
     }),
     route({
       method: 'GET', path: '/auth/me', tag: 'auth', auth: 'bearer', summary: 'The caller',

@@ -292,7 +292,7 @@ export function chatRoutes({ collections, config, agentRuntime, sources, egress 
       },
     }),
     route({
-      method: 'POST', path: '/chat/conversations/:id/approvals/:approval_id', tag: 'chat', auth: 'bearer', permission: 'chat:use',
+      method: 'POST', path: '/chat/conversations/:id/approvals/:approval_id', tag: 'chat', auth: 'bearer', permission: 'chat:use', audit: { action: 'decide' },
       summary: 'Answer an approval_required event: approved runs the tool, denied gives the model approval_denied',
       params: approvalParams, body: approvalBody,
       response: z.object({ approval_id: z.string(), approved: z.boolean(), decision: z.enum(['approved', 'denied']) }),

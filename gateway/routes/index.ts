@@ -36,6 +36,8 @@ import { chatIncomingRoutes } from './chat-incoming.js';
 import { policyRoutes } from './policies.js';
 import { policySourceRoutes } from './policy-sources.js';
 import { policyCheckRoutes } from './policy-checks.js';
+import { activityRoutes } from './activity.js';
+import { notificationRoutes } from './notifications.js';
 
 export function allRoutes(services: Services, table: () => readonly AnyRoute[]): AnyRoute[] {
   return [
@@ -74,5 +76,7 @@ export function allRoutes(services: Services, table: () => readonly AnyRoute[]):
     ...policyRoutes(services),
     ...policySourceRoutes(services),
     ...policyCheckRoutes(services),
+    ...activityRoutes(services),
+    ...notificationRoutes(services),
   ];
 }

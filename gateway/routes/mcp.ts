@@ -81,6 +81,8 @@ export function mcpRoutes({ collections, sources, sourceService, config, policie
   return [
     route({
       method: 'POST', path: '/mcp', tag: 'mcp', auth: 'bearer', permission: 'chat:use', bodyKind: 'raw', maxBodyBytes: MCP_MAX_BODY_BYTES,
+      // a protocol endpoint: its tool calls are decided (and denials audited) by the policy gate
+      audit: false,
       summary: 'MCP streamable HTTP endpoint (stateless): search_connector_tools and execute_connector_tool over your sources',
       response: mcpAnswer, responses: { 400: mcpAnswer, 406: mcpAnswer, 415: mcpAnswer },
       handler: async ({ auth, request }) => {
@@ -125,7 +127,7 @@ export function mcpRoutes({ collections, sources, sourceService, config, policie
       handler: async ({ auth, query }) => ({ status: 200, json: { items: (await approvals.list(auth.orgId, query.status)).map(presentApproval) } }),
     }),
     route({
-      method: 'POST', path: '/mcp/approvals/:id', tag: 'mcp', auth: 'bearer', permission: 'chat:use',
+      method: 'POST', path: '/mcp/approvals/:id', tag: 'mcp', auth: 'bearer', permission: 'chat:use', audit: { action: 'decide' },
       summary: 'Approve or deny a write asked for through /mcp (a person only: an API key cannot approve)',
       params: idParams, body: z.strictObject({ approved: z.boolean() }), response: approvalSchema,
       handler: async ({ auth, params, body }) => {

@@ -45,7 +45,7 @@ function reportingRun(auth: AuthContext, named: string | undefined): string {
 export function pipelineAgentRoutes({ pipelineRuns }: Services): AnyRoute[] {
   return [
     route({
-      method: 'POST', path: '/pipeline-agent/log', tag: 'pipeline-agent', auth: 'bearer', status: 201,
+      method: 'POST', path: '/pipeline-agent/log', tag: 'pipeline-agent', auth: 'bearer', status: 201, audit: false,
       summary: 'Append a log line to the pipeline run', body: logBody, response: entryResponse,
       handler: async ({ auth, body }) => {
         const runId = reportingRun(auth, body.run_id);
@@ -54,7 +54,7 @@ export function pipelineAgentRoutes({ pipelineRuns }: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'POST', path: '/pipeline-agent/progress', tag: 'pipeline-agent', auth: 'bearer', status: 201,
+      method: 'POST', path: '/pipeline-agent/progress', tag: 'pipeline-agent', auth: 'bearer', status: 201, audit: false,
       summary: 'Report progress (a fraction from 0.0 to 1.0) of the pipeline run', body: progressBody, response: entryResponse,
       handler: async ({ auth, body }) => {
         const runId = reportingRun(auth, body.run_id);

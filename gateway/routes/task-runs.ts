@@ -107,7 +107,7 @@ export function taskRunRoutes({ collections, agentRuntime, taskRuntime, files }:
       },
     }),
     route({
-      method: 'POST', path: '/tasks/:id/runs/:run_id/approvals/:approval_id', tag: 'tasks',
+      method: 'POST', path: '/tasks/:id/runs/:run_id/approvals/:approval_id', tag: 'tasks', audit: { action: 'decide' },
       summary: 'Answer an approval_required event of a task run', auth: 'bearer', permission: 'task:manage', params: approvalParams,
       body: z.strictObject({ approved: z.boolean({ message: 'approved must be true or false' }) }),
       response: z.object({ approval_id: z.string(), approved: z.boolean(), decision: z.enum(['approved', 'denied']) }),

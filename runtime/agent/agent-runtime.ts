@@ -16,22 +16,15 @@ import type { AgentRunInput, RecordEntry, RunEnd, ToolStepOutput, TurnOutput } f
 import { createCatalog, type CatalogSource, type ResolvedToolCall, type ToolCatalog } from '../tools/catalog.js';
 import type { ToolInterceptor } from '../tools/interceptors.js';
 import type { PluginRegistry } from '../tools/registry.js';
-import {
-  applySearchConnectorTools,
-  EXECUTE_CONNECTOR_TOOL,
-  META_TOOL_DEFINITIONS,
-  resolveExecuteConnectorTool,
-  runExecuteConnectorTool,
-  SEARCH_CONNECTOR_TOOLS,
-  type SearchConnectorToolsResult,
-} from '../tools/meta-tools.js';
-import { failedOutcome, toolErrorBody, type ToolOutcome } from '../tools/tool-result.js';
+import { runExecuteConnectorTool } from '../tools/meta-tools.js';
+import type { ToolOutcome } from '../tools/tool-result.js';
 import type { AgentRunDoc } from '../collections.js';
 import type { PlatformCollections as Collections } from '../collections.js';
 import { newId } from '../ids.js';
 import type { PriceTable } from '../llm/prices.js';
 import type { ChatMessage, ToolCall } from '../llm/types.js';
 import type { ToolCallGate } from '../tools/tool-gate.js';
+import type { RunFacts, RunObserver } from './run-observer.js';
 import type { PlatformEvents } from '../events.js';
 import type { OrgId } from '../store/types.js';
 import type { ActorInfo, Supervisor } from '../supervisor.js';
@@ -54,9 +47,16 @@ export interface AgentRuntimeOptions {
   readonly events?: PlatformEvents;
   /** policy enforcement (feature `policies`): decided before the approval gate, interceptor for the rest */
   readonly policies?: ToolCallGate;
+  /** runs started and ended, approvals asked and decided (the activity feed and notifications) */
+  readonly observer?: RunObserver;
 }
 
 export type ApprovalAnswer = 'accepted' | 'unknown' | 'not_pending';
+
+const factsOf = (runId: string, request: StartRunRequest): RunFacts => ({
+  runId, kind: request.kind, userId: request.userId, taskId: request.taskId ?? null,
+  conversationId: request.conversationId ?? null, bindingId: request.bindingId ?? null,
+});
 
 const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
@@ -73,6 +73,7 @@ export class AgentRuntime {
   private readonly prices: PriceTable;
   private readonly events: PlatformEvents | undefined;
   private readonly policies: ToolCallGate | null;
+  private readonly observer: RunObserver | null;
   /** the catalog of runs that see no source (built-ins only): stateless, so shared */
   private sourcelessCatalog: ToolCatalog | null = null;
 
@@ -85,6 +86,7 @@ export class AgentRuntime {
     this.events = options.events;
     // with the feature off nothing is evaluated
     this.policies = options.policies?.enabled ? options.policies : null;
+    this.observer = options.observer ?? null;
     this.supervisor.registerKind({
       kind: AGENT_RUN_KIND,
       logic: this.machine(),
@@ -163,6 +165,7 @@ export class AgentRuntime {
       throw error;
     }
     this.supervisor.send(runId, { type: 'START' });
+    this.report(run, (observer, org, facts) => observer.runStarted(org, facts));
     return { runId, feed };
   }
 
@@ -234,7 +237,15 @@ export class AgentRuntime {
         }),
       },
       actions: {
-        record: ({ context }, entry: RecordEntry) => recordEntry(live(context.runId), entry, this.approvals),
+        record: ({ context }, entry: RecordEntry) => {
+          const run = live(context.runId);
+          recordEntry(run, entry, this.approvals);
+          if (entry.type === 'approval_required') {
+            this.report(run, (observer, org, facts) => observer.approvalRequested(org, facts, entry.data.approval_id, entry.data.tool));
+          } else if (entry.type === 'approval_decision') {
+            this.report(run, (observer, org, facts) => observer.approvalDecided(org, facts, entry.data.approval_id, entry.data.decision, entry.data.decided_by));
+          }
+        },
         setStatus: ({ context }, { status }: { status: 'running' | 'awaiting_approval' }) => {
           const run = live(context.runId);
           run.feed.enqueue(() => this.collections.agentRuns.update(run.request.orgId, run.id, { status }));
@@ -270,6 +281,7 @@ export class AgentRuntime {
         run_id: run.id, kind: request.kind, task_id: request.taskId ?? null, reason: end.reason ?? null, message: end.message ?? null,
       });
     }
+    this.report(run, (observer, org, facts) => observer.runEnded(org, facts, { status: end.status, reason: end.reason, message: end.message }));
     if (request.onEnd) {
       const onEnd = request.onEnd;
       feed.enqueue(() => onEnd(end, run.text));
@@ -279,6 +291,12 @@ export class AgentRuntime {
       this.flushing.delete(flushed);
     });
     this.flushing.add(flushed);
+  }
+
+  /** queued behind the run's own writes, so the feed never reports a state the run's record does not hold yet */
+  private report(run: LiveRun, write: (observer: RunObserver, org: OrgId, facts: RunFacts) => Promise<void>): void {
+    const observer = this.observer;
+    if (observer) run.feed.enqueue(() => write(observer, run.request.orgId, factsOf(run.id, run.request)));
   }
 
   /** A run the machine could not finalize (it crashed, or was stopped at shutdown). */

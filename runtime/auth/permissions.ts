@@ -40,6 +40,8 @@ export const PERMISSIONS = {
   'policy:manage': 'create, change and delete policies',
   'worker:read': 'read worker status',
   'runtime:read': 'list the actors the runtime supervises (operators: owner and admin)',
+  'activity:read': "read the organization's activity feed (runs, approvals, deliveries, syncs, policy changes)",
+  'audit:read': 'read the audit log: who changed what, logins, key rotations, policy denials (owner and admin)',
 } as const;
 
 export type Permission = keyof typeof PERMISSIONS;
@@ -71,8 +73,9 @@ export function withImplied(permissions: Iterable<Permission>): Set<Permission> 
   return all;
 }
 
-// runtime:read is an operator view: owner and admin only, so members and viewers do not get it with the other reads
-const READ_PERMISSIONS = ALL_PERMISSIONS.filter((permission) => permission.endsWith(':read') && permission !== 'runtime:read');
+// runtime:read and audit:read are operator views: owner and admin only, so members and viewers do not get them with the other reads
+const OPERATOR_READS: readonly Permission[] = ['runtime:read', 'audit:read'];
+const READ_PERMISSIONS = ALL_PERMISSIONS.filter((permission) => permission.endsWith(':read') && !OPERATOR_READS.includes(permission));
 
 export interface BuiltinRole {
   readonly name: string;

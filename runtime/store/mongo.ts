@@ -13,6 +13,7 @@ import {
   type CollectionSpec,
   type Filter,
   type GlobalCollection,
+  type IdRange,
   type MetadataStore,
   type NewDoc,
   type OrgCollection,
@@ -116,10 +117,14 @@ class MongoCollection<T extends StoredFields> {
 
   async list(
     org: string,
-    options: { filter?: Filter; limit: number; after?: string | null },
+    options: { filter?: Filter; limit: number; after?: string | null; idRange?: IdRange },
   ): Promise<{ items: T[]; total: number; nextAfter: string | null }> {
-    const query = toQuery(org, options.filter);
-    const paged = options.after ? { ...query, _id: { $gt: options.after } } : query;
+    const bounds: Document = {};
+    if (options.idRange?.gte !== undefined) bounds['$gte'] = options.idRange.gte;
+    if (options.idRange?.lt !== undefined) bounds['$lt'] = options.idRange.lt;
+    const ranged = toQuery(org, options.filter);
+    const query = Object.keys(bounds).length === 0 ? ranged : { ...ranged, _id: bounds };
+    const paged = options.after ? { ...query, _id: { ...bounds, $gt: options.after } } : query;
     const [rows, total] = await Promise.all([
       this.collection.find(paged).sort({ _id: 1 }).limit(options.limit + 1).toArray(),
       this.collection.countDocuments(query),

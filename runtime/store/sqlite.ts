@@ -24,6 +24,7 @@ import {
   type CollectionSpec,
   type Filter,
   type GlobalCollection,
+  type IdRange,
   type ListOptions,
   type MetadataStore,
   type NewDoc,
@@ -71,6 +72,20 @@ function whereClause(filter: Filter | undefined): { sql: string; params: (string
     }
   }
   return { sql: parts.length === 0 ? '' : ' AND ' + parts.join(' AND '), params };
+}
+
+function rangeClause(range: IdRange | undefined): { sql: string; params: string[] } {
+  const parts: string[] = [];
+  const params: string[] = [];
+  if (range?.gte !== undefined) {
+    parts.push(' AND id >= ?');
+    params.push(range.gte);
+  }
+  if (range?.lt !== undefined) {
+    parts.push(' AND id < ?');
+    params.push(range.lt);
+  }
+  return { sql: parts.join(''), params };
 }
 
 /** Turns free text into an FTS5 query of optional quoted terms (no syntax injection). */
@@ -226,13 +241,17 @@ class SqliteCollection<T extends StoredFields> {
 
   list(org: string, options: ListOptions): Page<T> {
     const where = whereClause(options.filter);
+    const range = rangeClause(options.idRange);
     const after = options.after ?? '';
     const rows = this
-      .sql(`SELECT data FROM ${this.table} WHERE org_id = ?${where.sql} AND id > ? ORDER BY id LIMIT ?`)
-      .all(org, ...where.params, after, options.limit + 1) as Row[];
+      .sql(`SELECT data FROM ${this.table} WHERE org_id = ?${where.sql}${range.sql} AND id > ? ORDER BY id LIMIT ?`)
+      .all(org, ...where.params, ...range.params, after, options.limit + 1) as Row[];
     const more = rows.length > options.limit;
     const items = rows.slice(0, options.limit).map((row) => JSON.parse(row.data) as T);
-    return { items, total: this.count(org, options.filter), nextAfter: more ? (items.at(-1)?.id ?? null) : null };
+    const total = range.sql === ''
+      ? this.count(org, options.filter)
+      : (this.sql(`SELECT count(*) AS n FROM ${this.table} WHERE org_id = ?${where.sql}${range.sql}`).get(org, ...where.params, ...range.params) as { n: number }).n;
+    return { items, total, nextAfter: more ? (items.at(-1)?.id ?? null) : null };
   }
 
   update(org: string, id: string, patch: Patch<Omit<T, keyof StoredFields>>): T | null {

@@ -51,6 +51,17 @@ export interface ListOptions {
   readonly limit: number;
   /** exclusive lower bound on id (ids sort by creation time) */
   readonly after?: string | null;
+  /**
+   * Bounds on id that narrow the list and its total alike (the cursor, `after`,
+   * narrows only the items): a time window over time-sorted ids.
+   */
+  readonly idRange?: IdRange;
+}
+
+/** `gte` inclusive, `lt` exclusive; either may be absent. */
+export interface IdRange {
+  readonly gte?: string;
+  readonly lt?: string;
 }
 
 export interface SearchHit<T> {

@@ -92,6 +92,19 @@ export function metadataStoreConformance(engine: string, open: () => Promise<Met
       expect(seen).toEqual(names);
     });
 
+    it('narrows a list and its total to an id range, the cursor paging inside it', async () => {
+      const docs = [];
+      for (let i = 0; i < 6; i++) docs.push(await things.insert(orgA, { name: `range-${i}`, group: 'ranged' }));
+      const idRange = { gte: docs[1]!.id, lt: docs[5]!.id };
+      const first = await things.list(orgA, { limit: 2, filter: { group: 'ranged' }, idRange });
+      expect(first.total).toBe(4);
+      expect(first.items.map((d) => d.name)).toEqual(['range-1', 'range-2']);
+      const second = await things.list(orgA, { limit: 2, after: first.nextAfter, filter: { group: 'ranged' }, idRange });
+      expect(second).toMatchObject({ total: 4, nextAfter: null });
+      expect(second.items.map((d) => d.name)).toEqual(['range-3', 'range-4']);
+      expect((await things.list(orgA, { limit: 10, filter: { group: 'ranged' }, idRange: { gte: docs[4]!.id } })).total).toBe(2);
+    });
+
     it('patches fields, removes undefined ones, keeps id and created_at', async () => {
       const doc = await things.insert(orgA, { name: 'patch-me', group: 'x', note: 'drop me' });
       await new Promise((resolve) => setTimeout(resolve, 5));
