@@ -25,6 +25,8 @@ import { listen } from './uws-server.js';
 import { builtinPlugins } from '../connectors/builtins.js';
 import { loadPlugins } from '../connectors/loader.js';
 import { AgentRuntime } from '../runtime/agent/agent-runtime.js';
+import { AgentRunLauncher } from '../runtime/agent/start-agent-run.js';
+import { ChatReplies } from '../runtime/chat/chat-replies.js';
 import { finalizeInterruptedRuns } from '../runtime/agent/recovery.js';
 import { Supervisor } from '../runtime/supervisor.js';
 import { PlatformEvents } from '../runtime/events.js';
@@ -34,7 +36,7 @@ import type { SourceDirectory } from '../runtime/sources/directory.js';
 import { SourceService } from '../runtime/sources/source-service.js';
 import type { TaskFiring } from '../runtime/tasks/firing.js';
 import { createTaskRuntime } from '../runtime/tasks/index.js';
-import type { RuntimeClock } from '../runtime/supervisor.js';
+import type { RuntimeClock } from '../runtime/clock.js';
 import { ChannelRuntime } from '../runtime/channels/channel-runtime.js';
 import { WebhookDispatcher } from '../runtime/webhooks/dispatcher.js';
 import { OutboundWebhooks } from '../runtime/webhooks/outbound-webhooks.js';
@@ -95,14 +97,17 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     });
     await sourceService.start();
     const sources: SourceDirectory = sourceService;
-    const taskRuntime = createTaskRuntime({ config, collections, supervisor, agentRuntime, sources, events, logger, egress });
+    const clock = supervisor.clock;
+    const launcher = new AgentRunLauncher({ collections, config, agentRuntime, sources, egress, clock });
+    const taskRuntime = createTaskRuntime({ config, collections, supervisor, launcher, events, logger });
     await taskRuntime.start();
     const tasks: TaskFiring = taskRuntime.service;
-    const channels = new ChannelRuntime({ collections, supervisor, agentRuntime, sources, config, logger, egress });
+    const channels = new ChannelRuntime({ collections, supervisor, agentRuntime, launcher, config, logger, egress });
     await channels.start();
     const services: Services = {
       channels,
       config, collections, identity, health, logger, contextTables, supervisor, agentRuntime, events, graph, sources, tasks,
+      launcher, chatReplies: new ChatReplies(collections, launcher), clock,
       webhooks,
       sourceService,
       taskRuntime,

@@ -36,7 +36,7 @@ import { newId } from '../ids.js';
 import { costUsd, type PriceTable } from '../llm/prices.js';
 import type { ChatMessage, LlmProvider, ToolCall, Usage } from '../llm/types.js';
 import type { OrgId } from '../store/types.js';
-import type { ActorInfo, Supervisor } from '../supervisor.js';
+import type { ActorInfo, KindHandle, Supervisor } from '../supervisor.js';
 import type { PlatformEvents } from '../events.js';
 import { RunFeed } from './run-feed.js';
 import type { PolicyGate, PolicySubject } from '../policies/gate.js';
@@ -69,6 +69,8 @@ export interface StartRunRequest extends Omit<AgentRunInput, 'runId'> {
   readonly bindingId?: string | null;
   /** called once with the end and the reply's whole text, after the run's writes */
   readonly onEnd?: (end: RunEnd, text: string) => Promise<void>;
+  /** cancelled while it was being launched: the run starts and ends at once as cancelled, before any model call */
+  readonly cancelled?: boolean;
 }
 
 interface LiveRun {
@@ -129,6 +131,7 @@ export class AgentRuntime {
   private readonly policies: PolicyGate | null;
   /** the catalog of runs that see no source (built-ins only): stateless, so shared */
   private sourcelessCatalog: ToolCatalog | null = null;
+  private readonly actors: KindHandle<ReturnType<AgentRuntime['machine']>>;
 
   constructor(options: AgentRuntimeOptions) {
     this.supervisor = options.supervisor;
@@ -139,7 +142,7 @@ export class AgentRuntime {
     this.events = options.events;
     // with the feature off nothing is evaluated
     this.policies = options.policies?.enabled ? options.policies : null;
-    this.supervisor.registerKind({
+    this.actors = this.supervisor.registerKind({
       kind: AGENT_RUN_KIND,
       logic: this.machine(),
       // a restarted run would repeat tool calls that already had effects: fail it instead
@@ -205,7 +208,7 @@ export class AgentRuntime {
       spentTodayUsd: request.spentTodayUsd,
     };
     try {
-      this.supervisor.spawn(AGENT_RUN_KIND, { id: runId, input, orgId: request.orgId });
+      this.actors.spawn({ id: runId, input, orgId: request.orgId });
     } catch (error) {
       this.runs.delete(runId);
       await this.collections.agentRuns.update(request.orgId, runId, {
@@ -216,7 +219,7 @@ export class AgentRuntime {
       });
       throw error;
     }
-    this.supervisor.send(runId, { type: 'START' });
+    this.actors.send(runId, { type: request.cancelled === true ? 'CANCEL' : 'START' });
     return { runId, feed };
   }
 
@@ -229,7 +232,7 @@ export class AgentRuntime {
   cancel(org: OrgId, runId: string): boolean {
     const run = this.runs.get(runId);
     if (!run || run.request.orgId !== org || run.finished) return false;
-    return this.supervisor.send(runId, { type: 'CANCEL' });
+    return this.actors.send(runId, { type: 'CANCEL' });
   }
 
   /** The run id of an approval that is waiting, when it belongs to this organization. */
@@ -243,7 +246,7 @@ export class AgentRuntime {
   answer(org: OrgId, approvalId: string, approved: boolean, userId: string): ApprovalAnswer {
     const runId = this.pendingApproval(org, approvalId);
     if (runId === undefined) return 'unknown';
-    const sent = this.supervisor.send(runId, { type: approved ? 'APPROVE' : 'DENY', approvalId, by: userId });
+    const sent = this.actors.send(runId, { type: approved ? 'APPROVE' : 'DENY', approvalId, by: userId });
     // the machine records the decision (and forgets the approval) only when it took the event
     return sent && !this.approvals.has(approvalId) ? 'accepted' : 'not_pending';
   }

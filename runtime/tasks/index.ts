@@ -1,11 +1,9 @@
 /** Assembles the task runtime: the service (actors, fires, runs), the webhook intake, secrets and the retention sweep. */
 import type { Logger } from 'pino';
-import type { NetPort } from '../../connectors/contract.js';
-import type { AgentRuntime } from '../agent/agent-runtime.js';
+import type { AgentRunLauncher } from '../agent/start-agent-run.js';
 import type { Collections } from '../collections.js';
 import type { ServiceConfig } from '../config.js';
 import type { PlatformEvents } from '../events.js';
-import type { SourceDirectory } from '../sources/directory.js';
 import type { Supervisor } from '../supervisor.js';
 import { InboundHooks } from './inbound.js';
 import { DeliverySweeper } from './retention.js';
@@ -29,11 +27,9 @@ export function createTaskRuntime(deps: {
   readonly config: ServiceConfig;
   readonly collections: Collections;
   readonly supervisor: Supervisor;
-  readonly agentRuntime: AgentRuntime;
-  readonly sources: SourceDirectory;
+  readonly launcher: AgentRunLauncher;
   readonly events: PlatformEvents;
   readonly logger: Logger;
-  readonly egress: NetPort;
 }): TaskRuntime {
   const service = new TaskService(deps);
   const secrets = new SecretBox(deps.config.auth.jwtSecret);

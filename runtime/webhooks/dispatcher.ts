@@ -15,9 +15,9 @@ import type { Collections, OutboundWebhookDoc, WebhookAttempt, WebhookDeliveryDo
 import { newId, nowIso } from '../ids.js';
 import { egressRefusalOf, type EgressGuard } from '../net/egress.js';
 import { asOrgId, type OrgId } from '../store/types.js';
-import { SupervisorClosedError, type Supervisor } from '../supervisor.js';
+import { SupervisorClosedError, type KindHandle, type Supervisor } from '../supervisor.js';
 import { retryDelayMs } from './backoff.js';
-import { deliveryMachine, type AttemptOutcome, type DeliveryActorInput, type DeliveryRef } from './delivery.machine.js';
+import { deliveryMachine, type AttemptOutcome, type DeliveryActorInput, type DeliveryRef } from '../../actors/webhook-delivery.machine.js';
 import type { WebhookSecrets } from './secrets.js';
 import { signatureHeaders } from './signing.js';
 
@@ -54,13 +54,14 @@ export class WebhookDispatcher {
   private readonly listeners = new Map<string, Set<AttemptListener>>();
 
   readonly egress: EgressGuard;
+  private readonly actors: KindHandle<typeof deliveryMachine>;
 
   constructor(private readonly options: DispatcherOptions) {
     this.egress = options.egress;
     const logic = deliveryMachine.provide({
       actors: { attempt: fromPromise<AttemptOutcome, DeliveryRef>(({ input, signal }) => this.attempt(input, signal)) },
     });
-    options.supervisor.registerKind({
+    this.actors = options.supervisor.registerKind({
       kind: DELIVERY_ACTOR_KIND,
       logic,
       // a store hiccup: start over from the stored state (attempts already made are in the log)
@@ -140,7 +141,7 @@ export class WebhookDispatcher {
   /** false when the runtime is shutting down: the delivery stays queued for the next start */
   private spawn(input: DeliveryActorInput): boolean {
     try {
-      this.options.supervisor.spawn(DELIVERY_ACTOR_KIND, { id: input.deliveryId, input, orgId: input.orgId });
+      this.actors.spawn({ id: input.deliveryId, input, orgId: input.orgId });
       return true;
     } catch (error) {
       if (error instanceof SupervisorClosedError) return false;
