@@ -36,7 +36,7 @@ import type { SourceDirectory } from '../runtime/sources/directory.js';
 import { SourceService } from '../runtime/sources/source-service.js';
 import type { TaskFiring } from '../runtime/tasks/firing.js';
 import { createTaskRuntime } from '../runtime/tasks/index.js';
-import type { RuntimeClock } from '../runtime/clock.js';
+import { systemClock, type RuntimeClock } from '../runtime/clock.js';
 import { ChannelRuntime } from '../runtime/channels/channel-runtime.js';
 import { WebhookDispatcher } from '../runtime/webhooks/dispatcher.js';
 import { OutboundWebhooks } from '../runtime/webhooks/outbound-webhooks.js';
@@ -60,6 +60,7 @@ export interface RunningService {
 export async function startService(config: ServiceConfig, logger: Logger, options: { readonly clock?: RuntimeClock } = {}): Promise<RunningService> {
   // before any store opens: what the engines create under DATA_DIR is the owner's alone
   restrictUmask();
+  const clock = options.clock ?? systemClock;
   const store = await openMetadataStore(config);
   let contextTables: ContextTables | null = null;
   let graph: GraphStore | null = null;
@@ -71,10 +72,10 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     registerCoreProbes(health, config, store);
     contextTables = new ContextTables(config, logger);
     await contextTables.open(health);
-    const identity = new IdentityService(config, collections, createOrganizationProvisioner(collections));
+    const identity = new IdentityService(config, collections, createOrganizationProvisioner(collections), clock);
     // runs a previous process left in flight are finalized before any new one starts
     await finalizeInterruptedRuns(collections, logger);
-    const supervisor = new Supervisor({ logger, shutdownGraceMs: config.shutdownGraceSecs * 1000, ...(options.clock ? { clock: options.clock } : {}) });
+    const supervisor = new Supervisor({ logger, shutdownGraceMs: config.shutdownGraceSecs * 1000, clock });
     const webhookSecrets = new WebhookSecrets(config.auth.jwtSecret);
     // one guard for every outbound call made for a tenant (webhooks, sources, MCP, tenant LLM URLs)
     const egress = createEgressGuard({ allow: config.egressAllow });
@@ -88,16 +89,15 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     const plugins = await loadPlugins({
       builtins: builtinPlugins({ collections, graph, webhooks, files, mcpStdioCommands: config.mcpStdioCommands, kubernetesInCluster: config.kubernetesInCluster }), logger, net: egress, ...(config.pluginsFile === null ? {} : { pluginsFile: config.pluginsFile }),
     });
-    const events = new PlatformEvents(logger);
+    const events = new PlatformEvents(logger, clock);
     const policyBundles = new PolicyBundles(collections, files);
-    const policies = new PolicyGate(config.features.policies, policyBundles, collections, logger);
+    const policies = new PolicyGate(config.features.policies, policyBundles, collections, logger, () => clock.now());
     const agentRuntime = new AgentRuntime({ supervisor, collections, plugins, logger, prices: config.llmPrices, events, policies });
     const sourceService = new SourceService({
-      collections, plugins, keyRoot: config.sourceConfigKey ?? config.auth.jwtSecret, events, graph: () => graph, logger, egress,
+      collections, plugins, keyRoot: config.sourceConfigKey ?? config.auth.jwtSecret, events, graph: () => graph, logger, egress, clock,
     });
     await sourceService.start();
     const sources: SourceDirectory = sourceService;
-    const clock = supervisor.clock;
     const launcher = new AgentRunLauncher({ collections, config, agentRuntime, sources, egress, clock });
     const taskRuntime = createTaskRuntime({ config, collections, supervisor, launcher, events, logger });
     await taskRuntime.start();
@@ -112,7 +112,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       sourceService,
       taskRuntime,
       files,
-      pipelineRuns: new PipelineRuns(collections, identity),
+      pipelineRuns: new PipelineRuns(collections, identity, clock),
       egress,
       policyBundles,
       policies,

@@ -78,6 +78,7 @@ export class PolicyGate {
     private readonly bundles: PolicyBundles,
     private readonly collections: Collections,
     private readonly logger: Logger,
+    // wall clock: the default of callers without a runtime clock
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -89,7 +90,7 @@ export class PolicyGate {
       revision = loaded.revision;
       if (!loaded.bundle) return { allowed: true, messages: [], revision, error: null };
       const refs = loaded.policies.flatMap((policy) => [`data.${policy.packagePath}.deny`, `data.${policy.packagePath}.allow`]);
-      const values = loaded.bundle.evalMany(refs, { input, strictBuiltinErrors: true });
+      const values = loaded.bundle.evalMany(refs, { input, strictBuiltinErrors: true, nowNs: BigInt(this.now()) * 1_000_000n });
       const messages: string[] = [];
       let allowed = true;
       loaded.policies.forEach((policy, index) => {

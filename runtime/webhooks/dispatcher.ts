@@ -20,6 +20,7 @@ import { retryDelayMs } from './backoff.js';
 import { deliveryMachine, type AttemptOutcome, type DeliveryActorInput, type DeliveryRef } from '../../actors/webhook-delivery.machine.js';
 import type { WebhookSecrets } from './secrets.js';
 import { signatureHeaders } from './signing.js';
+import { isoAt, type RuntimeClock } from '../clock.js';
 
 export const DELIVERY_ACTOR_KIND = 'webhook_delivery';
 /** one attempt waits at most this long for the receiver's answer */
@@ -54,10 +55,13 @@ export class WebhookDispatcher {
   private readonly listeners = new Map<string, Set<AttemptListener>>();
 
   readonly egress: EgressGuard;
+  /** the runtime clock: backoff due times, secret overlap, signature timestamps */
+  readonly clock: Pick<RuntimeClock, 'now'>;
   private readonly actors: KindHandle<typeof deliveryMachine>;
 
   constructor(private readonly options: DispatcherOptions) {
     this.egress = options.egress;
+    this.clock = options.supervisor.clock;
     const logic = deliveryMachine.provide({
       actors: { attempt: fromPromise<AttemptOutcome, DeliveryRef>(({ input, signal }) => this.attempt(input, signal)) },
     });
@@ -82,7 +86,7 @@ export class WebhookDispatcher {
       if (fresh.length === 0) break;
       for (const delivery of fresh) {
         seen.add(delivery.id);
-        const dueIn = delivery.next_attempt_at === null ? 0 : Date.parse(delivery.next_attempt_at) - Date.now();
+        const dueIn = delivery.next_attempt_at === null ? 0 : Date.parse(delivery.next_attempt_at) - this.clock.now();
         if (this.spawn({ orgId: delivery.org_id, deliveryId: delivery.id, firstDelayMs: Math.max(0, dueIn) })) resumed += 1;
       }
       if (pending.length < RESUME_BATCH) break;
@@ -185,7 +189,7 @@ export class WebhookDispatcher {
       return { done: true, retryInMs: 0 };
     }
     const retryInMs = retryDelayMs(n, this.options.retryBaseMs, answer.retryAfterMs);
-    await this.settle(org, delivery, { status: 'queued', finished_at: null, next_attempt_at: new Date(Date.now() + retryInMs).toISOString() }, attempt);
+    await this.settle(org, delivery, { status: 'queued', finished_at: null, next_attempt_at: isoAt(this.clock.now() + retryInMs) }, attempt);
     return { done: false, retryInMs };
   }
 
@@ -209,10 +213,10 @@ export class WebhookDispatcher {
     const { secrets } = this.options;
     const body = Buffer.from(delivery.body, 'utf8');
     const overlap = webhook.previous_secret_sealed !== null && webhook.previous_secret_expires_at !== null &&
-      Date.parse(webhook.previous_secret_expires_at) > Date.now();
+      Date.parse(webhook.previous_secret_expires_at) > this.clock.now();
     const headers = signatureHeaders({
       id: delivery.id,
-      timestamp: Math.floor(Date.now() / 1000),
+      timestamp: Math.floor(this.clock.now() / 1000),
       body,
       secret: secrets.open(org, webhook.id, webhook.secret_sealed),
       previousSecret: overlap && webhook.previous_secret_sealed !== null ? secrets.open(org, webhook.id, webhook.previous_secret_sealed) : null,
