@@ -147,7 +147,8 @@ export class IdentityService {
 
   /** Signs a local HS256 token scoped to one organization. */
   async issue(user: UserDoc, organization: OrganizationDoc, role: string): Promise<LoginResult> {
-    const issuedAt = Math.floor(this.clock.now() / 1000);
+    // wall clock: a JWT's iat/exp are checked by whoever verifies it, on real time
+    const issuedAt = Math.floor(Date.now() / 1000);
     const expiresAt = issuedAt + this.config.auth.jwtTtlSeconds;
     const token = await new SignJWT({ org: organization.id })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
@@ -265,7 +266,7 @@ export class IdentityService {
 
   private async verifyLocal(token: string): Promise<VerifiedToken> {
     const payload = await this.guardJose(() =>
-      jwtVerify(token, this.config.auth.jwtSecret, { algorithms: ['HS256'], issuer: LOCAL_ISSUER, currentDate: new Date(this.clock.now()) }),
+      jwtVerify(token, this.config.auth.jwtSecret, { algorithms: ['HS256'], issuer: LOCAL_ISSUER }),
     );
     if (typeof payload.sub !== 'string' || typeof payload['org'] !== 'string' || typeof payload.exp !== 'number') {
       throw new ServiceError('unauthorized', 'token lacks sub, org or exp');
@@ -297,7 +298,7 @@ export class IdentityService {
         });
       }
     };
-    const payload = await this.guardJose(() => jwtVerify(token, keyFor, { algorithms: ['RS256'], issuer, audience, currentDate: new Date(this.clock.now()) }));
+    const payload = await this.guardJose(() => jwtVerify(token, keyFor, { algorithms: ['RS256'], issuer, audience }));
     if (typeof payload.exp !== 'number') throw new ServiceError('unauthorized', 'token has no expiry');
     const email = payload['email'];
     if (typeof email !== 'string' || payload['email_verified'] === false) {
