@@ -1,14 +1,8 @@
 /** Assembles the task runtime: the service (actors, fires, runs), the webhook intake, secrets and the retention sweep. */
-import type { Logger } from 'pino';
-import type { AgentRunLauncher } from '../agent/start-agent-run.js';
-import type { Collections } from '../collections.js';
-import type { ServiceConfig } from '../config.js';
-import type { PlatformEvents } from '../events.js';
-import type { Supervisor } from '../supervisor.js';
 import { InboundHooks } from './inbound.js';
 import { DeliverySweeper } from './retention.js';
 import { SecretBox } from './secrets.js';
-import { TaskService } from './service.js';
+import { TaskService, type TaskServiceDeps } from './service.js';
 
 export interface TaskRuntime {
   readonly service: TaskService;
@@ -23,14 +17,7 @@ export interface TaskRuntime {
   stop(): Promise<void>;
 }
 
-export function createTaskRuntime(deps: {
-  readonly config: ServiceConfig;
-  readonly collections: Collections;
-  readonly supervisor: Supervisor;
-  readonly launcher: AgentRunLauncher;
-  readonly events: PlatformEvents;
-  readonly logger: Logger;
-}): TaskRuntime {
+export function createTaskRuntime(deps: TaskServiceDeps): TaskRuntime {
   const service = new TaskService(deps);
   const secrets = new SecretBox(deps.config.auth.jwtSecret);
   const inbound = new InboundHooks({ ...deps, tasks: service, secrets });
