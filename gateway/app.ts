@@ -29,6 +29,8 @@ import { listen } from './uws-server.js';
 import { builtinPlugins } from '../connectors/builtins.js';
 import { closePlugins, loadPlugins } from '../connectors/loader.js';
 import { AgentRuntime } from '../runtime/agent/agent-runtime.js';
+import { AgentRunLauncher } from '../domains/agents/start-agent-run.js';
+import { ChatReplies } from '../domains/chat/chat-replies.js';
 import { finalizeInterruptedRuns } from '../runtime/agent/recovery.js';
 import { failInterruptedReply } from '../domains/chat/interrupted-reply.js';
 import { Supervisor } from '../runtime/supervisor.js';
@@ -39,7 +41,7 @@ import type { SourceDirectory } from '../domains/sources/directory.js';
 import { SourceService } from '../domains/sources/source-service.js';
 import type { TaskFiring } from '../domains/tasks/firing.js';
 import { createTaskRuntime } from '../domains/tasks/index.js';
-import type { RuntimeClock } from '../runtime/supervisor.js';
+import { systemClock, type RuntimeClock } from '../runtime/clock.js';
 import { ChannelRuntime } from '../domains/channels/channel-runtime.js';
 import { WebhookDispatcher } from '../domains/webhooks/dispatcher.js';
 import { OutboundWebhooks } from '../domains/webhooks/outbound-webhooks.js';
@@ -73,6 +75,7 @@ export interface RunningService {
 export async function startService(config: ServiceConfig, logger: Logger, options: { readonly clock?: RuntimeClock } = {}): Promise<RunningService> {
   // before any store opens: what the engines create under DATA_DIR is the owner's alone
   restrictUmask();
+  const clock = options.clock ?? systemClock;
   const store = await openMetadataStore(config);
   let contextTables: ContextTables | null = null;
   let graph: GraphStore | null = null;
@@ -84,10 +87,10 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     registerCoreProbes(health, config, store);
     contextTables = new ContextTables(config, logger);
     await contextTables.open(health);
-    const identity = new IdentityService(config, collections, createOrganizationProvisioner(collections));
+    const identity = new IdentityService(config, collections, createOrganizationProvisioner(collections), clock);
     // runs a previous process left in flight are finalized before any new one starts
     await finalizeInterruptedRuns(collections, logger, failInterruptedReply(collections.chatMessages));
-    const supervisor = new Supervisor({ logger, shutdownGraceMs: config.shutdownGraceSecs * 1000, ...(options.clock ? { clock: options.clock } : {}) });
+    const supervisor = new Supervisor({ logger, shutdownGraceMs: config.shutdownGraceSecs * 1000, clock });
     // the activity feed, the audit log and notifications: every domain reports through this one recorder
     const activity = new ActivityRecorder(collections, logger);
     const activitySweeper = new ActivitySweeper(collections, supervisor.clock, config.activityRetentionDays, logger);
@@ -108,33 +111,35 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     const plugins = await loadPlugins({
       builtins: builtinPlugins({ ports, mcpStdioCommands: config.mcpStdioCommands, kubernetesInCluster: config.kubernetesInCluster }), logger, net: egress, ports, ...(config.pluginsFile === null ? {} : { pluginsFile: config.pluginsFile }),
     });
-    const events = new PlatformEvents(logger);
+    const events = new PlatformEvents(logger, clock);
     const policyBundles = new PolicyBundles(collections, files);
     const policySourceKeys = new PolicySourceKeys(config.sourceConfigKey ?? config.auth.jwtSecret);
     const policySourceSync = new PolicySourceSync({
       collections, bundles: policyBundles, keys: policySourceKeys, egress, dataDir: config.dataDir, allowLocal: config.policyGitAllowLocal, logger,
     });
-    const policies = new PolicyGate(config.features.policies, policyBundles, collections, logger, Date.now, activity);
+    const policies = new PolicyGate(config.features.policies, policyBundles, collections, logger, () => clock.now(), activity);
     const agentRuntime = new AgentRuntime({ supervisor, collections, plugins, logger, prices: config.llmPrices, events, policies, observer: activityRunObserver(activity) });
     followSourceSyncs(activity, events);
     const sourceService = new SourceService({
-      collections, plugins, keyRoot: config.sourceConfigKey ?? config.auth.jwtSecret, events, graph: () => graph, logger, egress,
+      collections, plugins, keyRoot: config.sourceConfigKey ?? config.auth.jwtSecret, events, graph: () => graph, logger, egress, clock,
     });
     await sourceService.start();
     const sources: SourceDirectory = sourceService;
-    const taskRuntime = createTaskRuntime({ config, collections, supervisor, agentRuntime, sources, events, logger, egress, activity });
+    const launcher = new AgentRunLauncher({ collections, config, agentRuntime, sources, egress, clock });
+    const taskRuntime = createTaskRuntime({ config, collections, supervisor, launcher, events, logger, activity });
     await taskRuntime.start();
     const tasks: TaskFiring = taskRuntime.service;
-    const channels = new ChannelRuntime({ collections, supervisor, agentRuntime, sources, config, logger, egress });
+    const channels = new ChannelRuntime({ collections, supervisor, agentRuntime, launcher, config, logger, egress });
     await channels.start();
     const services: Services = {
       channels,
       config, collections, identity, health, logger, contextTables, supervisor, agentRuntime, events, graph, sources, tasks,
+      launcher, chatReplies: new ChatReplies(collections, launcher), clock,
       webhooks,
       sourceService,
       taskRuntime,
       files,
-      pipelineRuns: new PipelineRuns(collections, identity),
+      pipelineRuns: new PipelineRuns(collections, identity, clock),
       egress,
       policyBundles,
       policies,

@@ -5,6 +5,9 @@ import type { Collections } from '../domains/collections.js';
 import type { ServiceConfig } from '../runtime/config.js';
 import type { HealthReporter } from '../runtime/health.js';
 import type { AgentRuntime } from '../runtime/agent/agent-runtime.js';
+import type { AgentRunLauncher } from '../domains/agents/start-agent-run.js';
+import type { ChatReplies } from '../domains/chat/chat-replies.js';
+import type { RuntimeClock } from '../runtime/clock.js';
 import type { Supervisor } from '../runtime/supervisor.js';
 import type { PlatformEvents } from '../runtime/events.js';
 import type { GraphStore } from '../runtime/graph/store.js';
@@ -39,6 +42,12 @@ export interface Services {
   readonly supervisor: Supervisor;
   /** starts agent runs, follows their transcripts, answers approvals */
   readonly agentRuntime: AgentRuntime;
+  /** builds and starts an agent run for chat, tasks and bindings; cancels runs in flight (also during launch) */
+  readonly launcher: AgentRunLauncher;
+  /** chat messages and the replies their runs write */
+  readonly chatReplies: ChatReplies;
+  /** the runtime clock: every time read of the routes goes through it */
+  readonly clock: RuntimeClock;
   /** platform events (source synced, run failed, ingest failed ...) that lifecycle tasks listen to */
   readonly events: PlatformEvents;
   /** the context graph (null until a graph store is wired) */

@@ -210,6 +210,7 @@ export class IngestWriter {
       error: error?.message ?? null,
       idempotency_key: input.idempotencyKey,
       started_at: input.arrival.toISOString(),
+      // wall clock: a record of when the ingest run finished, like the store's own stamps
       finished_at: new Date().toISOString(),
     };
   }

@@ -20,6 +20,7 @@ export class SpillFolder {
 
   /** Writes `body`, runs `work` with the file's path, then deletes the file. */
   async with<T>(body: Buffer, work: (file: string) => Promise<T>): Promise<T> {
+    // wall clock: only makes spill file names unique and ordered
     const file = join(this.path, `${Date.now()}-${randomAlphanumeric(12)}.ndjson`);
     await writeFile(file, body, { mode: 0o600 });
     try {

@@ -5,6 +5,7 @@
  * logged and the others still run.
  */
 import type { Logger } from 'pino';
+import { isoAt, systemClock, type RuntimeClock } from './clock.js';
 
 /** The named platform events a `lifecycle` task trigger may listen to. */
 export const PLATFORM_EVENT_TYPES = [
@@ -33,12 +34,15 @@ export type PlatformEventListener = (event: PlatformEvent) => void | Promise<voi
 export class PlatformEvents {
   private readonly listeners = new Set<PlatformEventListener>();
 
-  constructor(private readonly logger: Logger) {}
+  constructor(
+    private readonly logger: Logger,
+    private readonly clock: Pick<RuntimeClock, 'now'> = systemClock,
+  ) {}
 
   /** Delivers the event to every listener, asynchronously. */
   emit(type: PlatformEventType, orgId: string, data: Readonly<Record<string, unknown>>): void {
     if (this.listeners.size === 0) return;
-    const event: PlatformEvent = { type, orgId, at: new Date().toISOString(), data };
+    const event: PlatformEvent = { type, orgId, at: isoAt(this.clock.now()), data };
     for (const listener of this.listeners) {
       queueMicrotask(() => {
         Promise.resolve()

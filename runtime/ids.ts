@@ -11,4 +11,5 @@ export function newId(prefix: string): string {
   return `${prefix}_${nextUlid().toLowerCase()}`;
 }
 
+// wall clock: the store's own created_at / updated_at stamps (records of when, not decisions)
 export const nowIso = (): string => new Date().toISOString();

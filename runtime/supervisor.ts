@@ -18,22 +18,16 @@
  * The clock is injected (XState's `Clock` plus `now()`): delayed transitions
  * of every actor and the grace period run on it, so tests drive time instead
  * of sleeping.
+ *
+ * Typed handles: `registerKind` returns the kind's handle, whose `spawn`,
+ * `send` and `snapshot` carry the machine's input, event and snapshot types,
+ * so callers name no kind string and cast no snapshot.
  */
-import { createActor, type AnyActorLogic, type AnyActorRef, type EventObject, type SnapshotFrom } from 'xstate';
+import { createActor, type AnyActorLogic, type AnyActorRef, type EventFromLogic, type InputFrom, type SnapshotFrom } from 'xstate';
 import type { Logger } from 'pino';
+import { isoAt, systemClock, type RuntimeClock } from './clock.js';
 
-/** XState's clock plus the current time in milliseconds. */
-export interface RuntimeClock {
-  now(): number;
-  setTimeout(fn: () => void, timeout: number): unknown;
-  clearTimeout(id: unknown): void;
-}
-
-export const systemClock: RuntimeClock = {
-  now: () => Date.now(),
-  setTimeout: (fn, timeout) => setTimeout(fn, timeout),
-  clearTimeout: (id) => clearTimeout(id as NodeJS.Timeout),
-};
+export type { RuntimeClock } from './clock.js';
 
 export type FailurePolicy =
   /** start the actor again from its input, at most `maxRestarts` times in its life */
@@ -49,7 +43,7 @@ export interface ActorKind<TLogic extends AnyActorLogic = AnyActorLogic> {
   /** the state name shown in the registry; default: the top-level state value */
   describe?(snapshot: SnapshotFrom<TLogic>): string;
   /** sent to each live actor at shutdown so it heads for a safe point; none = stopped when the grace period ends */
-  readonly shutdownEvent?: EventObject;
+  readonly shutdownEvent?: EventFromLogic<TLogic>;
   /** the actor failed for good (policy `fail`, or restarts exhausted); never throws into the supervisor */
   onFailed?(entry: ActorInfo, error: unknown): Promise<void> | void;
   /** the actor was still live when the grace period ended and was stopped */
@@ -77,6 +71,17 @@ export interface SpawnOptions<TInput> {
   readonly input: TInput;
   readonly parent?: string | null;
   readonly orgId?: string | null;
+}
+
+/** One registered kind, typed by its machine: the only way to spawn, message and read its actors. */
+export interface KindHandle<TLogic extends AnyActorLogic> {
+  readonly kind: string;
+  /** Creates and starts an actor; throws SupervisorClosedError during shutdown, an Error on a duplicate id. */
+  spawn(options: SpawnOptions<InputFrom<TLogic>>): void;
+  /** Sends an event to a live actor of this kind; false when there is none. */
+  send(id: string, event: EventFromLogic<TLogic>): boolean;
+  /** The live actor's snapshot, or undefined once it finished (or when the id is another kind's). */
+  snapshot(id: string): SnapshotFrom<TLogic> | undefined;
 }
 
 interface Entry {
@@ -122,25 +127,35 @@ export class Supervisor {
     this.graceMs = options.shutdownGraceMs ?? 10_000;
   }
 
-  /** Declares an actor kind; throws on a duplicate kind name (a wiring bug). */
-  registerKind<TLogic extends AnyActorLogic>(kind: ActorKind<TLogic>): void {
+  /** Declares an actor kind and returns its typed handle; throws on a duplicate kind name (a wiring bug). */
+  registerKind<TLogic extends AnyActorLogic>(kind: ActorKind<TLogic>): KindHandle<TLogic> {
     if (this.kinds.has(kind.kind)) throw new Error(`actor kind "${kind.kind}" is already registered`);
-    this.kinds.set(kind.kind, kind);
+    const erased = kind as unknown as ActorKind;
+    this.kinds.set(kind.kind, erased);
+    const own = (id: string): Entry | undefined => {
+      const entry = this.entries.get(id);
+      return entry?.kind === erased ? entry : undefined;
+    };
+    return {
+      kind: kind.kind,
+      spawn: (options) => this.spawn(erased, options),
+      send: (id, event) => {
+        const entry = own(id);
+        if (!entry) return false;
+        entry.actor.send(event);
+        return true;
+      },
+      // the entry was created from this kind's logic, so its snapshot has the logic's type
+      snapshot: (id) => own(id)?.actor.getSnapshot() as SnapshotFrom<TLogic> | undefined,
+    };
   }
 
   get accepting(): boolean {
     return this.closing === null;
   }
 
-  /**
-   * Creates and starts an actor of a registered kind. Throws
-   * SupervisorClosedError during shutdown and an Error for an unknown kind or
-   * a duplicate id.
-   */
-  spawn<TInput>(kindName: string, options: SpawnOptions<TInput>): AnyActorRef {
+  private spawn(kind: ActorKind, options: SpawnOptions<unknown>): void {
     if (this.closing) throw new SupervisorClosedError();
-    const kind = this.kinds.get(kindName);
-    if (!kind) throw new Error(`unknown actor kind "${kindName}"`);
     if (this.entries.has(options.id)) throw new Error(`actor ${options.id} already exists`);
     let settle = (): void => {};
     const finished = new Promise<void>((resolve) => (settle = resolve));
@@ -159,20 +174,11 @@ export class Supervisor {
     };
     this.entries.set(entry.id, entry);
     this.start(entry);
-    return entry.actor;
   }
 
-  /** The live actor, or undefined once it finished. */
-  get(id: string): AnyActorRef | undefined {
-    return this.entries.get(id)?.actor;
-  }
-
-  /** Sends an event to a live actor; false when there is none. */
-  send<TEvent extends EventObject>(id: string, event: TEvent): boolean {
-    const entry = this.entries.get(id);
-    if (!entry) return false;
-    entry.actor.send(event);
-    return true;
+  /** Whether an actor (of any kind) with this id is live. */
+  has(id: string): boolean {
+    return this.entries.has(id);
   }
 
   info(id: string): ActorInfo | undefined {
@@ -300,7 +306,7 @@ export class Supervisor {
       kind: entry.kind.kind,
       state,
       status: entry.stopping ? 'stopping' : 'running',
-      started_at: new Date(entry.startedAt).toISOString(),
+      started_at: isoAt(entry.startedAt),
       parent: entry.parent,
       restarts: entry.restarts,
       org_id: entry.orgId,

@@ -45,6 +45,24 @@ describe('layering', () => {
   it('builds errors from the catalogue, never as ad-hoc envelopes', () => {
     expect(offenders(/error:\s*\{\s*code:/, ['runtime/errors.ts'])).toEqual([]);
   });
+
+  it('reads the time only through the injected clock (runtime/clock.ts), or says why on the line or the one above', () => {
+    // `Date.now()`, `new Date()` and `Date.now` passed as a function; documentation may name them
+    const direct = /Date\.now\b|new Date\(\)/;
+    const reads: string[] = [];
+    for (const file of sourceFiles().map((path) => relative(ROOT, path))) {
+      if (file === 'runtime/clock.ts' || file.startsWith('cli/')) continue;
+      const lines = readFileSync(join(ROOT, file), 'utf8').split('\n');
+      lines.forEach((line, index) => {
+        const trimmed = line.trim();
+        if (trimmed.startsWith('*') || trimmed.startsWith('/*') || trimmed.startsWith('//')) return;
+        if (!direct.test(line.replace(/\/\/.*$/, ''))) return;
+        if (line.includes('wall clock:') || (lines[index - 1] ?? '').includes('wall clock:')) return;
+        reads.push(`${file}:${index + 1}`);
+      });
+    }
+    expect(reads).toEqual([]);
+  });
 });
 
 describe('error catalogue', () => {

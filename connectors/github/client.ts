@@ -29,6 +29,7 @@ const isRequestError = (error: unknown): error is RequestError =>
   (error as { name?: unknown } | null)?.name === 'HttpError' && typeof (error as { status?: unknown }).status === 'number';
 
 /** How long GitHub asks us to wait, or null when the failure is not a rate limit. */
+// wall clock: x-ratelimit-reset is GitHub's epoch time
 export function rateLimitWaitMs(status: number, headers: Headers, now = Date.now()): number | null {
   const retryAfter = Number(headers['retry-after']);
   if ((status === 429 || status === 403) && headers['retry-after'] !== undefined && Number.isFinite(retryAfter)) return retryAfter * 1000;
@@ -109,6 +110,7 @@ function octokitFor(baseUrl: string, auth: string | undefined, net: NetPort | un
 }
 
 /** A GitHub App JWT (RS256, issued 60 s in the past against clock drift, 9 minutes valid). */
+// wall clock: GitHub checks the app JWT's iat/exp against its own time
 export async function appJwt(appId: string, privateKeyPem: string, now = Date.now()): Promise<string> {
   // createPrivateKey reads PKCS#1 (what GitHub hands out) as well as PKCS#8
   const key = createPrivateKey(privateKeyPem);
@@ -139,6 +141,7 @@ async function installationToken(config: GithubConfig, signal: AbortSignal, net:
   if (config.auth.kind !== 'app') throw new Error('not an app config');
   const cacheKey = `${config.baseUrl}|${config.auth.app_id}|${config.auth.installation_id}`;
   const cached = installationTokens.get(cacheKey);
+  // wall clock: the installation token's expiry is GitHub's time
   if (cached && cached.expiresAt - 60_000 > Date.now()) return cached.token;
   const app = await appOctokit(config, net);
   try {

@@ -45,6 +45,7 @@ export interface HttpAnswer<T> {
 const RETRYABLE = new Set([429, 502, 503, 504]);
 
 /** `Retry-After` in seconds or as an HTTP date; null when absent or unreadable. */
+// wall clock: an HTTP-date Retry-After is the remote server's absolute time
 export function retryAfterMs(headers: Headers, now = Date.now()): number | null {
   const value = headers.get('retry-after');
   if (value === null) return null;

@@ -9,40 +9,30 @@
  */
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
-import type { NetPort } from '../../connectors/contract.js';
+import type { InboundMessage } from '../../actors/binding.machine.js';
 import type { CatalogSource } from '../../runtime/tools/catalog.js';
+import type { NetPort } from '../../connectors/contract.js';
 import { ToolError } from '../../connectors/contract.js';
 import { createSlackClient, postMessageTool } from './slack-client.js';
-import { agentRunOptions, recalledMemory } from '../agents/agent-options.js';
-import type { AgentRuntime } from '../../runtime/agent/agent-runtime.js';
+import type { AgentRunLauncher, PreparedRun } from '../agents/start-agent-run.js';
 import type { BindingDoc, ChannelDoc } from './documents.js';
 import type { Collections } from '../collections.js';
-import type { ServiceConfig } from '../../runtime/config.js';
-import { resolveLlmProvider } from '../../runtime/llm/index.js';
-import { LlmError, type ChatMessage } from '../../runtime/llm/types.js';
-import { SETTINGS_DEFAULTS } from '../organizations.js';
-import type { SourceDirectory } from '../sources/directory.js';
+import { ServiceError } from '../../runtime/errors.js';
+import { newId } from '../../runtime/ids.js';
+import type { ChatMessage } from '../../runtime/llm/types.js';
 import type { OrgId } from '../../runtime/store/types.js';
-import type { InboundMessage } from '../../actors/binding.machine.js';
 import { approvalBlocks } from './approvals.js';
 import type { ChannelCredentials } from './credentials.js';
 import { READ_ONLY_NOTICE } from './read-only.js';
 
 /** earlier thread messages given to the model */
 const MAX_THREAD_MESSAGES = 50;
-const DEFAULT_SYSTEM_PROMPT = [
-  "You are the organization's assistant, answering in a Slack thread. You work with its connected systems and its memory through two tools:",
-  'search_connector_tools finds the tools available to you (with their input schemas), and execute_connector_tool runs one by name.',
-  'Your final answer is posted to the thread for you: do not post it yourself. Answer concisely, in Slack mrkdwn.',
-].join(' ');
 
 export interface BindingRunDependencies {
   readonly collections: Collections;
-  readonly agentRuntime: AgentRuntime;
-  readonly sources: SourceDirectory;
-  readonly config: ServiceConfig;
+  readonly launcher: AgentRunLauncher;
   readonly logger: Logger;
-  /** the egress guard: an organization's llm_base_url is reached through it */
+  /** the egress guard: Slack API base URLs are reached through it */
   readonly egress: NetPort;
 }
 
@@ -79,60 +69,50 @@ export class BindingRuns {
   /** Starts the run (resolves once started); the reply is posted when it ends. */
   async start(request: RunRequest): Promise<string | null> {
     const { org, channel, binding, credentials, message } = request;
-    const { collections, config, agentRuntime } = this.deps;
+    const { collections, launcher } = this.deps;
     const client = clientFor(channel, credentials, this.deps.egress);
     const replyThread = binding.match_rule.preserve_thread ? (message.threadTs ?? message.ts) : null;
-    const settings = (await collections.settings.findOne(org, { singleton: true })) ?? SETTINGS_DEFAULTS;
     const agent = await collections.agents.get(org, binding.agent_id);
-    const options = agentRunOptions({ agent: agent ?? null, basePrompt: DEFAULT_SYSTEM_PROMPT, sitePrompt: channel.system_prompt, siteReadOnly: binding.read_only });
-    let llm: ReturnType<typeof resolveLlmProvider>;
+    let prepared: PreparedRun;
     try {
-      llm = resolveLlmProvider(org, { ...settings, llm_model: options.model ?? settings.llm_model }, config, { fetch: this.deps.egress.fetch });
+      prepared = await launcher.prepare({ org, site: 'slack_thread', agent: agent ?? null, sitePrompt: channel.system_prompt, siteReadOnly: binding.read_only });
     } catch (error) {
-      if (!(error instanceof LlmError)) throw error;
+      if (!(error instanceof ServiceError && error.code === 'llm_unconfigured')) throw error;
       await this.post(client, message.chatChannelId, replyThread, 'I cannot answer yet: no language model is configured for this organization.');
       return null;
     }
-    const botUserId = channel.connection?.bot_user_id ?? null;
+    const runId = newId('run');
+    // from here a cancel reaches the launch (the thread history may take a while)
+    launcher.begin(org, runId);
     const history = message.threadTs === null ? [] : await this.threadHistory(client, message, channel);
-    const question = withoutMention(message.text, botUserId);
-    const systemPrompt = [
-      options.systemPrompt,
-      `You are answering in the Slack channel ${message.chatChannelName === null ? message.chatChannelId : `#${message.chatChannelName}`} (id ${message.chatChannelId})${replyThread === null ? '' : `, thread ${replyThread}`}.`,
-      binding.read_only ? `This binding is read-only: write tools are refused. ${READ_ONLY_NOTICE}` : '',
-      (await recalledMemory(collections.memory, org, question, options.recall)) ?? '',
-    ].filter((part) => part !== '').join('\n\n');
-    const sources = [
-      ...(channel.source_ids.length === 0 ? [] : await this.deps.sources.catalogSources(org, channel.source_ids)),
-      channelSource(channel, credentials),
-    ];
-    const { runId, feed } = await agentRuntime.startRun({
-      orgId: org,
+    const question = withoutMention(message.text, channel.connection?.bot_user_id ?? null);
+    const where = message.chatChannelName === null ? message.chatChannelId : `#${message.chatChannelName}`;
+    const { feed } = await launcher.start(prepared, {
+      runId,
       userId: binding.created_by,
       kind: 'chat',
-      input: {
-        channel_id: channel.id,
-        binding_id: binding.id,
-        chat_channel: message.chatChannelId,
-        chat_user: message.user,
-        ts: message.ts,
-        thread_ts: replyThread,
-        text: question,
+      question,
+      history,
+      promptContext: [
+        `You are answering in the Slack channel ${where} (id ${message.chatChannelId})${replyThread === null ? '' : `, thread ${replyThread}`}.`,
+        binding.read_only ? `This binding is read-only: write tools are refused. ${READ_ONLY_NOTICE}` : '',
+      ],
+      approvalWrite: binding.approval_write,
+      sourceIds: channel.source_ids,
+      siteSources: [channelSource(channel, credentials)],
+      costCap: { scope: 'chat' },
+      record: {
+        input: {
+          channel_id: channel.id,
+          binding_id: binding.id,
+          chat_channel: message.chatChannelId,
+          chat_user: message.user,
+          ts: message.ts,
+          thread_ts: replyThread,
+          text: question,
+        },
+        bindingId: binding.id,
       },
-      messages: [{ role: 'system', content: systemPrompt }, ...history, { role: 'user', content: question }],
-      provider: llm.provider,
-      model: llm.model,
-      temperature: options.temperature,
-      // read-only: writes are refused by the interceptor, so nobody is asked to approve one
-      approvalWrite: options.readOnly ? 'allow' : binding.approval_write,
-      approvalTimeoutMs: settings.approval_timeout_secs * 1000,
-      maxTurns: options.maxTurns,
-      timeoutMs: config.agentRunTimeoutSecs * 1000,
-      sources,
-      interceptors: options.interceptors,
-      bindingId: binding.id,
-      costCapUsd: config.chatCostCapUsdPerDay,
-      spentTodayUsd: config.chatCostCapUsdPerDay === null ? 0 : await this.spentToday(org),
       onEnd: async (end, text) => {
         const reply =
           text.trim() !== ''
@@ -203,11 +183,5 @@ export class BindingRuns {
       this.deps.logger.warn({ err: error, channel: channel.id }, 'could not read the thread history from Slack');
     }
     return out.slice(-MAX_THREAD_MESSAGES);
-  }
-
-  private async spentToday(org: OrgId): Promise<number> {
-    const today = new Date().toISOString().slice(0, 10);
-    const runs = await this.deps.collections.agentRuns.findAll(org, { day: today, kind: 'chat' });
-    return runs.reduce((sum, run) => sum + run.cost_usd, 0);
   }
 }

@@ -2,30 +2,21 @@
  * Socket Mode: for bots that cannot expose a URL, the channel holds a
  * WebSocket to Slack (`@slack/socket-mode`, which opens it with
  * `apps.connections.open` and the app token) and receives the same event
- * envelopes the Events API would post. The connection is an actor of kind
- * `channel_socket` under the supervisor: `connected` (or `failed`) -> `stopped`;
- * stopping it (channel reloaded, disconnected, or the service shutting down)
- * closes the socket.
+ * envelopes the Events API would post. The connection runs as the
+ * `connection` of a `channel_socket` actor (`actors/channel-socket.machine.ts`);
+ * this module supplies it.
  */
 import { LogLevel, SocketModeClient, type Logger as SlackLogger } from '@slack/socket-mode';
 import type { Logger } from 'pino';
-import { assign, fromCallback, setup } from 'xstate';
+import { fromCallback } from 'xstate';
+import { channelSocketMachine, type SocketEvent, type SocketInput } from '../../actors/channel-socket.machine.js';
 import type { NetPort } from '../../connectors/contract.js';
 import { SLACK_API_URL } from './slack-client.js';
 
 export const CHANNEL_SOCKET_KIND = 'channel_socket';
 
-export interface SocketInput {
-  readonly orgId: string;
-  readonly channelId: string;
-  readonly appToken: string;
-  readonly apiBaseUrl: string | null;
-}
-
 /** Called for each events_api envelope, after it was acknowledged. */
 export type SocketEventHandler = (input: SocketInput, body: unknown, retryNum: number | undefined) => void;
-
-type SocketEvent = { readonly type: 'STOP' } | { readonly type: 'FAILED'; readonly message: string };
 
 /** The client's own log lines, into the service log (reconnects are warnings, not console noise). */
 function slackLogger(logger: Logger, input: SocketInput): SlackLogger {
@@ -43,13 +34,13 @@ function slackLogger(logger: Logger, input: SocketInput): SlackLogger {
 }
 
 /**
- * `net`: the egress guard. The Web API call that opens the connection and the
- * WebSocket it then dials (a URL the API answered, so the tenant's
- * `api_base_url` chooses it) both connect through the guard's agent.
+ * The socket machine with its connection. `net`: the egress guard. The Web
+ * API call that opens the connection and the WebSocket it then dials (a URL
+ * the API answered, so the tenant's `api_base_url` chooses it) both connect
+ * through the guard's agent.
  */
 export function socketMachine(onEvent: SocketEventHandler, logger: Logger, net: NetPort) {
-  return setup({
-    types: { input: {} as SocketInput, context: {} as { input: SocketInput; failure: string | null }, events: {} as SocketEvent },
+  return channelSocketMachine.provide({
     actors: {
       connection: fromCallback<SocketEvent, SocketInput>(({ input, sendBack }) => {
         const apiUrl = input.apiBaseUrl ?? SLACK_API_URL;
@@ -81,18 +72,5 @@ export function socketMachine(onEvent: SocketEventHandler, logger: Logger, net: 
         };
       }),
     },
-  }).createMachine({
-    id: 'channel_socket',
-    context: ({ input }) => ({ input, failure: null }),
-    initial: 'connected',
-    states: {
-      connected: {
-        invoke: { src: 'connection', input: ({ context }) => context.input },
-        on: { FAILED: { target: 'failed', actions: assign({ failure: ({ event }) => (event.type === 'FAILED' ? event.message : null) }) } },
-      },
-      failed: {},
-      stopped: { type: 'final' },
-    },
-    on: { STOP: '.stopped' },
   });
 }

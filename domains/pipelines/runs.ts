@@ -10,6 +10,7 @@ import type { IdentityService } from '../../runtime/auth/identity.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { nowIso } from '../../runtime/ids.js';
 import type { OrgId } from '../../runtime/store/types.js';
+import { systemClock, type RuntimeClock } from '../../runtime/clock.js';
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'agent', 'graph'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -27,11 +28,13 @@ export class PipelineRuns {
   constructor(
     private readonly collections: Collections,
     private readonly identity: IdentityService,
+    /** token deadlines */
+    private readonly clock: Pick<RuntimeClock, 'now'> = systemClock,
   ) {}
 
   /** Creates the run and its token (valid `ttlSeconds`); the token is returned once and never stored. */
   async start(org: OrgId, pipeline: PipelineDoc, userId: string, parameters: Record<string, unknown>, ttlSeconds: number) {
-    const expiresAt = new Date(Date.now() + ttlSeconds * 1000);
+    const expiresAt = new Date(this.clock.now() + ttlSeconds * 1000);
     const run = await this.collections.pipelineRuns.insert(org, {
       pipeline_id: pipeline.id,
       pipeline_version: pipeline.version,
@@ -56,7 +59,7 @@ export class PipelineRuns {
   async get(org: OrgId, runId: string): Promise<PipelineRunDoc> {
     const run = await this.collections.pipelineRuns.get(org, runId);
     if (!run) throw new ServiceError('not_found', `pipeline run ${runId} not found`);
-    if (run.status === 'running' && Date.parse(run.token_expires_at) <= Date.now()) {
+    if (run.status === 'running' && Date.parse(run.token_expires_at) <= this.clock.now()) {
       const expired = await this.collections.pipelineRuns.update(org, run.id, {
         status: 'failed', finished_at: run.token_expires_at, error: EXPIRED_ERROR,
       });

@@ -55,10 +55,11 @@ const denyMessages = (value: unknown, policy: string): string[] => {
 };
 
 /** The decision of a bundle on one input (throws RegoError: callers deny on it). */
-export function decide(loaded: OrgBundle, input: Record<string, unknown>): { allowed: boolean; messages: string[] } {
+/** `nowNs`: what `time.now_ns()` answers (the runtime clock's time) */
+export function decide(loaded: OrgBundle, input: Record<string, unknown>, nowNs?: bigint): { allowed: boolean; messages: string[] } {
   if (!loaded.bundle) return { allowed: true, messages: [] };
   const refs = loaded.policies.flatMap((policy) => [`data.${policy.packagePath}.deny`, `data.${policy.packagePath}.allow`]);
-  const values = loaded.bundle.evalMany(refs, { input, strictBuiltinErrors: true });
+  const values = loaded.bundle.evalMany(refs, { input, strictBuiltinErrors: true, ...(nowNs === undefined ? {} : { nowNs }) });
   const messages: string[] = [];
   let allowed = true;
   loaded.policies.forEach((policy, index) => {
@@ -82,6 +83,7 @@ export class PolicyGate implements ToolCallGate {
     private readonly bundles: PolicyBundles,
     private readonly collections: Collections,
     private readonly logger: Logger,
+    // wall clock: the default of callers without a runtime clock
     private readonly now: () => number = Date.now,
     /** a denial is also an audit log entry ("a policy denial is audited") */
     private readonly activity: ActivityRecorder | null = null,
@@ -93,7 +95,7 @@ export class PolicyGate implements ToolCallGate {
     try {
       const loaded = await this.bundles.get(org);
       revision = loaded.revision;
-      return { ...decide(loaded, input), revision, error: null };
+      return { ...decide(loaded, input, BigInt(this.now()) * 1_000_000n), revision, error: null };
     } catch (error) {
       const code = error instanceof RegoError ? error.code : 'internal_error';
       const message = error instanceof Error ? error.message : String(error);

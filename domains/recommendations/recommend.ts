@@ -35,7 +35,8 @@ export interface RecommendationOptions {
   readonly days: number;
   readonly minOccurrences: number;
   readonly limit: number;
-  readonly now?: Date;
+  /** the runtime clock's time: the window of `days` ends here */
+  readonly now: Date;
 }
 
 export interface TaskBody {
@@ -89,7 +90,7 @@ export class TaskRecommender {
   ) {}
 
   async recommend(org: OrgId, options: RecommendationOptions): Promise<Recommendations> {
-    const now = options.now ?? new Date();
+    const now = options.now;
     const since = new Date(now.getTime() - options.days * 86_400_000).toISOString();
     const [messages, sources, tasks] = await Promise.all([
       this.collections.chatMessages.findAll(org, { role: 'user' }),

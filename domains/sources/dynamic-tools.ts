@@ -34,6 +34,7 @@ export class DynamicToolCache {
   constructor(
     private readonly logger: Logger,
     private readonly ttlMs = DYNAMIC_TOOLS_TTL_MS,
+    // wall clock: the default of callers without a runtime clock (tests of the cache alone)
     private readonly now: () => number = Date.now,
   ) {}
 

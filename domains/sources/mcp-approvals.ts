@@ -37,6 +37,7 @@ export interface McpCaller {
 export class McpApprovals {
   constructor(
     private readonly collections: Collections,
+    // wall clock: the default of callers without a runtime clock
     private readonly now: () => number = Date.now,
   ) {}
 

@@ -22,9 +22,10 @@ import { asOrgId, type ListOptions, type OrgId, type Page } from '../../runtime/
 import { changedEndpoints, ConfigVault, endpointValues, maskedPaths, restoreMasked } from './config-secrets.js';
 import { connectorFailure, isUnexpected, validationFailed } from './connector-failure.js';
 import type { SourceDirectory } from './directory.js';
-import { DynamicToolCache } from './dynamic-tools.js';
+import { DYNAMIC_TOOLS_TTL_MS, DynamicToolCache } from './dynamic-tools.js';
 import { scheduleProblem, SyncSchedule } from './sync-schedule.js';
 import type { SourceDoc, SourceError, SourceSyncJobDoc, SourceVisibility } from './types.js';
+import { systemClock, type RuntimeClock } from '../../runtime/clock.js';
 
 /** a connector that does not answer validation in time fails it */
 const VALIDATE_TIMEOUT_MS = 30_000;
@@ -57,6 +58,8 @@ export interface SourceServiceOptions {
   readonly logger: Logger;
   /** the egress guard: endpoint fields naming a refused literal address are refused when saved */
   readonly egress: Pick<EgressGuard, 'checkUrl'>;
+  /** the runtime clock: how long listed tools are reused */
+  readonly clock?: Pick<RuntimeClock, 'now'>;
 }
 
 interface RunningSync {
@@ -98,7 +101,7 @@ export class SourceService implements SourceDirectory {
     this.graph = options.graph;
     this.logger = options.logger;
     this.egress = options.egress;
-    this.dynamicTools = new DynamicToolCache(options.logger);
+    this.dynamicTools = new DynamicToolCache(options.logger, DYNAMIC_TOOLS_TTL_MS, () => (options.clock ?? systemClock).now());
     this.schedule = new SyncSchedule((orgId, sourceId) => this.scheduledSync(orgId, sourceId));
   }
 

@@ -182,7 +182,7 @@ export class InboundHooks {
   private async resolve(triggerId: string): Promise<ResolvedTrigger> {
     const notFound = (): ServiceError => new ServiceError('not_found', `no enabled trigger ${triggerId}`);
     if (!TRIGGER_ID_PATTERN.test(triggerId)) throw notFound();
-    const now = Date.now();
+    const now = this.deps.supervisor.clock.now();
     const cached = this.cache.get(triggerId);
     if (cached && cached.until > now) {
       if (!cached.task.enabled) throw notFound();

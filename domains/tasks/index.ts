@@ -1,17 +1,8 @@
 /** Assembles the task runtime: the service (actors, fires, runs), the webhook intake, secrets and the retention sweep. */
-import type { Logger } from 'pino';
-import type { NetPort } from '../../connectors/contract.js';
-import type { AgentRuntime } from '../../runtime/agent/agent-runtime.js';
-import type { ActivityRecorder } from '../activity/record.js';
-import type { Collections } from '../collections.js';
-import type { ServiceConfig } from '../../runtime/config.js';
-import type { PlatformEvents } from '../../runtime/events.js';
-import type { SourceDirectory } from '../sources/directory.js';
-import type { Supervisor } from '../../runtime/supervisor.js';
 import { InboundHooks } from './inbound.js';
 import { DeliverySweeper } from './retention.js';
 import { SecretBox } from './secrets.js';
-import { TaskService } from './service.js';
+import { TaskService, type TaskServiceDeps } from './service.js';
 
 export interface TaskRuntime {
   readonly service: TaskService;
@@ -26,17 +17,7 @@ export interface TaskRuntime {
   stop(): Promise<void>;
 }
 
-export function createTaskRuntime(deps: {
-  readonly config: ServiceConfig;
-  readonly collections: Collections;
-  readonly supervisor: Supervisor;
-  readonly agentRuntime: AgentRuntime;
-  readonly sources: SourceDirectory;
-  readonly events: PlatformEvents;
-  readonly logger: Logger;
-  readonly egress: NetPort;
-  readonly activity?: ActivityRecorder;
-}): TaskRuntime {
+export function createTaskRuntime(deps: TaskServiceDeps): TaskRuntime {
   const service = new TaskService(deps);
   const secrets = new SecretBox(deps.config.auth.jwtSecret);
   const inbound = new InboundHooks({ ...deps, tasks: service, secrets });

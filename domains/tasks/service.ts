@@ -15,47 +15,36 @@
  *   of this task's runs; the agent run machine kills a run that crosses it.
  */
 import type { Logger } from 'pino';
-import type { NetPort } from '../../connectors/contract.js';
-import { taskMachine, taskStateOf, type TaskMachineContext, type TaskMachineEvent } from '../../actors/task.machine.js';
-import { agentRunOptions, recalledMemory } from '../agents/agent-options.js';
-import type { AgentRuntime } from '../../runtime/agent/agent-runtime.js';
+import { taskMachine, taskStateOf, type TaskMachineContext } from '../../actors/task.machine.js';
+import type { AgentRunLauncher } from '../agents/start-agent-run.js';
 import type { Collections } from '../collections.js';
+import { isoAt } from '../../runtime/clock.js';
 import type { ServiceConfig } from '../../runtime/config.js';
 import { ServiceError } from '../../runtime/errors.js';
+import type { ActivityRecorder } from '../activity/record.js';
 import type { PlatformEvent, PlatformEvents } from '../../runtime/events.js';
 import { newId } from '../../runtime/ids.js';
-import { resolveLlmProvider } from '../../runtime/llm/index.js';
-import { LlmError, type ChatMessage } from '../../runtime/llm/types.js';
-import { reportTaskRunEnded, type ActivityRecorder } from '../activity/runs.js';
-import { DEFAULT_AGENT, SETTINGS_DEFAULTS } from '../organizations.js';
-import type { SourceDirectory } from '../sources/directory.js';
 import { asOrgId, type OrgId } from '../../runtime/store/types.js';
-import type { Supervisor } from '../../runtime/supervisor.js';
+import type { KindHandle, Supervisor } from '../../runtime/supervisor.js';
 import type { FireResult, TaskFiring, TriggerInput } from './firing.js';
+import { TaskRunLedger } from './run-ledger.js';
 import { nextOccurrence } from './schedule.js';
+import { launchTaskRun } from './task-launch.js';
 import { renderInputTemplate } from './template.js';
 import type { TaskDoc, TaskRunStatus } from './types.js';
 
 export const TASK_KIND = 'task';
 /** pending fires kept per task beyond its running ones */
 export const MAX_PENDING_FIRES = 100;
-const TASK_SYSTEM_PROMPT = [
-  'You carry out a task for the organization, started by a trigger (a schedule, a webhook or a platform event); nobody reads along live.',
-  'You work with its connected systems through two tools: search_connector_tools finds the tools available to you,',
-  'execute_connector_tool runs one by name. Write tools may need a person\'s approval; when one is denied or times out, do not retry it.',
-  'Finish with a short account of what you did.',
-].join(' ');
 
 export interface TaskServiceDeps {
   readonly config: ServiceConfig;
   readonly collections: Collections;
   readonly supervisor: Supervisor;
-  readonly agentRuntime: AgentRuntime;
-  readonly sources: SourceDirectory;
+  /** builds and starts the runs' agent runs, and cancels them (also during launch) */
+  readonly launcher: AgentRunLauncher;
   readonly events: PlatformEvents;
   readonly logger: Logger;
-  /** the egress guard: an organization's llm_base_url is reached through it */
-  readonly egress: NetPort;
   /** reports the runs that end before their agent run starts (the agent runtime reports the others) */
   readonly activity?: ActivityRecorder;
 }
@@ -69,24 +58,21 @@ export interface FireOptions {
   readonly replayOf?: string | null;
 }
 
-const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
-
 export class TaskService implements TaskFiring {
   private readonly collections: Collections;
   private readonly supervisor: Supervisor;
   private readonly logger: Logger;
+  private readonly ledger: TaskRunLedger;
+  private readonly actors: KindHandle<typeof taskMachine>;
   /** task id -> organization, for every live task actor */
   private readonly live = new Map<string, OrgId>();
-  /** runs asked to cancel while their launch was in progress */
-  private readonly cancelRequested = new Set<string>();
   private unsubscribe: (() => void) | null = null;
-  /** listeners of pending runs (an SSE client waiting for the run to start or end) */
-  private readonly startWaiters = new Map<string, (() => void)[]>();
 
   constructor(private readonly deps: TaskServiceDeps) {
     this.collections = deps.collections;
     this.supervisor = deps.supervisor;
     this.logger = deps.logger;
+    this.ledger = new TaskRunLedger(deps.collections, deps.supervisor.clock);
     const logic = taskMachine.provide({
       actions: {
         launch: ({ context }, { runId }) => this.background(this.launch(context.taskId, runId), context.taskId),
@@ -95,7 +81,7 @@ export class TaskService implements TaskFiring {
         scheduledFire: ({ context }, { occurrence }) => this.background(this.scheduledFire(context.taskId, occurrence), context.taskId),
       },
     });
-    this.supervisor.registerKind({
+    this.actors = this.supervisor.registerKind({
       kind: TASK_KIND,
       logic,
       policy: { onFailure: 'restart', maxRestarts: 3 },
@@ -106,7 +92,7 @@ export class TaskService implements TaskFiring {
 
   /** Starts the actors of enabled tasks, queues fires a previous process left pending, listens to platform events. */
   async start(): Promise<void> {
-    await this.settleInterrupted();
+    await this.ledger.settleInterrupted();
     const pending = await this.collections.taskRuns.findAcrossOrgs({ status: 'pending' }, 1_000_000);
     const pendingByTask = new Map<string, string[]>();
     for (const run of pending.sort((a, b) => (a.id < b.id ? -1 : 1))) {
@@ -131,14 +117,14 @@ export class TaskService implements TaskFiring {
 
   /** Brings the task's actor in line with the stored task (after create, update, enable, disable). */
   taskChanged(org: OrgId, task: TaskDoc): void {
-    const running = this.live.has(task.id) && this.supervisor.get(task.id) !== undefined;
+    const running = this.live.has(task.id) && this.supervisor.has(task.id);
     if (!task.enabled) {
-      if (running) this.supervisor.send<TaskMachineEvent>(task.id, { type: 'STOP' });
+      if (running) this.actors.send(task.id, { type: 'STOP' });
       this.live.delete(task.id);
       return;
     }
     if (running) {
-      this.supervisor.send<TaskMachineEvent>(task.id, {
+      this.actors.send(task.id, {
         type: 'UPDATE',
         cron: task.trigger_kind === 'schedule' ? task.cron : null,
         maxConcurrentRuns: task.max_concurrent_runs,
@@ -147,7 +133,7 @@ export class TaskService implements TaskFiring {
   }
 
   taskDeleted(taskId: string): void {
-    if (this.live.has(taskId)) this.supervisor.send<TaskMachineEvent>(taskId, { type: 'STOP' });
+    if (this.live.has(taskId)) this.actors.send(taskId, { type: 'STOP' });
     this.live.delete(taskId);
   }
 
@@ -189,7 +175,7 @@ export class TaskService implements TaskFiring {
       started_at: null,
       finished_at: null,
     });
-    if (!this.supervisor.send<TaskMachineEvent>(task.id, { type: 'FIRE', runId: run.id })) {
+    if (!this.actors.send(task.id, { type: 'FIRE', runId: run.id })) {
       await this.finish(org, [run.id], 'failed', 'shutdown', 'the service is shutting down');
       throw new ServiceError('service_unavailable', 'the service is shutting down; retry shortly');
     }
@@ -201,26 +187,22 @@ export class TaskService implements TaskFiring {
 
   /**
    * Cancels a run of the task: a pending fire leaves the queue, a running
-   * run gets its cancel flag. Throws not_found / conflict.
+   * run (or one being launched) gets its cancel flag. Throws not_found / conflict.
    */
   async cancel(org: OrgId, taskId: string, runId: string): Promise<TaskRunStatus> {
     const run = await this.collections.taskRuns.get(org, runId);
     if (!run || run.task_id !== taskId) throw new ServiceError('not_found', `run ${runId} not found`);
     const context = this.context(taskId);
     if (context?.pending.includes(runId)) {
-      this.supervisor.send<TaskMachineEvent>(taskId, { type: 'CANCEL_PENDING', runId });
+      this.actors.send(taskId, { type: 'CANCEL_PENDING', runId });
       return 'cancelled';
     }
     if (run.status === 'pending' && !context?.running.includes(runId)) {
       await this.finish(org, [runId], 'cancelled', 'cancelled', 'cancelled before it started');
       return 'cancelled';
     }
-    if (run.status === 'pending' || run.status === 'running') {
-      if (this.deps.agentRuntime.cancel(org, runId)) return 'running';
-      // its launch is in progress: the launch sees the flag before starting the agent run
-      this.cancelRequested.add(runId);
-      return 'cancelled';
-    }
+    // live, or its launch is in progress (the run then starts already cancelled)
+    if ((run.status === 'pending' || run.status === 'running') && this.deps.launcher.cancel(org, runId)) return 'running';
     throw new ServiceError('conflict', 'the run is already finished', { status: run.status });
   }
 
@@ -229,20 +211,7 @@ export class TaskService implements TaskFiring {
    * exist) or ended without starting; returns the unsubscribe function.
    */
   onStarted(runId: string, listener: () => void): () => void {
-    const listeners = this.startWaiters.get(runId) ?? [];
-    listeners.push(listener);
-    this.startWaiters.set(runId, listeners);
-    return () => {
-      const remaining = (this.startWaiters.get(runId) ?? []).filter((entry) => entry !== listener);
-      if (remaining.length === 0) this.startWaiters.delete(runId);
-      else this.startWaiters.set(runId, remaining);
-    };
-  }
-
-  private started(runId: string): void {
-    const listeners = this.startWaiters.get(runId);
-    this.startWaiters.delete(runId);
-    for (const listener of listeners ?? []) listener();
+    return this.ledger.onStarted(runId, listener);
   }
 
   /** The live actor's state (scheduled, listening) and queue, for the task's read model. */
@@ -254,18 +223,17 @@ export class TaskService implements TaskFiring {
       state: info.state,
       running: context.running.length,
       pending: context.pending.length,
-      next_fire_at: info.state === 'scheduled' && context.nextAt !== null ? new Date(context.nextAt).toISOString() : null,
+      next_fire_at: info.state === 'scheduled' && context.nextAt !== null ? isoAt(context.nextAt) : null,
     };
   }
 
   private context(taskId: string): TaskMachineContext | undefined {
-    const actor = this.supervisor.get(taskId);
-    return actor ? (actor.getSnapshot() as { context: TaskMachineContext }).context : undefined;
+    return this.actors.snapshot(taskId)?.context;
   }
 
   private spawn(org: OrgId, task: TaskDoc, pending: readonly string[]): void {
     this.live.set(task.id, org);
-    this.supervisor.spawn(TASK_KIND, {
+    this.actors.spawn({
       id: task.id,
       orgId: org,
       input: {
@@ -281,7 +249,7 @@ export class TaskService implements TaskFiring {
     });
     // an actor that ended for good (stopped, or failed past its restarts) takes no more fires, unless a new one replaced it
     void this.supervisor.whenFinished(task.id).then(() => {
-      if (this.supervisor.get(task.id) === undefined) this.live.delete(task.id);
+      if (!this.supervisor.has(task.id)) this.live.delete(task.id);
     });
   }
 
@@ -304,9 +272,9 @@ export class TaskService implements TaskFiring {
   private async scheduledFire(taskId: string, occurrence: number): Promise<void> {
     const org = this.orgOf(taskId);
     // persisted before the run exists: a crash now loses this fire rather than doubling it
-    const task = await this.collections.tasks.update(org, taskId, { last_fired_at: new Date(occurrence).toISOString() });
+    const task = await this.collections.tasks.update(org, taskId, { last_fired_at: isoAt(occurrence) });
     if (!task) return;
-    await this.fireTask(org, task, { origin: 'schedule', body: { scheduled_at: new Date(occurrence).toISOString() }, headers: {}, delivery_id: null });
+    await this.fireTask(org, task, { origin: 'schedule', body: { scheduled_at: isoAt(occurrence) }, headers: {}, delivery_id: null });
   }
 
   private async refuse(taskId: string, runId: string): Promise<void> {
@@ -318,96 +286,15 @@ export class TaskService implements TaskFiring {
     if (org !== undefined) await this.finish(org, runIds, 'cancelled', 'cancelled', 'cancelled before it started');
   }
 
-  private async finish(org: OrgId, runIds: readonly string[], status: TaskRunStatus, reason: string, message: string): Promise<void> {
-    const at = new Date(this.supervisor.clock.now()).toISOString();
-    for (const runId of runIds) {
-      await this.collections.taskRuns.update(org, runId, { status, reason, error_message: message, finished_at: at });
-      this.started(runId);
-    }
+  private finish(org: OrgId, runIds: readonly string[], status: TaskRunStatus, reason: string, message: string): Promise<void> {
+    return this.ledger.finish(org, runIds, status, reason, message);
   }
 
-  private runEnded(taskId: string, runId: string): void {
-    this.cancelRequested.delete(runId);
-    this.supervisor.send<TaskMachineEvent>(taskId, { type: 'RUN_ENDED', runId });
-  }
-
+  /** async: a task that is no longer live rejects (logged) instead of throwing into the actor */
   private async launch(taskId: string, runId: string): Promise<void> {
-    const org = this.orgOf(taskId);
-    const { collections, config } = this.deps;
-    const fail = async (reason: string, message: string, status: TaskRunStatus = 'failed'): Promise<void> => {
-      await this.finish(org, [runId], status, reason, message);
-      this.runEnded(taskId, runId);
-      if (this.deps.activity) await reportTaskRunEnded(this.deps.activity, collections.tasks, org, { taskId, runId }, { status, reason, message });
-      if (status === 'failed') this.deps.events.emit('task.run_failed', org, { task_id: taskId, run_id: runId, reason, message });
-    };
-    try {
-      const [run, task] = await Promise.all([collections.taskRuns.get(org, runId), collections.tasks.get(org, taskId)]);
-      if (!run || run.status !== 'pending') return this.runEnded(taskId, runId);
-      if (!task) return await fail('task_deleted', 'the task was deleted');
-      const settings = (await collections.settings.findOne(org, { singleton: true })) ?? SETTINGS_DEFAULTS;
-      const agentRef = task.agent ?? DEFAULT_AGENT;
-      const agent = (await collections.agents.get(org, agentRef)) ?? (await collections.agents.findOne(org, { name: agentRef }));
-      const options = agentRunOptions({ agent: agent ?? null, basePrompt: TASK_SYSTEM_PROMPT, sitePrompt: task.system_prompt });
-      let llm: ReturnType<typeof resolveLlmProvider>;
-      try {
-        llm = resolveLlmProvider(org, { ...settings, llm_model: options.model ?? settings.llm_model }, config, { fetch: this.deps.egress.fetch });
-      } catch (error) {
-        if (error instanceof LlmError) return await fail('llm_unconfigured', error.message);
-        throw error;
-      }
-      const now = this.supervisor.clock.now();
-      const todays = await collections.agentRuns.findAll(org, { task_id: taskId, day: dayOf(now) });
-      const spentToday = todays.reduce((sum, previous) => sum + previous.cost_usd, 0);
-      const sources = await this.deps.sources.catalogSources(org, task.enabled_source_ids);
-      if (this.cancelRequested.has(runId)) return await fail('cancelled', 'cancelled before it started', 'cancelled');
-      const { instruction, ...rest } = run.input;
-      const text = typeof instruction === 'string' ? instruction : JSON.stringify(instruction ?? '');
-      const userContent = Object.keys(rest).length === 0 ? text : `${text}\n\nInput:\n${JSON.stringify(rest, null, 2)}`;
-      const recalled = await recalledMemory(collections.memory, org, userContent, options.recall);
-      const messages: ChatMessage[] = [
-        { role: 'system', content: recalled === null ? options.systemPrompt : `${options.systemPrompt}\n\n${recalled}` },
-        { role: 'user', content: userContent === '' ? '(no instruction)' : userContent },
-      ];
-      await collections.taskRuns.update(org, runId, { status: 'running', started_at: new Date(now).toISOString() });
-      await this.deps.agentRuntime.startRun({
-        runId,
-        orgId: org,
-        userId: task.created_by,
-        kind: 'task',
-        taskId,
-        input: run.input,
-        messages,
-        provider: llm.provider,
-        model: llm.model,
-        temperature: options.temperature,
-        approvalWrite: options.readOnly ? 'allow' : task.approval_write,
-        approvalTimeoutMs: settings.approval_timeout_secs * 1000,
-        maxTurns: options.maxTurns,
-        timeoutMs: config.agentRunTimeoutSecs * 1000,
-        sources,
-        interceptors: options.interceptors,
-        ...(task.realm === null ? {} : { realm: task.realm }),
-        costCapUsd: task.cost_cap_usd_per_day,
-        spentTodayUsd: spentToday,
-        onEnd: async (end) => {
-          await collections.taskRuns.update(org, runId, {
-            status: end.status,
-            reason: end.reason,
-            error_message: end.message,
-            cost_usd: end.costUsd,
-            finished_at: new Date(this.supervisor.clock.now()).toISOString(),
-          });
-          this.runEnded(taskId, runId);
-          if (end.status === 'failed') {
-            this.deps.events.emit('task.run_failed', org, { task_id: taskId, run_id: runId, reason: end.reason, message: end.message });
-          }
-        },
-      });
-      this.started(runId);
-    } catch (error) {
-      this.logger.error({ err: error, task: taskId, run: runId }, 'task run could not start');
-      await fail('internal_error', error instanceof Error ? error.message : String(error));
-    }
+    const { collections, launcher, events, logger, activity } = this.deps;
+    const deps = { collections, launcher, events, logger, activity, ledger: this.ledger, clock: this.supervisor.clock };
+    return launchTaskRun(deps, this.orgOf(taskId), taskId, runId, () => this.actors.send(taskId, { type: 'RUN_ENDED', runId }));
   }
 
   private async onPlatformEvent(event: PlatformEvent): Promise<void> {
@@ -427,24 +314,6 @@ export class TaskService implements TaskFiring {
         return null;
       });
       if (outcome?.status === 'refused') this.logger.warn({ task: task.id, run: outcome.run_id }, 'lifecycle fire refused: pending queue full');
-    }
-  }
-
-  /** Task runs a previous process left running: their agent runs were finalized as interrupted; copy that. */
-  private async settleInterrupted(): Promise<void> {
-    const runs = await this.collections.taskRuns.findAcrossOrgs({ status: 'running' }, 1_000_000);
-    for (const run of runs) {
-      const agentRun = await this.collections.agentRuns.get(run.org_id, run.id);
-      const status: TaskRunStatus = agentRun && agentRun.status !== 'pending' && agentRun.status !== 'running' && agentRun.status !== 'awaiting_approval'
-        ? agentRun.status
-        : 'failed';
-      await this.collections.taskRuns.update(run.org_id, run.id, {
-        status,
-        reason: agentRun?.reason ?? 'interrupted',
-        error_message: agentRun?.error_message ?? 'the service stopped while the run was in flight',
-        cost_usd: agentRun?.cost_usd ?? run.cost_usd,
-        finished_at: agentRun?.finished_at ?? new Date(this.supervisor.clock.now()).toISOString(),
-      });
     }
   }
 }

@@ -16,13 +16,14 @@ import type { OutboundWebhookDoc, WebhookAttempt, WebhookDeliveryDoc } from './d
 import { newId, nowIso } from '../../runtime/ids.js';
 import { egressRefusalOf, type EgressGuard } from '../../runtime/net/egress.js';
 import { asOrgId, type OrgId } from '../../runtime/store/types.js';
-import { SupervisorClosedError, type Supervisor } from '../../runtime/supervisor.js';
+import { SupervisorClosedError, type KindHandle, type Supervisor } from '../../runtime/supervisor.js';
 import { retryDelayMs } from './backoff.js';
-import { deliveryMachine, type AttemptOutcome, type DeliveryActorInput, type DeliveryRef } from './delivery.machine.js';
+import { deliveryMachine, type AttemptOutcome, type DeliveryActorInput, type DeliveryRef } from '../../actors/webhook-delivery.machine.js';
 import type { WebhookSecrets } from './secrets.js';
 import { reportDelivery } from '../activity/deliveries.js';
 import type { ActivityRecorder } from '../activity/record.js';
 import { signatureHeaders } from './signing.js';
+import { isoAt, type RuntimeClock } from '../../runtime/clock.js';
 
 export const DELIVERY_ACTOR_KIND = 'webhook_delivery';
 /** one attempt waits at most this long for the receiver's answer */
@@ -59,13 +60,17 @@ export class WebhookDispatcher {
   private readonly listeners = new Map<string, Set<AttemptListener>>();
 
   readonly egress: EgressGuard;
+  /** the runtime clock: backoff due times, secret overlap, signature timestamps */
+  readonly clock: Pick<RuntimeClock, 'now'>;
+  private readonly actors: KindHandle<typeof deliveryMachine>;
 
   constructor(private readonly options: DispatcherOptions) {
     this.egress = options.egress;
+    this.clock = options.supervisor.clock;
     const logic = deliveryMachine.provide({
       actors: { attempt: fromPromise<AttemptOutcome, DeliveryRef>(({ input, signal }) => this.attempt(input, signal)) },
     });
-    options.supervisor.registerKind({
+    this.actors = options.supervisor.registerKind({
       kind: DELIVERY_ACTOR_KIND,
       logic,
       // a store hiccup: start over from the stored state (attempts already made are in the log)
@@ -86,7 +91,7 @@ export class WebhookDispatcher {
       if (fresh.length === 0) break;
       for (const delivery of fresh) {
         seen.add(delivery.id);
-        const dueIn = delivery.next_attempt_at === null ? 0 : Date.parse(delivery.next_attempt_at) - Date.now();
+        const dueIn = delivery.next_attempt_at === null ? 0 : Date.parse(delivery.next_attempt_at) - this.clock.now();
         if (this.spawn({ orgId: delivery.org_id, deliveryId: delivery.id, firstDelayMs: Math.max(0, dueIn) })) resumed += 1;
       }
       if (pending.length < RESUME_BATCH) break;
@@ -145,7 +150,7 @@ export class WebhookDispatcher {
   /** false when the runtime is shutting down: the delivery stays queued for the next start */
   private spawn(input: DeliveryActorInput): boolean {
     try {
-      this.options.supervisor.spawn(DELIVERY_ACTOR_KIND, { id: input.deliveryId, input, orgId: input.orgId });
+      this.actors.spawn({ id: input.deliveryId, input, orgId: input.orgId });
       return true;
     } catch (error) {
       if (error instanceof SupervisorClosedError) return false;
@@ -189,7 +194,7 @@ export class WebhookDispatcher {
       return { done: true, retryInMs: 0 };
     }
     const retryInMs = retryDelayMs(n, this.options.retryBaseMs, answer.retryAfterMs);
-    await this.settle(org, delivery, { status: 'queued', finished_at: null, next_attempt_at: new Date(Date.now() + retryInMs).toISOString() }, attempt);
+    await this.settle(org, delivery, { status: 'queued', finished_at: null, next_attempt_at: isoAt(this.clock.now() + retryInMs) }, attempt);
     return { done: false, retryInMs };
   }
 
@@ -215,10 +220,10 @@ export class WebhookDispatcher {
     const { secrets } = this.options;
     const body = Buffer.from(delivery.body, 'utf8');
     const overlap = webhook.previous_secret_sealed !== null && webhook.previous_secret_expires_at !== null &&
-      Date.parse(webhook.previous_secret_expires_at) > Date.now();
+      Date.parse(webhook.previous_secret_expires_at) > this.clock.now();
     const headers = signatureHeaders({
       id: delivery.id,
-      timestamp: Math.floor(Date.now() / 1000),
+      timestamp: Math.floor(this.clock.now() / 1000),
       body,
       secret: secrets.open(org, webhook.id, webhook.secret_sealed),
       previousSecret: overlap && webhook.previous_secret_sealed !== null ? secrets.open(org, webhook.id, webhook.previous_secret_sealed) : null,

@@ -11,6 +11,7 @@ import { assertEgressAllowed } from '../../runtime/net/egress.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import type { WebhookDispatcher } from './dispatcher.js';
 import { generateWebhookSecret, secretHint, type WebhookSecrets } from './secrets.js';
+import { isoAt } from '../../runtime/clock.js';
 
 /** @default 24 hours: how long the previous secret keeps signing after a rotation */
 export const DEFAULT_OVERLAP_SECONDS = 86_400;
@@ -79,7 +80,7 @@ export class OutboundWebhooks {
       secret_sealed: this.secrets.seal(org, webhook.id, secret),
       secret_hint: secretHint(secret),
       previous_secret_sealed: overlap ? webhook.secret_sealed : null,
-      previous_secret_expires_at: overlap ? new Date(Date.now() + options.overlapSeconds * 1000).toISOString() : null,
+      previous_secret_expires_at: overlap ? isoAt(this.dispatcher.clock.now() + options.overlapSeconds * 1000) : null,
     });
     if (!updated) throw new ServiceError('not_found', `webhook ${webhook.id} not found`);
     return { webhook: updated, secret };

@@ -18,6 +18,7 @@ import { getOr404, rejectImmutable, unique } from '../../runtime/store/documents
 import { route, type AnyRoute } from '../route.js';
 import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
+import { isoAt } from '../../runtime/clock.js';
 
 const DAY_MS = 86_400_000;
 
@@ -87,7 +88,7 @@ function scopeFor(auth: AuthContext, requested: string[] | null | undefined): st
   return requested;
 }
 
-export function apiKeyRoutes({ collections }: Services): AnyRoute[] {
+export function apiKeyRoutes({ collections, clock }: Services): AnyRoute[] {
   const { apiKeys } = collections;
   const listPage = createPageResponder(apiKeys, present);
   return [
@@ -113,7 +114,7 @@ export function apiKeyRoutes({ collections }: Services): AnyRoute[] {
             key_prefix: prefix,
             active: true,
             expires_in_days: expiresInDays,
-            expires_at: expiresInDays === null ? null : new Date(Date.now() + expiresInDays * DAY_MS).toISOString(),
+            expires_at: expiresInDays === null ? null : isoAt(clock.now() + expiresInDays * DAY_MS),
             created_by: auth.userId,
             revoked_at: null,
             rotated_at: null,
@@ -157,7 +158,7 @@ export function apiKeyRoutes({ collections }: Services): AnyRoute[] {
         const record = await getOr404(apiKeys, auth.orgId, params.id, 'API key');
         assertCovers(auth, record, 'rotate');
         if (!record.active) throw new ServiceError('conflict', 'a revoked API key cannot be rotated', { id: record.id });
-        if (record.expires_at !== null && Date.parse(record.expires_at) <= Date.now()) {
+        if (record.expires_at !== null && Date.parse(record.expires_at) <= clock.now()) {
           throw new ServiceError('conflict', 'an expired API key cannot be rotated; create a new one', { id: record.id });
         }
         const { key, hash, prefix } = IdentityService.newApiKey();

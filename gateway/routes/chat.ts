@@ -11,17 +11,11 @@
  * who have `chat:use`.
  */
 import { z } from 'zod';
-import type { ApprovalWrite } from '../../actors/agent-run.machine.js';
 import type { ChatMessageDoc, ConversationDoc } from '../../domains/chat/documents.js';
 import { ServiceError, conflict } from '../../runtime/errors.js';
-import { newId, nowIso } from '../../runtime/ids.js';
-import { agentRunOptions, recalledMemory } from '../../domains/agents/agent-options.js';
-import { resolveLlmProvider } from '../../runtime/llm/index.js';
-import { LlmError, type ChatMessage } from '../../runtime/llm/types.js';
-import { DEFAULT_AGENT, SETTINGS_DEFAULTS } from '../../domains/organizations.js';
+import { DEFAULT_AGENT } from '../../domains/organizations.js';
 import { assertReferences } from '../../domains/references.js';
 import type { OrgId } from '../../runtime/store/types.js';
-import { SupervisorClosedError } from '../../runtime/supervisor.js';
 import { createPageResponder, decimalInteger, listOptions, pageEnvelope, pageQuery, pageSchema } from '../pagination.js';
 import { liveStream, storedStream } from '../sse.js';
 import { idParams, storedSchema } from '../resource.js';
@@ -30,14 +24,6 @@ import { route, type AnyRoute } from '../route.js';
 import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
 import { toolCallSchema, toolCallsByMessage } from './chat-tool-calls.js';
-
-const MAX_HISTORY_MESSAGES = 100;
-const DEFAULT_SYSTEM_PROMPT = [
-  "You are the organization's assistant. You work with its connected systems and its memory through two tools:",
-  'search_connector_tools finds the tools available to you (with their input schemas), and execute_connector_tool runs one by name.',
-  'Search before using a tool you have not seen in this conversation. Write tools may need a person\'s approval;',
-  'when one is denied or times out, do not retry it: say so. Answer concisely.',
-].join(' ');
 
 const approvalDefaults = z.strictObject({ write: z.enum(['allow', 'ask'], { message: 'approval_defaults.write is "allow" or "ask"' }) });
 
@@ -106,32 +92,14 @@ const presentMessage = (message: ChatMessageDoc) => ({
   updated_at: message.updated_at,
 });
 
-const FINAL_MESSAGE_STATUS = { succeeded: 'complete', failed: 'failed', cancelled: 'cancelled' } as const;
-
-export function chatRoutes({ collections, config, agentRuntime, sources, egress }: Services): AnyRoute[] {
-  const { conversations, chatMessages, agentRuns, agentRunEvents, agents, settings } = collections;
+export function chatRoutes({ collections, agentRuntime, launcher, chatReplies }: Services): AnyRoute[] {
+  const { conversations, chatMessages, agentRuns, agentRunEvents, agents } = collections;
   const listConversations = createPageResponder(conversations, presentConversation);
-  /** conversations with a reply being written: one reply at a time per conversation */
-  const busy = new Set<string>();
-
-  const spentToday = async (org: OrgId): Promise<number> => {
-    const today = new Date().toISOString().slice(0, 10);
-    const runs = await agentRuns.findAll(org, { day: today, kind: 'chat' });
-    return runs.reduce((sum, run) => sum + run.cost_usd, 0);
-  };
 
   const messageOf = async (org: OrgId, conversationId: string, messageId: string): Promise<ChatMessageDoc> => {
     const message = await chatMessages.get(org, messageId);
     if (!message || message.conversation_id !== conversationId) throw new ServiceError('not_found', `message ${messageId} not found`);
     return message;
-  };
-
-  const history = async (org: OrgId, conversationId: string): Promise<ChatMessage[]> => {
-    const messages = await chatMessages.findAll(org, { conversation_id: conversationId });
-    return messages
-      .filter((message) => message.content !== '')
-      .slice(-MAX_HISTORY_MESSAGES)
-      .map((message): ChatMessage => ({ role: message.role, content: message.content }));
   };
 
   return [
@@ -186,74 +154,9 @@ export function chatRoutes({ collections, config, agentRuntime, sources, egress 
       summary: 'Send a message; the reply streams as Server-Sent Events (message_start ... message_end)',
       params: idParams, body: messageCreate,
       handler: async ({ auth, params, body }) => {
-        const org = auth.orgId;
-        const conversation = await getOr404(conversations, org, params.id, 'conversation');
-        const orgSettings = (await settings.findOne(org, { singleton: true })) ?? SETTINGS_DEFAULTS;
-        const agent = conversation.agent_id === null ? null : await agents.get(org, conversation.agent_id);
-        const options = agentRunOptions({ agent, basePrompt: DEFAULT_SYSTEM_PROMPT });
-        let llm: ReturnType<typeof resolveLlmProvider>;
-        try {
-          llm = resolveLlmProvider(org, { ...orgSettings, llm_model: options.model ?? orgSettings.llm_model }, config, { fetch: egress.fetch });
-        } catch (error) {
-          if (error instanceof LlmError) throw new ServiceError('llm_unconfigured', error.message);
-          throw error;
-        }
-        if (busy.has(conversation.id)) {
-          throw conflict('a reply is still being written in this conversation; wait for it or cancel it', { conversation_id: conversation.id });
-        }
-        busy.add(conversation.id);
-        try {
-          const previous = await history(org, conversation.id);
-          const recalled = await recalledMemory(collections.memory, org, body.content, options.recall);
-          const systemPrompt = recalled === null ? options.systemPrompt : `${options.systemPrompt}\n\n${recalled}`;
-          await chatMessages.insert(org, {
-            conversation_id: conversation.id, role: 'user', content: body.content, status: 'complete',
-            run_id: null, finish_reason: null, usage: null, error: null, created_by: auth.userId,
-          });
-          const runId = newId('run');
-          const reply = await chatMessages.insert(org, {
-            conversation_id: conversation.id, role: 'assistant', content: '', status: 'streaming',
-            run_id: runId, finish_reason: null, usage: null, error: null, created_by: auth.userId,
-          });
-          await conversations.update(org, conversation.id, { last_message_at: nowIso() });
-          const { feed } = await agentRuntime.startRun({
-            runId,
-            orgId: org,
-            userId: auth.userId,
-            kind: 'chat',
-            conversationId: conversation.id,
-            messageId: reply.id,
-            input: { content: body.content },
-            messages: [{ role: 'system', content: systemPrompt }, ...previous, { role: 'user', content: body.content }],
-            provider: llm.provider,
-            model: llm.model,
-            temperature: options.temperature,
-            // read-only: writes are refused by the interceptor, so nobody is asked to approve one
-            approvalWrite: options.readOnly ? 'allow' : (conversation.approval_write satisfies ApprovalWrite),
-            approvalTimeoutMs: orgSettings.approval_timeout_secs * 1000,
-            maxTurns: options.maxTurns,
-            timeoutMs: config.agentRunTimeoutSecs * 1000,
-            sources: await sources.catalogSources(org, auth.sourceIds),
-            interceptors: options.interceptors,
-            costCapUsd: config.chatCostCapUsdPerDay,
-            spentTodayUsd: config.chatCostCapUsdPerDay === null ? 0 : await spentToday(org),
-            onEnd: async (end, text) => {
-              busy.delete(conversation.id);
-              await chatMessages.update(org, reply.id, {
-                content: text,
-                status: FINAL_MESSAGE_STATUS[end.status],
-                finish_reason: end.finishReason,
-                usage: end.usage,
-                error: end.status === 'failed' ? { code: end.reason ?? 'internal_error', message: end.message ?? 'the run failed' } : null,
-              });
-            },
-          });
-          return liveStream(feed, 0, { 'x-message-id': reply.id, 'x-run-id': runId });
-        } catch (error) {
-          busy.delete(conversation.id);
-          if (error instanceof SupervisorClosedError) throw new ServiceError('service_unavailable', 'the service is shutting down; retry shortly');
-          throw error;
-        }
+        const conversation = await getOr404(conversations, auth.orgId, params.id, 'conversation');
+        const { reply, runId, feed } = await chatReplies.send(auth, conversation, body.content);
+        return liveStream(feed, 0, { 'x-message-id': reply.id, 'x-run-id': runId });
       },
     }),
     route({
@@ -284,7 +187,7 @@ export function chatRoutes({ collections, config, agentRuntime, sources, egress 
         const conversation = await getOr404(conversations, auth.orgId, params.id, 'conversation');
         const message = await messageOf(auth.orgId, conversation.id, params.message_id);
         if (message.run_id === null) throw conflict('only a reply being written can be cancelled', { status: message.status });
-        if (!agentRuntime.cancel(auth.orgId, message.run_id)) {
+        if (!launcher.cancel(auth.orgId, message.run_id)) {
           const run = await agentRuns.get(auth.orgId, message.run_id);
           throw conflict('the reply is already finished', { status: run?.status ?? message.status });
         }

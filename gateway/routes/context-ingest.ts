@@ -41,7 +41,7 @@ async function reported<T>(events: PlatformEvents, orgId: string, pipelineId: st
   return settled.value;
 }
 
-export function contextIngestRoutes({ collections, config, contextTables, events, logger }: Services): AnyRoute[] {
+export function contextIngestRoutes({ collections, config, contextTables, events, logger, clock }: Services): AnyRoute[] {
   const signingSecrets = new SigningSecrets(config.auth.jwtSecret);
   return [
     route({
@@ -52,7 +52,7 @@ export function contextIngestRoutes({ collections, config, contextTables, events
       params: z.object({ token: z.string() }),
       response: z.object({ rows_in: z.number().int(), rows_out: z.number().int(), run_id: z.number().int() }),
       handler: async ({ request, params }) => {
-        const arrival = new Date();
+        const arrival = new Date(clock.now());
         const resolved = await resolveToken(collections, params.token);
         if (!resolved) throw new ServiceError('unknown_token', 'this ingest token was revoked or never existed');
         const { orgId, pipeline, token } = resolved;

@@ -76,8 +76,8 @@ async function withoutDeniedTools(policies: PolicyGate, catalog: ToolCatalog, or
   };
 }
 
-export function mcpRoutes({ collections, sources, sourceService, config, policies }: Services): AnyRoute[] {
-  const approvals = new McpApprovals(collections);
+export function mcpRoutes({ collections, sources, sourceService, config, policies, clock }: Services): AnyRoute[] {
+  const approvals = new McpApprovals(collections, () => clock.now());
   return [
     route({
       method: 'POST', path: '/mcp', tag: 'mcp', auth: 'bearer', permission: 'chat:use', bodyKind: 'raw', maxBodyBytes: MCP_MAX_BODY_BYTES,

@@ -19,6 +19,7 @@ import { route, type AnyRoute } from '../route.js';
 import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
 import { EMAIL, PASSWORD } from './auth.js';
+import { isoAt } from '../../runtime/clock.js';
 
 const INVITE_TTL_MS = 7 * 86_400_000;
 /** the login lookup reads at most this many memberships of one user */
@@ -58,7 +59,7 @@ function requireUser(auth: AuthContext): void {
   if (auth.kind !== 'user') throw new ServiceError('forbidden', 'this route needs a user token, not an API key');
 }
 
-export function platformRoutes({ collections, identity, config }: Services): AnyRoute[] {
+export function platformRoutes({ collections, identity, config, clock }: Services): AnyRoute[] {
   const { invites, memberships, organizations, users } = collections;
   const listPage = createPageResponder(invites, presentInvite);
   const operators = new Set(config.platformOperators);
@@ -162,7 +163,7 @@ export function platformRoutes({ collections, identity, config }: Services): Any
           throw new ServiceError('conflict', 'this user already belongs to the organization', { fields: ['email'] });
         }
         const open = await invites.findAll(auth.orgId, { email, accepted_at: null });
-        if (open.some((invite) => Date.parse(invite.expires_at) > Date.now())) {
+        if (open.some((invite) => Date.parse(invite.expires_at) > clock.now())) {
           throw new ServiceError('conflict', 'a pending invite for this email exists; revoke it first', { fields: ['email'] });
         }
         const { token, hash } = IdentityService.newInviteToken();
@@ -170,7 +171,7 @@ export function platformRoutes({ collections, identity, config }: Services): Any
           email,
           role: role.name,
           token_hash: hash,
-          expires_at: new Date(Date.now() + INVITE_TTL_MS).toISOString(),
+          expires_at: isoAt(clock.now() + INVITE_TTL_MS),
           invited_by: auth.userId,
           accepted_at: null,
         });

@@ -73,7 +73,7 @@ const builtinById = (id: string): BuiltinRole | undefined => BUILTIN_ROLES.find(
 
 const builtinModified = (): ServiceError => new ServiceError('conflict', 'built-in roles cannot be modified');
 
-export function roleRoutes({ collections }: Services): AnyRoute[] {
+export function roleRoutes({ collections, clock }: Services): AnyRoute[] {
   const { roles, memberships, invites } = collections;
 
   /** One keyset over two sources: the built-ins (in catalog order), then the custom roles (by id). */
@@ -183,7 +183,7 @@ export function roleRoutes({ collections }: Services): AnyRoute[] {
         }
         // an invite carrying the role would otherwise be accepted into a role that no longer exists
         const open = await invites.findAll(auth.orgId, { role: role.name, accepted_at: null });
-        const pendingInvites = open.filter((invite) => Date.parse(invite.expires_at) > Date.now()).length;
+        const pendingInvites = open.filter((invite) => Date.parse(invite.expires_at) > clock.now()).length;
         if (pendingInvites > 0) {
           throw new ServiceError('conflict', `role "${role.name}" is used by ${pendingInvites} pending invite(s); revoke them first`, {
             invites: pendingInvites,

@@ -36,7 +36,7 @@ const recommendationsSchema = z.object({
   skipped: z.array(z.object({ signal: z.string(), reason: z.string() })),
 });
 
-export function taskRecommendationRoutes({ collections, graph }: Services): AnyRoute[] {
+export function taskRecommendationRoutes({ collections, graph, clock }: Services): AnyRoute[] {
   const recommender = new TaskRecommender(collections, graph);
   return [
     route({
@@ -45,6 +45,7 @@ export function taskRecommendationRoutes({ collections, graph }: Services): AnyR
       query: recommendationQuery, response: recommendationsSchema,
       handler: async ({ auth, query }) => {
         const recommendations = await recommender.recommend(auth.orgId, {
+          now: new Date(clock.now()),
           days: query.days,
           minOccurrences: query.min_occurrences,
           limit: query.limit,

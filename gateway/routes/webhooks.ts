@@ -15,6 +15,7 @@ import { idParams, storedSchema } from '../resource.js';
 import { getOr404, unique } from '../../runtime/store/documents.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
+import { isoAt } from '../../runtime/clock.js';
 
 /** a test send waits this long for its first attempt before answering `queued` */
 const TEST_WAIT_MS = 10_000;
@@ -101,7 +102,7 @@ export const presentDelivery = (delivery: WebhookDeliveryDoc) => ({
   updated_at: delivery.updated_at,
 });
 
-export function webhookRoutes({ collections, webhooks }: Services): AnyRoute[] {
+export function webhookRoutes({ collections, webhooks, clock }: Services): AnyRoute[] {
   const { outboundWebhooks, webhookDeliveries } = collections;
   const listPage = createPageResponder(outboundWebhooks, (webhook) => present(webhook));
   const deliveryPage = createPageResponder(webhookDeliveries, presentDelivery);
@@ -165,7 +166,7 @@ export function webhookRoutes({ collections, webhooks }: Services): AnyRoute[] {
         const webhook = await getOr404(outboundWebhooks, auth.orgId, params.id, 'webhook');
         const payload = {
           type: 'webhook.test',
-          timestamp: new Date().toISOString(),
+          timestamp: isoAt(clock.now()),
           data: { webhook_id: webhook.id, webhook_name: webhook.name, ...body?.payload },
         };
         const delivery = await webhooks.send(auth.orgId, webhook, { event: 'webhook.test', payload, runId: null, createdBy: auth.userId }, TEST_WAIT_MS);

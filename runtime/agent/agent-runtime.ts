@@ -27,7 +27,7 @@ import type { ToolCallGate } from '../tools/tool-gate.js';
 import type { RunFacts, RunObserver } from './run-observer.js';
 import type { PlatformEvents } from '../events.js';
 import type { OrgId } from '../store/types.js';
-import type { ActorInfo, Supervisor } from '../supervisor.js';
+import type { ActorInfo, KindHandle, Supervisor } from '../supervisor.js';
 import { subjectOf, type LiveRun, type StartRunRequest } from './live-run.js';
 import { modelTurn } from './model-turn.js';
 import { RunFeed } from './run-feed.js';
@@ -76,6 +76,7 @@ export class AgentRuntime {
   private readonly observer: RunObserver | null;
   /** the catalog of runs that see no source (built-ins only): stateless, so shared */
   private sourcelessCatalog: ToolCatalog | null = null;
+  private readonly actors: KindHandle<ReturnType<AgentRuntime['machine']>>;
 
   constructor(options: AgentRuntimeOptions) {
     this.supervisor = options.supervisor;
@@ -87,7 +88,7 @@ export class AgentRuntime {
     // with the feature off nothing is evaluated
     this.policies = options.policies?.enabled ? options.policies : null;
     this.observer = options.observer ?? null;
-    this.supervisor.registerKind({
+    this.actors = this.supervisor.registerKind({
       kind: AGENT_RUN_KIND,
       logic: this.machine(),
       // a restarted run would repeat tool calls that already had effects: fail it instead
@@ -153,7 +154,7 @@ export class AgentRuntime {
       spentTodayUsd: request.spentTodayUsd,
     };
     try {
-      this.supervisor.spawn(AGENT_RUN_KIND, { id: runId, input, orgId: request.orgId });
+      this.actors.spawn({ id: runId, input, orgId: request.orgId });
     } catch (error) {
       this.runs.delete(runId);
       await this.collections.agentRuns.update(request.orgId, runId, {
@@ -164,7 +165,7 @@ export class AgentRuntime {
       });
       throw error;
     }
-    this.supervisor.send(runId, { type: 'START' });
+    this.actors.send(runId, { type: request.cancelled === true ? 'CANCEL' : 'START' });
     this.report(run, (observer, org, facts) => observer.runStarted(org, facts));
     return { runId, feed };
   }
@@ -178,7 +179,7 @@ export class AgentRuntime {
   cancel(org: OrgId, runId: string): boolean {
     const run = this.runs.get(runId);
     if (!run || run.request.orgId !== org || run.finished) return false;
-    return this.supervisor.send(runId, { type: 'CANCEL' });
+    return this.actors.send(runId, { type: 'CANCEL' });
   }
 
   /** The run id of an approval that is waiting, when it belongs to this organization. */
@@ -192,7 +193,7 @@ export class AgentRuntime {
   answer(org: OrgId, approvalId: string, approved: boolean, userId: string): ApprovalAnswer {
     const runId = this.pendingApproval(org, approvalId);
     if (runId === undefined) return 'unknown';
-    const sent = this.supervisor.send(runId, { type: approved ? 'APPROVE' : 'DENY', approvalId, by: userId });
+    const sent = this.actors.send(runId, { type: approved ? 'APPROVE' : 'DENY', approvalId, by: userId });
     // the machine records the decision (and forgets the approval) only when it took the event
     return sent && !this.approvals.has(approvalId) ? 'accepted' : 'not_pending';
   }

@@ -36,6 +36,8 @@ export interface StartRunRequest extends Omit<AgentRunInput, 'runId'> {
   readonly bindingId?: string | null;
   /** called once with the end and the reply's whole text, after the run's writes */
   readonly onEnd?: (end: RunEnd, text: string) => Promise<void>;
+  /** cancelled while it was being launched: the run starts and ends at once as cancelled, before any model call */
+  readonly cancelled?: boolean;
 }
 
 export interface LiveRun {

@@ -20,12 +20,12 @@ import type { MembershipDoc, OrganizationDoc, UserDoc } from '../collections.js'
 import type { ServiceConfig } from '../config.js';
 import { randomAlphanumeric, sha256Hex } from '../crypto.js';
 import { ServiceError } from '../errors.js';
-import { nowIso } from '../ids.js';
 import { asOrgId, UniqueViolation, type OrgCollection, type OrgId, type StoredFields } from '../store/types.js';
 import type { AuthContext } from './context.js';
 import { dummyPasswordHash, hashPassword, verifyPassword } from './passwords.js';
 import { isPermission, PIPELINE_TOKEN_PERMISSIONS, withImplied, type Permission } from './permissions.js';
 import { resolveRole } from './roles.js';
+import { isoAt, systemClock, type RuntimeClock } from '../clock.js';
 
 const LOCAL_ISSUER = 'agent-context-service';
 export const API_KEY_PREFIX = 'sk_';
@@ -87,6 +87,8 @@ export class IdentityService {
     private readonly config: ServiceConfig,
     private readonly collections: IdentityCollections,
     private readonly provision: OrganizationProvisioner,
+    /** token lifetimes, key and invite expiries, caches */
+    private readonly clock: Pick<RuntimeClock, 'now'> = systemClock,
   ) {
     this.jwks = config.auth.jwksUrl ? createRemoteJWKSet(new URL(config.auth.jwksUrl), { cooldownDuration: 30_000 }) : null;
   }
@@ -155,6 +157,7 @@ export class IdentityService {
 
   /** Signs a local HS256 token scoped to one organization. */
   async issue(user: UserDoc, organization: OrganizationDoc, role: string): Promise<LoginResult> {
+    // wall clock: a JWT's iat/exp are checked by whoever verifies it, on real time
     const issuedAt = Math.floor(Date.now() / 1000);
     const expiresAt = issuedAt + this.config.auth.jwtTtlSeconds;
     const token = await new SignJWT({ org: organization.id })
@@ -192,7 +195,7 @@ export class IdentityService {
     const credential = bearerCredential(authorization);
     if (credential === null) throw new ServiceError('unauthorized', 'Authorization must be "Bearer <token>"');
     const cached = this.contextCache.get(credential);
-    if (cached && cached.freshUntilMs > Date.now() && cached.stamp === this.stamp(cached.context)) return cached.context;
+    if (cached && cached.freshUntilMs > this.clock.now() && cached.stamp === this.stamp(cached.context)) return cached.context;
     const { context, freshUntilMs } = credential.startsWith(API_KEY_PREFIX)
       ? await this.authenticateApiKey(credential)
       : await this.authenticateJwt(credential);
@@ -219,7 +222,7 @@ export class IdentityService {
     const run = await this.collections.pipelineRuns.get(org, runId);
     if (!run) throw new ServiceError('unauthorized', 'the pipeline run of this token no longer exists');
     if (run.status !== 'running') throw new ServiceError('unauthorized', `the pipeline run of this token has ended (${run.status})`);
-    if (Date.parse(run.token_expires_at) <= Date.now()) throw new ServiceError('unauthorized', 'the pipeline run of this token is past its deadline');
+    if (Date.parse(run.token_expires_at) <= this.clock.now()) throw new ServiceError('unauthorized', 'the pipeline run of this token is past its deadline');
   }
 
   /** Revisions of everything a context was read from; null when the store cannot tell (no caching). */
@@ -255,7 +258,7 @@ export class IdentityService {
   private async verifyJwt(token: string): Promise<VerifiedToken> {
     const cached = this.tokenCache.get(token);
     if (cached) {
-      if (cached.expiresAtMs > Date.now()) return cached;
+      if (cached.expiresAtMs > this.clock.now()) return cached;
       this.tokenCache.delete(token);
       throw new ServiceError('token_expired', 'token has expired; log in again');
     }
@@ -342,13 +345,13 @@ export class IdentityService {
     const [record] = await this.collections.apiKeys.findAcrossOrgs({ key_hash: sha256Hex(key) }, 1);
     if (!record) throw new ServiceError('unauthorized', 'unknown API key');
     if (!record.active) throw new ServiceError('api_key_revoked', 'this API key was revoked');
-    const now = Date.now();
+    const now = this.clock.now();
     if (record.expires_at !== null && Date.parse(record.expires_at) <= now) {
       throw new ServiceError('api_key_revoked', 'this API key has expired');
     }
     let lastUsedMs = record.last_used_at === null ? 0 : Date.parse(record.last_used_at);
     if (lastUsedMs + LAST_USED_WRITE_MS < now) {
-      await this.collections.apiKeys.update(record.org_id, record.id, { last_used_at: nowIso() });
+      await this.collections.apiKeys.update(record.org_id, record.id, { last_used_at: isoAt(now) });
       lastUsedMs = now;
     }
     // a key does at most what its creator may do now: demoted, it shrinks; removed, it stops
@@ -380,7 +383,7 @@ export class IdentityService {
   async acceptInvite(input: { token: string; password: string }): Promise<LoginResult> {
     const gone = (): ServiceError => new ServiceError('not_found', 'invite not found or already used');
     const [invite] = await this.collections.invites.findAcrossOrgs({ token_hash: sha256Hex(input.token) }, 1);
-    if (!invite || invite.accepted_at !== null || Date.parse(invite.expires_at) <= Date.now()) throw gone();
+    if (!invite || invite.accepted_at !== null || Date.parse(invite.expires_at) <= this.clock.now()) throw gone();
     const organization = await this.collections.organizations.get(invite.org_id);
     if (!organization) throw gone();
 
@@ -407,7 +410,7 @@ export class IdentityService {
       if (error instanceof UniqueViolation) throw gone();
       throw error;
     }
-    await this.collections.invites.update(invite.org_id, invite.id, { accepted_at: nowIso() });
+    await this.collections.invites.update(invite.org_id, invite.id, { accepted_at: isoAt(this.clock.now()) });
     return this.issue(user, organization, invite.role);
   }
 

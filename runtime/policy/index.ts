@@ -114,6 +114,7 @@ export class CompiledBundle {
       mocks: new Map(),
       patches: [],
       strict: opts.strictBuiltinErrors ?? false,
+      // wall clock: a caller without a runtime clock (the policy playground) evaluates time.now_ns() now
       nowNs: opts.nowNs ?? BigInt(Date.now()) * 1_000_000n,
       stack: new Set(),
       budget: { deadline: performance.now() + (opts.timeoutMs ?? 1000), steps: 0 },

@@ -65,8 +65,8 @@ describe('Socket Mode through the egress guard', () => {
     const socketId = `sock_${connected.channelId}`;
     // the actor's own record of why it failed (the listing shows only its state)
     const failure = await eventually(async () => {
-      const snapshot = guarded.server.service.services.supervisor.get(socketId)?.getSnapshot() as { value?: unknown; context?: { failure?: string | null } } | undefined;
-      return snapshot?.value === 'failed' ? (snapshot.context?.failure ?? '') : undefined;
+      const socket = guarded.server.service.services.channels.socketState(connected.channelId);
+      return socket?.state === 'failed' ? (socket.failure ?? '') : undefined;
     }, 'the socket actor to fail');
     // the guard's refusal, before any connection (not the refused connection of an unguarded dial)
     expect(failure).toContain('outbound call to 127.0.0.2 refused');

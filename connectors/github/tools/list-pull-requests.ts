@@ -24,6 +24,7 @@ export const listPullRequestsTool: ConnectorTool = {
     withGithub(ctx, async (octokit, config) => {
       const { owner, repo } = repoOf(args, config);
       const staleDays = args['stale_days'] as number | undefined;
+      // wall clock: pull request ages are measured against GitHub's timestamps
       const now = Date.now();
       const cutoff = staleDays === undefined ? null : now - staleDays * DAY_MS;
       const pages = octokit.paginate.iterator(octokit.rest.pulls.list, {

@@ -27,6 +27,7 @@ export const rolloutRestartTool: ConnectorTool = {
     ctx.signal.throwIfAborted();
     const apis = kubernetesApis(ctx.config, ctx.net);
     // kubectl writes RFC 3339 seconds precision
+    // wall clock: the restartedAt annotation is read by the cluster (kubectl writes the same)
     const restartedAt = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
     const body = { spec: { template: { metadata: { annotations: { [RESTARTED_AT_ANNOTATION]: restartedAt } } } } };
     const patched = await kubeCall(apis, ctx.signal, () =>

@@ -49,6 +49,7 @@ export const jobStatusTool: ConnectorTool = {
     const task = (await runwayCall(ctx.signal, (options) => client.tasks.retrieve(args['job_id'] as string, options))) as Task;
     if (task.status === 'FAILED') throw failureOf(task);
     const done = task.status === 'SUCCEEDED' || task.status === 'CANCELLED';
+    // wall clock: createdAt is Runway's timestamp
     const runningFor = Date.now() - Date.parse(task.createdAt);
     if (!done && runningFor > GENERATION_TIMEOUT_MS) {
       throw new ToolError('timeout', `the generation has not finished after ${Math.round(runningFor / 60_000)} minutes`, { job_id: task.id, status: task.status.toLowerCase() });

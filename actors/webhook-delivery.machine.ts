@@ -1,6 +1,6 @@
 /**
  * One outbound delivery as an actor: wait (the backoff), send (one attempt,
- * supplied by the dispatcher), then finish or wait again. Time runs on the
+ * supplied by `runtime/webhooks/dispatcher.ts`), then finish or wait again. Time runs on the
  * supervisor's clock. At shutdown (`PARK`) a waiting delivery stops at once
  * and a sending one after its attempt: the stored delivery stays `queued`
  * and the next start resumes it.

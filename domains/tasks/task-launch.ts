@@ -1,0 +1,97 @@
+/**
+ * A task run's launch: the stored fire becomes an agent run of kind `task`
+ * through `startAgentRun`, with the task's agent, prompt, sources, realm and
+ * daily cost cap. A launch that cannot start ends the task run as failed.
+ */
+import type { Logger } from 'pino';
+import type { AgentRunLauncher } from '../agents/start-agent-run.js';
+import type { Collections } from '../collections.js';
+import { isoAt, type RuntimeClock } from '../../runtime/clock.js';
+import { ServiceError } from '../../runtime/errors.js';
+import type { PlatformEvents } from '../../runtime/events.js';
+import { DEFAULT_AGENT } from '../organizations.js';
+import type { OrgId } from '../../runtime/store/types.js';
+import type { TaskRunLedger } from './run-ledger.js';
+import { reportTaskRunEnded, type ActivityRecorder } from '../activity/runs.js';
+import type { TaskRunStatus } from './types.js';
+
+export interface TaskLaunchDeps {
+  readonly collections: Collections;
+  readonly launcher: AgentRunLauncher;
+  readonly ledger: TaskRunLedger;
+  readonly events: PlatformEvents;
+  readonly logger: Logger;
+  readonly clock: Pick<RuntimeClock, 'now'>;
+  /** reports the runs that end before their agent run starts (the agent runtime reports the others) */
+  readonly activity?: ActivityRecorder | undefined;
+}
+
+/** The user message of a run: its instruction, then the rest of its input as JSON. */
+function userContentOf(input: Record<string, unknown>): string {
+  const { instruction, ...rest } = input;
+  const text = typeof instruction === 'string' ? instruction : JSON.stringify(instruction ?? '');
+  return Object.keys(rest).length === 0 ? text : `${text}\n\nInput:\n${JSON.stringify(rest, null, 2)}`;
+}
+
+/**
+ * Launches the pending run `runId` of the task. `runEnded` tells the task's
+ * actor the run is over (whether it ran or not). Call it synchronously from
+ * the actor's `launch` action, so a cancel from then on reaches the launch.
+ */
+export async function launchTaskRun(deps: TaskLaunchDeps, org: OrgId, taskId: string, runId: string, runEnded: () => void): Promise<void> {
+  const { collections, launcher, ledger, events } = deps;
+  launcher.begin(org, runId);
+  const fail = async (reason: string, message: string, status: TaskRunStatus = 'failed'): Promise<void> => {
+    await ledger.finish(org, [runId], status, reason, message);
+    runEnded();
+    if (deps.activity) await reportTaskRunEnded(deps.activity, collections.tasks, org, { taskId, runId }, { status, reason, message });
+    if (status === 'failed') events.emit('task.run_failed', org, { task_id: taskId, run_id: runId, reason, message });
+  };
+  try {
+    const [run, task] = await Promise.all([collections.taskRuns.get(org, runId), collections.tasks.get(org, taskId)]);
+    if (!run || run.status !== 'pending') return runEnded();
+    if (!task) return await fail('task_deleted', 'the task was deleted');
+    const agentRef = task.agent ?? DEFAULT_AGENT;
+    const agent = (await collections.agents.get(org, agentRef)) ?? (await collections.agents.findOne(org, { name: agentRef }));
+    let prepared: Awaited<ReturnType<AgentRunLauncher['prepare']>>;
+    try {
+      prepared = await launcher.prepare({ org, site: 'task', agent: agent ?? null, sitePrompt: task.system_prompt });
+    } catch (error) {
+      if (error instanceof ServiceError && error.code === 'llm_unconfigured') return await fail('llm_unconfigured', error.message);
+      throw error;
+    }
+    const userContent = userContentOf(run.input);
+    await launcher.start(prepared, {
+      runId,
+      userId: task.created_by,
+      kind: 'task',
+      question: userContent,
+      userMessage: userContent === '' ? '(no instruction)' : userContent,
+      approvalWrite: task.approval_write,
+      sourceIds: task.enabled_source_ids,
+      costCap: { scope: 'task', taskId, capUsd: task.cost_cap_usd_per_day },
+      realm: task.realm,
+      record: { input: run.input, taskId },
+      onStarting: async (at) => {
+        await collections.taskRuns.update(org, runId, { status: 'running', started_at: isoAt(at) });
+      },
+      onEnd: async (end) => {
+        await collections.taskRuns.update(org, runId, {
+          status: end.status,
+          reason: end.reason,
+          error_message: end.message,
+          cost_usd: end.costUsd,
+          finished_at: isoAt(deps.clock.now()),
+        });
+        runEnded();
+        if (end.status === 'failed') events.emit('task.run_failed', org, { task_id: taskId, run_id: runId, reason: end.reason, message: end.message });
+      },
+    });
+    ledger.started(runId);
+  } catch (error) {
+    deps.logger.error({ err: error, task: taskId, run: runId }, 'task run could not start');
+    await fail('internal_error', error instanceof Error ? error.message : String(error));
+  } finally {
+    launcher.abandon(runId);
+  }
+}
