@@ -3,13 +3,13 @@ import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createCatalog } from '../../connectors/catalog.js';
 import { describeConnectorConformance } from '../../connectors/conformance/index.js';
-import { validateCopy } from '../../connectors/json-schema.js';
-import { ToolError, type ConnectorTool, type SyncContext } from '../../connectors/contract.js';
+import type { SyncContext } from '../../connectors/contract.js';
 import { createGithubPlugin, missingScopes } from '../../connectors/github/index.js';
-import { checkPlugin, loadPlugins } from '../../connectors/loader.js';
+import { loadPlugins } from '../../connectors/loader.js';
 import { resolveExecuteConnectorTool } from '../../connectors/meta-tools.js';
 import { startFakeGithub, type FakeGithub } from '../fakes/github/server.js';
 import { FINE_GRAINED_TOKEN, GOOD_TOKEN, NARROW_TOKEN, RecordingGraphSink, seedGithub } from './github-fixtures.js';
+import { failureOf, toolHarness } from '../helpers/tools.js';
 
 let fake: FakeGithub;
 const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -31,29 +31,7 @@ beforeAll(async () => {
 afterAll(async () => fake.stop());
 
 const plugin = createGithubPlugin();
-// tools get their arguments as the catalog hands them over: checked against the input schema, defaults filled
-const loaded = checkPlugin(plugin, 'test');
-const argsFor = (name: string, args: Record<string, unknown>): { tool: ConnectorTool; args: Record<string, unknown> } => {
-  const found = loaded.tools.find((candidate) => candidate.tool.name === name);
-  if (!found) throw new Error(`no tool ${name}`);
-  const checked = validateCopy(found.validateArgs, args);
-  if (!checked.ok) throw new Error(`arguments fail the schema: ${JSON.stringify(checked.issues)}`);
-  return { tool: found.tool, args: checked.value };
-};
-const config = (overrides: Record<string, unknown> = {}): Record<string, unknown> => ({ ...validConfig, ...overrides });
-const run = (name: string, args: Record<string, unknown>, cfg = config()): Promise<any> => {
-  const call = argsFor(name, args);
-  return call.tool.run(call.args, { orgId: 'org_1', sourceId: 'src_1', config: cfg, signal: new AbortController().signal });
-};
-const failureOf = async (promise: Promise<unknown>): Promise<ToolError> => {
-  try {
-    await promise;
-  } catch (error) {
-    if (ToolError.is(error)) return error;
-    throw error;
-  }
-  throw new Error('expected a ToolError');
-};
+const { config, run } = toolHarness(plugin, validConfig);
 
 describeConnectorConformance(plugin, {
   validConfig,

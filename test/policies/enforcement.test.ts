@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { execute, send, startFakeLlmServer, wireOrganization, type ChatOrg } from '../runtime/chat-helpers.js';
-import { createTask, eventually, runReaches } from '../tasks/helpers.js';
+import { eventually } from '../helpers/eventually.js';
+import { createTask, runReaches } from '../tasks/helpers.js';
 
 const READ_ONLY = 'package service.read_only\n\ndeny contains msg if {\n  input.resource.tool_effect != "read"\n  msg := "read-only"\n}\n';
 const ALLOW_RECALL = 'package service.recall_only\n\ndefault allow := false\n\nallow if input.resource.tool == "memory.recall"\n';
@@ -63,7 +64,7 @@ describe('policy enforcement on tool calls', () => {
     const log = await eventually(async () => {
       const answer = await decisions(org);
       return answer.body.items.length === 2 ? answer.body.items : undefined;
-    }, 'two decisions');
+    }, { what: 'two decisions' });
     expect(log.map((entry: any) => [entry.input.resource.tool, entry.result])).toEqual([
       ['memory.recall', 'allow'],
       ['memory.store', 'deny'],
@@ -117,7 +118,7 @@ describe('policy enforcement on tool calls', () => {
     const log = await eventually(async () => {
       const answer = await decisions(org);
       return answer.body.items.length === 3 ? answer.body.items : undefined;
-    }, 'three decisions');
+    }, { what: 'three decisions' });
     // the bundle changed: the last decision names another revision ('empty': no enabled policy)
     expect(log[2]).toMatchObject({ result: 'allow', revision: 'empty' });
     expect(log[0].revision).not.toBe('empty');
@@ -135,7 +136,7 @@ describe('policy enforcement on tool calls', () => {
     const denied = await eventually(async () => {
       const answer = await decisions(org, '?result=deny');
       return answer.body.items.length === 1 ? answer.body.items[0] : undefined;
-    }, 'the denial');
+    }, { what: 'the denial' });
     expect(denied.error.code).toBe('eval_builtin_error');
   });
 

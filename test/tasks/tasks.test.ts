@@ -10,7 +10,8 @@ import { addMember } from '../helpers/members.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
 import { names, openStream, startFakeLlmServer, wireOrganization } from '../runtime/chat-helpers.js';
 import { createPipeline, ingest } from '../ingest/helpers.js';
-import { createTask, eventually, runReaches, runsOf } from './helpers.js';
+import { eventually } from '../helpers/eventually.js';
+import { createTask, runReaches, runsOf } from './helpers.js';
 
 // every token costs 1 USD: a single turn (10 + 20 tokens) costs 30 USD, so a cap is easy to cross
 const PRICES = JSON.stringify({ 'gpt-4o-mini': { input_per_mtok: 1_000_000, output_per_mtok: 1_000_000 } });
@@ -298,7 +299,7 @@ describe('tasks', () => {
     const [run] = await eventually(async () => {
       const runs = await runsOf(server, owner, task.id);
       return runs.length > 0 && runs[0].status === 'succeeded' ? runs : undefined;
-    }, 'a lifecycle run');
+    }, { what: 'a lifecycle run' });
     expect(run.origin).toBe('lifecycle');
     expect(run.input.instruction).toBe('Ingest failed: ingest.failed bad_ndjson');
     // another organization's event fires nothing here

@@ -1,0 +1,49 @@
+/**
+ * Runs a connector's tools the way the catalog hands them over: arguments
+ * checked against the tool's input schema with defaults filled, then `run`
+ * with a tool context for `config` (read at call time, so a suite can fill
+ * in its fake's url in beforeAll).
+ */
+import { ToolError, type ConnectorPlugin, type ConnectorTool } from '../../connectors/contract.js';
+import { validateCopy } from '../../connectors/json-schema.js';
+import { checkPlugin, type LoadedPlugin } from '../../connectors/loader.js';
+
+export interface ToolHarness {
+  readonly loaded: LoadedPlugin;
+  /** the tool and its arguments as the catalog would pass them; throws when they fail the schema */
+  argsFor(name: string, args: Record<string, unknown>): { tool: ConnectorTool; args: Record<string, unknown> };
+  /** the suite's config with `overrides` on top */
+  config(overrides?: Record<string, unknown>): Record<string, unknown>;
+  run(name: string, args: Record<string, unknown>, config?: Record<string, unknown>): Promise<any>;
+}
+
+export function toolHarness(plugin: ConnectorPlugin, config: Record<string, unknown>): ToolHarness {
+  const loaded = checkPlugin(plugin, 'test');
+  const harness: ToolHarness = {
+    loaded,
+    argsFor: (name, args) => {
+      const found = loaded.tools.find((candidate) => candidate.tool.name === name);
+      if (!found) throw new Error(`no tool ${name}`);
+      const checked = validateCopy(found.validateArgs, args);
+      if (!checked.ok) throw new Error(`arguments fail the schema: ${JSON.stringify(checked.issues)}`);
+      return { tool: found.tool, args: checked.value };
+    },
+    config: (overrides = {}) => ({ ...config, ...overrides }),
+    run: (name, args, cfg = harness.config()) => {
+      const call = harness.argsFor(name, args);
+      return call.tool.run(call.args, { orgId: 'org_1', sourceId: 'src_1', config: cfg, signal: new AbortController().signal });
+    },
+  };
+  return harness;
+}
+
+/** The ToolError a call fails with; any other outcome fails the test. */
+export async function failureOf(promise: Promise<unknown>): Promise<ToolError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (ToolError.is(error)) return error;
+    throw error;
+  }
+  throw new Error('expected a ToolError');
+}
