@@ -8,7 +8,7 @@ import { createGithubPlugin, missingScopes } from '../../connectors/github/index
 import { loadPlugins } from '../../connectors/loader.js';
 import { resolveExecuteConnectorTool } from '../../connectors/meta-tools.js';
 import { startFakeGithub, type FakeGithub } from '../fakes/github/server.js';
-import { FINE_GRAINED_TOKEN, GOOD_TOKEN, NARROW_TOKEN, RecordingGraphSink, seedGithub } from './github-fixtures.js';
+import { FINE_GRAINED_TOKEN, GOOD_TOKEN, NARROW_TOKEN, RecordingGraphSink, seedGithub } from '../fixtures/github/seed.js';
 import { failureOf, toolHarness } from '../helpers/tools.js';
 
 let fake: FakeGithub;

@@ -4,7 +4,7 @@ import { describeConnectorConformance } from '../../connectors/conformance/index
 import type { SyncContext } from '../../connectors/contract.js';
 import { createJenkinsPlugin, jobPath } from '../../connectors/jenkins/index.js';
 import { parseTree, startFakeJenkins, type FakeBuild, type FakeJenkins } from '../fakes/jenkins/server.js';
-import { RecordingGraphSink } from './github-fixtures.js';
+import { RecordingGraphSink } from '../fixtures/github/seed.js';
 import { failureOf, toolHarness } from '../helpers/tools.js';
 
 let fake: FakeJenkins;

@@ -4,7 +4,7 @@ import { describeConnectorConformance } from '../../connectors/conformance/index
 import type { SyncContext } from '../../connectors/contract.js';
 import { createVercelPlugin } from '../../connectors/vercel/index.js';
 import { startFakeVercel, type FakeVercel, type FakeVercelDeployment } from '../fakes/vercel/server.js';
-import { RecordingGraphSink } from './github-fixtures.js';
+import { RecordingGraphSink } from '../fixtures/github/seed.js';
 import { failureOf, toolHarness } from '../helpers/tools.js';
 
 let fake: FakeVercel;

@@ -1,22 +1,17 @@
 /** Chat tool calls as a resource: on each reply in the message list, and at /chat/conversations/:id/tool-calls. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { execute, names, send, startFakeLlmServer, wireOrganization, type ChatOrg } from '../runtime/chat-helpers.js';
+import type { FakeLlmServer } from '../fakes/llm/server.js';
+import { startLlmServer, stopLlmServer } from '../helpers/llm.js';
+import { type TestServer } from '../helpers/server.js';
+import { execute, names, send, wireOrganization, type ChatOrg } from '../runtime/chat-helpers.js';
 import { eventually } from '../helpers/eventually.js';
 
 describe('chat tool calls', () => {
   let server: TestServer;
   let llm: FakeLlmServer;
 
-  beforeAll(async () => {
-    llm = await startFakeLlmServer();
-    server = await startTestServer({ LLM_API_KEY: FAKE_LLM_API_KEY });
-  });
-  afterAll(async () => {
-    await server.stop();
-    await llm.close();
-  });
+  beforeAll(async () => ({ server, llm } = await startLlmServer()));
+  afterAll(async () => stopLlmServer({ server, llm }));
 
   const toolCalls = (org: ChatOrg, query = '', conversationId = org.conversationId) =>
     server.request('GET', `/chat/conversations/${conversationId}/tool-calls${query}`, { token: org.session.token });

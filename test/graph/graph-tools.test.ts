@@ -7,9 +7,10 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { send, startFakeLlmServer, wireOrganization, type ChatOrg, execute } from '../runtime/chat-helpers.js';
+import type { FakeLlmServer } from '../fakes/llm/server.js';
+import { startLlmServer, stopLlmServer } from '../helpers/llm.js';
+import { type TestServer } from '../helpers/server.js';
+import { send, wireOrganization, type ChatOrg, execute } from '../runtime/chat-helpers.js';
 
 
 describe('graph tools in an agent run', () => {
@@ -18,8 +19,7 @@ describe('graph tools in an agent run', () => {
   let org: ChatOrg;
 
   beforeAll(async () => {
-    llm = await startFakeLlmServer();
-    server = await startTestServer({ LLM_API_KEY: FAKE_LLM_API_KEY });
+    ({ server, llm } = await startLlmServer());
     org = await wireOrganization(server, llm);
     const token = org.session.token;
     await server.request('POST', '/graph/nodes', {
@@ -36,10 +36,7 @@ describe('graph tools in an agent run', () => {
       },
     });
   });
-  afterAll(async () => {
-    await server.stop();
-    await llm.close();
-  });
+  afterAll(async () => stopLlmServer({ server, llm }));
 
   const results = (events: { event: string; data: any }[]) => events.filter((event) => event.event === 'tool_result').map((event) => event.data.result);
 

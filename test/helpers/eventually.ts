@@ -6,14 +6,14 @@
 export interface EventuallyOptions {
   /** what the test waits for, for the failure message */
   readonly what?: string;
-  /** @default 5000 */
+  /** @default 10000 */
   readonly timeout?: number;
   /** ms between reads; @default 20 */
   readonly interval?: number;
 }
 
 export async function eventually<T>(read: () => Promise<T | undefined> | T | undefined, options: EventuallyOptions = {}): Promise<T> {
-  const deadline = Date.now() + (options.timeout ?? 5_000);
+  const deadline = Date.now() + (options.timeout ?? 10_000);
   for (;;) {
     const value = await read();
     if (value !== undefined) return value;

@@ -16,9 +16,9 @@ export interface TwoOrgs {
   readonly bob: Session;
 }
 
-export async function oneOrg(env: Record<string, string> = {}, options: TestServerOptions = {}): Promise<OneOrg> {
+export async function oneOrg(env: Record<string, string> = {}, options: TestServerOptions & { readonly name?: string } = {}): Promise<OneOrg> {
   const server = await startTestServer(env, options);
-  return { server, owner: await server.register() };
+  return { server, owner: await server.register(options.name) };
 }
 
 export async function twoOrgs(env: Record<string, string> = {}, options: TestServerOptions = {}): Promise<TwoOrgs> {

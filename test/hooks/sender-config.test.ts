@@ -12,6 +12,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../runtime/config.js';
 import { signHmac } from '../../runtime/crypto.js';
+import { twoOrgs } from '../helpers/orgs.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
 import { simulatedClock } from '../helpers/clock.js';
 import { createTask, hookPath, runsOf } from '../tasks/helpers.js';
@@ -19,18 +20,9 @@ import { createTask, hookPath, runsOf } from '../tasks/helpers.js';
 const PUBLIC_URL = 'https://automation.example.test/edge';
 
 describe('webhook sender configuration', () => {
-  let server: TestServer;
-  let owner: Session;
-  let stranger: Session;
-
-  beforeAll(async () => {
-    server = await startTestServer();
-    owner = await server.register();
-    stranger = await server.register();
-  });
-  afterAll(async () => {
-    await server.stop();
-  });
+  let server: TestServer, owner: Session, stranger: Session;
+  beforeAll(async () => ({ server, alice: owner, bob: stranger } = await twoOrgs()));
+  afterAll(async () => server.stop());
 
   const post = (url: string, body: string, headers: Record<string, string>) =>
     server.request('POST', hookPath(url), { body, headers: { 'content-type': 'application/json', ...headers } });

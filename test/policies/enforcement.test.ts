@@ -7,6 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
+import { startLlmServer, stopLlmServer } from '../helpers/llm.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { execute, send, startFakeLlmServer, wireOrganization, type ChatOrg } from '../runtime/chat-helpers.js';
 import { eventually } from '../helpers/eventually.js';
@@ -23,14 +24,8 @@ describe('policy enforcement on tool calls', () => {
   let server: TestServer;
   let llm: FakeLlmServer;
 
-  beforeAll(async () => {
-    llm = await startFakeLlmServer();
-    server = await startTestServer({ LLM_API_KEY: FAKE_LLM_API_KEY, SERVICE_FEATURES_POLICIES: 'true' });
-  });
-  afterAll(async () => {
-    await server.stop();
-    await llm.close();
-  });
+  beforeAll(async () => ({ server, llm } = await startLlmServer({ SERVICE_FEATURES_POLICIES: 'true' })));
+  afterAll(async () => stopLlmServer({ server, llm }));
 
   const addPolicy = async (org: ChatOrg, name: string, rego: string): Promise<string> => {
     const created = await server.request('POST', '/policies', { token: org.session.token, body: { name, rego_code: rego } });

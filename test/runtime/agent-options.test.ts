@@ -9,7 +9,7 @@ import { startFakeGithub, type FakeGithub } from '../fakes/github/server.js';
 import type { FakeTurn, RecordedRequest } from '../fakes/llm/server.js';
 import type { Session } from '../helpers/server.js';
 import { connectChannel, mention, settle, startWorld, type ChannelWorld } from '../channels/helpers.js';
-import { GOOD_TOKEN, seedGithub } from '../connectors/github-fixtures.js';
+import { GOOD_TOKEN, seedGithub } from '../fixtures/github/seed.js';
 import { eventually } from '../helpers/eventually.js';
 import { createTask } from '../tasks/helpers.js';
 import { execute, send } from './chat-helpers.js';

@@ -7,9 +7,10 @@ import { MAX_ARTIFACT_BYTES } from '../../connectors/files/tools/write-artifact.
 import { loadPlugins } from '../../connectors/loader.js';
 import { resolveExecuteConnectorTool } from '../../connectors/meta-tools.js';
 import type { ToolOutcome } from '../../connectors/tool-result.js';
-import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
-import { startFakeLlmServer, wireOrganization, execute } from '../runtime/chat-helpers.js';
+import type { FakeLlmServer } from '../fakes/llm/server.js';
+import { startLlmServer, stopLlmServer } from '../helpers/llm.js';
+import { type Session, type TestServer } from '../helpers/server.js';
+import { wireOrganization, execute } from '../runtime/chat-helpers.js';
 import { createTask, runReaches, runsOf } from './helpers.js';
 
 const REPORT = '# Weekly report\n\nAll 12 services green; one flaky test (ünïcode survives).\n';
@@ -26,14 +27,10 @@ describe('run artifacts', () => {
   let owner: Session;
 
   beforeAll(async () => {
-    llm = await startFakeLlmServer();
-    server = await startTestServer({ LLM_API_KEY: FAKE_LLM_API_KEY });
+    ({ server, llm } = await startLlmServer());
     owner = (await wireOrganization(server, llm)).session;
   });
-  afterAll(async () => {
-    await server.stop();
-    await llm.close();
-  });
+  afterAll(async () => stopLlmServer({ server, llm }));
 
   /** Fires a task (writes allowed) whose model makes `calls` in one turn, then answers; resolves with the finished run. */
   async function runWith(session: Session, name: string, calls: ReturnType<typeof execute>[]): Promise<{ task: any; run: any }> {

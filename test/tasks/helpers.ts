@@ -14,6 +14,15 @@ export async function runsOf(server: TestServer, session: Session, taskId: strin
   return runs.body.items as any[];
 }
 
+/** Waits until the run ends (succeeded, failed or cancelled); resolves with it. */
+export function runEnds(server: TestServer, session: Session, taskId: string, runId: string): Promise<any> {
+  return eventually(async () => {
+    const run = await server.request('GET', `/tasks/${taskId}/runs/${runId}`, { token: session.token });
+    if (run.status !== 200) throw new Error(`run: ${run.status} ${run.text}`);
+    return ['succeeded', 'failed', 'cancelled'].includes(run.body.status as string) ? run.body : undefined;
+  }, { what: `run ${runId} to end`, timeout: 25_000 });
+}
+
 /** Waits until the run has the status. */
 export function runReaches(server: TestServer, session: Session, taskId: string, runId: string, status: string): Promise<any> {
   return eventually(async () => {

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signHmac } from '../../runtime/crypto.js';
 import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
+import { startLlmServer, stopLlmServer } from '../helpers/llm.js';
 import { addMember } from '../helpers/members.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
 import { names, openStream, startFakeLlmServer, wireOrganization } from '../runtime/chat-helpers.js';
@@ -22,14 +23,10 @@ describe('tasks', () => {
   let owner: Session;
 
   beforeAll(async () => {
-    llm = await startFakeLlmServer();
-    server = await startTestServer({ LLM_API_KEY: FAKE_LLM_API_KEY, LLM_PRICES: PRICES });
+    ({ server, llm } = await startLlmServer({ LLM_PRICES: PRICES }));
     owner = (await wireOrganization(server, llm)).session;
   });
-  afterAll(async () => {
-    await server.stop();
-    await llm.close();
-  });
+  afterAll(async () => stopLlmServer({ server, llm }));
 
   it('creates, reads, lists, patches and deletes tasks with every field', async () => {
     // referenced sources must exist in the organization (test/security/references.test.ts)

@@ -1,0 +1,24 @@
+/**
+ * A started server whose agent runs talk to a fresh fake LLM (the operator's
+ * LLM_API_KEY set to the fake's key): the start of every suite that runs chat,
+ * tasks or tools through a model. `wireOrganization` (runtime/chat-helpers.ts)
+ * then points an organization at the fake.
+ */
+import { FAKE_LLM_API_KEY, startFakeLlmServer, type FakeLlmServer } from '../fakes/llm/server.js';
+import { startTestServer, type TestServer, type TestServerOptions } from './server.js';
+
+export interface LlmServer {
+  readonly server: TestServer;
+  readonly llm: FakeLlmServer;
+}
+
+export async function startLlmServer(env: Record<string, string> = {}, options: TestServerOptions = {}): Promise<LlmServer> {
+  const llm = await startFakeLlmServer();
+  return { llm, server: await startTestServer({ LLM_API_KEY: FAKE_LLM_API_KEY, ...env }, options) };
+}
+
+/** The server first: its runs end before the model they talk to goes away. */
+export async function stopLlmServer({ server, llm }: LlmServer): Promise<void> {
+  await server.stop();
+  await llm.close();
+}
