@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeLlmServer } from '../fakes/llm/server.js';
 import { startFakeGithub, type FakeGithub } from '../fakes/github/server.js';
-import { startLlmServer, stopLlmServer } from '../helpers/llm.js';
-import { type TestServer } from '../helpers/server.js';
+import { startWiredOrg, stopLlmServer } from '../helpers/llm.js';
+import type { TestServer } from '../helpers/server.js';
 import { send, wireOrganization, type ChatOrg, execute } from '../runtime/chat-helpers.js';
 import { GOOD_TOKEN, seedGithub } from '../fixtures/github/seed.js';
 import { syncToEnd } from '../sources/helpers.js';
@@ -24,8 +24,7 @@ describe('github source through the service', () => {
   beforeAll(async () => {
     fake = await startFakeGithub();
     seedGithub(fake);
-    ({ server, llm } = await startLlmServer());
-    org = await wireOrganization(server, llm, { approvalWrite: 'ask' });
+    ({ server, llm, org } = await startWiredOrg({}, { approvalWrite: 'ask' }));
     const created = await server.request('POST', '/sources', {
       token: org.session.token,
       body: { name: 'GitHub acme', connector: 'github', config: { auth: { kind: 'pat', token: GOOD_TOKEN }, orgs: ['acme'], base_url: fake.url } },

@@ -3,7 +3,6 @@ import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createCatalog } from '../../connectors/catalog.js';
 import { describeConnectorConformance } from '../../connectors/conformance/index.js';
-import type { SyncContext } from '../../connectors/contract.js';
 import { createGithubPlugin, missingScopes } from '../../connectors/github/index.js';
 import { loadPlugins } from '../../connectors/loader.js';
 import { resolveExecuteConnectorTool } from '../../connectors/meta-tools.js';
@@ -31,7 +30,7 @@ beforeAll(async () => {
 afterAll(async () => fake.stop());
 
 const plugin = createGithubPlugin();
-const { config, run } = toolHarness(plugin, validConfig);
+const { config, run, syncContext } = toolHarness(plugin, validConfig);
 
 describeConnectorConformance(plugin, {
   validConfig,
@@ -199,11 +198,6 @@ describe('github tools', () => {
 });
 
 describe('github sync', () => {
-  const syncContext = (graph: RecordingGraphSink | null, cfg = config()): SyncContext & { progressed: number[] } => {
-    const progressed: number[] = [];
-    return { orgId: 'org_1', sourceId: 'src_1', realm: 'default', config: cfg, signal: new AbortController().signal, graph, progress: (fraction) => progressed.push(fraction), progressed };
-  };
-
   it('writes repositories, owners, contributors and open pull requests with their relationships', async () => {
     const graph = new RecordingGraphSink();
     const ctx = syncContext(graph, config({ repositories: ['solo/dotfiles'] }));

@@ -1,7 +1,6 @@
 /** The jenkins connector against the fake Jenkins JSON API. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { describeConnectorConformance } from '../../connectors/conformance/index.js';
-import type { SyncContext } from '../../connectors/contract.js';
 import { createJenkinsPlugin, jobPath } from '../../connectors/jenkins/index.js';
 import { parseTree, startFakeJenkins, type FakeBuild, type FakeJenkins } from '../fakes/jenkins/server.js';
 import { RecordingGraphSink } from '../fixtures/github/seed.js';
@@ -64,7 +63,7 @@ beforeAll(async () => {
 afterAll(async () => fake.stop());
 
 const plugin = createJenkinsPlugin();
-const { config, run } = toolHarness(plugin, validConfig);
+const { config, run, syncContext } = toolHarness(plugin, validConfig);
 
 describeConnectorConformance(plugin, {
   validConfig,
@@ -212,10 +211,6 @@ describe('jenkins tools', () => {
 });
 
 describe('jenkins sync', () => {
-  const syncContext = (graph: RecordingGraphSink | null, cfg = config()): SyncContext => ({
-    orgId: 'org_1', sourceId: 'src_1', realm: 'default', config: cfg, signal: new AbortController().signal, graph, progress: () => undefined,
-  });
-
   it('writes jobs, folders, the latest builds, who triggered them and upstream builds', async () => {
     const graph = new RecordingGraphSink();
     const report = await plugin.sync!(syncContext(graph));

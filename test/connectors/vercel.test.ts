@@ -1,7 +1,6 @@
 /** The vercel connector against the fake Vercel REST API. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { describeConnectorConformance } from '../../connectors/conformance/index.js';
-import type { SyncContext } from '../../connectors/contract.js';
 import { createVercelPlugin } from '../../connectors/vercel/index.js';
 import { startFakeVercel, type FakeVercel, type FakeVercelDeployment } from '../fakes/vercel/server.js';
 import { RecordingGraphSink } from '../fixtures/github/seed.js';
@@ -58,7 +57,7 @@ beforeAll(async () => {
 afterAll(async () => fake.stop());
 
 const plugin = createVercelPlugin();
-const { config, run } = toolHarness(plugin, validConfig);
+const { config, run, syncContext } = toolHarness(plugin, validConfig);
 
 describeConnectorConformance(plugin, {
   validConfig,
@@ -179,10 +178,6 @@ describe('vercel tools', () => {
 });
 
 describe('vercel sync', () => {
-  const syncContext = (graph: RecordingGraphSink | null, cfg = config()): SyncContext => ({
-    orgId: 'org_1', sourceId: 'src_1', realm: 'default', config: cfg, signal: new AbortController().signal, graph, progress: () => undefined,
-  });
-
   it('writes projects, their latest deployments and the Git repositories they deploy from', async () => {
     const graph = new RecordingGraphSink();
     const report = await plugin.sync!(syncContext(graph));

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeLlmServer } from '../fakes/llm/server.js';
 import { startLlmServer, stopLlmServer } from '../helpers/llm.js';
-import { type Session, type TestServer } from '../helpers/server.js';
+import type { Session, TestServer } from '../helpers/server.js';
 import { execute, names, send, wireOrganization } from '../runtime/chat-helpers.js';
 import { createTask, runReaches } from '../tasks/helpers.js';
 

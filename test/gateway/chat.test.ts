@@ -3,14 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeLlmServer } from '../fakes/llm/server.js';
 import { startLlmServer, stopLlmServer } from '../helpers/llm.js';
 import { addMember } from '../helpers/members.js';
-import { type TestServer } from '../helpers/server.js';
+import type { TestServer } from '../helpers/server.js';
 import { names, openStream, send, wireOrganization, type ChatOrg, type SseStream, execute } from '../runtime/chat-helpers.js';
 
 
 describe('chat', () => {
-  let server: TestServer;
-  let llm: FakeLlmServer;
-
+  let server: TestServer, llm: FakeLlmServer;
   beforeAll(async () => ({ server, llm } = await startLlmServer()));
   afterAll(async () => stopLlmServer({ server, llm }));
 

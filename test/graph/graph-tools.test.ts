@@ -8,19 +8,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeLlmServer } from '../fakes/llm/server.js';
-import { startLlmServer, stopLlmServer } from '../helpers/llm.js';
-import { type TestServer } from '../helpers/server.js';
-import { send, wireOrganization, type ChatOrg, execute } from '../runtime/chat-helpers.js';
+import { startWiredOrg, stopLlmServer } from '../helpers/llm.js';
+import type { TestServer } from '../helpers/server.js';
+import { send, type ChatOrg, execute } from '../runtime/chat-helpers.js';
 
 
 describe('graph tools in an agent run', () => {
-  let server: TestServer;
-  let llm: FakeLlmServer;
-  let org: ChatOrg;
-
+  let server: TestServer, llm: FakeLlmServer, org: ChatOrg;
   beforeAll(async () => {
-    ({ server, llm } = await startLlmServer());
-    org = await wireOrganization(server, llm);
+    ({ server, llm, org } = await startWiredOrg());
     const token = org.session.token;
     await server.request('POST', '/graph/nodes', {
       token,

@@ -5,7 +5,8 @@
  * then points an organization at the fake.
  */
 import { FAKE_LLM_API_KEY, startFakeLlmServer, type FakeLlmServer } from '../fakes/llm/server.js';
-import { startTestServer, type TestServer, type TestServerOptions } from './server.js';
+import { wireOrganization, type ChatOrg } from '../runtime/chat-helpers.js';
+import { startTestServer, type Session, type TestServer, type TestServerOptions } from './server.js';
 
 export interface LlmServer {
   readonly server: TestServer;
@@ -21,4 +22,18 @@ export async function startLlmServer(env: Record<string, string> = {}, options: 
 export async function stopLlmServer({ server, llm }: LlmServer): Promise<void> {
   await server.stop();
   await llm.close();
+}
+
+export interface WiredOrg extends LlmServer {
+  /** the organization, its owner and conversation, talking to `llm` */
+  readonly org: ChatOrg;
+  /** `org.session`, for the suites that need only the caller */
+  readonly owner: Session;
+}
+
+/** `startLlmServer` and one organization wired to its fake LLM. */
+export async function startWiredOrg(env: Record<string, string> = {}, wiring: Parameters<typeof wireOrganization>[2] = {}): Promise<WiredOrg> {
+  const started = await startLlmServer(env);
+  const org = await wireOrganization(started.server, started.llm, wiring);
+  return { ...started, org, owner: org.session };
 }

@@ -4,7 +4,7 @@
  * with a tool context for `config` (read at call time, so a suite can fill
  * in its fake's url in beforeAll).
  */
-import { ToolError, type ConnectorPlugin, type ConnectorTool } from '../../connectors/contract.js';
+import { ToolError, type ConnectorPlugin, type ConnectorTool, type GraphSink, type SyncContext } from '../../connectors/contract.js';
 import { validateCopy } from '../../connectors/json-schema.js';
 import { checkPlugin, type LoadedPlugin } from '../../connectors/loader.js';
 
@@ -15,6 +15,8 @@ export interface ToolHarness {
   /** the suite's config with `overrides` on top */
   config(overrides?: Record<string, unknown>): Record<string, unknown>;
   run(name: string, args: Record<string, unknown>, config?: Record<string, unknown>): Promise<any>;
+  /** a sync's context writing to `graph` (null: a source without a graph), keeping each progress fraction reported */
+  syncContext(graph: GraphSink | null, config?: Record<string, unknown>): SyncContext & { readonly progressed: number[] };
 }
 
 export function toolHarness(plugin: ConnectorPlugin, config: Record<string, unknown>): ToolHarness {
@@ -32,6 +34,10 @@ export function toolHarness(plugin: ConnectorPlugin, config: Record<string, unkn
     run: (name, args, cfg = harness.config()) => {
       const call = harness.argsFor(name, args);
       return call.tool.run(call.args, { orgId: 'org_1', sourceId: 'src_1', config: cfg, signal: new AbortController().signal });
+    },
+    syncContext: (graph, cfg = harness.config()) => {
+      const progressed: number[] = [];
+      return { orgId: 'org_1', sourceId: 'src_1', realm: 'default', config: cfg, signal: new AbortController().signal, graph, progress: (fraction) => progressed.push(fraction), progressed };
     },
   };
   return harness;

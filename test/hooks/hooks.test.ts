@@ -2,22 +2,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signHmac } from '../../runtime/crypto.js';
 import type { FakeLlmServer } from '../fakes/llm/server.js';
-import { startLlmServer, stopLlmServer } from '../helpers/llm.js';
+import { startWiredOrg, stopLlmServer } from '../helpers/llm.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
-import { wireOrganization } from '../runtime/chat-helpers.js';
+import {  } from '../runtime/chat-helpers.js';
 import { createTask, hookPath, runReaches, runsOf } from '../tasks/helpers.js';
 
 const MAX_BODY = 64 * 1024;
 
 describe('inbound webhooks', () => {
-  let server: TestServer;
-  let llm: FakeLlmServer;
-  let owner: Session;
-
-  beforeAll(async () => {
-    ({ server, llm } = await startLlmServer({ WEBHOOK_MAX_BODY_BYTES: String(MAX_BODY) }));
-    owner = (await wireOrganization(server, llm)).session;
-  });
+  let server: TestServer, llm: FakeLlmServer, owner: Session;
+  beforeAll(async () => ({ server, llm, owner } = await startWiredOrg({ WEBHOOK_MAX_BODY_BYTES: String(MAX_BODY) })));
   afterAll(async () => stopLlmServer({ server, llm }));
 
   const webhookTask = (name: string, extra: Record<string, unknown> = {}) =>

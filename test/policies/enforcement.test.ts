@@ -21,9 +21,7 @@ const STRICT_FAILS = 'package service.numbers\n\ndeny contains msg if {\n  to_nu
 const STORE = { kind: 'note', realm: 'default', text: 'deploys on Tuesday' };
 
 describe('policy enforcement on tool calls', () => {
-  let server: TestServer;
-  let llm: FakeLlmServer;
-
+  let server: TestServer, llm: FakeLlmServer;
   beforeAll(async () => ({ server, llm } = await startLlmServer({ SERVICE_FEATURES_POLICIES: 'true' })));
   afterAll(async () => stopLlmServer({ server, llm }));
 

@@ -2,14 +2,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeLlmServer } from '../fakes/llm/server.js';
 import { startLlmServer, stopLlmServer } from '../helpers/llm.js';
-import { type TestServer } from '../helpers/server.js';
+import type { TestServer } from '../helpers/server.js';
 import { send, wireOrganization, type ChatOrg } from '../runtime/chat-helpers.js';
 import { runEnds } from '../tasks/helpers.js';
 
 describe('task recommendations', () => {
-  let server: TestServer;
-  let llm: FakeLlmServer;
-
+  let server: TestServer, llm: FakeLlmServer;
   beforeAll(async () => ({ server, llm } = await startLlmServer()));
   afterAll(async () => stopLlmServer({ server, llm }));
 

@@ -2,13 +2,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeLlmServer } from '../fakes/llm/server.js';
 import { startLlmServer, stopLlmServer } from '../helpers/llm.js';
-import { type TestServer } from '../helpers/server.js';
+import type { TestServer } from '../helpers/server.js';
 import { names, send, wireOrganization } from './chat-helpers.js';
 
 describe('agent run limits', () => {
-  let server: TestServer;
-  let llm: FakeLlmServer;
-
+  let server: TestServer, llm: FakeLlmServer;
   beforeAll(async () => ({ server, llm } = await startLlmServer({ AGENT_RUN_TIMEOUT_SECS: '1', CHAT_COST_CAP_USD_PER_DAY: '0.001' })));
   afterAll(async () => stopLlmServer({ server, llm }));
 

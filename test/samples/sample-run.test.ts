@@ -1,20 +1,14 @@
 /** Firing samples into a real task: the run's input is the task's template applied to the sample, as if the sender had posted it. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeLlmServer } from '../fakes/llm/server.js';
-import { startLlmServer, stopLlmServer } from '../helpers/llm.js';
-import { type TestServer } from '../helpers/server.js';
-import { wireOrganization, type ChatOrg } from '../runtime/chat-helpers.js';
+import { startWiredOrg, stopLlmServer } from '../helpers/llm.js';
+import type { TestServer } from '../helpers/server.js';
+import type { ChatOrg } from '../runtime/chat-helpers.js';
 import { runEnds } from '../tasks/helpers.js';
 
 describe('POST /webhook-samples/:sample_name/run', () => {
-  let server: TestServer;
-  let llm: FakeLlmServer;
-  let org: ChatOrg;
-
-  beforeAll(async () => {
-    ({ server, llm } = await startLlmServer());
-    org = await wireOrganization(server, llm);
-  });
+  let server: TestServer, llm: FakeLlmServer, org: ChatOrg;
+  beforeAll(async () => ({ server, llm, org } = await startWiredOrg()));
   afterAll(async () => stopLlmServer({ server, llm }));
 
   async function createTask(instruction: string): Promise<string> {

@@ -9,21 +9,15 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signHmac } from '../../runtime/crypto.js';
 import type { FakeLlmServer } from '../fakes/llm/server.js';
-import { startLlmServer, stopLlmServer } from '../helpers/llm.js';
-import { type Session, type TestServer } from '../helpers/server.js';
-import { wireOrganization } from '../runtime/chat-helpers.js';
+import { startWiredOrg, stopLlmServer } from '../helpers/llm.js';
+import type { Session, TestServer } from '../helpers/server.js';
+import {  } from '../runtime/chat-helpers.js';
 import { createTask } from '../tasks/helpers.js';
 import { hookPathOf } from './helpers.js';
 
 describe('stored inbound deliveries', () => {
-  let server: TestServer;
-  let llm: FakeLlmServer;
-  let owner: Session;
-
-  beforeAll(async () => {
-    ({ server, llm } = await startLlmServer());
-    owner = (await wireOrganization(server, llm)).session;
-  });
+  let server: TestServer, llm: FakeLlmServer, owner: Session;
+  beforeAll(async () => ({ server, llm, owner } = await startWiredOrg()));
   afterAll(async () => stopLlmServer({ server, llm }));
 
   /** the SQLite file and its WAL, as bytes on disk */

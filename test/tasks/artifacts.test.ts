@@ -8,8 +8,8 @@ import { loadPlugins } from '../../connectors/loader.js';
 import { resolveExecuteConnectorTool } from '../../connectors/meta-tools.js';
 import type { ToolOutcome } from '../../connectors/tool-result.js';
 import type { FakeLlmServer } from '../fakes/llm/server.js';
-import { startLlmServer, stopLlmServer } from '../helpers/llm.js';
-import { type Session, type TestServer } from '../helpers/server.js';
+import { startWiredOrg, stopLlmServer } from '../helpers/llm.js';
+import type { Session, TestServer } from '../helpers/server.js';
 import { wireOrganization, execute } from '../runtime/chat-helpers.js';
 import { createTask, runReaches, runsOf } from './helpers.js';
 
@@ -22,14 +22,8 @@ const REPO_PLUGINS = fileURLToPath(new URL('../../plugins.json', import.meta.url
 const toolResults = (run: any): any[] => run.transcript.filter((entry: any) => entry.type === 'tool_result').map((entry: any) => entry.data.result);
 
 describe('run artifacts', () => {
-  let server: TestServer;
-  let llm: FakeLlmServer;
-  let owner: Session;
-
-  beforeAll(async () => {
-    ({ server, llm } = await startLlmServer());
-    owner = (await wireOrganization(server, llm)).session;
-  });
+  let server: TestServer, llm: FakeLlmServer, owner: Session;
+  beforeAll(async () => ({ server, llm, owner } = await startWiredOrg()));
   afterAll(async () => stopLlmServer({ server, llm }));
 
   /** Fires a task (writes allowed) whose model makes `calls` in one turn, then answers; resolves with the finished run. */

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signHmac } from '../../runtime/crypto.js';
 import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
-import { startLlmServer, stopLlmServer } from '../helpers/llm.js';
+import { startWiredOrg, stopLlmServer } from '../helpers/llm.js';
 import { addMember } from '../helpers/members.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
 import { names, openStream, startFakeLlmServer, wireOrganization } from '../runtime/chat-helpers.js';
@@ -18,14 +18,8 @@ import { createTask, runReaches, runsOf } from './helpers.js';
 const PRICES = JSON.stringify({ 'gpt-4o-mini': { input_per_mtok: 1_000_000, output_per_mtok: 1_000_000 } });
 
 describe('tasks', () => {
-  let server: TestServer;
-  let llm: FakeLlmServer;
-  let owner: Session;
-
-  beforeAll(async () => {
-    ({ server, llm } = await startLlmServer({ LLM_PRICES: PRICES }));
-    owner = (await wireOrganization(server, llm)).session;
-  });
+  let server: TestServer, llm: FakeLlmServer, owner: Session;
+  beforeAll(async () => ({ server, llm, owner } = await startWiredOrg({ LLM_PRICES: PRICES })));
   afterAll(async () => stopLlmServer({ server, llm }));
 
   it('creates, reads, lists, patches and deletes tasks with every field', async () => {
