@@ -11,12 +11,12 @@ import { checkPlugin, type LoadedPlugin } from '../../connectors/loader.js';
 export interface ToolHarness {
   readonly loaded: LoadedPlugin;
   /** the tool and its arguments as the catalog would pass them; throws when they fail the schema */
-  argsFor(name: string, args: Record<string, unknown>): { tool: ConnectorTool; args: Record<string, unknown> };
+  readonly argsFor: (name: string, args: Record<string, unknown>) => { tool: ConnectorTool; args: Record<string, unknown> };
   /** the suite's config with `overrides` on top */
-  config(overrides?: Record<string, unknown>): Record<string, unknown>;
-  run(name: string, args: Record<string, unknown>, config?: Record<string, unknown>): Promise<any>;
+  readonly config: (overrides?: Record<string, unknown>) => Record<string, unknown>;
+  readonly run: (name: string, args: Record<string, unknown>, config?: Record<string, unknown>) => Promise<any>;
   /** a sync's context writing to `graph` (null: a source without a graph), keeping each progress fraction reported */
-  syncContext(graph: GraphSink | null, config?: Record<string, unknown>): SyncContext & { readonly progressed: number[] };
+  readonly syncContext: (graph: GraphSink | null, config?: Record<string, unknown>) => SyncContext & { readonly progressed: number[] };
 }
 
 export function toolHarness(plugin: ConnectorPlugin, config: Record<string, unknown>): ToolHarness {
