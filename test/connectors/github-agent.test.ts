@@ -33,8 +33,7 @@ describe('github source through the service', () => {
     sourceId = created.body.id as string;
   });
   afterAll(async () => {
-    await server.stop();
-    await llm.close();
+    await stopLlmServer({ server, llm });
     await fake.stop();
   });
 
