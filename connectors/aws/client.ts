@@ -76,6 +76,7 @@ async function assumeRole(config: AwsConfig, roleArn: string, net: NetPort | und
     .update(JSON.stringify([config.accessKeyId, config.secretAccessKey, config.sessionToken, roleArn, config.externalId, config.endpoint]))
     .digest('hex');
   const cached = assumed.get(key);
+  // wall clock: STS expirations are real time
   if (cached?.expiration !== undefined && cached.expiration.getTime() - REFRESH_MARGIN_MS > Date.now()) return cached;
   const sts = new STSClient(baseConfig(config, config.regions[0] ?? 'us-east-1', staticCredentials(config), net));
   const answer = await awsCall('STS', signal, (options) =>
@@ -89,6 +90,7 @@ async function assumeRole(config: AwsConfig, roleArn: string, net: NetPort | und
     accessKeyId: granted.AccessKeyId,
     secretAccessKey: granted.SecretAccessKey,
     ...(granted.SessionToken === undefined ? {} : { sessionToken: granted.SessionToken }),
+    // wall clock: STS expirations are real time
     expiration: granted.Expiration ?? new Date(Date.now() + 15 * 60_000),
   };
   if (assumed.size >= MAX_CACHED_ROLES) assumed.delete(assumed.keys().next().value as string);

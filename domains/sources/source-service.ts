@@ -19,11 +19,12 @@ import { newId, nowIso } from '../../runtime/ids.js';
 import { DEFAULT_REALM } from '../../runtime/graph/names.js';
 import { assertReferences } from '../references.js';
 import { asOrgId, type ListOptions, type OrgId, type Page } from '../../runtime/store/types.js';
-import { changedEndpoints, ConfigVault, endpointValues, maskedPaths, restoreMasked } from './config-secrets.js';
+import { ConfigVault, endpointValues, restoreMasked } from './config-secrets.js';
 import { connectorFailure, isUnexpected, validationFailed } from './connector-failure.js';
 import type { SourceDirectory } from './directory.js';
 import { DYNAMIC_TOOLS_TTL_MS, DynamicToolCache } from './dynamic-tools.js';
-import { scheduleProblem, SyncSchedule } from './sync-schedule.js';
+import { SyncSchedule } from './sync-schedule.js';
+import { checkedSchedule, checkSecretsFollowEndpoint, invalid } from './config-rules.js';
 import type { SourceDoc, SourceError, SourceSyncJobDoc, SourceVisibility } from './types.js';
 import { systemClock, type RuntimeClock } from '../../runtime/clock.js';
 
@@ -74,9 +75,6 @@ const INTERRUPTED: SourceError = { code: 'interrupted', message: 'the service st
 /** schema issues as paths of the request body (`config.auth.kind`) */
 const configIssues = (issues: readonly SchemaIssue[]): { path: string; message: string }[] =>
   issues.map((issue) => ({ path: issue.path === '' ? 'config' : `config.${issue.path}`, message: issue.message }));
-
-const invalid = (path: string, message: string): ServiceError =>
-  new ServiceError('validation_error', `invalid body: ${path}: ${message}`, { issues: [{ path, message }] });
 
 export class SourceService implements SourceDirectory {
   private readonly collections: Collections;
@@ -152,7 +150,7 @@ export class SourceService implements SourceDirectory {
     const plugin = this.pluginOf(input.connector);
     const realm = await this.checkedRealm(org, input.realm ?? DEFAULT_REALM);
     const config = this.checkedConfig(plugin, input.config);
-    const schedule = this.checkedSchedule(plugin, input.schedule ?? '');
+    const schedule = checkedSchedule(plugin, input.schedule ?? '');
     const id = newId('src');
     const source = await this.collections.sources.insert(org, {
       id,
@@ -195,10 +193,10 @@ export class SourceService implements SourceDirectory {
     if (patch.name !== undefined) changes.name = patch.name;
     if (patch.visibility !== undefined) changes.visibility = patch.visibility;
     if (patch.realm !== undefined) changes.realm = await this.checkedRealm(org, patch.realm);
-    if (patch.schedule !== undefined) changes.schedule = this.checkedSchedule(plugin, patch.schedule);
+    if (patch.schedule !== undefined) changes.schedule = checkedSchedule(plugin, patch.schedule);
     if (patch.config !== undefined) {
       const stored = this.configOf(source, org);
-      this.checkSecretsFollowEndpoint(plugin, patch.config, stored);
+      checkSecretsFollowEndpoint(plugin, patch.config, stored);
       const config = this.checkedConfig(plugin, restoreMasked(patch.config, stored) as Record<string, unknown>);
       changes.config_sealed = this.vault.seal(org, source.id, config);
       if (JSON.stringify(config) !== JSON.stringify(stored) && source.status !== 'syncing') {
@@ -407,25 +405,6 @@ export class SourceService implements SourceDirectory {
     return checked.value;
   }
 
-  /**
-   * Stored credentials never follow a changed endpoint: when an update moves a
-   * URL-like field (base_url, url, host, ...), every secret must be given again,
-   * not sent back masked, or the stored token would go to the new host.
-   * @throws 400 validation_error naming each secret still masked
-   */
-  private checkSecretsFollowEndpoint(plugin: LoadedPlugin, next: Record<string, unknown>, stored: Record<string, unknown>): void {
-    const masked = maskedPaths(next);
-    if (masked.length === 0) return;
-    const moved = changedEndpoints(restoreMasked(next, stored), stored, plugin.plugin.configSchema);
-    if (moved.length === 0) return;
-    const fields = masked.map((path) => `config.${path}`);
-    throw new ServiceError('validation_error', `invalid body: ${moved.map((path) => `config.${path}`).join(', ')} changed, so the stored secrets are not reused: give ${fields.join(', ')} again`, {
-      issues: fields.map((path) => ({ path, message: 'must be given again (not masked) when the endpoint changes' })),
-      missing_secrets: fields,
-      changed_endpoints: moved.map((path) => `config.${path}`),
-    });
-  }
-
   private checkedConfig(plugin: LoadedPlugin, config: Record<string, unknown>): Record<string, unknown> {
     // validated for the error, but stored as given: defaults are filled at use, so a later default change applies
     const checked = validateCopy(plugin.validateConfig, config);
@@ -438,14 +417,6 @@ export class SourceService implements SourceDirectory {
       assertEgressAllowed(this.egress, URL.canParse(value) ? value : `http://${value}/`, `config.${path}`);
     }
     return config;
-  }
-
-  private checkedSchedule(plugin: LoadedPlugin, schedule: string): string {
-    const trimmed = schedule.trim();
-    const problem = scheduleProblem(trimmed);
-    if (problem !== null) throw invalid('schedule', `not a valid cron expression: ${problem}`);
-    if (trimmed !== '' && !plugin.plugin.sync) throw invalid('schedule', `connector ${plugin.kind} has no sync to schedule`);
-    return trimmed;
   }
 
   private async checkedRealm(org: OrgId, realm: string): Promise<string> {

@@ -40,7 +40,7 @@ const testResponse = z.object({
   results: z.array(z.object({ name: z.string(), result: z.enum(['pass', 'fail', 'error']), message: z.string().optional(), duration_ms: z.number() })),
 });
 
-export function policyCheckRoutes({ collections, policyBundles }: Services): AnyRoute[] {
+export function policyCheckRoutes({ collections, policyBundles, clock }: Services): AnyRoute[] {
   return [
     route({
       method: 'POST', path: '/policies/simulate', tag: 'policies', auth: 'bearer', permission: 'policy:read', feature: 'policies',
@@ -63,7 +63,7 @@ export function policyCheckRoutes({ collections, policyBundles }: Services): Any
           proposed.set(policy.name, policy.rego);
         }
         try {
-          const report = await simulate(collections, policyBundles, auth.orgId, { policies: proposed, days: body.days, limit: body.limit, now: Date.now() });
+          const report = await simulate(collections, policyBundles, auth.orgId, { policies: proposed, days: body.days, limit: body.limit, now: clock.now() });
           return { status: 200, json: report };
         } catch (error) {
           regoFailure(error);

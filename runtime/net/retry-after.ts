@@ -4,6 +4,7 @@
  */
 
 /** Parses `retry-after-ms`, then `retry-after` (seconds or an HTTP date). */
+// wall clock: an HTTP-date Retry-After is the sender's absolute time
 export function retryAfterMs(headers: { get(name: string): string | null } | undefined, now = Date.now()): number | null {
   if (headers === undefined) return null;
   const millis = headers.get('retry-after-ms');

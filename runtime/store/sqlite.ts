@@ -24,7 +24,6 @@ import {
   type CollectionSpec,
   type Filter,
   type GlobalCollection,
-  type IdRange,
   type ListOptions,
   type MetadataStore,
   type NewDoc,
@@ -32,68 +31,12 @@ import {
   type OrgId,
   type Page,
   type Patch,
-  type Scalar,
   type SearchHit,
   type StoredFields,
 } from './types.js';
+import { checkField, jsonPath, whereClause, rangeClause, ftsQuery } from './sqlite-sql.js';
 
 const GLOBAL_ORG = '';
-const FIELD_NAME = /^[a-z_][a-z0-9_]*$/;
-
-function checkField(field: string): string {
-  if (!FIELD_NAME.test(field)) throw new Error(`invalid field name "${field}"`);
-  return field;
-}
-
-const jsonPath = (field: string): string => `json_extract(data, '$.${checkField(field)}')`;
-
-/** SQLite keeps JSON booleans as 1/0 in json_extract. */
-function bindable(value: Scalar): string | number | null {
-  if (typeof value === 'boolean') return value ? 1 : 0;
-  return value;
-}
-
-function whereClause(filter: Filter | undefined): { sql: string; params: (string | number | null)[] } {
-  const parts: string[] = [];
-  const params: (string | number | null)[] = [];
-  for (const [field, condition] of Object.entries(filter ?? {})) {
-    if (condition !== null && typeof condition === 'object') {
-      if (condition.in.length === 0) {
-        parts.push('0');
-        continue;
-      }
-      parts.push(`${jsonPath(field)} IN (${condition.in.map(() => '?').join(', ')})`);
-      params.push(...condition.in.map(bindable));
-    } else if (condition === null) {
-      parts.push(`${jsonPath(field)} IS NULL`);
-    } else {
-      parts.push(`${jsonPath(field)} = ?`);
-      params.push(bindable(condition));
-    }
-  }
-  return { sql: parts.length === 0 ? '' : ' AND ' + parts.join(' AND '), params };
-}
-
-function rangeClause(range: IdRange | undefined): { sql: string; params: string[] } {
-  const parts: string[] = [];
-  const params: string[] = [];
-  if (range?.gte !== undefined) {
-    parts.push(' AND id >= ?');
-    params.push(range.gte);
-  }
-  if (range?.lt !== undefined) {
-    parts.push(' AND id < ?');
-    params.push(range.lt);
-  }
-  return { sql: parts.join(''), params };
-}
-
-/** Turns free text into an FTS5 query of optional quoted terms (no syntax injection). */
-function ftsQuery(text: string): string | null {
-  const terms = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
-  if (terms.length === 0) return null;
-  return [...new Set(terms)].map((term) => `"${term}"`).join(' OR ');
-}
 
 interface Row {
   readonly data: string;

@@ -9,7 +9,7 @@ import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
 import { addMember } from '../helpers/members.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
 import { execute, send, startFakeLlmServer, wireOrganization } from '../runtime/chat-helpers.js';
-import { eventually } from '../tasks/helpers.js';
+import { eventually } from '../helpers/eventually.js';
 
 const READ_ONLY = 'package service.read_only\n\ndeny contains msg if {\n  input.resource.tool_effect != "read"\n  msg := "read-only"\n}\n';
 
@@ -115,7 +115,7 @@ describe('/activity/audit-log', () => {
     const denials = await eventually(async () => {
       const found = await auditLog(org.session, '&action=deny');
       return found.length > 0 ? found : undefined;
-    }, 'the denial in the audit log');
+    }, { what: 'the denial in the audit log' });
     expect(denials).toHaveLength(1);
     expect(denials[0]).toMatchObject({
       actor: { type: 'user', id: org.session.user.id }, resource: { kind: 'tool_call', id: 'memory.store' }, route: null,

@@ -15,8 +15,9 @@ import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-rec
 import { addMember } from '../helpers/members.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
 import { execute, send, startFakeLlmServer, wireOrganization } from '../runtime/chat-helpers.js';
-import { startFakeTracker, type FakeTracker } from '../sources/fixtures/fake-tracker.js';
-import { createTask, eventually, runReaches } from '../tasks/helpers.js';
+import { startFakeTracker, type FakeTracker } from '../fakes/tracker/server.js';
+import { createTask, runReaches } from '../tasks/helpers.js';
+import { eventually } from '../helpers/eventually.js';
 
 const trackerPlugin = fileURLToPath(new URL('../sources/fixtures/tracker-plugin.ts', import.meta.url));
 
@@ -53,7 +54,7 @@ describe('/activity and /notifications', () => {
   };
   /** waits until `read` returns a list with an entry matching `match` */
   const waitFor = (read: () => Promise<any[]>, match: (entry: any) => boolean, what: string) =>
-    eventually(async () => (await read()).find(match), what);
+    eventually(async () => (await read()).find(match), { what: what });
 
   it('shows a task run started and ended', async () => {
     const org = await wireOrganization(server, llm);
@@ -86,7 +87,7 @@ describe('/activity and /notifications', () => {
     const [notification] = await eventually(async () => {
       const items = await inbox(owner);
       return items.length > 0 ? items : undefined;
-    }, 'the run.failed notification');
+    }, { what: 'the run.failed notification' });
     expect(notification).toMatchObject({ kind: 'run.failed', read: false, read_at: null, subject: { kind: 'run', id: fire.body.run_id } });
     expect(notification.title).toContain('llm_unconfigured');
 

@@ -5,7 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Session, TestServer } from '../helpers/server.js';
-import { eventually, simulatedClock, startClockedServer } from '../tasks/helpers.js';
+import { eventually } from '../helpers/eventually.js';
+import { simulatedClock } from '../helpers/clock.js';
+import { startTestServer } from '../helpers/server.js';
 
 const DAY_MS = 86_400_000;
 
@@ -15,7 +17,7 @@ describe('activity retention', () => {
   let owner: Session;
 
   beforeAll(async () => {
-    server = await startClockedServer(clock, { ACTIVITY_RETENTION_DAYS: '30' });
+    server = await startTestServer({ ACTIVITY_RETENTION_DAYS: '30' }, { clock });
     owner = await server.register();
   });
   afterAll(async () => {
@@ -36,6 +38,6 @@ describe('activity retention', () => {
     expect(await server.service.services.activitySweeper.sweep()).toBe(0);
     expect(await total()).toBe(2);
     clock.increment(2 * DAY_MS);
-    await eventually(async () => ((await total()) === 0 ? true : undefined), 'the expired entries to go');
+    await eventually(async () => ((await total()) === 0 ? true : undefined), { what: 'the expired entries to go' });
   });
 });

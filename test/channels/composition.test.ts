@@ -8,9 +8,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeGithub, type FakeGithub } from '../fakes/github/server.js';
 import { seedGrafana, startFakeGrafanaServer, type FakeGrafanaServer } from '../fakes/grafana/server.js';
-import { sampleCluster } from '../fakes/kubernetes/fixtures.js';
+import { sampleCluster } from '../fixtures/kubernetes/cluster.js';
 import { startFakeKubeServer, type FakeKubeServer } from '../fakes/kubernetes/server.js';
-import { GOOD_TOKEN, seedGithub } from '../connectors/github-fixtures.js';
+import { GOOD_TOKEN, seedGithub } from '../fixtures/github/seed.js';
 import { connectChannel, mention, settle, startWorld, waitForText, type ChannelWorld } from './helpers.js';
 
 let world: ChannelWorld;

@@ -2,6 +2,7 @@
 import { FAKE_LLM_API_KEY, startFakeLlmServer, type FakeLlmServer } from '../fakes/llm/server.js';
 import { startFakeSlack, type FakeSlack, type RecordedSlackCall } from '../fakes/slack/server.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { eventually } from '../helpers/eventually.js';
 
 export interface ChannelWorld {
   readonly server: TestServer;
@@ -101,10 +102,9 @@ export const waitForText = (slack: FakeSlack, channel: string, text: string): Pr
 /** Resolves once inbound routing is done and no agent run is live (replies posted). */
 export async function settle(world: ChannelWorld): Promise<void> {
   const { channels, agentRuntime } = world.server.service.services;
-  for (;;) {
+  await eventually(async () => {
     await channels.drain();
     await agentRuntime.drain();
-    if (agentRuntime.liveRuns === 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+    return agentRuntime.liveRuns === 0 || undefined;
+  }, { what: 'the channel runs to settle', interval: 10, timeout: 25_000 });
 }

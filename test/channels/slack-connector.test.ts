@@ -5,9 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeConnectorConformance } from '../../connectors/conformance/index.js';
-import { ToolError, type ToolContext } from '../../connectors/contract.js';
+import type { ToolContext } from '../../connectors/contract.js';
 import { createSlackPlugin } from '../../connectors/slack/index.js';
 import { startFakeSlack, type FakeSlack } from '../fakes/slack/server.js';
+import { failureOf } from '../helpers/tools.js';
 
 let slack: FakeSlack;
 let narrow: FakeSlack;
@@ -34,16 +35,6 @@ const tool = (name: string) => {
   return found;
 };
 const ctx = (): ToolContext => ({ orgId: 'org_test', sourceId: 'src_slack', config: validConfig, signal: new AbortController().signal });
-
-async function toolError(run: Promise<unknown>): Promise<ToolError> {
-  try {
-    await run;
-  } catch (error) {
-    if (ToolError.is(error)) return error;
-    throw error;
-  }
-  throw new Error('expected a ToolError');
-}
 
 describeConnectorConformance(plugin, {
   validConfig,
@@ -83,7 +74,7 @@ describe('slack connector', () => {
   });
 
   it('yields not_in_channel, explained, for a channel the bot has not joined', async () => {
-    const error = await toolError(tool('post_message').run({ channel: 'C0SECRET1', text: 'hi' }, ctx()));
+    const error = await failureOf(tool('post_message').run({ channel: 'C0SECRET1', text: 'hi' }, ctx()));
     expect(error.code).toBe('not_in_channel');
     expect(error.message).toContain('invite');
   });
@@ -93,7 +84,7 @@ describe('slack connector', () => {
     expect(found).toMatchObject({ id: 'C0DELTA00', name: 'delta', is_member: true });
     const listCalls = slack.calls.filter((call) => call.method === 'conversations.list');
     expect(listCalls.length).toBeGreaterThan(1);
-    expect(await toolError(tool('find_channel').run({ name: 'nope' }, ctx()))).toMatchObject({ code: 'channel_not_found' });
+    expect(await failureOf(tool('find_channel').run({ name: 'nope' }, ctx()))).toMatchObject({ code: 'channel_not_found' });
   });
 
   it('waits out a 429 with Retry-After and succeeds', async () => {

@@ -4,7 +4,7 @@
  * are acknowledged, and are answered like Events API requests.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually } from '../tasks/helpers.js';
+import { eventually } from '../helpers/eventually.js';
 import { connectChannel, mention, settle, startWorld, waitForText, type ChannelWorld } from './helpers.js';
 
 let world: ChannelWorld;
@@ -67,7 +67,7 @@ describe('Socket Mode through the egress guard', () => {
     const failure = await eventually(async () => {
       const socket = guarded.server.service.services.channels.socketState(connected.channelId);
       return socket?.state === 'failed' ? (socket.failure ?? '') : undefined;
-    }, 'the socket actor to fail');
+    }, { what: 'the socket actor to fail' });
     // the guard's refusal, before any connection (not the refused connection of an unguarded dial)
     expect(failure).toContain('outbound call to 127.0.0.2 refused');
     expect(failure).toContain('loopback');

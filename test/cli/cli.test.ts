@@ -13,20 +13,17 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { oneOrg } from '../helpers/orgs.js';
+import type { Session, TestServer } from '../helpers/server.js';
 import { CLI_ENTRY, runCli, TSX_LOADER } from './run-cli.js';
 
 const JWT_SECRET = randomBytes(32).toString('hex');
 let server: TestServer;
 let owner: Session;
 let env: Record<string, string>;
-let pipelineId: string;
-let runId: string;
-let work: string;
-
+let pipelineId: string, runId: string, work: string;
 beforeAll(async () => {
-  server = await startTestServer({ JWT_SECRET });
-  owner = await server.register('CLI Org');
+  ({ server, owner } = await oneOrg({ JWT_SECRET }, { name: 'CLI Org' }));
   const pipeline = await server.request('POST', '/pipelines', { token: owner.token, body: { name: 'cli-pipeline' } });
   pipelineId = pipeline.body.id as string;
   const started = await server.request('POST', `/pipelines/${pipelineId}/runs`, { token: owner.token, body: {} });

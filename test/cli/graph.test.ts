@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { oneOrg } from '../helpers/orgs.js';
+import type { Session, TestServer } from '../helpers/server.js';
 import { runCli } from './run-cli.js';
 
 let server: TestServer;
@@ -12,8 +13,7 @@ let env: Record<string, string>;
 let work: string;
 
 beforeAll(async () => {
-  server = await startTestServer();
-  owner = await server.register('CLI Graph Org');
+  ({ server, owner } = await oneOrg({}, { name: 'CLI Graph Org' }));
   const pipeline = await server.request('POST', '/pipelines', { token: owner.token, body: { name: 'graph-loader' } });
   const started = await server.request('POST', `/pipelines/${pipeline.body.id as string}/runs`, { token: owner.token, body: {} });
   env = { SERVICE_API_URL: server.url, SERVICE_TOKEN: started.body.token as string };

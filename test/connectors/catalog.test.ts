@@ -4,10 +4,15 @@ import type { ToolInterceptor } from '../../runtime/tools/interceptors.js';
 import { createRegistry, checkPlugin } from '../../connectors/loader.js';
 import type { PluginRegistry } from '../../runtime/tools/registry.js';
 import type { ToolOutcome } from '../../runtime/tools/tool-result.js';
-import { chat, codeHost, failing, plugin, tool } from './test-plugins.js';
+import { acmeCreateIssueEntry, chat, codeHost, failing, plugin, tool } from './test-plugins.js';
 
 const acme: CatalogSource = { id: 'src_acme', kind: 'github', name: 'Acme GitHub', config: { token: 'acme-token' } };
 const personal: CatalogSource = { id: 'src_personal', kind: 'github', name: 'Personal GitHub', config: { token: 'mine', base_url: 'https://git.example.test/api' } };
+/** the two sources offering the github tools, as a refusal names them */
+const GITHUB_CHOICES = [
+  { source_id: 'src_acme', source_name: 'Acme GitHub' },
+  { source_id: 'src_personal', source_name: 'Personal GitHub' },
+];
 const team: CatalogSource = { id: 'src_team', kind: 'slack', name: 'Team chat', config: {} };
 
 let calls = 0;
@@ -66,15 +71,7 @@ describe('tool catalog: visibility and search', () => {
   it('returns entries with description, input schema, effect, connector and source', () => {
     const catalog = createCatalog(registry, { sources: [acme] });
     const [first] = catalog.search('create issue', 1);
-    expect(first).toEqual({
-      name: 'github.create_issue',
-      description: 'Open a new issue in a repository.',
-      input_schema: codeHost.tools[1]?.input_schema,
-      effect: 'write',
-      connector: 'github',
-      source_id: 'src_acme',
-      source_name: 'Acme GitHub',
-    });
+    expect(first).toEqual(acmeCreateIssueEntry);
     const [sourceless] = catalog.search('tool_error', 1);
     expect(sourceless).toEqual({
       name: 'flaky.tool_error',
@@ -139,12 +136,7 @@ describe('tool catalog: two sources of one kind', () => {
       error: {
         code: 'ambiguous_tool',
         message: 'github.search_issues is offered by 2 sources; pass source_id to choose one',
-        details: {
-          choices: [
-            { source_id: 'src_acme', source_name: 'Acme GitHub' },
-            { source_id: 'src_personal', source_name: 'Personal GitHub' },
-          ],
-        },
+        details: { choices: GITHUB_CHOICES },
       },
     });
   });
@@ -173,12 +165,7 @@ describe('tool catalog: two sources of one kind', () => {
       error: {
         code: 'unknown_source',
         message: 'source "src_other" does not offer github.search_issues in this run',
-        details: {
-          choices: [
-            { source_id: 'src_acme', source_name: 'Acme GitHub' },
-            { source_id: 'src_personal', source_name: 'Personal GitHub' },
-          ],
-        },
+        details: { choices: GITHUB_CHOICES },
       },
     });
   });

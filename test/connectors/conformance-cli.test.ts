@@ -24,7 +24,7 @@ describe('conformance command', () => {
   });
 
   it('fails a sloppy plugin, naming every problem, with exit code 1', () => {
-    const run = conformance('test/connectors/fixtures/sloppy-plugin/index.ts');
+    const run = conformance('test/fixtures/connectors/sloppy-plugin/index.ts');
     expect(run.code).toBe(1);
     expect(run.out).toContain('FAIL validate() refuses invalidConfig with details\n       validate() accepted invalidConfig');
     expect(run.out).toContain('FAIL a sample call for every tool\n       tools without a sample call: sloppy.unsampled');

@@ -5,11 +5,13 @@
  * waits for approval).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
+import type { FakeLlmServer } from '../fakes/llm/server.js';
 import { startFakeGithub, type FakeGithub } from '../fakes/github/server.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { send, startFakeLlmServer, wireOrganization, type ChatOrg, execute } from '../runtime/chat-helpers.js';
-import { GOOD_TOKEN, seedGithub } from './github-fixtures.js';
+import { startWiredOrg, stopLlmServer } from '../helpers/llm.js';
+import type { TestServer } from '../helpers/server.js';
+import { send, wireOrganization, type ChatOrg, execute } from '../runtime/chat-helpers.js';
+import { GOOD_TOKEN, seedGithub } from '../fixtures/github/seed.js';
+import { syncToEnd } from '../sources/helpers.js';
 
 
 describe('github source through the service', () => {
@@ -22,9 +24,7 @@ describe('github source through the service', () => {
   beforeAll(async () => {
     fake = await startFakeGithub();
     seedGithub(fake);
-    llm = await startFakeLlmServer();
-    server = await startTestServer({ LLM_API_KEY: FAKE_LLM_API_KEY });
-    org = await wireOrganization(server, llm, { approvalWrite: 'ask' });
+    ({ server, llm, org } = await startWiredOrg({}, { approvalWrite: 'ask' }));
     const created = await server.request('POST', '/sources', {
       token: org.session.token,
       body: { name: 'GitHub acme', connector: 'github', config: { auth: { kind: 'pat', token: GOOD_TOKEN }, orgs: ['acme'], base_url: fake.url } },
@@ -33,8 +33,7 @@ describe('github source through the service', () => {
     sourceId = created.body.id as string;
   });
   afterAll(async () => {
-    await server.stop();
-    await llm.close();
+    await stopLlmServer({ server, llm });
     await fake.stop();
   });
 
@@ -67,14 +66,7 @@ describe('github source through the service', () => {
   });
 
   it('syncs repositories, owners and pull requests into the graph', async () => {
-    const started = await server.request('POST', `/sources/${sourceId}/sync`, { token: org.session.token });
-    expect(started.status, started.text).toBe(202);
-    const jobId = started.body.id as string;
-    let job = started.body;
-    while (job.status === 'running') {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      job = (await server.request('GET', `/sources/${sourceId}/jobs/${jobId}`, { token: org.session.token })).body;
-    }
+    const job = await syncToEnd(server, org.session.token, sourceId);
     expect(job, JSON.stringify(job)).toMatchObject({ status: 'succeeded', details: { repositories: 2 } });
     const host = new URL(fake.url).host;
     const node = await server.request('GET', `/graph/nodes/${encodeURIComponent(`Repository:${host}/acme/api`)}`, { token: org.session.token });

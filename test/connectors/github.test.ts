@@ -3,13 +3,12 @@ import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createCatalog } from '../../runtime/tools/catalog.js';
 import { describeConnectorConformance } from '../../connectors/conformance/index.js';
-import { validateCopy } from '../../runtime/tools/json-schema.js';
-import { ToolError, type ConnectorTool, type SyncContext } from '../../connectors/contract.js';
 import { createGithubPlugin, missingScopes } from '../../connectors/github/index.js';
-import { checkPlugin, loadPlugins } from '../../connectors/loader.js';
+import { loadPlugins } from '../../connectors/loader.js';
 import { resolveExecuteConnectorTool } from '../../runtime/tools/meta-tools.js';
 import { startFakeGithub, type FakeGithub } from '../fakes/github/server.js';
-import { FINE_GRAINED_TOKEN, GOOD_TOKEN, NARROW_TOKEN, RecordingGraphSink, seedGithub } from './github-fixtures.js';
+import { FINE_GRAINED_TOKEN, GOOD_TOKEN, NARROW_TOKEN, RecordingGraphSink, seedGithub } from '../fixtures/github/seed.js';
+import { failureOf, toolHarness } from '../helpers/tools.js';
 
 let fake: FakeGithub;
 const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -31,29 +30,7 @@ beforeAll(async () => {
 afterAll(async () => fake.stop());
 
 const plugin = createGithubPlugin();
-// tools get their arguments as the catalog hands them over: checked against the input schema, defaults filled
-const loaded = checkPlugin(plugin, 'test');
-const argsFor = (name: string, args: Record<string, unknown>): { tool: ConnectorTool; args: Record<string, unknown> } => {
-  const found = loaded.tools.find((candidate) => candidate.tool.name === name);
-  if (!found) throw new Error(`no tool ${name}`);
-  const checked = validateCopy(found.validateArgs, args);
-  if (!checked.ok) throw new Error(`arguments fail the schema: ${JSON.stringify(checked.issues)}`);
-  return { tool: found.tool, args: checked.value };
-};
-const config = (overrides: Record<string, unknown> = {}): Record<string, unknown> => ({ ...validConfig, ...overrides });
-const run = (name: string, args: Record<string, unknown>, cfg = config()): Promise<any> => {
-  const call = argsFor(name, args);
-  return call.tool.run(call.args, { orgId: 'org_1', sourceId: 'src_1', config: cfg, signal: new AbortController().signal });
-};
-const failureOf = async (promise: Promise<unknown>): Promise<ToolError> => {
-  try {
-    await promise;
-  } catch (error) {
-    if (ToolError.is(error)) return error;
-    throw error;
-  }
-  throw new Error('expected a ToolError');
-};
+const { config, run, syncContext } = toolHarness(plugin, validConfig);
 
 describeConnectorConformance(plugin, {
   validConfig,
@@ -221,11 +198,6 @@ describe('github tools', () => {
 });
 
 describe('github sync', () => {
-  const syncContext = (graph: RecordingGraphSink | null, cfg = config()): SyncContext & { progressed: number[] } => {
-    const progressed: number[] = [];
-    return { orgId: 'org_1', sourceId: 'src_1', realm: 'default', config: cfg, signal: new AbortController().signal, graph, progress: (fraction) => progressed.push(fraction), progressed };
-  };
-
   it('writes repositories, owners, contributors and open pull requests with their relationships', async () => {
     const graph = new RecordingGraphSink();
     const ctx = syncContext(graph, config({ repositories: ['solo/dotfiles'] }));

@@ -1,12 +1,10 @@
 /** The jenkins connector against the fake Jenkins JSON API. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { describeConnectorConformance } from '../../connectors/conformance/index.js';
-import { validateCopy } from '../../runtime/tools/json-schema.js';
-import { ToolError, type ConnectorTool, type SyncContext } from '../../connectors/contract.js';
 import { createJenkinsPlugin, jobPath } from '../../connectors/jenkins/index.js';
-import { checkPlugin } from '../../connectors/loader.js';
 import { parseTree, startFakeJenkins, type FakeBuild, type FakeJenkins } from '../fakes/jenkins/server.js';
-import { RecordingGraphSink } from './github-fixtures.js';
+import { RecordingGraphSink } from '../fixtures/github/seed.js';
+import { failureOf, toolHarness } from '../helpers/tools.js';
 
 let fake: FakeJenkins;
 const validConfig: Record<string, unknown> = { username: 'robot', api_token: 'jt_good_token' };
@@ -65,29 +63,7 @@ beforeAll(async () => {
 afterAll(async () => fake.stop());
 
 const plugin = createJenkinsPlugin();
-// tools get their arguments as the catalog hands them over: checked against the input schema, defaults filled
-const loaded = checkPlugin(plugin, 'test');
-const argsFor = (name: string, args: Record<string, unknown>): { tool: ConnectorTool; args: Record<string, unknown> } => {
-  const found = loaded.tools.find((candidate) => candidate.tool.name === name);
-  if (!found) throw new Error(`no tool ${name}`);
-  const checked = validateCopy(found.validateArgs, args);
-  if (!checked.ok) throw new Error(`arguments fail the schema: ${JSON.stringify(checked.issues)}`);
-  return { tool: found.tool, args: checked.value };
-};
-const config = (overrides: Record<string, unknown> = {}): Record<string, unknown> => ({ ...validConfig, ...overrides });
-const run = (name: string, args: Record<string, unknown>, cfg = config()): Promise<any> => {
-  const call = argsFor(name, args);
-  return call.tool.run(call.args, { orgId: 'org_1', sourceId: 'src_1', config: cfg, signal: new AbortController().signal });
-};
-const failureOf = async (promise: Promise<unknown>): Promise<ToolError> => {
-  try {
-    await promise;
-  } catch (error) {
-    if (ToolError.is(error)) return error;
-    throw error;
-  }
-  throw new Error('expected a ToolError');
-};
+const { config, run, syncContext } = toolHarness(plugin, validConfig);
 
 describeConnectorConformance(plugin, {
   validConfig,
@@ -235,10 +211,6 @@ describe('jenkins tools', () => {
 });
 
 describe('jenkins sync', () => {
-  const syncContext = (graph: RecordingGraphSink | null, cfg = config()): SyncContext => ({
-    orgId: 'org_1', sourceId: 'src_1', realm: 'default', config: cfg, signal: new AbortController().signal, graph, progress: () => undefined,
-  });
-
   it('writes jobs, folders, the latest builds, who triggered them and upstream builds', async () => {
     const graph = new RecordingGraphSink();
     const report = await plugin.sync!(syncContext(graph));

@@ -8,7 +8,7 @@ import { describeConnectorConformance } from '../../connectors/conformance/index
 import type { GraphNodeInput, GraphRelationshipInput, GraphSink, ToolContext } from '../../connectors/contract.js';
 import { createKubernetesPlugin } from '../../connectors/kubernetes/index.js';
 import { loadPlugins } from '../../connectors/loader.js';
-import { sampleCluster } from '../fakes/kubernetes/fixtures.js';
+import { sampleCluster } from '../fixtures/kubernetes/cluster.js';
 import { startFakeKubeServer } from '../fakes/kubernetes/server.js';
 
 const fake = await startFakeKubeServer(sampleCluster());

@@ -8,7 +8,8 @@ import { createCatalog, type CatalogSource, type ToolCatalog } from '../../runti
 import type { ToolOutcome } from '../../runtime/tools/tool-result.js';
 import { asOrgId } from '../../runtime/store/types.js';
 import { FAKE_MCP_STDIO_SCRIPT, startFakeMcpHttp, type FakeMcpHttp } from '../fakes/mcp/http-server.js';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { oneOrg } from '../helpers/orgs.js';
+import type { Session, TestServer } from '../helpers/server.js';
 
 describe('MCP bridge: an MCP server as a source', () => {
   let server: TestServer;
@@ -17,8 +18,7 @@ describe('MCP bridge: an MCP server as a source', () => {
 
   beforeAll(async () => {
     mcp = await startFakeMcpHttp();
-    server = await startTestServer({ MCP_STDIO_COMMANDS: process.execPath });
-    alice = await server.register('MCP Org');
+    ({ server, owner: alice } = await oneOrg({ MCP_STDIO_COMMANDS: process.execPath }, { name: 'MCP Org' }));
   });
 
   afterAll(async () => {

@@ -10,19 +10,13 @@ import { MAX_RECALL_LIMIT } from '../../domains/memory/recall.js';
 import { memoryPort } from '../../domains/memory/memory-port.js';
 import { resolveExecuteConnectorTool } from '../../runtime/tools/meta-tools.js';
 import type { ToolOutcome } from '../../runtime/tools/tool-result.js';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { twoOrgs } from '../helpers/orgs.js';
+import type { Session, TestServer } from '../helpers/server.js';
 
 const REPO_PLUGINS = fileURLToPath(new URL('../../plugins.json', import.meta.url));
 
-let server: TestServer;
-let alice: Session;
-let bob: Session;
-
-beforeAll(async () => {
-  server = await startTestServer();
-  alice = await server.register('Alice Inc');
-  bob = await server.register('Bob Ltd');
-});
+let server: TestServer, alice: Session, bob: Session;
+beforeAll(async () => ({ server, alice, bob } = await twoOrgs()));
 afterAll(async () => server.stop());
 
 describe('memory plugin', () => {

@@ -10,7 +10,7 @@ import {
   runExecuteConnectorTool,
   searchConnectorToolsDefinition,
 } from '../../runtime/tools/meta-tools.js';
-import { codeHost } from './test-plugins.js';
+import { acmeCreateIssueEntry, codeHost } from './test-plugins.js';
 
 const catalog = createCatalog(createRegistry([checkPlugin(codeHost, 'built-in')]), {
   sources: [{ id: 'src_acme', kind: 'github', name: 'Acme GitHub', config: { token: 't' } }],
@@ -40,15 +40,7 @@ describe('meta-tools', () => {
     expect(JSON.parse(JSON.stringify(outcome))).toEqual({
       result: {
         tools: [
-          {
-            name: 'github.create_issue',
-            description: 'Open a new issue in a repository.',
-            input_schema: codeHost.tools[1]?.input_schema,
-            effect: 'write',
-            connector: 'github',
-            source_id: 'src_acme',
-            source_name: 'Acme GitHub',
-          },
+          acmeCreateIssueEntry,
         ],
       },
     });

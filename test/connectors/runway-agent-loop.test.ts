@@ -7,11 +7,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
 import { seedGrafana, startFakeGrafanaServer, type FakeGrafanaServer } from '../fakes/grafana/server.js';
-import { sampleCluster } from '../fakes/kubernetes/fixtures.js';
+import { sampleCluster } from '../fixtures/kubernetes/cluster.js';
 import { startFakeKubeServer, type FakeKubeServer } from '../fakes/kubernetes/server.js';
 import { startFakeRunwayServer, type FakeRunwayServer } from '../fakes/runway/server.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { send, startFakeLlmServer, wireOrganization, execute } from '../runtime/chat-helpers.js';
+import { syncToEnd } from '../sources/helpers.js';
 
 
 describe('kubernetes, grafana and runway through the agent loop', () => {
@@ -107,13 +108,7 @@ describe('kubernetes, grafana and runway through the agent loop', () => {
       expect(refused.body.error).toMatchObject({ code: 'source_validation_failed', details });
     }
 
-    const started = await server.request('POST', `/sources/${cluster.id}/sync`, { token: org.session.token });
-    expect(started.status, started.text).toBe(202);
-    let job = started.body;
-    while (job.status === 'running') {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      job = (await server.request('GET', `/sources/${cluster.id}/jobs/${started.body.id}`, { token: org.session.token })).body;
-    }
+    const job = await syncToEnd(server, org.session.token, cluster.id);
     expect(job).toMatchObject({ status: 'succeeded', progress: 1, details: { namespaces: 3, services: 2, pods: 4, owners: 1 } });
     expect(job.nodes).toBe(3 + 2 + 4 + 1);
     // a connector without sync: 409

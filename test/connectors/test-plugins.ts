@@ -66,6 +66,17 @@ export const codeHost = plugin({
   ],
 });
 
+/** codeHost's create_issue as the catalog lists it when the "Acme GitHub" source (src_acme) offers it */
+export const acmeCreateIssueEntry = {
+  name: 'github.create_issue',
+  description: 'Open a new issue in a repository.',
+  input_schema: codeHost.tools[1]?.input_schema,
+  effect: 'write',
+  connector: 'github',
+  source_id: 'src_acme',
+  source_name: 'Acme GitHub',
+};
+
 export const chat = plugin({
   kind: 'slack',
   description: 'Slack chat: channels and messages.',

@@ -6,7 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeJenkins, type FakeJenkins } from '../fakes/jenkins/server.js';
 import { startFakeVercel, type FakeVercel } from '../fakes/vercel/server.js';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { oneOrg } from '../helpers/orgs.js';
+import type { Session, TestServer } from '../helpers/server.js';
+import { syncToEnd as syncSource } from '../sources/helpers.js';
 
 describe('jenkins and vercel sources through the service', () => {
   let server: TestServer;
@@ -27,8 +29,7 @@ describe('jenkins and vercel sources through the service', () => {
     vercel.teams.add('team_acme');
     vercel.projects.push({ id: 'prj_web', name: 'web', owner: 'team_acme', updatedAt: 1, link: { type: 'github', org: 'acme', repo: 'web', productionBranch: 'main' } });
     vercel.deployments.push({ uid: 'dpl_WEB1', projectId: 'prj_web', target: 'production', state: 'READY', created: 1000, creator: 'alice' });
-    server = await startTestServer();
-    session = await server.register();
+    ({ server, owner: session } = await oneOrg());
   });
   afterAll(async () => {
     await server.stop();
@@ -42,16 +43,7 @@ describe('jenkins and vercel sources through the service', () => {
     return created.body.id as string;
   };
 
-  const syncToEnd = async (sourceId: string): Promise<any> => {
-    const started = await server.request('POST', `/sources/${sourceId}/sync`, { token: session.token });
-    expect(started.status, started.text).toBe(202);
-    let job = started.body;
-    while (job.status === 'running') {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      job = (await server.request('GET', `/sources/${sourceId}/jobs/${started.body.id}`, { token: session.token })).body;
-    }
-    return job;
-  };
+  const syncToEnd = (sourceId: string): Promise<any> => syncSource(server, session.token, sourceId);
 
   const node = (id: string) => server.request('GET', `/graph/nodes/${encodeURIComponent(id)}`, { token: session.token });
 

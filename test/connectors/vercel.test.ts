@@ -1,12 +1,10 @@
 /** The vercel connector against the fake Vercel REST API. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { describeConnectorConformance } from '../../connectors/conformance/index.js';
-import { ToolError, type ConnectorTool, type SyncContext } from '../../connectors/contract.js';
-import { validateCopy } from '../../runtime/tools/json-schema.js';
-import { checkPlugin } from '../../connectors/loader.js';
 import { createVercelPlugin } from '../../connectors/vercel/index.js';
 import { startFakeVercel, type FakeVercel, type FakeVercelDeployment } from '../fakes/vercel/server.js';
-import { RecordingGraphSink } from './github-fixtures.js';
+import { RecordingGraphSink } from '../fixtures/github/seed.js';
+import { failureOf, toolHarness } from '../helpers/tools.js';
 
 let fake: FakeVercel;
 const validConfig: Record<string, unknown> = { token: 'vc_good_token', team_id: 'team_acme' };
@@ -59,29 +57,7 @@ beforeAll(async () => {
 afterAll(async () => fake.stop());
 
 const plugin = createVercelPlugin();
-// tools get their arguments as the catalog hands them over: checked against the input schema, defaults filled
-const loaded = checkPlugin(plugin, 'test');
-const argsFor = (name: string, args: Record<string, unknown>): { tool: ConnectorTool; args: Record<string, unknown> } => {
-  const found = loaded.tools.find((candidate) => candidate.tool.name === name);
-  if (!found) throw new Error(`no tool ${name}`);
-  const checked = validateCopy(found.validateArgs, args);
-  if (!checked.ok) throw new Error(`arguments fail the schema: ${JSON.stringify(checked.issues)}`);
-  return { tool: found.tool, args: checked.value };
-};
-const config = (overrides: Record<string, unknown> = {}): Record<string, unknown> => ({ ...validConfig, ...overrides });
-const run = (name: string, args: Record<string, unknown>, cfg = config()): Promise<any> => {
-  const call = argsFor(name, args);
-  return call.tool.run(call.args, { orgId: 'org_1', sourceId: 'src_1', config: cfg, signal: new AbortController().signal });
-};
-const failureOf = async (promise: Promise<unknown>): Promise<ToolError> => {
-  try {
-    await promise;
-  } catch (error) {
-    if (ToolError.is(error)) return error;
-    throw error;
-  }
-  throw new Error('expected a ToolError');
-};
+const { config, run, syncContext } = toolHarness(plugin, validConfig);
 
 describeConnectorConformance(plugin, {
   validConfig,
@@ -202,10 +178,6 @@ describe('vercel tools', () => {
 });
 
 describe('vercel sync', () => {
-  const syncContext = (graph: RecordingGraphSink | null, cfg = config()): SyncContext => ({
-    orgId: 'org_1', sourceId: 'src_1', realm: 'default', config: cfg, signal: new AbortController().signal, graph, progress: () => undefined,
-  });
-
   it('writes projects, their latest deployments and the Git repositories they deploy from', async () => {
     const graph = new RecordingGraphSink();
     const report = await plugin.sync!(syncContext(graph));

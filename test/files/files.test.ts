@@ -4,7 +4,8 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember } from '../helpers/members.js';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { oneOrg } from '../helpers/orgs.js';
+import type { Session, TestServer } from '../helpers/server.js';
 
 let server: TestServer;
 let owner: Session;
@@ -12,13 +13,8 @@ let owner: Session;
 const put = (path: string, content: string | Buffer, token = owner.token) =>
   server.request('PUT', `/files/content?path=${encodeURIComponent(path)}`, { token, body: Buffer.from(content) });
 
-beforeAll(async () => {
-  server = await startTestServer({ FILES_MAX_UPLOAD_BYTES: '4096' });
-  owner = await server.register('Files Org');
-});
-afterAll(async () => {
-  await server.stop();
-});
+beforeAll(async () => ({ server, owner } = await oneOrg({ FILES_MAX_UPLOAD_BYTES: '4096' }, { name: 'Files Org' })));
+afterAll(async () => server.stop());
 
 describe('/files', () => {
   it('uploads, answers info with the sha256, downloads the same bytes, lists and deletes', async () => {

@@ -10,19 +10,16 @@ import { request as httpRequest, type ClientRequest, type IncomingMessage } from
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PARTIAL_SUFFIX } from '../../runtime/files/paths.js';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { oneOrg } from '../helpers/orgs.js';
+import type { Session, TestServer } from '../helpers/server.js';
+import { eventually } from '../helpers/eventually.js';
 
 let server: TestServer;
 let owner: Session;
 const LIMIT = 16 * 1024 * 1024;
 
-beforeAll(async () => {
-  server = await startTestServer({ FILES_MAX_UPLOAD_BYTES: String(LIMIT) });
-  owner = await server.register('Streaming Org');
-});
-afterAll(async () => {
-  await server.stop();
-});
+beforeAll(async () => ({ server, owner } = await oneOrg({ FILES_MAX_UPLOAD_BYTES: String(LIMIT) }, { name: 'Streaming Org' })));
+afterAll(async () => server.stop());
 
 /** a chunked PUT (no content-length): the caller writes the body, and reads the answer from `response` */
 function chunkedPut(path: string): { request: ClientRequest; response: Promise<{ status: number; body: Record<string, any> }> } {
@@ -47,12 +44,7 @@ const partials = (folder = ''): string[] => {
 };
 
 /** waits (polling the disk) until `done` holds; fails after 10 s */
-async function until(done: () => boolean, what: string): Promise<void> {
-  for (let waited = 0; !done(); waited += 20) {
-    if (waited > 10_000) throw new Error(`still waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+const until = (done: () => boolean, what: string): Promise<true> => eventually(() => done() || undefined, { what });
 
 describe('streamed uploads', () => {
   it('writes the file while the body is still arriving, and stores it whole', async () => {

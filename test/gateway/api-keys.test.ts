@@ -1,20 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asOrgId } from '../../runtime/store/types.js';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { twoOrgs } from '../helpers/orgs.js';
+import type { Session, TestServer } from '../helpers/server.js';
 
 const DAY_MS = 86_400_000;
 
 describe('API keys', () => {
-  let server: TestServer;
-  let alice: Session;
-  let bob: Session;
-
-  beforeAll(async () => {
-    server = await startTestServer();
-    alice = await server.register('Alice Inc');
-    bob = await server.register('Bob Ltd');
-  });
+  let server: TestServer, alice: Session, bob: Session;
+  beforeAll(async () => ({ server, alice, bob } = await twoOrgs()));
   afterAll(async () => server.stop());
 
   const createKey = async (session: Session | string, body: Record<string, unknown>) => {

@@ -1,8 +1,9 @@
 /** /artifacts: the files runs wrote with `files.write_artifact`, listed, filtered, downloaded and deleted across runs. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
-import { execute, names, send, startFakeLlmServer, wireOrganization } from '../runtime/chat-helpers.js';
+import type { FakeLlmServer } from '../fakes/llm/server.js';
+import { startLlmServer, stopLlmServer } from '../helpers/llm.js';
+import type { Session, TestServer } from '../helpers/server.js';
+import { execute, names, send, wireOrganization } from '../runtime/chat-helpers.js';
 import { createTask, runReaches } from '../tasks/helpers.js';
 
 const REPORT = '# Weekly report\n\nAll green; ünïcode survives.\n';
@@ -32,8 +33,7 @@ describe('/artifacts', () => {
   const list = (query: string, session = owner) => server.request('GET', `/artifacts${query}`, { token: session.token });
 
   beforeAll(async () => {
-    llm = await startFakeLlmServer();
-    server = await startTestServer({ LLM_API_KEY: FAKE_LLM_API_KEY });
+    ({ server, llm } = await startLlmServer());
     const chat = await wireOrganization(server, llm, { approvalWrite: 'allow' });
     owner = chat.session;
     ({ task, run: taskRun } = await runTask(owner, 'weekly', [
@@ -47,10 +47,7 @@ describe('/artifacts', () => {
     expect(names(stream.events).at(-1)).toBe('message_end');
     chatRunId = stream.headers.get('x-run-id') as string;
   });
-  afterAll(async () => {
-    await server.stop();
-    await llm.close();
-  });
+  afterAll(async () => stopLlmServer({ server, llm }));
 
   it('lists every artifact with its run and task, oldest run first', async () => {
     const all = await list('');

@@ -1,22 +1,15 @@
 /** Chat tool calls as a resource: on each reply in the message list, and at /chat/conversations/:id/tool-calls. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { execute, names, send, startFakeLlmServer, wireOrganization, type ChatOrg } from '../runtime/chat-helpers.js';
-import { eventually } from '../tasks/helpers.js';
+import type { FakeLlmServer } from '../fakes/llm/server.js';
+import { startLlmServer, stopLlmServer } from '../helpers/llm.js';
+import type { TestServer } from '../helpers/server.js';
+import { execute, names, send, wireOrganization, type ChatOrg } from '../runtime/chat-helpers.js';
+import { eventually } from '../helpers/eventually.js';
 
 describe('chat tool calls', () => {
-  let server: TestServer;
-  let llm: FakeLlmServer;
-
-  beforeAll(async () => {
-    llm = await startFakeLlmServer();
-    server = await startTestServer({ LLM_API_KEY: FAKE_LLM_API_KEY });
-  });
-  afterAll(async () => {
-    await server.stop();
-    await llm.close();
-  });
+  let server: TestServer, llm: FakeLlmServer;
+  beforeAll(async () => ({ server, llm } = await startLlmServer()));
+  afterAll(async () => stopLlmServer({ server, llm }));
 
   const toolCalls = (org: ChatOrg, query = '', conversationId = org.conversationId) =>
     server.request('GET', `/chat/conversations/${conversationId}/tool-calls${query}`, { token: org.session.token });
@@ -28,7 +21,7 @@ describe('chat tool calls', () => {
       const answer = await toolCalls(org, '?limit=200');
       const done = (answer.body.items as any[]).filter((call) => call.finished_at !== null);
       return done.length >= count ? (answer.body.items as any[]) : undefined;
-    }, `${count} finished tool calls`);
+    }, { what: `${count} finished tool calls` });
 
   /** one reply: a meta-tool search, a read, a failing call and a write that waits for the approval we answer */
   async function conversationWithApproval(approved: boolean): Promise<{ org: ChatOrg; approvalId: string; messageId: string; runId: string }> {
@@ -53,7 +46,7 @@ describe('chat tool calls', () => {
     const pending = await eventually(async () => {
       const answer = await toolCalls(org);
       return (answer.body.items as any[]).find((call) => call.status === 'pending_approval');
-    }, 'a pending call');
+    }, { what: 'a pending call' });
     expect(pending).toMatchObject({
       tool_call_id: 'c_write', tool: 'memory.store', approval_id: required.data.approval_id, finished_at: null,
       arguments: { kind: 'note', realm: 'default', text: 'deploys on Tuesday' }, message_id: messageId, run_id: runId,

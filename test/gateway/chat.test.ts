@@ -1,23 +1,16 @@
 /** Chat over SSE, end to end: the real server, the real LLM clients, the fake LLM over HTTP. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
+import type { FakeLlmServer } from '../fakes/llm/server.js';
+import { startLlmServer, stopLlmServer } from '../helpers/llm.js';
 import { addMember } from '../helpers/members.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { names, openStream, send, startFakeLlmServer, wireOrganization, type ChatOrg, type SseStream, execute } from '../runtime/chat-helpers.js';
+import type { TestServer } from '../helpers/server.js';
+import { names, openStream, send, wireOrganization, type ChatOrg, type SseStream, execute } from '../runtime/chat-helpers.js';
 
 
 describe('chat', () => {
-  let server: TestServer;
-  let llm: FakeLlmServer;
-
-  beforeAll(async () => {
-    llm = await startFakeLlmServer();
-    server = await startTestServer({ LLM_API_KEY: FAKE_LLM_API_KEY });
-  });
-  afterAll(async () => {
-    await server.stop();
-    await llm.close();
-  });
+  let server: TestServer, llm: FakeLlmServer;
+  beforeAll(async () => ({ server, llm } = await startLlmServer()));
+  afterAll(async () => stopLlmServer({ server, llm }));
 
   const messages = async (org: ChatOrg) =>
     (await server.request('GET', `/chat/conversations/${org.conversationId}`, { token: org.session.token })).body.messages as any[];

@@ -14,6 +14,7 @@ import { listen, type ListeningServer } from '../../gateway/uws-server.js';
 import { openCollections } from '../../domains/collections.js';
 import { createLogger } from '../../runtime/logger.js';
 import { SqliteMetadataStore } from '../../runtime/store/sqlite.js';
+import { eventually, pause } from '../helpers/eventually.js';
 
 describe('edge: responses wait for the commit', () => {
   const store = new SqliteMetadataStore(join(mkdtempSync(join(tmpdir(), 'barrier-')), 'metadata.db'));
@@ -57,9 +58,9 @@ describe('edge: responses wait for the commit', () => {
       events.push('responded');
       return response.status;
     });
-    while (!events.includes('handled')) await new Promise((resolve) => setTimeout(resolve, 5));
+    await eventually(() => events.includes('handled') || undefined, { what: 'the handler', interval: 5 });
     // long enough for an unheld answer to arrive over loopback first
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await pause(100);
     events.push('committed');
     gate = null;
     release();

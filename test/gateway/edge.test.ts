@@ -5,6 +5,7 @@ import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asOrgId } from '../../runtime/store/types.js';
+import { twoOrgs } from '../helpers/orgs.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
 
 const SECRET = 'edge-test-secret-0123456789abcdef0123456789';
@@ -32,15 +33,8 @@ function postChunked(url: string, token: string, chunks: Buffer[]): Promise<{ st
 }
 
 describe('HTTP edge', () => {
-  let server: TestServer;
-  let alice: Session;
-  let bob: Session;
-
-  beforeAll(async () => {
-    server = await startTestServer({ JWT_SECRET: SECRET });
-    alice = await server.register();
-    bob = await server.register();
-  });
+  let server: TestServer, alice: Session, bob: Session;
+  beforeAll(async () => ({ server, alice, bob } = await twoOrgs({ JWT_SECRET: SECRET })));
   afterAll(async () => server.stop());
 
   describe('routing and envelope', () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../runtime/config.js';
 import { newSigningKey, signToken, startJwksServer, type FakeJwksServer, type SigningKey } from '../fakes/oidc/jwks-server.js';
+import { oneOrg } from '../helpers/orgs.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
 
 const ISSUER = 'https://idp.example.test/';
@@ -26,8 +27,7 @@ describe('OIDC provider (RS256 against JWKS_URL)', () => {
   beforeAll(async () => {
     key = await newSigningKey('key-1');
     jwks = await startJwksServer([key]);
-    server = await startTestServer({ ...OIDC_ENV, JWKS_URL: jwks.url });
-    alice = await server.register('OIDC Org');
+    ({ server, owner: alice } = await oneOrg({ ...OIDC_ENV, JWKS_URL: jwks.url }, { name: 'OIDC Org' }));
   });
   afterAll(async () => {
     await server.stop();

@@ -1,16 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { twoOrgs } from '../helpers/orgs.js';
+import type { Session, TestServer } from '../helpers/server.js';
 
 describe('realms', () => {
-  let server: TestServer;
-  let alice: Session;
-  let bob: Session;
-
-  beforeAll(async () => {
-    server = await startTestServer();
-    alice = await server.register('Alice Inc');
-    bob = await server.register('Bob Ltd');
-  });
+  let server: TestServer, alice: Session, bob: Session;
+  beforeAll(async () => ({ server, alice, bob } = await twoOrgs()));
   afterAll(async () => server.stop());
 
   it('starts every organization with the default realm', async () => {

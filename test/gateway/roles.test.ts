@@ -1,20 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_PERMISSIONS, BUILTIN_ROLES } from '../../runtime/auth/permissions.js';
 import { addMember } from '../helpers/members.js';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { twoOrgs } from '../helpers/orgs.js';
+import type { Session, TestServer } from '../helpers/server.js';
 
 const BUILTIN_IDS = BUILTIN_ROLES.map((role) => `builtin:${role.name}`);
 
 describe('roles', () => {
-  let server: TestServer;
-  let alice: Session;
-  let bob: Session;
-
-  beforeAll(async () => {
-    server = await startTestServer();
-    alice = await server.register('Alice Inc');
-    bob = await server.register('Bob Ltd');
-  });
+  let server: TestServer, alice: Session, bob: Session;
+  beforeAll(async () => ({ server, alice, bob } = await twoOrgs()));
   afterAll(async () => server.stop());
 
   const createRole = async (session: Session, body: Record<string, unknown>) => {

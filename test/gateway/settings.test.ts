@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember } from '../helpers/members.js';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { twoOrgs } from '../helpers/orgs.js';
+import type { Session, TestServer } from '../helpers/server.js';
 
 const DEFAULTS = {
   llm_provider: null,
@@ -13,15 +14,8 @@ const DEFAULTS = {
 };
 
 describe('settings', () => {
-  let server: TestServer;
-  let alice: Session;
-  let bob: Session;
-
-  beforeAll(async () => {
-    server = await startTestServer();
-    alice = await server.register('Alice Inc');
-    bob = await server.register('Bob Ltd');
-  });
+  let server: TestServer, alice: Session, bob: Session;
+  beforeAll(async () => ({ server, alice, bob } = await twoOrgs()));
   afterAll(async () => server.stop());
 
   it('starts every organization with the defaults and its name', async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember } from '../helpers/members.js';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { oneOrg } from '../helpers/orgs.js';
+import type { Session, TestServer } from '../helpers/server.js';
 
 interface Skill {
   id: string;
@@ -18,8 +19,7 @@ describe('skills', () => {
   let counter = 0;
 
   beforeAll(async () => {
-    server = await startTestServer();
-    alice = await server.register('Alice Inc');
+    ({ server, owner: alice } = await oneOrg({}, { name: 'Alice Inc' }));
     aliceAdmin = await addMember(server, alice, 'admin');
     bob = await server.register('Bob Ltd');
   });

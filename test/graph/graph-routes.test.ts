@@ -1,16 +1,13 @@
 /** /graph over HTTP against the real service (embedded Kùzu under the test DATA_DIR). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember } from '../helpers/members.js';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { oneOrg } from '../helpers/orgs.js';
+import type { Session, TestServer } from '../helpers/server.js';
 
 describe('/graph', () => {
-  let server: TestServer;
-  let owner: Session;
-  let viewer: Session;
-
+  let server: TestServer, owner: Session, viewer: Session;
   beforeAll(async () => {
-    server = await startTestServer();
-    owner = await server.register('Graph org');
+    ({ server, owner } = await oneOrg({}, { name: 'Graph org' }));
     viewer = await addMember(server, owner, 'viewer');
     const nodes = await server.request('POST', '/graph/nodes', {
       token: owner.token,
@@ -37,9 +34,7 @@ describe('/graph', () => {
     expect(rels.status).toBe(200);
     expect(rels.body).toEqual({ realm: 'default', upserted: 3 });
   });
-  afterAll(async () => {
-    await server.stop();
-  });
+  afterAll(async () => server.stop());
 
   it('gets a node by its URL-encoded id', async () => {
     const response = await server.request('GET', `/graph/nodes/${encodeURIComponent('Service:ledger/v2')}`, { token: viewer.token });

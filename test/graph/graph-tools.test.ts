@@ -7,20 +7,16 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { send, startFakeLlmServer, wireOrganization, type ChatOrg, execute } from '../runtime/chat-helpers.js';
+import type { FakeLlmServer } from '../fakes/llm/server.js';
+import { startWiredOrg, stopLlmServer } from '../helpers/llm.js';
+import type { TestServer } from '../helpers/server.js';
+import { send, type ChatOrg, execute } from '../runtime/chat-helpers.js';
 
 
 describe('graph tools in an agent run', () => {
-  let server: TestServer;
-  let llm: FakeLlmServer;
-  let org: ChatOrg;
-
+  let server: TestServer, llm: FakeLlmServer, org: ChatOrg;
   beforeAll(async () => {
-    llm = await startFakeLlmServer();
-    server = await startTestServer({ LLM_API_KEY: FAKE_LLM_API_KEY });
-    org = await wireOrganization(server, llm);
+    ({ server, llm, org } = await startWiredOrg());
     const token = org.session.token;
     await server.request('POST', '/graph/nodes', {
       token,
@@ -36,10 +32,7 @@ describe('graph tools in an agent run', () => {
       },
     });
   });
-  afterAll(async () => {
-    await server.stop();
-    await llm.close();
-  });
+  afterAll(async () => stopLlmServer({ server, llm }));
 
   const results = (events: { event: string; data: any }[]) => events.filter((event) => event.event === 'tool_result').map((event) => event.data.result);
 

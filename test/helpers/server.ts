@@ -1,6 +1,8 @@
 /**
  * Starts the real service in this process on a free port with a fresh
- * DATA_DIR, and talks HTTP to it. Every integration suite uses this.
+ * DATA_DIR, and talks HTTP to it. Every integration suite uses this; a suite
+ * that moves time passes `{ clock }`, one that restarts passes the same
+ * `dataDir` and `JWT_SECRET` again.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -9,6 +11,7 @@ import { join } from 'node:path';
 import { startService, type RunningService } from '../../gateway/app.js';
 import { loadConfig } from '../../runtime/config.js';
 import { createLogger } from '../../runtime/logger.js';
+import type { RuntimeClock } from '../../runtime/supervisor.js';
 import { ContractChecker, isJson } from './contract.js';
 
 export interface ApiResponse<T = any> {
@@ -73,6 +76,8 @@ export interface TestServerOptions {
   readonly dataDir?: string;
   /** every log line the server writes is pushed here (pass LOG_LEVEL in env; silent by default) */
   readonly logLines?: string[];
+  /** the runtime clock (cron fires, run timeouts, retention, throttles); see `simulatedClock` in clock.ts */
+  readonly clock?: RuntimeClock;
 }
 
 export async function startTestServer(env: Record<string, string> = {}, options: TestServerOptions = {}): Promise<TestServer> {
@@ -88,7 +93,8 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     ...env,
   });
   const lines = options.logLines;
-  const service = await startService(config, lines === undefined ? createLogger(config) : createLogger(config, { write: (line: string) => void lines.push(line) }));
+  const logger = lines === undefined ? createLogger(config) : createLogger(config, { write: (line: string) => void lines.push(line) });
+  const service = await startService(config, logger, options.clock ? { clock: options.clock } : {});
   // one checker per server, built from the live document, its validators compiled once per route and status
   let contract: Promise<ContractChecker> | null = null;
   const checked = async <T>(method: string, path: string, requestOptions?: RequestOptions): Promise<ApiResponse<T>> => {

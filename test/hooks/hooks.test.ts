@@ -1,27 +1,18 @@
 /** POST /hooks/:trigger_id end to end: signatures on raw bytes, bodies, limits, dedupe, replay, rotation, provisioned endpoints. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signHmac } from '../../runtime/crypto.js';
-import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
+import type { FakeLlmServer } from '../fakes/llm/server.js';
+import { startWiredOrg, stopLlmServer } from '../helpers/llm.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
-import { startFakeLlmServer, wireOrganization } from '../runtime/chat-helpers.js';
+import {  } from '../runtime/chat-helpers.js';
 import { createTask, hookPath, runReaches, runsOf } from '../tasks/helpers.js';
 
 const MAX_BODY = 64 * 1024;
 
 describe('inbound webhooks', () => {
-  let server: TestServer;
-  let llm: FakeLlmServer;
-  let owner: Session;
-
-  beforeAll(async () => {
-    llm = await startFakeLlmServer();
-    server = await startTestServer({ LLM_API_KEY: FAKE_LLM_API_KEY, WEBHOOK_MAX_BODY_BYTES: String(MAX_BODY) });
-    owner = (await wireOrganization(server, llm)).session;
-  });
-  afterAll(async () => {
-    await server.stop();
-    await llm.close();
-  });
+  let server: TestServer, llm: FakeLlmServer, owner: Session;
+  beforeAll(async () => ({ server, llm, owner } = await startWiredOrg({ WEBHOOK_MAX_BODY_BYTES: String(MAX_BODY) })));
+  afterAll(async () => stopLlmServer({ server, llm }));
 
   const webhookTask = (name: string, extra: Record<string, unknown> = {}) =>
     createTask(server, owner, {

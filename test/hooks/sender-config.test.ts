@@ -12,24 +12,17 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../runtime/config.js';
 import { signHmac } from '../../runtime/crypto.js';
+import { twoOrgs } from '../helpers/orgs.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
-import { createTask, hookPath, runsOf, simulatedClock, startClockedServer } from '../tasks/helpers.js';
+import { simulatedClock } from '../helpers/clock.js';
+import { createTask, hookPath, runsOf } from '../tasks/helpers.js';
 
 const PUBLIC_URL = 'https://automation.example.test/edge';
 
 describe('webhook sender configuration', () => {
-  let server: TestServer;
-  let owner: Session;
-  let stranger: Session;
-
-  beforeAll(async () => {
-    server = await startTestServer();
-    owner = await server.register();
-    stranger = await server.register();
-  });
-  afterAll(async () => {
-    await server.stop();
-  });
+  let server: TestServer, owner: Session, stranger: Session;
+  beforeAll(async () => ({ server, alice: owner, bob: stranger } = await twoOrgs()));
+  afterAll(async () => server.stop());
 
   const post = (url: string, body: string, headers: Record<string, string>) =>
     server.request('POST', hookPath(url), { body, headers: { 'content-type': 'application/json', ...headers } });
@@ -108,7 +101,7 @@ describe('webhook sender configuration', () => {
       'x-slack-request-timestamp': String(seconds),
       'x-slack-signature': `v0=${createHmac('sha256', slackSecret).update(`v0:${seconds}:${payload}`).digest('hex')}`,
     });
-    let clocked: TestServer = await startClockedServer(clock, {}, { dataDir, jwtSecret });
+    let clocked: TestServer = await startTestServer({ JWT_SECRET: jwtSecret }, { dataDir, clock });
     let session: Session;
     let slackTask: any;
     try {
@@ -129,7 +122,7 @@ describe('webhook sender configuration', () => {
     } finally {
       await clocked.stop();
     }
-    clocked = await startClockedServer(clock, {}, { dataDir, jwtSecret });
+    clocked = await startTestServer({ JWT_SECRET: jwtSecret }, { dataDir, clock });
     try {
       const read = await clocked.request('GET', `/tasks/${slackTask.id}`, { token: session.token });
       expect(read.body.trigger).toMatchObject({ signature_scheme: 'slack', secret: 'whsec_********' });

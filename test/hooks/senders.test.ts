@@ -12,7 +12,8 @@ import { sign as githubSign } from '@octokit/webhooks-methods';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signHmac } from '../../runtime/crypto.js';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { oneOrg } from '../helpers/orgs.js';
+import type { Session, TestServer } from '../helpers/server.js';
 import { createTask, hookPath, runsOf } from '../tasks/helpers.js';
 
 // the package's main is a JSON file
@@ -38,12 +39,9 @@ describe('webhook senders (signature schemes)', () => {
 
   beforeAll(async () => {
     // no LLM key: runs fail at once (llm_unconfigured); their rendered input is what these tests read
-    server = await startTestServer();
-    owner = await server.register();
+    ({ server, owner } = await oneOrg());
   });
-  afterAll(async () => {
-    await server.stop();
-  });
+  afterAll(async () => server.stop());
 
   const webhookTask = (name: string, trigger: Record<string, unknown>, instruction: string) =>
     createTask(server, owner, { name, trigger: { kind: 'webhook', ...trigger }, input_template: { instruction } });

@@ -5,14 +5,15 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { oneOrg } from '../helpers/orgs.js';
+import type { Session, TestServer } from '../helpers/server.js';
 import { createPipeline, ingest, ndjson, type PipelineWithToken } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** Another process that holds the DuckDB file (and so its lock) until killed. */
 function holdLock(file: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/hold-duckdb-lock.ts', file], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/ingest/hold-duckdb-lock.ts', file], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -42,8 +43,7 @@ describe('503 engine_unavailable when DuckDB refuses', () => {
 
   beforeAll(async () => {
     holder = await holdLock(dbFile);
-    server = await startTestServer({ CONTEXT_DB_PATH: dbFile });
-    alice = await server.register();
+    ({ server, owner: alice } = await oneOrg({ CONTEXT_DB_PATH: dbFile }));
     pipeline = await createPipeline(server, alice);
   });
   afterAll(async () => {

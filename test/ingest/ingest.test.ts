@@ -2,10 +2,11 @@ import { readFileSync } from 'node:fs';
 import { tableFromIPC } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signHmac } from '../../runtime/crypto.js';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { oneOrg } from '../helpers/orgs.js';
+import type { Session, TestServer } from '../helpers/server.js';
 import { columnsOf, createPipeline, ingest, ndjson, rowsOf, type PipelineWithToken } from './helpers.js';
 
-const fixture = (name: string): Buffer => readFileSync(new URL(`../fixtures/${name}`, import.meta.url));
+const fixture = (name: string): Buffer => readFileSync(new URL(`../fixtures/ingest/${name}`, import.meta.url));
 
 async function rowCount(server: TestServer, session: Session, table: string, realm = 'default'): Promise<number> {
   const response = await server.request('GET', `/context/tables?realm=${realm}`, { token: session.token });
@@ -14,13 +15,8 @@ async function rowCount(server: TestServer, session: Session, table: string, rea
 }
 
 describe('NDJSON ingest into context tables', () => {
-  let server: TestServer;
-  let alice: Session;
-
-  beforeAll(async () => {
-    server = await startTestServer();
-    alice = await server.register('Alice Inc');
-  });
+  let server: TestServer, alice: Session;
+  beforeAll(async () => ({ server, owner: alice } = await oneOrg({}, { name: 'Alice Inc' })));
   afterAll(async () => server.stop());
 
   /** Each test writes to its own realm so row counts and columns are its own. */

@@ -1,6 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { oneOrg } from '../helpers/orgs.js';
+import type { Session, TestServer } from '../helpers/server.js';
 import { createPipeline, ingest, ndjson, type PipelineWithToken } from './helpers.js';
 
 const LIMIT = 1000;
@@ -25,13 +26,9 @@ function postChunked(url: string, chunks: readonly Buffer[]): Promise<{ status: 
 }
 
 describe('ingest body limit (CONTEXT_INGEST_MAX_BYTES)', () => {
-  let server: TestServer;
-  let alice: Session;
-  let pipeline: PipelineWithToken;
-
+  let server: TestServer, alice: Session, pipeline: PipelineWithToken;
   beforeAll(async () => {
-    server = await startTestServer({ CONTEXT_INGEST_MAX_BYTES: String(LIMIT) });
-    alice = await server.register();
+    ({ server, owner: alice } = await oneOrg({ CONTEXT_INGEST_MAX_BYTES: String(LIMIT) }));
     pipeline = await createPipeline(server, alice);
   });
   afterAll(async () => server.stop());

@@ -1,18 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember } from '../helpers/members.js';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { twoOrgs } from '../helpers/orgs.js';
+import type { Session, TestServer } from '../helpers/server.js';
 import { createPipeline, ingest, ndjson } from './helpers.js';
 
 describe('context pipelines and ingest tokens', () => {
-  let server: TestServer;
-  let alice: Session;
-  let bob: Session;
-
-  beforeAll(async () => {
-    server = await startTestServer();
-    alice = await server.register('Alice Inc');
-    bob = await server.register('Bob Ltd');
-  });
+  let server: TestServer, alice: Session, bob: Session;
+  beforeAll(async () => ({ server, alice, bob } = await twoOrgs()));
   afterAll(async () => server.stop());
 
   it('creates, reads, lists, updates and deletes a pipeline', async () => {

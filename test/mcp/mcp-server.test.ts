@@ -8,7 +8,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeMcpHttp, type FakeMcpHttp } from '../fakes/mcp/http-server.js';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { oneOrg } from '../helpers/orgs.js';
+import type { Session, TestServer } from '../helpers/server.js';
 
 interface Outcome {
   result?: unknown;
@@ -25,8 +26,7 @@ describe('/mcp: the service as an MCP server', () => {
 
   beforeAll(async () => {
     fake = await startFakeMcpHttp();
-    server = await startTestServer();
-    alice = await server.register('MCP Server Org');
+    ({ server, owner: alice } = await oneOrg({}, { name: 'MCP Server Org' }));
     const source = await server.request('POST', '/sources', {
       token: alice.token,
       body: { name: 'Helpdesk', connector: 'mcp', config: { transport: 'http', url: fake.url, headers: { authorization: `Bearer ${fake.token}` } } },

@@ -1,18 +1,12 @@
 /** /pipelines and /pipeline-agent against the real server: definitions, runs, pipeline-scoped tokens, reports. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember } from '../helpers/members.js';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { oneOrg } from '../helpers/orgs.js';
+import type { Session, TestServer } from '../helpers/server.js';
 
-let server: TestServer;
-let owner: Session;
-
-beforeAll(async () => {
-  server = await startTestServer();
-  owner = await server.register('Pipelines Org');
-});
-afterAll(async () => {
-  await server.stop();
-});
+let server: TestServer, owner: Session;
+beforeAll(async () => ({ server, owner } = await oneOrg({}, { name: 'Pipelines Org' })));
+afterAll(async () => server.stop());
 
 async function startRun(session: Session = owner, name = `p-${Math.random().toString(36).slice(2, 8)}`) {
   const pipeline = await server.request('POST', '/pipelines', { token: session.token, body: { name, definition: { steps: ['scan'] } } });

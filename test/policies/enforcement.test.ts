@@ -7,9 +7,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
+import { startLlmServer, stopLlmServer } from '../helpers/llm.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { execute, send, startFakeLlmServer, wireOrganization, type ChatOrg } from '../runtime/chat-helpers.js';
-import { createTask, eventually, runReaches } from '../tasks/helpers.js';
+import { eventually } from '../helpers/eventually.js';
+import { createTask, runReaches } from '../tasks/helpers.js';
 
 const READ_ONLY = 'package service.read_only\n\ndeny contains msg if {\n  input.resource.tool_effect != "read"\n  msg := "read-only"\n}\n';
 const ALLOW_RECALL = 'package service.recall_only\n\ndefault allow := false\n\nallow if input.resource.tool == "memory.recall"\n';
@@ -19,17 +21,9 @@ const STRICT_FAILS = 'package service.numbers\n\ndeny contains msg if {\n  to_nu
 const STORE = { kind: 'note', realm: 'default', text: 'deploys on Tuesday' };
 
 describe('policy enforcement on tool calls', () => {
-  let server: TestServer;
-  let llm: FakeLlmServer;
-
-  beforeAll(async () => {
-    llm = await startFakeLlmServer();
-    server = await startTestServer({ LLM_API_KEY: FAKE_LLM_API_KEY, SERVICE_FEATURES_POLICIES: 'true' });
-  });
-  afterAll(async () => {
-    await server.stop();
-    await llm.close();
-  });
+  let server: TestServer, llm: FakeLlmServer;
+  beforeAll(async () => ({ server, llm } = await startLlmServer({ SERVICE_FEATURES_POLICIES: 'true' })));
+  afterAll(async () => stopLlmServer({ server, llm }));
 
   const addPolicy = async (org: ChatOrg, name: string, rego: string): Promise<string> => {
     const created = await server.request('POST', '/policies', { token: org.session.token, body: { name, rego_code: rego } });
@@ -63,7 +57,7 @@ describe('policy enforcement on tool calls', () => {
     const log = await eventually(async () => {
       const answer = await decisions(org);
       return answer.body.items.length === 2 ? answer.body.items : undefined;
-    }, 'two decisions');
+    }, { what: 'two decisions' });
     expect(log.map((entry: any) => [entry.input.resource.tool, entry.result])).toEqual([
       ['memory.recall', 'allow'],
       ['memory.store', 'deny'],
@@ -117,7 +111,7 @@ describe('policy enforcement on tool calls', () => {
     const log = await eventually(async () => {
       const answer = await decisions(org);
       return answer.body.items.length === 3 ? answer.body.items : undefined;
-    }, 'three decisions');
+    }, { what: 'three decisions' });
     // the bundle changed: the last decision names another revision ('empty': no enabled policy)
     expect(log[2]).toMatchObject({ result: 'allow', revision: 'empty' });
     expect(log[0].revision).not.toBe('empty');
@@ -135,7 +129,7 @@ describe('policy enforcement on tool calls', () => {
     const denied = await eventually(async () => {
       const answer = await decisions(org, '?result=deny');
       return answer.body.items.length === 1 ? answer.body.items[0] : undefined;
-    }, 'the denial');
+    }, { what: 'the denial' });
     expect(denied.error.code).toBe('eval_builtin_error');
   });
 

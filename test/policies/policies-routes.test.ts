@@ -4,23 +4,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { twoOrgs } from '../helpers/orgs.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
 
 const READ_ONLY = 'package service.read_only\n\ndeny contains msg if {\n  input.resource.tool_effect != "read"\n  msg := "read-only"\n}\n';
 
 describe('/policies', () => {
-  let server: TestServer;
-  let alice: Session;
-  let bob: Session;
-
-  beforeAll(async () => {
-    server = await startTestServer({ SERVICE_FEATURES_POLICIES: 'true' });
-    alice = await server.register('Policy Org A');
-    bob = await server.register('Policy Org B');
-  });
-  afterAll(async () => {
-    await server.stop();
-  });
+  let server: TestServer, alice: Session, bob: Session;
+  beforeAll(async () => ({ server, alice, bob } = await twoOrgs({ SERVICE_FEATURES_POLICIES: 'true' })));
+  afterAll(async () => server.stop());
 
   const req = (session: Session, method: string, path: string, body?: unknown) =>
     server.request(method, path, { token: session.token, ...(body === undefined ? {} : { body }) });

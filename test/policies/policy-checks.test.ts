@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { execute, send, startFakeLlmServer, wireOrganization, type ChatOrg } from '../runtime/chat-helpers.js';
-import { eventually } from '../tasks/helpers.js';
+import { eventually } from '../helpers/eventually.js';
 import { createGitRepo, type GitRepo } from './git-repo.js';
 
 const STORE = { kind: 'note', realm: 'default', text: 'deploys on Tuesday' };
@@ -44,7 +44,7 @@ describe('policy sources in the gate, simulate, policy tests', () => {
     eventually(async () => {
       const answer = await req('GET', '/policies/decisions');
       return answer.body.items.length === count ? (answer.body.items as any[]) : undefined;
-    }, `${count} decisions`);
+    }, { what: `${count} decisions` });
 
   it('a synced source\'s deny rules decide tool calls, and the decision names the new bundle revision', async () => {
     const calls = [{ id: 'c_read', ...execute('memory.recall', { query: 'deploys' }) }, { id: 'c_write', ...execute('memory.store', STORE) }];

@@ -1,21 +1,15 @@
 /** GET /task-recommendations over real data: chat questions asked through the chat API (fake LLM) and sources created through /sources. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { send, startFakeLlmServer, wireOrganization, type ChatOrg } from '../runtime/chat-helpers.js';
+import type { FakeLlmServer } from '../fakes/llm/server.js';
+import { startLlmServer, stopLlmServer } from '../helpers/llm.js';
+import type { TestServer } from '../helpers/server.js';
+import { send, wireOrganization, type ChatOrg } from '../runtime/chat-helpers.js';
+import { runEnds } from '../tasks/helpers.js';
 
 describe('task recommendations', () => {
-  let server: TestServer;
-  let llm: FakeLlmServer;
-
-  beforeAll(async () => {
-    llm = await startFakeLlmServer();
-    server = await startTestServer({ LLM_API_KEY: FAKE_LLM_API_KEY });
-  });
-  afterAll(async () => {
-    await server.stop();
-    await llm.close();
-  });
+  let server: TestServer, llm: FakeLlmServer;
+  beforeAll(async () => ({ server, llm } = await startLlmServer()));
+  afterAll(async () => stopLlmServer({ server, llm }));
 
   /** asks in a new conversation (or the given one) and waits for the reply */
   async function ask(org: ChatOrg, question: string, conversationId?: string): Promise<void> {
@@ -117,11 +111,7 @@ describe('task recommendations', () => {
     llm.script([{ text: 'The refund rounding change is the likely cause.' }]);
     const fired = await server.request('POST', `/webhook-samples/${diagnosis.try_with_sample}/run`, { token: org.session.token, body: { task_id: task.body.id } });
     expect(fired.status).toBe(202);
-    let run: any;
-    do {
-      await new Promise((resolve) => setTimeout(resolve, 25));
-      run = (await server.request('GET', `/tasks/${task.body.id}/runs/${fired.body.run_id}`, { token: org.session.token })).body;
-    } while (!['succeeded', 'failed', 'cancelled'].includes(run.status));
+    const run = await runEnds(server, org.session, task.body.id, fired.body.run_id);
     expect(JSON.stringify(run.input)).toContain('Build payments-api #1287 ended FAILURE (https://ci.example.com/job/payments-api/1287/)');
 
     // a webhook task now pins the build server: no more diagnosis suggestion for it

@@ -1,21 +1,14 @@
 /** What ends a run as failed besides the model: the per-run timeout and the daily cost cap. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { names, send, startFakeLlmServer, wireOrganization } from './chat-helpers.js';
+import type { FakeLlmServer } from '../fakes/llm/server.js';
+import { startLlmServer, stopLlmServer } from '../helpers/llm.js';
+import type { TestServer } from '../helpers/server.js';
+import { names, send, wireOrganization } from './chat-helpers.js';
 
 describe('agent run limits', () => {
-  let server: TestServer;
-  let llm: FakeLlmServer;
-
-  beforeAll(async () => {
-    llm = await startFakeLlmServer();
-    server = await startTestServer({ LLM_API_KEY: FAKE_LLM_API_KEY, AGENT_RUN_TIMEOUT_SECS: '1', CHAT_COST_CAP_USD_PER_DAY: '0.001' });
-  });
-  afterAll(async () => {
-    await server.stop();
-    await llm.close();
-  });
+  let server: TestServer, llm: FakeLlmServer;
+  beforeAll(async () => ({ server, llm } = await startLlmServer({ AGENT_RUN_TIMEOUT_SECS: '1', CHAT_COST_CAP_USD_PER_DAY: '0.001' })));
+  afterAll(async () => stopLlmServer({ server, llm }));
 
   it('fails a run still going after AGENT_RUN_TIMEOUT_SECS with reason timeout, aborting the model call', async () => {
     const org = await wireOrganization(server, llm);

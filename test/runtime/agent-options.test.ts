@@ -9,8 +9,9 @@ import { startFakeGithub, type FakeGithub } from '../fakes/github/server.js';
 import type { FakeTurn, RecordedRequest } from '../fakes/llm/server.js';
 import type { Session } from '../helpers/server.js';
 import { connectChannel, mention, settle, startWorld, type ChannelWorld } from '../channels/helpers.js';
-import { GOOD_TOKEN, seedGithub } from '../connectors/github-fixtures.js';
-import { createTask, eventually } from '../tasks/helpers.js';
+import { GOOD_TOKEN, seedGithub } from '../fixtures/github/seed.js';
+import { eventually } from '../helpers/eventually.js';
+import { createTask } from '../tasks/helpers.js';
 import { execute, send } from './chat-helpers.js';
 
 type Kind = 'chat' | 'task' | 'binding';
@@ -105,7 +106,7 @@ async function run(kind: Kind, org: AgentOrg, text: string, turns: readonly Fake
       const read = await server.request('GET', `/tasks/${org.taskId}/runs/${fired.body.run_id}`, { token: org.session.token });
       const current = String(read.body.status);
       return current === 'pending' || current === 'running' ? undefined : current;
-    }, 'the task run to end');
+    }, { what: 'the task run to end' });
   } else {
     slack.eventsUrl = org.eventsUrl;
     await slack.say({ channel: 'C0OPS0001', user: 'U0ALICE01', text: mention(slack, text) });

@@ -16,7 +16,10 @@ import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
 import { startFakeMcpHttp, type FakeMcpHttp } from '../fakes/mcp/http-server.js';
 import type { Session, TestServer } from '../helpers/server.js';
 import { connectChannel, mention, settle, startWorld, waitForText, type ChannelWorld } from '../channels/helpers.js';
-import { createTask, eventually, runReaches, simulatedClock, startClockedServer } from '../tasks/helpers.js';
+import { createTask, runReaches } from '../tasks/helpers.js';
+import { eventually } from '../helpers/eventually.js';
+import { simulatedClock } from '../helpers/clock.js';
+import { startTestServer } from '../helpers/server.js';
 import { names, openStream, send, startFakeLlmServer, wireOrganization, type ChatOrg } from './chat-helpers.js';
 
 /** gpt-4o-mini: 0.15 / 0.60 USD per million tokens -> 10k in + 1k out = 0.0021 USD, over a 0.001 cap */
@@ -100,7 +103,7 @@ describe('startAgentRun on a simulated clock', () => {
     llm = await startFakeLlmServer();
     mcp = await startFakeMcpHttp();
     held = await startHeldMcp(mcp);
-    server = await startClockedServer(clock, { LLM_API_KEY: FAKE_LLM_API_KEY, CHAT_COST_CAP_USD_PER_DAY: CAP });
+    server = await startTestServer({ LLM_API_KEY: FAKE_LLM_API_KEY, CHAT_COST_CAP_USD_PER_DAY: CAP }, { clock });
   });
   afterAll(async () => {
     await server.stop();
@@ -124,7 +127,7 @@ describe('startAgentRun on a simulated clock', () => {
       return eventually(async () => {
         const run = await server.request('GET', `/tasks/${task.id}/runs/${fire.body.run_id}`, { token: org.session.token });
         return ['succeeded', 'failed', 'cancelled'].includes(run.body?.status) ? run.body : undefined;
-      }, 'the task run to end');
+      }, { what: 'the task run to end' });
     };
 
     // 23:50: one expensive run of each kind crosses its cap
@@ -175,7 +178,7 @@ describe('startAgentRun on a simulated clock', () => {
       const read = await server.request('GET', `/chat/conversations/${org.conversationId}`, { token: org.session.token });
       const message = (read.body.messages as any[]).find((entry) => entry.id === reply.id);
       return message?.status === 'streaming' ? undefined : message;
-    }, 'the reply to end');
+    }, { what: 'the reply to end' });
     expect(after).toMatchObject({ status: 'cancelled', content: '' });
     expect(llm.requests.length).toBe(requests);
     // the conversation is free again

@@ -1,23 +1,15 @@
 /** Firing samples into a real task: the run's input is the task's template applied to the sample, as if the sender had posted it. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startFakeLlmServer, wireOrganization, type ChatOrg } from '../runtime/chat-helpers.js';
+import type { FakeLlmServer } from '../fakes/llm/server.js';
+import { startWiredOrg, stopLlmServer } from '../helpers/llm.js';
+import type { TestServer } from '../helpers/server.js';
+import type { ChatOrg } from '../runtime/chat-helpers.js';
+import { runEnds } from '../tasks/helpers.js';
 
 describe('POST /webhook-samples/:sample_name/run', () => {
-  let server: TestServer;
-  let llm: FakeLlmServer;
-  let org: ChatOrg;
-
-  beforeAll(async () => {
-    llm = await startFakeLlmServer();
-    server = await startTestServer({ LLM_API_KEY: FAKE_LLM_API_KEY });
-    org = await wireOrganization(server, llm);
-  });
-  afterAll(async () => {
-    await server.stop();
-    await llm.close();
-  });
+  let server: TestServer, llm: FakeLlmServer, org: ChatOrg;
+  beforeAll(async () => ({ server, llm, org } = await startWiredOrg()));
+  afterAll(async () => stopLlmServer({ server, llm }));
 
   async function createTask(instruction: string): Promise<string> {
     const created = await server.request('POST', '/tasks', {
@@ -28,14 +20,7 @@ describe('POST /webhook-samples/:sample_name/run', () => {
     return created.body.id as string;
   }
 
-  async function finishedRun(taskId: string, runId: string): Promise<any> {
-    for (;;) {
-      const run = await server.request('GET', `/tasks/${taskId}/runs/${runId}`, { token: org.session.token });
-      if (run.status !== 200) throw new Error(`run: ${run.status} ${run.text}`);
-      if (['succeeded', 'failed', 'cancelled'].includes(run.body.status as string)) return run.body;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  }
+  const finishedRun = (taskId: string, runId: string): Promise<any> => runEnds(server, org.session, taskId, runId);
 
   it('fires the Jenkins build-failure sample into a webhook task', async () => {
     const taskId = await createTask('Build {{trigger.body.name}} #{{trigger.body.build.number}} ended {{trigger.body.build.status}} at {{trigger.body.build.scm.commit}}');

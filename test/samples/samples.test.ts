@@ -2,21 +2,15 @@
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember } from '../helpers/members.js';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { oneOrg } from '../helpers/orgs.js';
+import type { Session, TestServer } from '../helpers/server.js';
 
 const require = createRequire(import.meta.url);
 
 describe('webhook samples', () => {
-  let server: TestServer;
-  let owner: Session;
-
-  beforeAll(async () => {
-    server = await startTestServer();
-    owner = await server.register();
-  });
-  afterAll(async () => {
-    await server.stop();
-  });
+  let server: TestServer, owner: Session;
+  beforeAll(async () => ({ server, owner } = await oneOrg()));
+  afterAll(async () => server.stop());
 
   it('lists the built-in samples with real sender payloads', async () => {
     const list = await server.request('GET', '/webhook-samples', { token: owner.token });

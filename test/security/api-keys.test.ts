@@ -5,15 +5,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember } from '../helpers/members.js';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { oneOrg } from '../helpers/orgs.js';
+import type { Session, TestServer } from '../helpers/server.js';
 
-let server: TestServer;
-let owner: Session;
-
-beforeAll(async () => {
-  server = await startTestServer();
-  owner = await server.register('Keys Security Org');
-});
+let server: TestServer, owner: Session;
+beforeAll(async () => ({ server, owner } = await oneOrg({}, { name: 'Keys Security Org' })));
 afterAll(async () => server.stop());
 
 async function createKey(token: string, permissions: string[], extra: Record<string, unknown> = {}): Promise<{ id: string; key: string }> {

@@ -8,7 +8,8 @@
  * and spaces (Windows drops them). `..` is refused before any of it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { oneOrg } from '../helpers/orgs.js';
+import type { Session, TestServer } from '../helpers/server.js';
 
 let server: TestServer;
 let owner: Session;
@@ -22,10 +23,7 @@ const listed = async (): Promise<string[]> => {
   return (answer.body.items as { path: string }[]).map((file) => file.path).sort();
 };
 
-beforeAll(async () => {
-  server = await startTestServer();
-  owner = await server.register('Artifact Paths');
-});
+beforeAll(async () => ({ server, owner } = await oneOrg({}, { name: 'Artifact Paths' })));
 afterAll(async () => {
   await server?.stop();
 });

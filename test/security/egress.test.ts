@@ -14,6 +14,7 @@ import { asOrgId } from '../../runtime/store/types.js';
 import { startFakeGrafanaServer, type FakeGrafanaServer } from '../fakes/grafana/server.js';
 import { startFakeMcpHttp, type FakeMcpHttp } from '../fakes/mcp/http-server.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver/server.js';
+import { oneOrg } from '../helpers/orgs.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
 import { send, startFakeLlmServer, wireOrganization } from '../runtime/chat-helpers.js';
 import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
@@ -44,8 +45,7 @@ describe('egress guard, EGRESS_ALLOW empty', () => {
 
   beforeAll(async () => {
     [receiver, grafana, mcp, llm] = await Promise.all([startWebhookReceiver(), startFakeGrafanaServer(), startFakeMcpHttp(), startFakeLlmServer()]);
-    server = await startTestServer({ EGRESS_ALLOW: '', LLM_API_KEY: FAKE_LLM_API_KEY });
-    owner = await server.register('Egress Org');
+    ({ server, owner } = await oneOrg({ EGRESS_ALLOW: '', LLM_API_KEY: FAKE_LLM_API_KEY }, { name: 'Egress Org' }));
   });
   afterAll(async () => {
     await server?.stop();

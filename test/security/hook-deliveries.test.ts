@@ -8,26 +8,17 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signHmac } from '../../runtime/crypto.js';
-import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
-import { startFakeLlmServer, wireOrganization } from '../runtime/chat-helpers.js';
+import type { FakeLlmServer } from '../fakes/llm/server.js';
+import { startWiredOrg, stopLlmServer } from '../helpers/llm.js';
+import type { Session, TestServer } from '../helpers/server.js';
+import {  } from '../runtime/chat-helpers.js';
 import { createTask } from '../tasks/helpers.js';
 import { hookPathOf } from './helpers.js';
 
 describe('stored inbound deliveries', () => {
-  let server: TestServer;
-  let llm: FakeLlmServer;
-  let owner: Session;
-
-  beforeAll(async () => {
-    llm = await startFakeLlmServer();
-    server = await startTestServer({ LLM_API_KEY: FAKE_LLM_API_KEY });
-    owner = (await wireOrganization(server, llm)).session;
-  });
-  afterAll(async () => {
-    await server.stop();
-    await llm.close();
-  });
+  let server: TestServer, llm: FakeLlmServer, owner: Session;
+  beforeAll(async () => ({ server, llm, owner } = await startWiredOrg()));
+  afterAll(async () => stopLlmServer({ server, llm }));
 
   /** the SQLite file and its WAL, as bytes on disk */
   const databaseBytes = (): Buffer =>

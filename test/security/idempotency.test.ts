@@ -6,15 +6,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember } from '../helpers/members.js';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { oneOrg } from '../helpers/orgs.js';
+import type { Session, TestServer } from '../helpers/server.js';
 
-let server: TestServer;
-let owner: Session;
-let admin: Session;
-
+let server: TestServer, owner: Session, admin: Session;
 beforeAll(async () => {
-  server = await startTestServer();
-  owner = await server.register('Idempotency Org');
+  ({ server, owner } = await oneOrg({}, { name: 'Idempotency Org' }));
   admin = await addMember(server, owner, 'admin');
 });
 afterAll(async () => server.stop());

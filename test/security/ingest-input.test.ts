@@ -4,7 +4,8 @@
  * all-or-nothing contract of ingest/README.md), a failed run recorded.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { oneOrg } from '../helpers/orgs.js';
+import type { Session, TestServer } from '../helpers/server.js';
 import { createPipeline, ingest, ndjson, rowsOf, type PipelineWithToken } from '../ingest/helpers.js';
 
 const deepLine = (depth: number): string => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
@@ -17,15 +18,12 @@ describe('ingest: lines that are not storable text or nest too deep', () => {
   const stored = ['kept'];
 
   beforeAll(async () => {
-    server = await startTestServer();
-    owner = await server.register();
+    ({ server, owner } = await oneOrg());
     pipeline = await createPipeline(server, owner);
     const first = await ingest(server, pipeline.token, ndjson([{ label: 'kept', n: 1 }]));
     expect(first.status).toBe(200);
   });
-  afterAll(async () => {
-    await server.stop();
-  });
+  afterAll(async () => server.stop());
 
   const expectRefused = async (body: string | Buffer, line: number, headers: Record<string, string> = {}) => {
     const response = await ingest(server, pipeline.token, body, headers);

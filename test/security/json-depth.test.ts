@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signHmac } from '../../runtime/crypto.js';
+import { oneOrg } from '../helpers/orgs.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
 
 /** `depth` levels of arrays, objects or both, as raw JSON text (JSON.stringify would recurse). */
@@ -20,16 +21,9 @@ function nested(depth: number, kind: 'array' | 'object' | 'mixed'): string {
 }
 
 describe('JSON nesting bound at the edge', () => {
-  let server: TestServer;
-  let owner: Session;
-
-  beforeAll(async () => {
-    server = await startTestServer();
-    owner = await server.register();
-  });
-  afterAll(async () => {
-    await server.stop();
-  });
+  let server: TestServer, owner: Session;
+  beforeAll(async () => ({ server, owner } = await oneOrg()));
+  afterAll(async () => server.stop());
 
   const send = (method: string, path: string, body: string) =>
     server.request(method, path, { token: owner.token, body, headers: { 'content-type': 'application/json' } });
@@ -113,16 +107,9 @@ describe('JSON nesting bound at the edge', () => {
 });
 
 describe('signed hook bodies the edge cannot see as JSON', () => {
-  let server: TestServer;
-  let owner: Session;
-
-  beforeAll(async () => {
-    server = await startTestServer();
-    owner = await server.register();
-  });
-  afterAll(async () => {
-    await server.stop();
-  });
+  let server: TestServer, owner: Session;
+  beforeAll(async () => ({ server, owner } = await oneOrg()));
+  afterAll(async () => server.stop());
 
   const hookTask = async (name: string) => {
     const task = await server.request('POST', '/tasks', {

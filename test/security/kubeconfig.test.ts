@@ -7,8 +7,9 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sampleCluster } from '../fakes/kubernetes/fixtures.js';
+import { sampleCluster } from '../fixtures/kubernetes/cluster.js';
 import { startFakeKubeServer, type FakeKubeServer } from '../fakes/kubernetes/server.js';
+import { oneOrg } from '../helpers/orgs.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
 
 describe('kubeconfig credentials that reach the host', () => {
@@ -19,8 +20,7 @@ describe('kubeconfig credentials that reach the host', () => {
 
   beforeAll(async () => {
     fake = await startFakeKubeServer(sampleCluster());
-    server = await startTestServer();
-    owner = await server.register('Kube Org');
+    ({ server, owner } = await oneOrg({}, { name: 'Kube Org' }));
     work = mkdtempSync(join(tmpdir(), 'kubeconfig-'));
   });
   afterAll(async () => {

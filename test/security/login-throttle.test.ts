@@ -10,8 +10,8 @@ import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SimulatedClock } from 'xstate';
 import type { RuntimeClock } from '../../runtime/supervisor.js';
-import type { Session, TestServer } from '../helpers/server.js';
-import { simulatedClock, startClockedServer } from '../tasks/helpers.js';
+import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { simulatedClock } from '../helpers/clock.js';
 
 const WINDOW_MS = 900_000;
 
@@ -59,7 +59,7 @@ let account: Session;
 
 beforeAll(async () => {
   clock = simulatedClock('2026-03-01T09:00:00Z');
-  server = await startClockedServer(clock);
+  server = await startTestServer({}, { clock });
 });
 afterAll(async () => server.stop());
 beforeEach(async () => {

@@ -5,19 +5,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember } from '../helpers/members.js';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { oneOrg } from '../helpers/orgs.js';
+import type { Session, TestServer } from '../helpers/server.js';
 
 describe('implied permissions', () => {
-  let server: TestServer;
-  let owner: Session;
-
-  beforeAll(async () => {
-    server = await startTestServer();
-    owner = await server.register('Implied Org');
-  });
-  afterAll(async () => {
-    await server.stop();
-  });
+  let server: TestServer, owner: Session;
+  beforeAll(async () => ({ server, owner } = await oneOrg({}, { name: 'Implied Org' })));
+  afterAll(async () => server.stop());
 
   const keyWith = async (permissions: string[], token = owner.token): Promise<string> => {
     const created = await server.request('POST', '/api-keys', { token, body: { name: `k-${permissions.join('-')}`, permissions } });

@@ -10,15 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OrgId } from '../../runtime/store/types.js';
+import { oneOrg } from '../helpers/orgs.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
 
-let server: TestServer;
-let owner: Session;
-
-beforeAll(async () => {
-  server = await startTestServer();
-  owner = await server.register('Pipeline Token Org');
-});
+let server: TestServer, owner: Session;
+beforeAll(async () => ({ server, owner } = await oneOrg({}, { name: 'Pipeline Token Org' })));
 afterAll(async () => server.stop());
 
 async function startRun(session: Session = owner): Promise<{ pipelineId: string; runId: string; token: string }> {

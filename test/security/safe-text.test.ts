@@ -5,16 +5,14 @@
  * written as a proper surrogate pair) is accepted where the field is free text.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type ApiResponse, type Session, type TestServer } from '../helpers/server.js';
+import { oneOrg } from '../helpers/orgs.js';
+import type { ApiResponse, Session, TestServer } from '../helpers/server.js';
 
 let server: TestServer;
 let owner: Session;
 let seq = 0;
 
-beforeAll(async () => {
-  server = await startTestServer();
-  owner = await server.register('Safe Text');
-});
+beforeAll(async () => ({ server, owner } = await oneOrg({}, { name: 'Safe Text' })));
 afterAll(async () => {
   await server?.stop();
 });

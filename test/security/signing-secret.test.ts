@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { signHmac } from '../../runtime/crypto.js';
 import type { OrgId } from '../../runtime/store/types.js';
+import { oneOrg } from '../helpers/orgs.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
 import { ingest, ndjson } from '../ingest/helpers.js';
 
@@ -36,8 +37,7 @@ describe('ingest signing secrets at rest', () => {
     ingest(server, ingestToken, body, { 'x-service-signature': signHmac(withSecret, Buffer.from(body)) });
 
   it('a created secret is answered once and never written in plaintext; signing works', async () => {
-    server = await startTestServer(env, { dataDir });
-    owner = await server.register();
+    ({ server, owner } = await oneOrg(env, { dataDir }));
     const created = await server.request('POST', '/context/pipelines', {
       token: owner.token, body: { name: 'signed', kind: 'webhook', target_table: 'context_events', require_signature: true },
     });

@@ -13,7 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type ApiResponse, type Session, type TestServer } from '../helpers/server.js';
+import { oneOrg } from '../helpers/orgs.js';
+import type { ApiResponse, Session, TestServer } from '../helpers/server.js';
 
 const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
 
@@ -110,9 +111,8 @@ let owner: Session;
 beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'careless-plugins-'));
   const pluginsFile = join(dir, 'plugins.json');
-  writeFileSync(pluginsFile, JSON.stringify({ plugins: [here('./fixtures/careless-plugin.ts'), here('../../connectors/template/index.ts')] }));
-  server = await startTestServer({ PLUGINS_FILE: pluginsFile });
-  owner = await server.register('Config Sweep');
+  writeFileSync(pluginsFile, JSON.stringify({ plugins: [here('../fixtures/connectors/careless-plugin.ts'), here('../../connectors/template/index.ts')] }));
+  ({ server, owner } = await oneOrg({ PLUGINS_FILE: pluginsFile }, { name: 'Config Sweep' }));
 });
 afterAll(async () => {
   await server?.stop();

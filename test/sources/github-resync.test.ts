@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeGithub, type FakeGithub } from '../fakes/github/server.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { GOOD_TOKEN, seedGithub } from '../connectors/github-fixtures.js';
+import { GOOD_TOKEN, seedGithub } from '../fixtures/github/seed.js';
+import { syncToEnd } from './helpers.js';
 
 describe('github re-sync across a restart', () => {
   let fake: FakeGithub;
@@ -38,16 +39,6 @@ describe('github re-sync across a restart', () => {
   const stop = async (server: TestServer): Promise<void> => {
     await server.stop();
     servers.splice(servers.indexOf(server), 1);
-  };
-  const syncToEnd = async (server: TestServer, token: string, sourceId: string) => {
-    const started = await server.request('POST', `/sources/${sourceId}/sync`, { token });
-    expect(started.status, started.text).toBe(202);
-    let job = started.body;
-    while (job.status === 'running') {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      job = (await server.request('GET', `/sources/${sourceId}/jobs/${started.body.id}`, { token })).body;
-    }
-    return job;
   };
   const config = () => ({ auth: { kind: 'pat', token: GOOD_TOKEN }, orgs: ['acme'], base_url: fake.url });
 

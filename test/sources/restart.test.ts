@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startFakeTracker, type FakeTracker } from './fixtures/fake-tracker.js';
+import { startFakeTracker, type FakeTracker } from '../fakes/tracker/server.js';
 
 describe('sources across a restart', () => {
   let tracker: FakeTracker;
@@ -20,7 +20,7 @@ describe('sources across a restart', () => {
     tracker = await startFakeTracker();
     dataDir = mkdtempSync(join(tmpdir(), 'sources-restart-'));
     const pluginsFile = join(dataDir, 'plugins.json');
-    writeFileSync(pluginsFile, JSON.stringify({ plugins: [fileURLToPath(new URL('./fixtures/tracker-plugin.ts', import.meta.url))] }));
+    writeFileSync(pluginsFile, JSON.stringify({ plugins: [fileURLToPath(new URL('../fixtures/connectors/tracker-plugin.ts', import.meta.url))] }));
     env = { PLUGINS_FILE: pluginsFile, SOURCE_CONFIG_KEY: 'k'.repeat(40), JWT_SECRET: 'j'.repeat(40) };
   });
 

@@ -11,19 +11,11 @@ import type { PlatformEvent } from '../../runtime/events.js';
 import { asOrgId } from '../../runtime/store/types.js';
 import { addMember } from '../helpers/members.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
-import { startFakeTracker, type FakeTracker } from './fixtures/fake-tracker.js';
+import { startFakeTracker, type FakeTracker } from '../fakes/tracker/server.js';
+import { eventually } from '../helpers/eventually.js';
+import { jobEnds } from './helpers.js';
 
-const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
-
-/** polls the job until it leaves `running` */
-async function finished(server: TestServer, token: string, sourceId: string, jobId: string) {
-  for (;;) {
-    const job = await server.request('GET', `/sources/${sourceId}/jobs/${jobId}`, { token });
-    if (job.status !== 200) throw new Error(`job read failed: ${job.status} ${job.text}`);
-    if (job.body.status !== 'running') return job.body;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+const fixture = (name: string): string => fileURLToPath(new URL(`../fixtures/connectors/${name}`, import.meta.url));
 
 describe('/sources', () => {
   let server: TestServer;
@@ -181,7 +173,7 @@ describe('/sources', () => {
     expect(deleting.status).toBe(409);
     release();
 
-    const job = await finished(server, alice.token, source.id, started.body.id);
+    const job = await jobEnds(server, alice.token, source.id, started.body.id);
     expect(job).toMatchObject({ status: 'succeeded', nodes: 3, relationships: 0, progress: 1, details: { issues: 3 }, error: null });
     expect(job.finished_at).not.toBeNull();
     const after = await server.request('GET', `/sources/${source.id}`, { token: alice.token });
@@ -205,7 +197,7 @@ describe('/sources', () => {
     tracker.failWith = 502;
     try {
       const started = await server.request('POST', `/sources/${source.id}/sync`, { token: alice.token });
-      const job = await finished(server, alice.token, source.id, started.body.id);
+      const job = await jobEnds(server, alice.token, source.id, started.body.id);
       expect(job).toMatchObject({ status: 'failed', error: { code: 'upstream_error', details: { status: 502 } } });
       const after = await server.request('GET', `/sources/${source.id}`, { token: alice.token });
       expect(after.body).toMatchObject({ status: 'failed', last_error: { code: 'upstream_error' } });
@@ -221,11 +213,10 @@ describe('/sources', () => {
     const before = service.scheduledSources;
     const source = (await create({ ...trackerSource('Every second'), schedule: '* * * * * *' })).body;
     expect(service.scheduledSources).toBe(before + 1);
-    for (;;) {
+    await eventually(async () => {
       const jobs = await server.request('GET', `/sources/${source.id}/jobs`, { token: alice.token });
-      if (jobs.body.items.some((job: { trigger: string; status: string }) => job.trigger === 'schedule' && job.status === 'succeeded')) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+      return jobs.body.items.some((job: { trigger: string; status: string }) => job.trigger === 'schedule' && job.status === 'succeeded') || undefined;
+    }, { what: 'a scheduled sync to succeed', timeout: 25_000 });
     const disarmed = await server.request('PATCH', `/sources/${source.id}`, { token: alice.token, body: { schedule: '' } });
     expect(disarmed.body).toMatchObject({ schedule: '', next_sync_at: null });
     expect(service.scheduledSources).toBe(before);
@@ -258,7 +249,7 @@ describe('/sources', () => {
   it('another organization gets 404 on every route of a source, and never sees it in runs', async () => {
     const source = (await create(trackerSource('Private to alice'))).body;
     const started = await server.request('POST', `/sources/${source.id}/sync`, { token: alice.token });
-    await finished(server, alice.token, source.id, started.body.id);
+    await jobEnds(server, alice.token, source.id, started.body.id);
     const bob = await server.register('Other Org');
     for (const [method, path] of [
       ['GET', `/sources/${source.id}`],
@@ -283,7 +274,7 @@ describe('/sources', () => {
   it('deletes a source with its history', async () => {
     const source = (await create(trackerSource('Short lived'))).body;
     const started = await server.request('POST', `/sources/${source.id}/sync`, { token: alice.token });
-    await finished(server, alice.token, source.id, started.body.id);
+    await jobEnds(server, alice.token, source.id, started.body.id);
     await server.service.services.sourceService.settled(source.id);
     expect((await server.request('DELETE', `/sources/${source.id}`, { token: alice.token })).status).toBe(204);
     expect((await server.request('GET', `/sources/${source.id}`, { token: alice.token })).status).toBe(404);

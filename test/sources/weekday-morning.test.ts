@@ -14,7 +14,7 @@ import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
 import { startFakeGithub, type FakeGithub } from '../fakes/github/server.js';
 import { startFakeJenkins, type FakeJenkins } from '../fakes/jenkins/server.js';
 import { startFakeSlack, type FakeSlack } from '../fakes/slack/server.js';
-import { GOOD_TOKEN, seedGithub } from '../connectors/github-fixtures.js';
+import { GOOD_TOKEN, seedGithub } from '../fixtures/github/seed.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { send, startFakeLlmServer, wireOrganization, type ChatOrg, execute } from '../runtime/chat-helpers.js';
 
@@ -43,7 +43,7 @@ describe('weekday morning: stale PRs + failed builds -> a chat summary, with the
     });
     slack.addChannel({ id: 'C0ENG0001', name: 'eng', bot_member: true });
     const dir = mkdtempSync(join(tmpdir(), 'weekday-plugins-'));
-    writeFileSync(join(dir, 'plugins.json'), JSON.stringify({ plugins: [fileURLToPath(new URL('./fixtures/jenkins-plugin.ts', import.meta.url))] }));
+    writeFileSync(join(dir, 'plugins.json'), JSON.stringify({ plugins: [fileURLToPath(new URL('../fixtures/connectors/jenkins-plugin.ts', import.meta.url))] }));
     server = await startTestServer({ LLM_API_KEY: FAKE_LLM_API_KEY, PLUGINS_FILE: join(dir, 'plugins.json') });
     org = await wireOrganization(server, llm, { approvalWrite: 'ask' });
   });

@@ -8,9 +8,10 @@ import { MAX_ARTIFACT_BYTES } from '../../connectors/files/tools/write-artifact.
 import { loadPlugins } from '../../connectors/loader.js';
 import { resolveExecuteConnectorTool } from '../../runtime/tools/meta-tools.js';
 import type { ToolOutcome } from '../../runtime/tools/tool-result.js';
-import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
-import { startFakeLlmServer, wireOrganization, execute } from '../runtime/chat-helpers.js';
+import type { FakeLlmServer } from '../fakes/llm/server.js';
+import { startWiredOrg, stopLlmServer } from '../helpers/llm.js';
+import type { Session, TestServer } from '../helpers/server.js';
+import { wireOrganization, execute } from '../runtime/chat-helpers.js';
 import { createTask, runReaches, runsOf } from './helpers.js';
 
 const REPORT = '# Weekly report\n\nAll 12 services green; one flaky test (ünïcode survives).\n';
@@ -22,19 +23,9 @@ const REPO_PLUGINS = fileURLToPath(new URL('../../plugins.json', import.meta.url
 const toolResults = (run: any): any[] => run.transcript.filter((entry: any) => entry.type === 'tool_result').map((entry: any) => entry.data.result);
 
 describe('run artifacts', () => {
-  let server: TestServer;
-  let llm: FakeLlmServer;
-  let owner: Session;
-
-  beforeAll(async () => {
-    llm = await startFakeLlmServer();
-    server = await startTestServer({ LLM_API_KEY: FAKE_LLM_API_KEY });
-    owner = (await wireOrganization(server, llm)).session;
-  });
-  afterAll(async () => {
-    await server.stop();
-    await llm.close();
-  });
+  let server: TestServer, llm: FakeLlmServer, owner: Session;
+  beforeAll(async () => ({ server, llm, owner } = await startWiredOrg()));
+  afterAll(async () => stopLlmServer({ server, llm }));
 
   /** Fires a task (writes allowed) whose model makes `calls` in one turn, then answers; resolves with the finished run. */
   async function runWith(session: Session, name: string, calls: ReturnType<typeof execute>[]): Promise<{ task: any; run: any }> {

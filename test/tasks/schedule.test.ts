@@ -10,9 +10,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signHmac } from '../../runtime/crypto.js';
 import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
-import type { Session, TestServer } from '../helpers/server.js';
+import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
 import { startFakeLlmServer, wireOrganization } from '../runtime/chat-helpers.js';
-import { createTask, eventually, hookPath, runReaches, runsOf, simulatedClock, startClockedServer } from './helpers.js';
+import { simulatedClock } from '../helpers/clock.js';
+import { eventually } from '../helpers/eventually.js';
+import { createTask, hookPath, runReaches, runsOf } from './helpers.js';
 
 describe('schedule triggers', () => {
   let llm: FakeLlmServer;
@@ -30,7 +32,7 @@ describe('schedule triggers', () => {
 
   it('fires on the cron occurrence (UTC), once per occurrence, skips missed ones, and resumes after a restart without a double fire', async () => {
     const clock = simulatedClock('2026-03-02T08:58:30.000Z');
-    let server: TestServer = await startClockedServer(clock, env, { dataDir, jwtSecret });
+    let server: TestServer = await startTestServer({ ...env, JWT_SECRET: jwtSecret }, { dataDir, clock });
     let owner: Session;
     let taskId: string;
     try {
@@ -50,7 +52,7 @@ describe('schedule triggers', () => {
       const [first] = await eventually(async () => {
         const runs = await runsOf(server, owner, taskId);
         return runs.length === 1 ? runs : undefined;
-      }, 'the first scheduled run');
+      }, { what: 'the first scheduled run' });
       expect(first.origin).toBe('schedule');
       expect(first.input.instruction).toBe('Scheduled at 2026-03-02T08:59:00.000Z');
       await runReaches(server, owner, taskId, first.id, 'succeeded');
@@ -68,7 +70,7 @@ describe('schedule triggers', () => {
 
     // the process comes back with its clock behind the last fire (another host, a skewed clock): 08:59:00 must not fire again
     const behind = simulatedClock('2026-03-02T08:58:50.000Z');
-    server = await startClockedServer(behind, env, { dataDir, jwtSecret });
+    server = await startTestServer({ ...env, JWT_SECRET: jwtSecret }, { dataDir, clock: behind });
     try {
       const view = await server.request('GET', `/tasks/${taskId}`, { token: owner.token });
       expect(view.body.runtime).toMatchObject({ state: 'scheduled', next_fire_at: '2026-03-02T09:00:00.000Z' });
@@ -81,7 +83,7 @@ describe('schedule triggers', () => {
 
     // down for an hour: the missed occurrences are skipped, the next one fires once
     const later = simulatedClock('2026-03-02T10:00:30.000Z');
-    server = await startClockedServer(later, env, { dataDir, jwtSecret });
+    server = await startTestServer({ ...env, JWT_SECRET: jwtSecret }, { dataDir, clock: later });
     try {
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect(await runsOf(server, owner, taskId)).toHaveLength(1);
@@ -90,7 +92,7 @@ describe('schedule triggers', () => {
       const runs = await eventually(async () => {
         const all = await runsOf(server, owner, taskId);
         return all.length === 2 ? all : undefined;
-      }, 'the resumed scheduled run');
+      }, { what: 'the resumed scheduled run' });
       expect(runs[1].input.instruction).toBe('Scheduled at 2026-03-02T10:01:00.000Z');
       await runReaches(server, owner, taskId, runs[1].id, 'succeeded');
 
@@ -111,7 +113,7 @@ describe('schedule triggers', () => {
 
   it('sweeps deliveries older than WEBHOOK_RETENTION_DAYS', async () => {
     const clock = simulatedClock('2026-04-01T00:00:00.000Z');
-    const server = await startClockedServer(clock, { WEBHOOK_RETENTION_DAYS: '1' });
+    const server = await startTestServer({ WEBHOOK_RETENTION_DAYS: '1' }, { clock });
     try {
       const owner = await server.register();
       // no LLM configured: the run fails at once (llm_unconfigured), the delivery is what matters here
@@ -130,7 +132,7 @@ describe('schedule triggers', () => {
       await eventually(async () => {
         const deliveries = await server.request('GET', `/tasks/${task.id}/deliveries`, { token: owner.token });
         return deliveries.body.total === 0 ? true : undefined;
-      }, 'the sweep');
+      }, { what: 'the sweep' });
       expect((await server.request('GET', `/hooks/deliveries/${hit.body.delivery_id}`, { token: owner.token })).status).toBe(404);
     } finally {
       await server.stop();

@@ -6,29 +6,21 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signHmac } from '../../runtime/crypto.js';
 import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
+import { startWiredOrg, stopLlmServer } from '../helpers/llm.js';
 import { addMember } from '../helpers/members.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
 import { names, openStream, startFakeLlmServer, wireOrganization } from '../runtime/chat-helpers.js';
 import { createPipeline, ingest } from '../ingest/helpers.js';
-import { createTask, eventually, runReaches, runsOf } from './helpers.js';
+import { eventually } from '../helpers/eventually.js';
+import { createTask, runReaches, runsOf } from './helpers.js';
 
 // every token costs 1 USD: a single turn (10 + 20 tokens) costs 30 USD, so a cap is easy to cross
 const PRICES = JSON.stringify({ 'gpt-4o-mini': { input_per_mtok: 1_000_000, output_per_mtok: 1_000_000 } });
 
 describe('tasks', () => {
-  let server: TestServer;
-  let llm: FakeLlmServer;
-  let owner: Session;
-
-  beforeAll(async () => {
-    llm = await startFakeLlmServer();
-    server = await startTestServer({ LLM_API_KEY: FAKE_LLM_API_KEY, LLM_PRICES: PRICES });
-    owner = (await wireOrganization(server, llm)).session;
-  });
-  afterAll(async () => {
-    await server.stop();
-    await llm.close();
-  });
+  let server: TestServer, llm: FakeLlmServer, owner: Session;
+  beforeAll(async () => ({ server, llm, owner } = await startWiredOrg({ LLM_PRICES: PRICES })));
+  afterAll(async () => stopLlmServer({ server, llm }));
 
   it('creates, reads, lists, patches and deletes tasks with every field', async () => {
     // referenced sources must exist in the organization (test/security/references.test.ts)
@@ -298,7 +290,7 @@ describe('tasks', () => {
     const [run] = await eventually(async () => {
       const runs = await runsOf(server, owner, task.id);
       return runs.length > 0 && runs[0].status === 'succeeded' ? runs : undefined;
-    }, 'a lifecycle run');
+    }, { what: 'a lifecycle run' });
     expect(run.origin).toBe('lifecycle');
     expect(run.input.instruction).toBe('Ingest failed: ingest.failed bad_ndjson');
     // another organization's event fires nothing here

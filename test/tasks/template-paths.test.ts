@@ -4,7 +4,8 @@
  * forms refused at save with a 400 naming the key.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { oneOrg } from '../helpers/orgs.js';
+import type { Session, TestServer } from '../helpers/server.js';
 import { createTask } from './helpers.js';
 
 const BODY = {
@@ -23,12 +24,9 @@ describe('input template indexed paths', () => {
 
   beforeAll(async () => {
     // no LLM key: runs end at once; the rendered input is stored with the run all the same
-    server = await startTestServer();
-    owner = await server.register();
+    ({ server, owner } = await oneOrg());
   });
-  afterAll(async () => {
-    await server.stop();
-  });
+  afterAll(async () => server.stop());
 
   /** saves a task with the template, fires it with BODY, returns the rendered input */
   const render = async (template: Record<string, unknown>): Promise<Record<string, unknown>> => {

@@ -1,5 +1,6 @@
 /** Shared by the outbound webhook suites: create a webhook and wait for a delivery to settle. */
 import type { Session, TestServer } from '../helpers/server.js';
+import { eventually } from '../helpers/eventually.js';
 
 export async function createWebhook(server: TestServer, session: Session, body: Record<string, unknown>): Promise<any> {
   const created = await server.request('POST', '/webhooks', { token: session.token, body });
@@ -15,10 +16,9 @@ export async function waitForDelivery(
   deliveryId: string,
   statuses: readonly string[] = ['delivered', 'failed'],
 ): Promise<any> {
-  for (;;) {
+  return eventually(async () => {
     const answer = await server.request('GET', `/webhooks/${webhookId}/deliveries/${deliveryId}`, { token: session.token });
     if (answer.status !== 200) throw new Error(`delivery: ${answer.status} ${answer.text}`);
-    if (statuses.includes(answer.body.status as string)) return answer.body;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+    return statuses.includes(answer.body.status as string) ? answer.body : undefined;
+  }, { what: `delivery ${deliveryId} to be ${statuses.join(' or ')}`, timeout: 25_000 });
 }

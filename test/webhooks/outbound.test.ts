@@ -1,9 +1,11 @@
 /** Outbound webhooks end to end: the real server delivers to a local receiver that verifies both signature schemes. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { oneOrg } from '../helpers/orgs.js';
+import type { Session, TestServer } from '../helpers/server.js';
 import { addMember } from '../helpers/members.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver/server.js';
 import { createWebhook, waitForDelivery } from './helpers.js';
+import { eventually } from '../helpers/eventually.js';
 
 const SECRET = 'receiver-shared-secret-0001';
 
@@ -14,8 +16,7 @@ describe('outbound webhooks', () => {
 
   beforeAll(async () => {
     receiver = await startWebhookReceiver([SECRET]);
-    server = await startTestServer({ WEBHOOK_RETRY_BASE_MS: '20' });
-    owner = await server.register();
+    ({ server, owner } = await oneOrg({ WEBHOOK_RETRY_BASE_MS: '20' }));
   });
   afterAll(async () => {
     await server.stop();
@@ -154,7 +155,7 @@ describe('outbound webhooks', () => {
     expect(Date.parse(sent.body.next_attempt_at) - Date.parse(sent.body.attempts[0].at)).toBeGreaterThanOrEqual(1900);
     expect((await server.request('DELETE', `/webhooks/${slow.id}`, { token: owner.token })).status).toBe(204);
     const stored = async () => server.service.services.collections.webhookDeliveries.get(owner.organization.id as never, sent.body.id);
-    while ((await stored())?.status === 'queued') await new Promise((resolve) => setTimeout(resolve, 25));
+    await eventually(async () => ((await stored())?.status === 'queued' ? undefined : true), { what: 'the retry to be dropped' });
     expect((await stored())?.status).toBe('failed');
     expect((await server.request('GET', `/webhooks/${slow.id}`, { token: owner.token })).status).toBe(404);
   });

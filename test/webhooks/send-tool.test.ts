@@ -1,26 +1,22 @@
 /** `webhooks.send` through the agent loop: the real server, the fake LLM, approvals, a verifying receiver. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
+import type { FakeLlmServer } from '../fakes/llm/server.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver/server.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { send, startFakeLlmServer, wireOrganization, type ChatOrg, execute } from '../runtime/chat-helpers.js';
+import { startLlmServer, stopLlmServer } from '../helpers/llm.js';
+import type { TestServer } from '../helpers/server.js';
+import { send, wireOrganization, type ChatOrg, execute } from '../runtime/chat-helpers.js';
 import { createWebhook } from './helpers.js';
 
 const SECRET = 'agent-send-secret-000001';
 
 describe('webhooks.send', () => {
-  let server: TestServer;
-  let llm: FakeLlmServer;
-  let receiver: WebhookReceiver;
-
+  let server: TestServer, llm: FakeLlmServer, receiver: WebhookReceiver;
   beforeAll(async () => {
-    llm = await startFakeLlmServer();
     receiver = await startWebhookReceiver([SECRET]);
-    server = await startTestServer({ LLM_API_KEY: FAKE_LLM_API_KEY, WEBHOOK_RETRY_BASE_MS: '20' });
+    ({ server, llm } = await startLlmServer({ WEBHOOK_RETRY_BASE_MS: '20' }));
   });
   afterAll(async () => {
-    await server.stop();
-    await llm.close();
+    await stopLlmServer({ server, llm });
     await receiver.close();
   });
 

@@ -26,6 +26,7 @@ export const cloudtrailEventsTool: ConnectorTool = {
   run: async (args, ctx) => {
     const session = await sessionOf(ctx);
     const region = regionOf(session, args);
+    // wall clock: CloudTrail windows are the provider's real time
     const end = new Date();
     const start = new Date(end.getTime() - (args['hours'] as number) * 3_600_000);
     const limit = args['limit'] as number;

@@ -37,6 +37,7 @@ export const metricDatapointsTool: ConnectorTool = {
     const statistic = args['statistic'] as Statistic;
     // a window that would exceed the datapoint cap gets a wider period instead of an API error
     const period = Math.max(args['period_seconds'] as number, Math.ceil((minutes * 60) / MAX_DATAPOINTS / 60) * 60);
+    // wall clock: CloudWatch windows are the provider's real time
     const end = new Date();
     const start = new Date(end.getTime() - minutes * 60_000);
     const dimensions = Object.entries(args['dimensions'] as Record<string, string>).map(([Name, Value]) => ({ Name, Value }));

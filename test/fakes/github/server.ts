@@ -7,9 +7,9 @@
  * that answers the next request(s) 429 with Retry-After.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { KeyObject } from 'node:crypto';
 import { jwtVerify } from 'jose';
+import { listenOnLoopback, stopServer, Throttle } from '../upstream.js';
 
 export interface FakeRepo {
   owner: string;
@@ -125,8 +125,7 @@ async function readBody(request: IncomingMessage): Promise<unknown> {
 }
 
 export async function startFakeGithub(): Promise<FakeGithub> {
-  let rateLimited = 0;
-  let retryAfter = 1;
+  const throttle = new Throttle();
   let nextCommentId = 9000;
   let base = '';
 
@@ -349,8 +348,8 @@ export async function startFakeGithub(): Promise<FakeGithub> {
       state.requests.push({ method: request.method ?? 'GET', path: url.pathname + url.search, authorization: request.headers.authorization, body });
       response.setHeader('content-type', 'application/json; charset=utf-8');
       response.setHeader('x-github-media-type', 'github.v3; format=json');
-      if (rateLimited > 0) {
-        rateLimited -= 1;
+      const retryAfter = throttle.take();
+      if (retryAfter !== null) {
         response.writeHead(429, { 'retry-after': String(retryAfter), 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(Math.ceil(Date.now() / 1000) + retryAfter) });
         response.end(JSON.stringify({ message: 'API rate limit exceeded for user ID 1.', documentation_url: `${API_DOCS}/overview/rate-limits-for-the-rest-api`, status: '429' }));
         return;
@@ -365,20 +364,12 @@ export async function startFakeGithub(): Promise<FakeGithub> {
       }
     })();
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v3`;
+  base = `${await listenOnLoopback(server)}/api/v3`;
 
   const fake: FakeGithub = Object.assign(state, {
     url: base,
-    rateLimitNext(count = 1, seconds = 1) {
-      rateLimited = count;
-      retryAfter = seconds;
-    },
-    stop: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((error) => (error ? reject(error) : resolve()));
-      }),
+    rateLimitNext: (count?: number, seconds?: number) => throttle.next(count, seconds),
+    stop: () => stopServer(server),
   });
   return fake;
 }

@@ -5,7 +5,7 @@
  * /api/datasources and POST /api/ds/query. Bearer service-account tokens.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback, Throttle } from '../upstream.js';
 
 type Json = Record<string, any>;
 
@@ -69,8 +69,7 @@ export async function startFakeGrafanaServer(): Promise<FakeGrafanaServer> {
   const dashboards: Json[] = [];
   const alerts: Json[] = [];
   const requests: FakeGrafanaServer['requests'] = [];
-  let throttle = 0;
-  let retryAfter = 1;
+  const throttle = new Throttle();
 
   const server = createServer((req, res) => {
     void (async () => {
@@ -80,8 +79,8 @@ export async function startFakeGrafanaServer(): Promise<FakeGrafanaServer> {
       const auth = req.headers.authorization ?? '';
       const account = auth.startsWith('Bearer ') ? tokens.get(auth.slice(7)) : undefined;
       if (!account) return send(res, 401, grafanaError(401, 'invalid API key', 'api-key.invalid'));
-      if (throttle > 0) {
-        throttle -= 1;
+      const retryAfter = throttle.take();
+      if (retryAfter !== null) {
         return send(res, 429, grafanaError(429, 'Too many requests', 'api.rate-limited'), { 'retry-after': String(retryAfter) });
       }
       const canView = account.role !== 'None';
@@ -150,17 +149,13 @@ export async function startFakeGrafanaServer(): Promise<FakeGrafanaServer> {
       return send(res, 404, { message: 'Not found' });
     })().catch((error: unknown) => send(res, 500, { message: String(error) }));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: await listenOnLoopback(server),
     tokens,
     dashboards,
     alerts,
     requests,
-    throttleNext(n = 1, retryAfterSeconds = 1) {
-      throttle = n;
-      retryAfter = retryAfterSeconds;
-    },
+    throttleNext: (n?: number, retryAfterSeconds?: number) => throttle.next(n, retryAfterSeconds),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback, stopServer, Throttle } from '../upstream.js';
 
 export interface FakeCause {
   kind: 'user' | 'scm' | 'timer' | 'upstream';
@@ -150,8 +150,7 @@ function colorOf(job: FakeJob): string {
 
 export async function startFakeJenkins(): Promise<FakeJenkins> {
   let base = '';
-  let rateLimited = 0;
-  let retryAfter = 1;
+  const throttle = new Throttle();
   let nextQueueId = 100;
   const sessions = new Map<string, string>(); // session cookie -> crumb
   const state = { users: new Map<string, FakeJenkinsUser>(), jobs: [] as FakeJob[], queue: [] as QueuedBuild[], requests: [] as { method: string; path: string }[], csrf: true };
@@ -242,8 +241,8 @@ export async function startFakeJenkins(): Promise<FakeJenkins> {
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks).toString('utf8');
 
-    if (rateLimited > 0) {
-      rateLimited -= 1;
+    const retryAfter = throttle.take();
+    if (retryAfter !== null) {
       response.writeHead(429, { 'retry-after': String(retryAfter), 'content-type': 'text/html' });
       response.end('<html><body>429 Too Many Requests</body></html>');
       return;
@@ -333,18 +332,10 @@ export async function startFakeJenkins(): Promise<FakeJenkins> {
       response.end(String(error));
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  base = await listenOnLoopback(server);
   return Object.assign(state, {
     url: base,
-    rateLimitNext(count = 1, seconds = 1) {
-      rateLimited = count;
-      retryAfter = seconds;
-    },
-    stop: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((error) => (error ? reject(error) : resolve()));
-      }),
+    rateLimitNext: (count?: number, seconds?: number) => throttle.next(count, seconds),
+    stop: () => stopServer(server),
   });
 }

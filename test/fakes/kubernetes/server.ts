@@ -6,7 +6,7 @@
  * and `Status` objects for errors. Bearer-token auth.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback, Throttle } from '../upstream.js';
 
 type Json = Record<string, any>;
 
@@ -102,8 +102,7 @@ async function body(req: IncomingMessage): Promise<string> {
 export async function startFakeKubeServer(state: FakeKubeState, token = 'fake-kube-token'): Promise<FakeKubeServer> {
   const requests: FakeKubeServer['requests'] = [];
   const denied = new Set<string>();
-  let throttle = 0;
-  let retryAfter = 1;
+  const throttle = new Throttle();
   const self = {
     forbidReviews: false,
   };
@@ -113,8 +112,8 @@ export async function startFakeKubeServer(state: FakeKubeState, token = 'fake-ku
       const url = new URL(req.url ?? '/', 'http://fake');
       requests.push({ method: req.method ?? 'GET', url: url.pathname + url.search, contentType: req.headers['content-type'] });
       if (req.headers.authorization !== `Bearer ${token}`) return send(res, 401, status(401, 'Unauthorized', 'Unauthorized'));
-      if (throttle > 0) {
-        throttle -= 1;
+      const retryAfter = throttle.take();
+      if (retryAfter !== null) {
         return send(res, 429, status(429, 'TooManyRequests', 'Too many requests, please try again later.'), { 'retry-after': String(retryAfter) });
       }
       const q = url.searchParams;
@@ -184,18 +183,14 @@ export async function startFakeKubeServer(state: FakeKubeState, token = 'fake-ku
       return send(res, 404, status(404, 'NotFound', 'the server could not find the requested resource'));
     })().catch((error: unknown) => send(res, 500, status(500, 'InternalError', String(error))));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const url = await listenOnLoopback(server);
   return Object.assign(self, {
     url,
     token,
     state,
     requests,
     denied,
-    throttleNext(n = 1, retryAfterSeconds = 1) {
-      throttle = n;
-      retryAfter = retryAfterSeconds;
-    },
+    throttleNext: (n?: number, retryAfterSeconds?: number) => throttle.next(n, retryAfterSeconds),
     kubeconfig(withToken = token) {
       return JSON.stringify({
         apiVersion: 'v1',

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback, Throttle } from '../upstream.js';
 
 export interface FakeTask {
   id: string;
@@ -61,8 +61,7 @@ export async function startFakeRunwayServer(apiKey = 'key_fake_runway'): Promise
   const tasks = new Map<string, FakeTask>();
   const requests: FakeRunwayServer['requests'] = [];
   const reachableImages = new Set<string>();
-  let throttle = 0;
-  let retryAfter = 1;
+  const throttle = new Throttle();
   const blockedWord = 'forbidden';
   const nextIds: string[] = [];
 
@@ -124,8 +123,8 @@ export async function startFakeRunwayServer(apiKey = 'key_fake_runway'): Promise
       requests.push({ method: req.method ?? 'GET', path: url.pathname, version, body });
       if (req.headers.authorization !== `Bearer ${apiKey}`) return send(res, 401, { error: 'Incorrect API key provided. You can find your API key in the developer portal.' });
       if (version === undefined) return send(res, 400, { error: 'The X-Runway-Version header is required.' });
-      if (throttle > 0) {
-        throttle -= 1;
+      const retryAfter = throttle.take();
+      if (retryAfter !== null) {
         return send(res, 429, { error: 'You have exceeded the rate limit for this API key.' }, { 'retry-after': String(retryAfter) });
       }
       const path = url.pathname;
@@ -146,19 +145,15 @@ export async function startFakeRunwayServer(apiKey = 'key_fake_runway'): Promise
       return send(res, 404, { error: 'Not found.' });
     })().catch((error: unknown) => send(res, 500, { error: String(error) }));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return Object.assign(state, {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: await listenOnLoopback(server),
     apiKey,
     tasks,
     requests,
     reachableImages,
     blockedWord,
     nextIds,
-    throttleNext(n = 1, retryAfterSeconds = 1) {
-      throttle = n;
-      retryAfter = retryAfterSeconds;
-    },
+    throttleNext: (n?: number, retryAfterSeconds?: number) => throttle.next(n, retryAfterSeconds),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   });
 }

@@ -9,7 +9,7 @@
  * without a body), and a switch that answers the next request(s) 429.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback, stopServer, Throttle } from '../upstream.js';
 
 export interface FakeVercelProject {
   id: string;
@@ -60,8 +60,7 @@ class HttpFailure extends Error {
 }
 
 export async function startFakeVercel(): Promise<FakeVercel> {
-  let rateLimited = 0;
-  let retryAfter = 1;
+  const throttle = new Throttle();
   let nextId = 1;
   const state = {
     tokens: new Map<string, { username: string; teams: string[] }>(),
@@ -224,8 +223,8 @@ export async function startFakeVercel(): Promise<FakeVercel> {
 
   const server = createServer((request, response) => {
     state.requests.push({ method: request.method ?? 'GET', path: request.url ?? '/' });
-    if (rateLimited > 0) {
-      rateLimited -= 1;
+    const retryAfter = throttle.take();
+    if (retryAfter !== null) {
       const reset = Math.ceil(Date.now() / 1000) + retryAfter;
       response.writeHead(429, { 'content-type': 'application/json', 'retry-after': String(retryAfter), 'x-ratelimit-limit': '100', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) });
       response.end(JSON.stringify({ error: { code: 'rate_limited', message: 'Rate limit exceeded', limit: { remaining: 0, reset, resetMs: reset * 1000, total: 100 } } }));
@@ -248,17 +247,9 @@ export async function startFakeVercel(): Promise<FakeVercel> {
       },
     );
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return Object.assign(state, {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    rateLimitNext(count = 1, seconds = 1) {
-      rateLimited = count;
-      retryAfter = seconds;
-    },
-    stop: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((error) => (error ? reject(error) : resolve()));
-      }),
+    url: await listenOnLoopback(server),
+    rateLimitNext: (count?: number, seconds?: number) => throttle.next(count, seconds),
+    stop: () => stopServer(server),
   });
 }
