@@ -195,7 +195,9 @@ export class IdentityService {
     const credential = bearerCredential(authorization);
     if (credential === null) throw new ServiceError('unauthorized', 'Authorization must be "Bearer <token>"');
     const cached = this.contextCache.get(credential);
-    if (cached && cached.freshUntilMs > this.clock.now() && cached.stamp === this.stamp(cached.context)) return cached.context;
+    // an API key's expiry is on the runtime clock; a JWT's exp is real time (wall clock, checked by any verifier)
+    const now = credential.startsWith(API_KEY_PREFIX) ? this.clock.now() : Date.now();
+    if (cached && cached.freshUntilMs > now && cached.stamp === this.stamp(cached.context)) return cached.context;
     const { context, freshUntilMs } = credential.startsWith(API_KEY_PREFIX)
       ? await this.authenticateApiKey(credential)
       : await this.authenticateJwt(credential);
@@ -258,7 +260,8 @@ export class IdentityService {
   private async verifyJwt(token: string): Promise<VerifiedToken> {
     const cached = this.tokenCache.get(token);
     if (cached) {
-      if (cached.expiresAtMs > this.clock.now()) return cached;
+      // wall clock: a JWT's exp is real time (see signing above)
+      if (cached.expiresAtMs > Date.now()) return cached;
       this.tokenCache.delete(token);
       throw new ServiceError('token_expired', 'token has expired; log in again');
     }

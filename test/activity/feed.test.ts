@@ -19,7 +19,7 @@ import { startFakeTracker, type FakeTracker } from '../fakes/tracker/server.js';
 import { createTask, runReaches } from '../tasks/helpers.js';
 import { eventually } from '../helpers/eventually.js';
 
-const trackerPlugin = fileURLToPath(new URL('../sources/fixtures/tracker-plugin.ts', import.meta.url));
+const trackerPlugin = fileURLToPath(new URL('../fixtures/connectors/tracker-plugin.ts', import.meta.url));
 
 describe('/activity and /notifications', () => {
   let server: TestServer;

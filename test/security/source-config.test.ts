@@ -44,6 +44,7 @@ const VALID: Record<string, Record<string, unknown>> = {
   mcp: { transport: 'http', url: `${NOWHERE}/mcp` },
   postgres: { host: '127.0.0.1', port: 1, user: 'reader', password: 'pw', tls: 'disable' },
   mysql: { url: 'mysql://reader:pw@127.0.0.1:1/orders?ssl-mode=DISABLED' },
+  aws: { regions: ['us-east-1'], access_key_id: 'AKIAEXAMPLEEXAMPLE', secret_access_key: 'secret', endpoint: NOWHERE },
   notes_template: { base_url: NOWHERE, token: 't', workspace: 'w' },
   careless: { upstream_answer: '[]' },
 };
