@@ -12,6 +12,7 @@ import type { ServiceConfig } from '../runtime/config.js';
 import { PolicyBundles } from '../domains/policies/bundles.js';
 import { PolicyGate } from '../domains/policies/gate.js';
 import { RealmService } from '../domains/realms/service.js';
+import { ActivityService } from '../domains/activity/service.js';
 import { AgentService } from '../domains/agents/service.js';
 import { PolicySourceKeys } from '../domains/policies/source-secrets.js';
 import { PolicySourceSync } from '../domains/policies/source-sync.js';
@@ -149,6 +150,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       policySourceKeys,
       activity,
       activitySweeper,
+      activityService: new ActivityService(collections),
     };
 
     const routes: AnyRoute[] = allRoutes(services, () => routes);

@@ -28,6 +28,7 @@ import type { PolicySourceKeys } from '../domains/policies/source-secrets.js';
 import type { PolicySourceSync } from '../domains/policies/source-sync.js';
 import type { ActivityRecorder } from '../domains/activity/record.js';
 import type { ActivitySweeper } from '../domains/activity/retention.js';
+import type { ActivityService } from '../domains/activity/service.js';
 
 /** What route modules are built from; assembled once in gateway/app.ts. */
 export interface Services {
@@ -86,4 +87,6 @@ export interface Services {
   readonly activity: ActivityRecorder;
   /** deletes feed, audit and notification entries past ACTIVITY_RETENTION_DAYS, hourly */
   readonly activitySweeper: ActivitySweeper;
+  /** what /activity, /activity/audit-log and /notifications read and change */
+  readonly activityService: ActivityService;
 }
