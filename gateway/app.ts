@@ -13,6 +13,7 @@ import { PolicyBundles } from '../domains/policies/bundles.js';
 import { PolicyGate } from '../domains/policies/gate.js';
 import { RealmService } from '../domains/realms/service.js';
 import { ActivityService } from '../domains/activity/service.js';
+import { PolicyService } from '../domains/policies/service.js';
 import { AgentService } from '../domains/agents/service.js';
 import { PolicySourceKeys } from '../domains/policies/source-secrets.js';
 import { PolicySourceSync } from '../domains/policies/source-sync.js';
@@ -151,6 +152,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       activity,
       activitySweeper,
       activityService: new ActivityService(collections),
+      policyService: new PolicyService(collections, policyBundles),
     };
 
     const routes: AnyRoute[] = allRoutes(services, () => routes);

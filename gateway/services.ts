@@ -29,6 +29,7 @@ import type { PolicySourceSync } from '../domains/policies/source-sync.js';
 import type { ActivityRecorder } from '../domains/activity/record.js';
 import type { ActivitySweeper } from '../domains/activity/retention.js';
 import type { ActivityService } from '../domains/activity/service.js';
+import type { PolicyService } from '../domains/policies/service.js';
 
 /** What route modules are built from; assembled once in gateway/app.ts. */
 export interface Services {
@@ -89,4 +90,6 @@ export interface Services {
   readonly activitySweeper: ActivitySweeper;
   /** what /activity, /activity/audit-log and /notifications read and change */
   readonly activityService: ActivityService;
+  /** /policies: Rego policies (compiled at save), evaluation, simulation and policy tests */
+  readonly policyService: PolicyService;
 }
