@@ -152,7 +152,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       activity,
       activitySweeper,
       activityService: new ActivityService(collections),
-      policyService: new PolicyService(collections, policyBundles),
+      policyService: new PolicyService(collections, policyBundles, clock),
     };
 
     const routes: AnyRoute[] = allRoutes(services, () => routes);

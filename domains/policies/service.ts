@@ -8,6 +8,9 @@ import type { Collections } from '../collections.js';
 import type { PolicyBundles } from './bundles.js';
 import { moduleNameOf, packagePathOf } from './bundles.js';
 import type { PolicyDoc } from './documents.js';
+import { runPolicyTests, type PolicyTestReport } from './policy-tests.js';
+import { simulate, type SimulationReport } from './simulate.js';
+import type { RuntimeClock } from '../../runtime/clock.js';
 import { ERROR_CATALOG, ServiceError, type ErrorCode } from '../../runtime/errors.js';
 import { compile, RegoError, validate, type ModuleSource } from '../../runtime/policy/index.js';
 import { getOr404, rejectImmutable, unique } from '../../runtime/store/documents.js';
@@ -58,6 +61,7 @@ export class PolicyService {
   constructor(
     private readonly collections: Collections,
     private readonly bundles: PolicyBundles,
+    private readonly clock: RuntimeClock,
   ) {}
 
   /** the policies as a read-only listing (pages are cached on its revision) */
@@ -134,6 +138,39 @@ export class PolicyService {
         ...(request.data === undefined ? {} : { data: request.data }),
         strictBuiltinErrors: request.strict_builtin_errors ?? false,
       });
+    } catch (error) {
+      regoFailure(error);
+    }
+  }
+
+  /** replays the decisions of the last `days` against the proposed policies (each package service.<name>, proposed once) */
+  async simulate(org: OrgId, request: { readonly policies: readonly { readonly name: string; readonly rego: string }[]; readonly days: number; readonly limit: number }): Promise<SimulationReport> {
+    const proposed = new Map<string, string>();
+    for (const policy of request.policies) {
+      if (proposed.has(policy.name)) throw new ServiceError('validation_error', `policy ${policy.name} is proposed twice`, { field: 'policies' });
+      let pkg: string | undefined;
+      try {
+        pkg = compile([{ name: `${policy.name}.rego`, source: policy.rego }]).modules[0]?.pkg.join('.');
+      } catch (error) {
+        regoFailure(error);
+      }
+      if (pkg !== packagePathOf(policy.name)) {
+        throw new ServiceError('validation_error', `the proposed policy ${policy.name} must be package ${packagePathOf(policy.name)}, not ${pkg ?? '(none)'}`, { field: 'policies' });
+      }
+      proposed.set(policy.name, policy.rego);
+    }
+    try {
+      return await simulate(this.collections, this.bundles, org, { policies: proposed, days: request.days, limit: request.limit, now: this.clock.now() });
+    } catch (error) {
+      regoFailure(error);
+    }
+  }
+
+  /** the `test_*` rules of the policy's package, by id or name */
+  async test(org: OrgId, idOrName: string): Promise<PolicyTestReport> {
+    const policy = await this.get(org, idOrName);
+    try {
+      return await runPolicyTests(this.bundles, org, policy);
     } catch (error) {
       regoFailure(error);
     }

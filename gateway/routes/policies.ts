@@ -5,7 +5,6 @@
  */
 import { z } from 'zod';
 import type { PolicyDecisionDoc, PolicyDoc } from '../../domains/policies/documents.js';
-import { regoFailure } from '../../domains/policies/service.js';
 import { validate } from '../../runtime/policy/index.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { idParams, storedSchema } from '../resource.js';
@@ -94,9 +93,6 @@ const presentDecision = (decision: PolicyDecisionDoc) => ({
   created_at: decision.created_at,
   updated_at: decision.updated_at,
 });
-
-/** kept here too: policy-checks imports it from this route */
-export { regoFailure };
 
 export function policyRoutes({ policyService }: Services): AnyRoute[] {
   const listPage = createPageResponder(policyService.listing, present);
