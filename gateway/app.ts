@@ -14,6 +14,7 @@ import { PolicyGate } from '../domains/policies/gate.js';
 import { RealmService } from '../domains/realms/service.js';
 import { ActivityService } from '../domains/activity/service.js';
 import { PolicyService } from '../domains/policies/service.js';
+import { PolicySourceService } from '../domains/policies/source-service.js';
 import { AgentService } from '../domains/agents/service.js';
 import { PolicySourceKeys } from '../domains/policies/source-secrets.js';
 import { PolicySourceSync } from '../domains/policies/source-sync.js';
@@ -153,6 +154,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       activitySweeper,
       activityService: new ActivityService(collections),
       policyService: new PolicyService(collections, policyBundles, clock),
+      policySourceService: new PolicySourceService({ collections, bundles: policyBundles, sync: policySourceSync, keys: policySourceKeys, egress, allowLocal: config.policyGitAllowLocal }),
     };
 
     const routes: AnyRoute[] = allRoutes(services, () => routes);

@@ -30,6 +30,7 @@ import type { ActivityRecorder } from '../domains/activity/record.js';
 import type { ActivitySweeper } from '../domains/activity/retention.js';
 import type { ActivityService } from '../domains/activity/service.js';
 import type { PolicyService } from '../domains/policies/service.js';
+import type { PolicySourceService } from '../domains/policies/source-service.js';
 
 /** What route modules are built from; assembled once in gateway/app.ts. */
 export interface Services {
@@ -92,4 +93,6 @@ export interface Services {
   readonly activityService: ActivityService;
   /** /policies: Rego policies (compiled at save), evaluation, simulation and policy tests */
   readonly policyService: PolicyService;
+  /** /policies/sources: git and inline policy sources */
+  readonly policySourceService: PolicySourceService;
 }
