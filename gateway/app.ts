@@ -15,6 +15,7 @@ import { RealmService } from '../domains/realms/service.js';
 import { ActivityService } from '../domains/activity/service.js';
 import { PolicyService } from '../domains/policies/service.js';
 import { PolicySourceService } from '../domains/policies/source-service.js';
+import { BindingService } from '../domains/channels/binding-service.js';
 import { AgentService } from '../domains/agents/service.js';
 import { PolicySourceKeys } from '../domains/policies/source-secrets.js';
 import { PolicySourceSync } from '../domains/policies/source-sync.js';
@@ -154,6 +155,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       activitySweeper,
       activityService: new ActivityService(collections),
       policyService: new PolicyService(collections, policyBundles, clock),
+      bindings: new BindingService(collections, channels, supervisor),
       policySourceService: new PolicySourceService({ collections, bundles: policyBundles, sync: policySourceSync, keys: policySourceKeys, egress, allowLocal: config.policyGitAllowLocal }),
     };
 

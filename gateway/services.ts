@@ -31,6 +31,7 @@ import type { ActivitySweeper } from '../domains/activity/retention.js';
 import type { ActivityService } from '../domains/activity/service.js';
 import type { PolicyService } from '../domains/policies/service.js';
 import type { PolicySourceService } from '../domains/policies/source-service.js';
+import type { BindingService } from '../domains/channels/binding-service.js';
 
 /** What route modules are built from; assembled once in gateway/app.ts. */
 export interface Services {
@@ -95,4 +96,6 @@ export interface Services {
   readonly policyService: PolicyService;
   /** /policies/sources: git and inline policy sources */
   readonly policySourceService: PolicySourceService;
+  /** /bindings: which agent answers which channel messages (their actors start, change and stop with them) */
+  readonly bindings: BindingService;
 }
