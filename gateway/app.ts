@@ -16,6 +16,7 @@ import { ActivityService } from '../domains/activity/service.js';
 import { PolicyService } from '../domains/policies/service.js';
 import { PolicySourceService } from '../domains/policies/source-service.js';
 import { BindingService } from '../domains/channels/binding-service.js';
+import { InboundEndpoints } from '../domains/tasks/inbound-endpoints.js';
 import { AgentService } from '../domains/agents/service.js';
 import { PolicySourceKeys } from '../domains/policies/source-secrets.js';
 import { PolicySourceSync } from '../domains/policies/source-sync.js';
@@ -156,6 +157,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       activityService: new ActivityService(collections),
       policyService: new PolicyService(collections, policyBundles, clock),
       bindings: new BindingService(collections, channels, supervisor),
+      inboundEndpoints: new InboundEndpoints(collections, taskRuntime),
       policySourceService: new PolicySourceService({ collections, bundles: policyBundles, sync: policySourceSync, keys: policySourceKeys, egress, allowLocal: config.policyGitAllowLocal }),
     };
 

@@ -32,6 +32,7 @@ import type { ActivityService } from '../domains/activity/service.js';
 import type { PolicyService } from '../domains/policies/service.js';
 import type { PolicySourceService } from '../domains/policies/source-service.js';
 import type { BindingService } from '../domains/channels/binding-service.js';
+import type { InboundEndpoints } from '../domains/tasks/inbound-endpoints.js';
 
 /** What route modules are built from; assembled once in gateway/app.ts. */
 export interface Services {
@@ -98,4 +99,6 @@ export interface Services {
   readonly policySourceService: PolicySourceService;
   /** /bindings: which agent answers which channel messages (their actors start, change and stop with them) */
   readonly bindings: BindingService;
+  /** /inbound-webhooks: provisioned inbound endpoints, and the stored inbound deliveries */
+  readonly inboundEndpoints: InboundEndpoints;
 }
