@@ -12,6 +12,11 @@ import type { ServiceConfig } from '../runtime/config.js';
 import { PolicyBundles } from '../domains/policies/bundles.js';
 import { PolicyGate } from '../domains/policies/gate.js';
 import { RealmService } from '../domains/realms/service.js';
+import { ActivityService } from '../domains/activity/service.js';
+import { PolicyService } from '../domains/policies/service.js';
+import { PolicySourceService } from '../domains/policies/source-service.js';
+import { BindingService } from '../domains/channels/binding-service.js';
+import { InboundEndpoints } from '../domains/tasks/inbound-endpoints.js';
 import { AgentService } from '../domains/agents/service.js';
 import { PolicySourceKeys } from '../domains/policies/source-secrets.js';
 import { PolicySourceSync } from '../domains/policies/source-sync.js';
@@ -149,6 +154,11 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       policySourceKeys,
       activity,
       activitySweeper,
+      activityService: new ActivityService(collections),
+      policyService: new PolicyService(collections, policyBundles, clock),
+      bindings: new BindingService(collections, channels, supervisor),
+      inboundEndpoints: new InboundEndpoints(collections, taskRuntime),
+      policySourceService: new PolicySourceService({ collections, bundles: policyBundles, sync: policySourceSync, keys: policySourceKeys, egress, allowLocal: config.policyGitAllowLocal }),
     };
 
     const routes: AnyRoute[] = allRoutes(services, () => routes);

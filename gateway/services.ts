@@ -28,6 +28,11 @@ import type { PolicySourceKeys } from '../domains/policies/source-secrets.js';
 import type { PolicySourceSync } from '../domains/policies/source-sync.js';
 import type { ActivityRecorder } from '../domains/activity/record.js';
 import type { ActivitySweeper } from '../domains/activity/retention.js';
+import type { ActivityService } from '../domains/activity/service.js';
+import type { PolicyService } from '../domains/policies/service.js';
+import type { PolicySourceService } from '../domains/policies/source-service.js';
+import type { BindingService } from '../domains/channels/binding-service.js';
+import type { InboundEndpoints } from '../domains/tasks/inbound-endpoints.js';
 
 /** What route modules are built from; assembled once in gateway/app.ts. */
 export interface Services {
@@ -86,4 +91,14 @@ export interface Services {
   readonly activity: ActivityRecorder;
   /** deletes feed, audit and notification entries past ACTIVITY_RETENTION_DAYS, hourly */
   readonly activitySweeper: ActivitySweeper;
+  /** what /activity, /activity/audit-log and /notifications read and change */
+  readonly activityService: ActivityService;
+  /** /policies: Rego policies (compiled at save), evaluation, simulation and policy tests */
+  readonly policyService: PolicyService;
+  /** /policies/sources: git and inline policy sources */
+  readonly policySourceService: PolicySourceService;
+  /** /bindings: which agent answers which channel messages (their actors start, change and stop with them) */
+  readonly bindings: BindingService;
+  /** /inbound-webhooks: provisioned inbound endpoints, and the stored inbound deliveries */
+  readonly inboundEndpoints: InboundEndpoints;
 }

@@ -9,10 +9,7 @@
 import { z } from 'zod';
 import type { ActivityDoc, AuditEntryDoc } from '../../domains/activity/types.js';
 import { ACTIVITY_KINDS } from '../../domains/activity/types.js';
-import { idWindow } from '../../domains/activity/time-window.js';
-import type { Collections } from '../../domains/collections.js';
-import type { Filter, OrgCollection, OrgId, StoredFields } from '../../runtime/store/types.js';
-import { listOptions, pageEnvelope, pageQuery, pageSchema, type PageQuery } from '../pagination.js';
+import { listOptions, pageEnvelope, pageQuery, pageSchema } from '../pagination.js';
 import { storedSchema } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
@@ -53,49 +50,24 @@ const presentAudit = (entry: AuditEntryDoc) => ({
   request_id: entry.request_id, details: entry.details, at: entry.at, created_at: entry.created_at, updated_at: entry.updated_at,
 });
 
-/** `actor` as an id, or an email resolved to its user (an unknown email matches nothing) */
-async function actorFilter(collections: Collections, actor: string | undefined): Promise<Filter> {
-  if (actor === undefined) return {};
-  if (!actor.includes('@')) return { actor_id: actor };
-  const user = await collections.users.findOne({ email: actor.trim().toLowerCase() });
-  return { actor_id: user ? user.id : { in: [] } };
-}
-
-type WindowQuery = PageQuery & { readonly since?: string | undefined; readonly until?: string | undefined };
-
-/** one page of a collection within the query's time window; `query` is the pipeline's object (it carries the cursor scope) */
-async function windowPage<T extends StoredFields, R>(collection: OrgCollection<T>, org: OrgId, query: WindowQuery, filter: Filter, present: (item: T) => R) {
-  const idRange = idWindow(collection.spec.idPrefix, query.since, query.until);
-  const page = await collection.list(org, { ...listOptions(query, filter), ...(idRange === undefined ? {} : { idRange }) });
-  return { status: 200, json: pageEnvelope(query, page, present) };
-}
-
-export function activityRoutes({ collections }: Services): AnyRoute[] {
-  const { activity, auditLog } = collections;
+export function activityRoutes({ activityService }: Services): AnyRoute[] {
   return [
     route({
       method: 'GET', path: '/activity', tag: 'activity', auth: 'bearer', permission: 'activity:read',
       summary: "The organization's activity feed: runs started and ended, approvals, webhook deliveries, source syncs, policy changes",
       query: activityQuery, response: pageSchema(activitySchema),
-      handler: async ({ auth, query }) => {
-        const kind: Filter = query.kind === undefined ? {} : query.kind.includes('.')
-          ? { kind: query.kind }
-          : { kind: { in: ACTIVITY_KINDS.filter((candidate) => candidate.startsWith(`${query.kind}.`)) } };
-        return windowPage(activity, auth.orgId, query, { ...kind, ...(await actorFilter(collections, query.actor)) }, presentActivity);
-      },
+      // `query` is the pipeline's object: it carries the cursor scope
+      handler: async ({ auth, query }) => ({
+        status: 200, json: pageEnvelope(query, await activityService.feed(auth.orgId, listOptions(query), query), presentActivity),
+      }),
     }),
     route({
       method: 'GET', path: '/activity/audit-log', tag: 'activity', auth: 'bearer', permission: 'audit:read',
       summary: 'The audit log: every successful create, update and delete, logins (and failed ones), key rotations, policy denials',
       query: auditQuery, response: pageSchema(auditSchema),
-      handler: async ({ auth, query }) => {
-        const filter: Filter = {
-          ...(query.kind === undefined ? {} : { kind: query.kind }),
-          ...(query.action === undefined ? {} : { action: query.action }),
-          ...(await actorFilter(collections, query.actor)),
-        };
-        return windowPage(auditLog, auth.orgId, query, filter, presentAudit);
-      },
+      handler: async ({ auth, query }) => ({
+        status: 200, json: pageEnvelope(query, await activityService.auditLog(auth.orgId, listOptions(query), query), presentAudit),
+      }),
     }),
   ];
 }

@@ -5,12 +5,8 @@
  */
 import { z } from 'zod';
 import type { BindingDoc } from '../../domains/channels/documents.js';
-import { ServiceError } from '../../runtime/errors.js';
-import { assertReferences } from '../../domains/references.js';
-import type { OrgId } from '../../runtime/store/types.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { idParams, storedSchema } from '../resource.js';
-import { getOr404, stripUndefined } from '../../runtime/store/documents.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
 
@@ -79,19 +75,8 @@ const present = (binding: BindingDoc) => ({
   updated_at: binding.updated_at,
 });
 
-export function bindingRoutes({ collections, channels: runtime, supervisor }: Services): AnyRoute[] {
-  const { bindings } = collections;
-  const listPage = createPageResponder(bindings, present);
-
-  /** the agent (id or name) and the channel must be the organization's; resolves the agent's id */
-  const checkReferences = async (org: OrgId, agent: string | undefined, channel: string | undefined): Promise<string | undefined> => {
-    const resolved = await assertReferences(collections, org, {
-      agent: agent === undefined ? undefined : { path: 'agent', value: agent },
-      channel: channel === undefined ? undefined : { path: 'match_rule.channel', value: channel },
-    });
-    return resolved.agent?.id;
-  };
-
+export function bindingRoutes({ bindings }: Services): AnyRoute[] {
+  const listPage = createPageResponder(bindings.listing, present);
   return [
     route({
       method: 'GET', path: '/bindings', tag: 'bindings', summary: 'List bindings (query channel: of one channel)', auth: 'bearer',
@@ -105,67 +90,26 @@ export function bindingRoutes({ collections, channels: runtime, supervisor }: Se
     route({
       method: 'POST', path: '/bindings', tag: 'bindings', summary: 'Bind an agent to a chat channel', auth: 'bearer',
       permission: 'binding:manage', body: bindingCreate, response: bindingSchema, status: 201, creates: true,
-      handler: async ({ auth, body }) => {
-        const agentId = await checkReferences(auth.orgId, body.agent, body.match_rule.channel);
-        // assertReferences resolves every agent it was given, or throws
-        if (agentId === undefined) throw new Error('the agent reference did not resolve');
-        const binding = await bindings.insert(auth.orgId, {
-          agent: body.agent,
-          agent_id: agentId,
-          channel_id: body.match_rule.channel,
-          match_rule: {
-            channel: body.match_rule.channel,
-            slack_channel: body.match_rule.slack_channel ?? null,
-            mentioned: body.match_rule.mentioned,
-            preserve_thread: body.match_rule.preserve_thread,
-          },
-          read_only: body.read_only,
-          approval_write: body.approval_write,
-          allow_bots: body.allow_bots,
-          enabled: body.enabled,
-          created_by: auth.userId,
-        });
-        runtime.bindingSaved(auth.orgId, binding);
-        return { status: 201, json: present(binding) };
-      },
+      handler: async ({ auth, body }) => ({ status: 201, json: present(await bindings.create(auth.orgId, auth.userId, body)) }),
     }),
     route({
       method: 'GET', path: '/bindings/:id', tag: 'bindings', summary: 'Get a binding, with the state of its actor', auth: 'bearer',
       permission: 'binding:read', params: idParams, response: bindingSchema.extend({ actor_state: z.string().nullable() }),
       handler: async ({ auth, params }) => {
-        const binding = await getOr404(bindings, auth.orgId, params.id, 'binding');
-        return { status: 200, json: { ...present(binding), actor_state: supervisor.info(binding.id)?.state ?? null } };
+        const binding = await bindings.get(auth.orgId, params.id);
+        return { status: 200, json: { ...present(binding), actor_state: bindings.actorState(binding.id) } };
       },
     }),
     route({
       method: 'PATCH', path: '/bindings/:id', tag: 'bindings', summary: 'Change a binding (its actor takes the new rule)', auth: 'bearer',
       permission: 'binding:manage', params: idParams, body: bindingPatch, response: bindingSchema,
-      handler: async ({ auth, params, body }) => {
-        const existing = await getOr404(bindings, auth.orgId, params.id, 'binding');
-        const rule = { ...existing.match_rule, ...stripUndefined(body.match_rule ?? {}) };
-        const agentId = await checkReferences(auth.orgId, body.agent, body.match_rule?.channel);
-        const updated = await bindings.update(auth.orgId, existing.id, stripUndefined({
-          agent: body.agent,
-          agent_id: agentId,
-          channel_id: rule.channel,
-          match_rule: { ...rule, slack_channel: rule.slack_channel ?? null },
-          read_only: body.read_only,
-          approval_write: body.approval_write,
-          allow_bots: body.allow_bots,
-          enabled: body.enabled,
-        }));
-        if (!updated) throw new ServiceError('not_found', `binding ${params.id} not found`);
-        runtime.bindingSaved(auth.orgId, updated);
-        return { status: 200, json: present(updated) };
-      },
+      handler: async ({ auth, params, body }) => ({ status: 200, json: present(await bindings.update(auth.orgId, params.id, body)) }),
     }),
     route({
       method: 'DELETE', path: '/bindings/:id', tag: 'bindings', summary: 'Delete a binding (its actor stops)', auth: 'bearer',
       permission: 'binding:manage', params: idParams, status: 204,
       handler: async ({ auth, params }) => {
-        const binding = await getOr404(bindings, auth.orgId, params.id, 'binding');
-        await bindings.delete(auth.orgId, binding.id);
-        await runtime.bindingRemoved(binding);
+        await bindings.delete(auth.orgId, params.id);
         return { status: 204, json: null };
       },
     }),

@@ -6,23 +6,16 @@
  * instruction is the payload template, served at the same path.
  */
 import { z } from 'zod';
-import { ServiceError } from '../../runtime/errors.js';
-import { newId } from '../../runtime/ids.js';
-import { newTriggerId, newWebhookSecret } from '../../domains/tasks/secrets.js';
-import { TemplateError, validateInputTemplate } from '../../domains/tasks/template.js';
-import { TASK_DEFAULTS, type TaskDoc } from '../../domains/tasks/types.js';
+import { DEFAULT_PAYLOAD_TEMPLATE } from '../../domains/tasks/inbound-endpoints.js';
+import type { TaskDoc } from '../../domains/tasks/types.js';
 import { listOptions, pageEnvelope, pageQuery, pageSchema } from '../pagination.js';
 import { idParams } from '../resource.js';
-import { getOr404, unique } from '../../runtime/store/documents.js';
 import { route, type AnyRoute } from '../route.js';
 import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
 import { publicBaseUrl } from '../public-url.js';
 import { hookUrl, presentDelivery } from './task-present.js';
 import { deliverySchema } from './task-schemas.js';
-
-/** what a provisioned endpoint tells its agent when no payload template is given */
-const DEFAULT_PAYLOAD_TEMPLATE = 'A webhook arrived. Its payload:\n{{trigger.body}}';
 
 const inboundCreate = z.strictObject({
   name: safeName(z.string().trim().min(1, { message: 'name must not be empty' }).max(200)),
@@ -58,15 +51,8 @@ function presentInbound(task: TaskDoc, baseUrl: string, secret?: string) {
   };
 }
 
-export function hookRoutes({ config, collections, taskRuntime }: Services): AnyRoute[] {
-  const { tasks } = collections;
-  const { inbound, service, secrets } = taskRuntime;
-
-  const inboundOr404 = async (org: Parameters<typeof tasks.get>[0], id: string): Promise<TaskDoc> => {
-    const task = await tasks.get(org, id);
-    if (!task || task.origin !== 'inbound_webhook') throw new ServiceError('not_found', `inbound webhook ${id} not found`);
-    return task;
-  };
+export function hookRoutes({ config, taskRuntime, inboundEndpoints: endpoints }: Services): AnyRoute[] {
+  const { inbound } = taskRuntime;
 
   return [
     route({
@@ -91,7 +77,7 @@ export function hookRoutes({ config, collections, taskRuntime }: Services): AnyR
       auth: 'bearer', permission: 'task:read', params: z.object({ delivery_id: z.string().min(1).max(100) }), response: deliverySchema,
       handler: async ({ auth, params }) => ({
         status: 200,
-        json: presentDelivery(await getOr404(collections.inboundDeliveries, auth.orgId, params.delivery_id, 'delivery')),
+        json: presentDelivery(await endpoints.delivery(auth.orgId, params.delivery_id)),
       }),
     }),
     route({
@@ -105,32 +91,7 @@ export function hookRoutes({ config, collections, taskRuntime }: Services): AnyR
       summary: 'Provision an inbound webhook endpoint (service_webhook); secret_token is shown only now (rotate by delete and recreate)',
       auth: 'bearer', permission: 'webhook:manage', body: inboundCreate, response: inboundSchema,
       handler: async ({ auth, body, request }) => {
-        const template = body.payload_template ?? DEFAULT_PAYLOAD_TEMPLATE;
-        try {
-          validateInputTemplate({ instruction: template });
-        } catch (error) {
-          if (error instanceof TemplateError) {
-            throw new ServiceError('validation_error', `invalid body: payload_template: ${error.message}`, {
-              issues: [{ path: 'payload_template', message: error.message }],
-            });
-          }
-          throw error;
-        }
-        const id = newId('tsk');
-        const secret = newWebhookSecret();
-        const task = await unique('task', () =>
-          tasks.insert(auth.orgId, {
-            id, name: body.name, agent: null, realm: null, trigger_kind: 'webhook', cron: null, events: null,
-            trigger_id: newTriggerId(), secret_sealed: secrets.seal(id, secret), previous_secret_sealed: null, previous_secret_expires_at: null,
-            verify_signature: true, require_timestamp: false, timestamp_tolerance_secs: TASK_DEFAULTS.timestamp_tolerance_secs,
-            input_template: { instruction: template }, input: null, approval_write: 'ask', cost_cap_usd_per_day: null,
-            max_concurrent_runs: TASK_DEFAULTS.max_concurrent_runs, enabled_source_ids: null,
-            rate_limit_per_minute: TASK_DEFAULTS.rate_limit_per_minute, enabled: true,
-            system_prompt: body.system_prompt ?? null, description: body.description ?? null, origin: 'inbound_webhook',
-            last_fired_at: null, created_by: auth.userId,
-          }),
-        );
-        service.taskChanged(auth.orgId, task);
+        const { task, secret } = await endpoints.create(auth.orgId, auth.userId, body);
         return { status: 201, json: presentInbound(task, publicBaseUrl(config, request), secret) };
       },
     }),
@@ -139,22 +100,19 @@ export function hookRoutes({ config, collections, taskRuntime }: Services): AnyR
       auth: 'bearer', permission: 'webhook:read', query: pageQuery, response: pageSchema(inboundSchema),
       handler: async ({ auth, query, request }) => ({
         status: 200,
-        json: pageEnvelope(query, await tasks.list(auth.orgId, listOptions(query, { origin: 'inbound_webhook' })), (task) => presentInbound(task, publicBaseUrl(config, request))),
+        json: pageEnvelope(query, await endpoints.list(auth.orgId, listOptions(query)), (task) => presentInbound(task, publicBaseUrl(config, request))),
       }),
     }),
     route({
       method: 'GET', path: '/inbound-webhooks/:id', tag: 'hooks', summary: 'One provisioned inbound webhook endpoint (no secret)',
       auth: 'bearer', permission: 'webhook:read', params: idParams, response: inboundSchema,
-      handler: async ({ auth, params, request }) => ({ status: 200, json: presentInbound(await inboundOr404(auth.orgId, params.id), publicBaseUrl(config, request)) }),
+      handler: async ({ auth, params, request }) => ({ status: 200, json: presentInbound(await endpoints.get(auth.orgId, params.id), publicBaseUrl(config, request)) }),
     }),
     route({
       method: 'DELETE', path: '/inbound-webhooks/:id', tag: 'hooks', summary: 'Remove a provisioned inbound endpoint (its URL answers 404)',
       auth: 'bearer', permission: 'webhook:manage', params: idParams, status: 204,
       handler: async ({ auth, params }) => {
-        const task = await inboundOr404(auth.orgId, params.id);
-        await tasks.delete(auth.orgId, task.id);
-        inbound.forget(task);
-        service.taskDeleted(task.id);
+        await endpoints.delete(auth.orgId, params.id);
         return { status: 204, json: null };
       },
     }),

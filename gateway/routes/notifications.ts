@@ -9,7 +9,6 @@ import type { NotificationDoc } from '../../domains/activity/types.js';
 import { NOTIFICATION_KINDS } from '../../domains/activity/types.js';
 import type { AuthContext } from '../../runtime/auth/context.js';
 import { ServiceError } from '../../runtime/errors.js';
-import { nowIso } from '../../runtime/ids.js';
 import { createPageResponder, pageQuery, pageSchema, queryFlag } from '../pagination.js';
 import { idParams, storedSchema } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
@@ -37,11 +36,8 @@ function inboxOf(auth: AuthContext): string {
   return auth.userId;
 }
 
-const READ_ALL_PAGE = 200;
-
-export function notificationRoutes({ collections }: Services): AnyRoute[] {
-  const { notifications } = collections;
-  const listPage = createPageResponder(notifications, present);
+export function notificationRoutes({ activityService }: Services): AnyRoute[] {
+  const listPage = createPageResponder(activityService.notificationListing, present);
   return [
     route({
       method: 'GET', path: '/notifications', tag: 'notifications', auth: 'bearer', errors: [403],
@@ -55,32 +51,12 @@ export function notificationRoutes({ collections }: Services): AnyRoute[] {
     route({
       method: 'POST', path: '/notifications/read-all', tag: 'notifications', auth: 'bearer', errors: [403], audit: false,
       summary: "Marks every unread notification of the caller read", response: z.object({ updated: z.number().int() }),
-      handler: async ({ auth }) => {
-        const user = inboxOf(auth);
-        const at = nowIso();
-        let updated = 0;
-        for (;;) {
-          // marked entries leave the filter, so the first page is always the next one
-          const page = await notifications.list(auth.orgId, { limit: READ_ALL_PAGE, filter: { user_id: user, read: false } });
-          for (const entry of page.items) await notifications.update(auth.orgId, entry.id, { read: true, read_at: at });
-          updated += page.items.length;
-          if (page.nextAfter === null) return { status: 200, json: { updated } };
-        }
-      },
+      handler: async ({ auth }) => ({ status: 200, json: { updated: await activityService.readAll(auth.orgId, inboxOf(auth)) } }),
     }),
     route({
       method: 'POST', path: '/notifications/:id/read', tag: 'notifications', auth: 'bearer', errors: [403], audit: false,
       summary: 'Marks one notification of the caller read', params: idParams, response: notificationSchema,
-      handler: async ({ auth, params }) => {
-        const user = inboxOf(auth);
-        const entry = await notifications.get(auth.orgId, params.id);
-        // another user's notification is as absent as another organization's
-        if (!entry || entry.user_id !== user) throw new ServiceError('not_found', `notification ${params.id} not found`);
-        if (entry.read) return { status: 200, json: present(entry) };
-        const updated = await notifications.update(auth.orgId, entry.id, { read: true, read_at: nowIso() });
-        if (!updated) throw new ServiceError('not_found', `notification ${params.id} not found`);
-        return { status: 200, json: present(updated) };
-      },
+      handler: async ({ auth, params }) => ({ status: 200, json: present(await activityService.read(auth.orgId, inboxOf(auth), params.id)) }),
     }),
   ];
 }

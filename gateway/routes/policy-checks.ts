@@ -6,15 +6,10 @@
  * `/policies/sources/:id` would be ambiguous paths).
  */
 import { z } from 'zod';
-import { ServiceError } from '../../runtime/errors.js';
-import { packagePathOf } from '../../domains/policies/bundles.js';
-import { runPolicyTests } from '../../domains/policies/policy-tests.js';
-import { simulate, SIMULATE_MAX_DECISIONS } from '../../domains/policies/simulate.js';
-import { compile } from '../../runtime/policy/index.js';
+import { SIMULATE_MAX_DECISIONS } from '../../domains/policies/simulate.js';
 import { idParams } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
-import { regoFailure } from './policies.js';
 
 const simulateBody = z.strictObject({
   policies: z
@@ -40,49 +35,20 @@ const testResponse = z.object({
   results: z.array(z.object({ name: z.string(), result: z.enum(['pass', 'fail', 'error']), message: z.string().optional(), duration_ms: z.number() })),
 });
 
-export function policyCheckRoutes({ collections, policyBundles, clock }: Services): AnyRoute[] {
+export function policyCheckRoutes({ policyService }: Services): AnyRoute[] {
   return [
     route({
       method: 'POST', path: '/policies/simulate', tag: 'policies', auth: 'bearer', permission: 'policy:read', feature: 'policies',
       summary: 'Replay the recorded tool-call decisions of the last N days against proposed policies and list the calls whose outcome would change '
         + `(before: the recorded result; inputs as logged, secrets masked; at most ${SIMULATE_MAX_DECISIONS} decisions)`,
       body: simulateBody, response: simulateResponse, errors: [422],
-      handler: async ({ auth, body }) => {
-        const proposed = new Map<string, string>();
-        for (const policy of body.policies) {
-          if (proposed.has(policy.name)) throw new ServiceError('validation_error', `policy ${policy.name} is proposed twice`, { field: 'policies' });
-          let pkg: string | undefined;
-          try {
-            pkg = compile([{ name: `${policy.name}.rego`, source: policy.rego }]).modules[0]?.pkg.join('.');
-          } catch (error) {
-            regoFailure(error);
-          }
-          if (pkg !== packagePathOf(policy.name)) {
-            throw new ServiceError('validation_error', `the proposed policy ${policy.name} must be package ${packagePathOf(policy.name)}, not ${pkg ?? '(none)'}`, { field: 'policies' });
-          }
-          proposed.set(policy.name, policy.rego);
-        }
-        try {
-          const report = await simulate(collections, policyBundles, auth.orgId, { policies: proposed, days: body.days, limit: body.limit, now: clock.now() });
-          return { status: 200, json: report };
-        } catch (error) {
-          regoFailure(error);
-        }
-      },
+      handler: async ({ auth, body }) => ({ status: 200, json: await policyService.simulate(auth.orgId, body) }),
     }),
     route({
       method: 'POST', path: '/policies/policies/:id/test', tag: 'policies', auth: 'bearer', permission: 'policy:read', feature: 'policies',
       summary: 'Run the test_* rules of the policy\'s package (like opa test) with the organization\'s bundle; by id or name',
       params: idParams, response: testResponse, errors: [422],
-      handler: async ({ auth, params }) => {
-        const policy = (await collections.policies.get(auth.orgId, params.id)) ?? (await collections.policies.findOne(auth.orgId, { name: params.id }));
-        if (!policy) throw new ServiceError('not_found', `policy ${params.id} not found`);
-        try {
-          return { status: 200, json: await runPolicyTests(policyBundles, auth.orgId, policy) };
-        } catch (error) {
-          regoFailure(error);
-        }
-      },
+      handler: async ({ auth, params }) => ({ status: 200, json: await policyService.test(auth.orgId, params.id) }),
     }),
   ];
 }

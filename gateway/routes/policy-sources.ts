@@ -5,16 +5,9 @@
  * policy's rego_file may name one of them as `<source name>/<path>`.
  */
 import { z } from 'zod';
-import { ServiceError } from '../../runtime/errors.js';
-import { newId } from '../../runtime/ids.js';
-import { assertEgressAllowed } from '../../runtime/net/egress.js';
-import { RegoError, validate } from '../../runtime/policy/index.js';
-import { checkBranch, normalizeGitPath, parseGitUrl } from '../../domains/policies/git-url.js';
 import { MASKED_SSH_KEY } from '../../domains/policies/source-secrets.js';
-import type { PolicySourceDoc, PolicySourceModule } from '../../domains/policies/types.js';
-import type { OrgId } from '../../runtime/store/types.js';
+import type { PolicySourceDoc } from '../../domains/policies/types.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
-import { getOr404, rejectImmutable, unique } from '../../runtime/store/documents.js';
 import { idParams, storedSchema } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
@@ -85,35 +78,8 @@ const present = (source: PolicySourceDoc) => ({
   updated_at: source.updated_at,
 });
 
-export function policySourceRoutes({ collections, policyBundles, policySourceSync, policySourceKeys, egress, config }: Services): AnyRoute[] {
-  const { policySources, policies } = collections;
-  const listPage = createPageResponder(policySources, present);
-
-  /** a git URL's transport is allowed and a literal IP host passes the egress guard (names are judged at sync) */
-  const checkUrl = (url: string): void => {
-    const remote = parseGitUrl(url, config.policyGitAllowLocal);
-    if (remote.kind !== 'local') assertEgressAllowed(egress, `${remote.kind}://${remote.host.includes(':') ? `[${remote.host}]` : remote.host}/`, 'git_url');
-  };
-
-  /** inline modules compile, each on its own and with the organization's bundle (400 with positions) */
-  const checkModules = async (org: OrgId, id: string, name: string, modules: readonly PolicySourceModule[]): Promise<void> => {
-    const errors = modules.flatMap((module) => validate(module.rego, `${name}/${module.path}`).map(({ line, column, message }) => ({ file: `${name}/${module.path}`, line, column, message })));
-    if (new Set(modules.map((module) => module.path)).size !== modules.length) errors.push({ file: name, line: 1, column: 1, message: 'two modules share a path' });
-    if (errors.length === 0) {
-      try {
-        await policyBundles.build(org, { source: { id, name, modules } });
-      } catch (error) {
-        if (!(error instanceof RegoError)) throw error;
-        errors.push({ file: error.location?.file ?? name, line: error.location?.line ?? 1, column: error.location?.column ?? 1, message: error.detail });
-      }
-    }
-    if (errors.length > 0) throw new ServiceError('validation_error', `the modules do not compile: ${errors[0]?.file ?? ''}: ${errors[0]?.message ?? ''}`, { field: 'modules', errors });
-  };
-
-  const mismatch = (field: string, type: string): never => {
-    throw new ServiceError('validation_error', `${field} does not apply to a source of type ${type}`, { field });
-  };
-
+export function policySourceRoutes({ policySourceService: sources }: Services): AnyRoute[] {
+  const listPage = createPageResponder(sources.listing, present);
   return [
     route({
       method: 'GET', path: '/policies/sources', tag: 'policies', summary: 'List policy sources (ssh keys masked)', auth: 'bearer', permission: 'policy:read',
@@ -124,90 +90,24 @@ export function policySourceRoutes({ collections, policyBundles, policySourceSyn
       method: 'POST', path: '/policies/sources', tag: 'policies', auth: 'bearer', permission: 'policy:manage', feature: 'policies',
       summary: 'Create a policy source: a git repository (synced by POST /policies/sources/:id/sync) or inline modules (compiled at save)',
       body: sourceCreate, response: sourceSchema, status: 201, creates: true, errors: [422],
-      handler: async ({ auth, body }) => {
-        const id = newId('psr');
-        const git = body.source_type === 'git_repo';
-        if (git) {
-          if (body.git_url === undefined) throw new ServiceError('validation_error', 'git_url is required for a git_repo source', { field: 'git_url' });
-          if (body.modules !== undefined) mismatch('modules', body.source_type);
-          checkUrl(body.git_url);
-        } else {
-          for (const field of ['git_url', 'git_ssh_key'] as const) if (body[field] !== undefined) mismatch(field, body.source_type);
-          if (body.modules === undefined) throw new ServiceError('validation_error', 'modules are required for an inline source', { field: 'modules' });
-          await checkModules(auth.orgId, id, body.name, body.modules);
-        }
-        const source = await unique('policy source', () =>
-          policySources.insert(auth.orgId, {
-            id,
-            name: body.name,
-            source_type: body.source_type,
-            git_url: git ? (body.git_url ?? null) : null,
-            git_branch: checkBranch(body.git_branch),
-            git_path: normalizeGitPath(body.git_path),
-            git_ssh_key_sealed: git && body.git_ssh_key !== undefined ? policySourceKeys.seal(auth.orgId, id, body.git_ssh_key) : null,
-            modules: git ? [] : (body.modules ?? []),
-            enabled: body.enabled,
-            last_sync_status: 'never',
-            last_sync_error: null,
-            last_synced_at: null,
-            commit: null,
-            created_by: auth.userId,
-          }),
-        );
-        if (!git) policyBundles.invalidate(auth.orgId);
-        return { status: 201, json: present(source) };
-      },
+      handler: async ({ auth, body }) => ({ status: 201, json: present(await sources.create(auth.orgId, auth.userId, body)) }),
     }),
     route({
       method: 'GET', path: '/policies/sources/:id', tag: 'policies', summary: 'Get a policy source (ssh key masked)', auth: 'bearer', permission: 'policy:read',
       feature: 'policies', params: idParams, response: sourceSchema,
-      handler: async ({ auth, params }) => ({ status: 200, json: present(await getOr404(policySources, auth.orgId, params.id, 'policy source')) }),
+      handler: async ({ auth, params }) => ({ status: 200, json: present(await sources.get(auth.orgId, params.id)) }),
     }),
     route({
       method: 'PATCH', path: '/policies/sources/:id', tag: 'policies', auth: 'bearer', permission: 'policy:manage', feature: 'policies',
       summary: 'Update a policy source (name and source_type are immutable; git changes take effect at the next sync)',
       params: idParams, body: sourcePatch, response: sourceSchema, errors: [422],
-      handler: async ({ auth, params, body }) => {
-        const source = await getOr404(policySources, auth.orgId, params.id, 'policy source');
-        rejectImmutable(source, body, ['source_type', 'name']);
-        const git = source.source_type === 'git_repo';
-        const changes: { -readonly [K in keyof PolicySourceDoc]?: PolicySourceDoc[K] } = {};
-        if (git) {
-          if (body.modules !== undefined) mismatch('modules', source.source_type);
-          if (body.git_url !== undefined) {
-            checkUrl(body.git_url);
-            changes.git_url = body.git_url;
-          }
-          if (body.git_branch !== undefined) changes.git_branch = checkBranch(body.git_branch);
-          if (body.git_path !== undefined) changes.git_path = normalizeGitPath(body.git_path);
-          if (body.git_ssh_key === null) changes.git_ssh_key_sealed = null;
-          else if (body.git_ssh_key !== undefined && body.git_ssh_key !== MASKED_SSH_KEY) changes.git_ssh_key_sealed = policySourceKeys.seal(auth.orgId, source.id, body.git_ssh_key);
-        } else {
-          for (const field of ['git_url', 'git_branch', 'git_path', 'git_ssh_key'] as const) if (body[field] !== undefined) mismatch(field, source.source_type);
-          if (body.modules !== undefined) {
-            await checkModules(auth.orgId, source.id, source.name, body.modules);
-            changes.modules = body.modules;
-          }
-        }
-        if (body.enabled !== undefined) changes.enabled = body.enabled;
-        const updated = await policySources.update(auth.orgId, source.id, changes);
-        if (!updated) throw new ServiceError('not_found', `policy source ${params.id} not found`);
-        policyBundles.invalidate(auth.orgId);
-        return { status: 200, json: present(updated) };
-      },
+      handler: async ({ auth, params, body }) => ({ status: 200, json: present(await sources.update(auth.orgId, params.id, body)) }),
     }),
     route({
       method: 'DELETE', path: '/policies/sources/:id', tag: 'policies', summary: 'Delete a policy source (409 while a policy\'s rego_file names one of its modules)',
       auth: 'bearer', permission: 'policy:manage', feature: 'policies', params: idParams, status: 204, errors: [409],
       handler: async ({ auth, params }) => {
-        const source = await getOr404(policySources, auth.orgId, params.id, 'policy source');
-        const users = (await policies.findAll(auth.orgId)).filter((policy) => policy.rego_file?.startsWith(`${source.name}/`) === true);
-        if (users.length > 0) {
-          throw new ServiceError('conflict', `policies ${users.map((policy) => policy.name).join(', ')} read their rego_file from this source`, { policies: users.map((policy) => policy.id) });
-        }
-        await policySources.delete(auth.orgId, source.id);
-        await policySourceSync.remove(auth.orgId, source.id);
-        policyBundles.invalidate(auth.orgId);
+        await sources.delete(auth.orgId, params.id);
         return { status: 204, json: null };
       },
     }),
@@ -217,11 +117,7 @@ export function policySourceRoutes({ collections, policyBundles, policySourceSyn
         + 'A module that does not compile fails the sync (422 policy_sync_failed with file, line and column, recorded on the source) and the previous modules stay active; '
         + '409 sync_in_progress while a sync of the source runs',
       params: idParams, response: sourceSchema, errors: [409, 422],
-      handler: async ({ auth, params }) => {
-        const source = await getOr404(policySources, auth.orgId, params.id, 'policy source');
-        if (source.source_type !== 'git_repo') throw new ServiceError('conflict', 'an inline policy source has nothing to sync', { source_type: source.source_type });
-        return { status: 200, json: present(await policySourceSync.sync(auth.orgId, source)) };
-      },
+      handler: async ({ auth, params }) => ({ status: 200, json: present(await sources.sync(auth.orgId, params.id)) }),
     }),
   ];
 }
