@@ -1,7 +1,7 @@
 /**
  * Checking policies before they bite (feature `policies`): replay the decision
  * log against proposed policies (`POST /policies/simulate`), and run a
- * policy's `test_*` rules like `opa test` (`POST /policies/policies/:id/test`:
+ * policy's `test_*` rules like `opa test` (`POST /policies/:id/test`:
  * beside `/policies/policies/validate`, since `/policies/:id/test` and
  * `/policies/sources/:id` would be ambiguous paths).
  */
@@ -45,7 +45,7 @@ export function policyCheckRoutes({ policyService }: Services): AnyRoute[] {
       handler: async ({ auth, body }) => ({ status: 200, json: await policyService.simulate(auth.orgId, body) }),
     }),
     route({
-      method: 'POST', path: '/policies/policies/:id/test', tag: 'policies', auth: 'bearer', permission: 'policy:read', feature: 'policies',
+      method: 'POST', path: '/policies/:id/test', tag: 'policies', auth: 'bearer', permission: 'policy:read', feature: 'policies',
       summary: 'Run the test_* rules of the policy\'s package (like opa test) with the organization\'s bundle; by id or name',
       params: idParams, response: testResponse, errors: [422],
       handler: async ({ auth, params }) => ({ status: 200, json: await policyService.test(auth.orgId, params.id) }),

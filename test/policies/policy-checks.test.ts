@@ -1,7 +1,7 @@
 /**
  * A synced git source in the tool-call gate's decisions (chat runs through the
  * fake LLM), POST /policies/simulate replaying those decisions against
- * proposed policies, and POST /policies/policies/:id/test running test_ rules.
+ * proposed policies, and POST /policies/:id/test running test_ rules.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
@@ -118,7 +118,7 @@ describe('policy sources in the gate, simulate, policy tests', () => {
     ].join('\n');
     const created = await req('POST', '/policies', { name: 'tested', rego_code: rego, enabled: false });
     expect(created.status, created.text).toBe(201);
-    const run = await req('POST', `/policies/policies/${created.body.id}/test`);
+    const run = await req('POST', `/policies/${created.body.id}/test`);
     expect(run.status, run.text).toBe(200);
     expect(run.body.passed).toBe(2);
     expect(run.body.failed).toBe(2);
@@ -131,7 +131,7 @@ describe('policy sources in the gate, simulate, policy tests', () => {
     expect(byName.test_errors.message).toContain('eval_conflict_error');
     for (const entry of run.body.results) expect(typeof entry.duration_ms).toBe('number');
     // by name too; another organization's id is 404
-    expect((await req('POST', '/policies/policies/tested/test')).body.passed).toBe(2);
-    expect((await req('POST', `/policies/policies/${created.body.id}/test`, undefined, (await server.register()))).status).toBe(404);
+    expect((await req('POST', '/policies/tested/test')).body.passed).toBe(2);
+    expect((await req('POST', `/policies/${created.body.id}/test`, undefined, (await server.register()))).status).toBe(404);
   });
 });
