@@ -12,6 +12,7 @@ import type { ServiceConfig } from '../runtime/config.js';
 import { PolicyBundles } from '../domains/policies/bundles.js';
 import { PolicyGate } from '../domains/policies/gate.js';
 import { RealmService } from '../domains/realms/service.js';
+import { SkillService } from '../domains/skills/service.js';
 import { AgentService } from '../domains/agents/service.js';
 import { PolicySourceKeys } from '../domains/policies/source-secrets.js';
 import { PolicySourceSync } from '../domains/policies/source-sync.js';
@@ -144,6 +145,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       policyBundles,
       policies,
       realms: new RealmService(collections),
+      skills: new SkillService(collections),
       agents: new AgentService(collections.agents),
       policySourceSync,
       policySourceKeys,

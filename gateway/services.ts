@@ -23,6 +23,7 @@ import type { EgressGuard } from '../runtime/net/egress.js';
 import type { PolicyBundles } from '../domains/policies/bundles.js';
 import type { PolicyGate } from '../domains/policies/gate.js';
 import type { RealmService } from '../domains/realms/service.js';
+import type { SkillService } from '../domains/skills/service.js';
 import type { AgentService } from '../domains/agents/service.js';
 import type { PolicySourceKeys } from '../domains/policies/source-secrets.js';
 import type { PolicySourceSync } from '../domains/policies/source-sync.js';
@@ -76,6 +77,8 @@ export interface Services {
   readonly policies: PolicyGate;
   /** realms: namespaces for graph, sources and memory */
   readonly realms: RealmService;
+  /** skills and their approval workflow */
+  readonly skills: SkillService;
   /** configured agents (the `default` one cannot be deleted or renamed) */
   readonly agents: AgentService;
   /** git policy sources: fetch, compile, one sync per source at a time */
