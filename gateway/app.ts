@@ -13,6 +13,7 @@ import { PolicyBundles } from '../domains/policies/bundles.js';
 import { PolicyGate } from '../domains/policies/gate.js';
 import { RealmService } from '../domains/realms/service.js';
 import { SkillService } from '../domains/skills/service.js';
+import { MemoryService } from '../domains/memory/service.js';
 import { AgentService } from '../domains/agents/service.js';
 import { PolicySourceKeys } from '../domains/policies/source-secrets.js';
 import { PolicySourceSync } from '../domains/policies/source-sync.js';
@@ -146,6 +147,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       policies,
       realms: new RealmService(collections),
       skills: new SkillService(collections),
+      memory: new MemoryService(collections),
       agents: new AgentService(collections.agents),
       policySourceSync,
       policySourceKeys,

@@ -24,6 +24,7 @@ import type { PolicyBundles } from '../domains/policies/bundles.js';
 import type { PolicyGate } from '../domains/policies/gate.js';
 import type { RealmService } from '../domains/realms/service.js';
 import type { SkillService } from '../domains/skills/service.js';
+import type { MemoryService } from '../domains/memory/service.js';
 import type { AgentService } from '../domains/agents/service.js';
 import type { PolicySourceKeys } from '../domains/policies/source-secrets.js';
 import type { PolicySourceSync } from '../domains/policies/source-sync.js';
@@ -79,6 +80,8 @@ export interface Services {
   readonly realms: RealmService;
   /** skills and their approval workflow */
   readonly skills: SkillService;
+  /** memory entries and their recall */
+  readonly memory: MemoryService;
   /** configured agents (the `default` one cannot be deleted or renamed) */
   readonly agents: AgentService;
   /** git policy sources: fetch, compile, one sync per source at a time */
