@@ -14,6 +14,7 @@ import { PolicyGate } from '../domains/policies/gate.js';
 import { RealmService } from '../domains/realms/service.js';
 import { SkillService } from '../domains/skills/service.js';
 import { MemoryService } from '../domains/memory/service.js';
+import { RoleService } from '../domains/roles/service.js';
 import { AgentService } from '../domains/agents/service.js';
 import { PolicySourceKeys } from '../domains/policies/source-secrets.js';
 import { PolicySourceSync } from '../domains/policies/source-sync.js';
@@ -148,6 +149,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       realms: new RealmService(collections),
       skills: new SkillService(collections),
       memory: new MemoryService(collections),
+      roles: new RoleService(collections, clock),
       agents: new AgentService(collections.agents),
       policySourceSync,
       policySourceKeys,

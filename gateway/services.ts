@@ -25,6 +25,7 @@ import type { PolicyGate } from '../domains/policies/gate.js';
 import type { RealmService } from '../domains/realms/service.js';
 import type { SkillService } from '../domains/skills/service.js';
 import type { MemoryService } from '../domains/memory/service.js';
+import type { RoleService } from '../domains/roles/service.js';
 import type { AgentService } from '../domains/agents/service.js';
 import type { PolicySourceKeys } from '../domains/policies/source-secrets.js';
 import type { PolicySourceSync } from '../domains/policies/source-sync.js';
@@ -82,6 +83,8 @@ export interface Services {
   readonly skills: SkillService;
   /** memory entries and their recall */
   readonly memory: MemoryService;
+  /** built-in and custom roles */
+  readonly roles: RoleService;
   /** configured agents (the `default` one cannot be deleted or renamed) */
   readonly agents: AgentService;
   /** git policy sources: fetch, compile, one sync per source at a time */
