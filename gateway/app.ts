@@ -15,6 +15,7 @@ import { RealmService } from '../domains/realms/service.js';
 import { SkillService } from '../domains/skills/service.js';
 import { MemoryService } from '../domains/memory/service.js';
 import { RoleService } from '../domains/roles/service.js';
+import { UserService } from '../domains/users/service.js';
 import { AgentService } from '../domains/agents/service.js';
 import { PolicySourceKeys } from '../domains/policies/source-secrets.js';
 import { PolicySourceSync } from '../domains/policies/source-sync.js';
@@ -150,6 +151,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       skills: new SkillService(collections),
       memory: new MemoryService(collections),
       roles: new RoleService(collections, clock),
+      users: new UserService(collections),
       agents: new AgentService(collections.agents),
       policySourceSync,
       policySourceKeys,
