@@ -16,6 +16,7 @@ import { SkillService } from '../domains/skills/service.js';
 import { MemoryService } from '../domains/memory/service.js';
 import { RoleService } from '../domains/roles/service.js';
 import { UserService } from '../domains/users/service.js';
+import { PlatformService } from '../domains/platform/service.js';
 import { AgentService } from '../domains/agents/service.js';
 import { PolicySourceKeys } from '../domains/policies/source-secrets.js';
 import { PolicySourceSync } from '../domains/policies/source-sync.js';
@@ -152,6 +153,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       memory: new MemoryService(collections),
       roles: new RoleService(collections, clock),
       users: new UserService(collections),
+      platform: new PlatformService(collections, config.platformOperators, clock),
       agents: new AgentService(collections.agents),
       policySourceSync,
       policySourceKeys,

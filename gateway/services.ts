@@ -27,6 +27,7 @@ import type { SkillService } from '../domains/skills/service.js';
 import type { MemoryService } from '../domains/memory/service.js';
 import type { RoleService } from '../domains/roles/service.js';
 import type { UserService } from '../domains/users/service.js';
+import type { PlatformService } from '../domains/platform/service.js';
 import type { AgentService } from '../domains/agents/service.js';
 import type { PolicySourceKeys } from '../domains/policies/source-secrets.js';
 import type { PolicySourceSync } from '../domains/policies/source-sync.js';
@@ -88,6 +89,8 @@ export interface Services {
   readonly roles: RoleService;
   /** the members of the organization */
   readonly users: UserService;
+  /** a user's organizations, invites, and the operators' view of every user */
+  readonly platform: PlatformService;
   /** configured agents (the `default` one cannot be deleted or renamed) */
   readonly agents: AgentService;
   /** git policy sources: fetch, compile, one sync per source at a time */
