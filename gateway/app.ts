@@ -17,6 +17,7 @@ import { MemoryService } from '../domains/memory/service.js';
 import { RoleService } from '../domains/roles/service.js';
 import { UserService } from '../domains/users/service.js';
 import { PlatformService } from '../domains/platform/service.js';
+import { SettingsService } from '../domains/settings/service.js';
 import { AgentService } from '../domains/agents/service.js';
 import { PolicySourceKeys } from '../domains/policies/source-secrets.js';
 import { PolicySourceSync } from '../domains/policies/source-sync.js';
@@ -154,6 +155,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       roles: new RoleService(collections, clock),
       users: new UserService(collections),
       platform: new PlatformService(collections, config.platformOperators, clock),
+      settings: new SettingsService(collections, config.auth.jwtSecret, egress),
       agents: new AgentService(collections.agents),
       policySourceSync,
       policySourceKeys,
