@@ -18,6 +18,7 @@ import { RoleService } from '../domains/roles/service.js';
 import { UserService } from '../domains/users/service.js';
 import { PlatformService } from '../domains/platform/service.js';
 import { SettingsService } from '../domains/settings/service.js';
+import { ApiKeyService } from '../domains/api-keys/service.js';
 import { AgentService } from '../domains/agents/service.js';
 import { PolicySourceKeys } from '../domains/policies/source-secrets.js';
 import { PolicySourceSync } from '../domains/policies/source-sync.js';
@@ -156,6 +157,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       users: new UserService(collections),
       platform: new PlatformService(collections, config.platformOperators, clock),
       settings: new SettingsService(collections, config.auth.jwtSecret, egress),
+      apiKeys: new ApiKeyService(collections, clock),
       agents: new AgentService(collections.agents),
       policySourceSync,
       policySourceKeys,

@@ -29,6 +29,7 @@ import type { RoleService } from '../domains/roles/service.js';
 import type { UserService } from '../domains/users/service.js';
 import type { PlatformService } from '../domains/platform/service.js';
 import type { SettingsService } from '../domains/settings/service.js';
+import type { ApiKeyService } from '../domains/api-keys/service.js';
 import type { AgentService } from '../domains/agents/service.js';
 import type { PolicySourceKeys } from '../domains/policies/source-secrets.js';
 import type { PolicySourceSync } from '../domains/policies/source-sync.js';
@@ -94,6 +95,8 @@ export interface Services {
   readonly platform: PlatformService;
   /** organization settings and name; the organization's own LLM key, sealed */
   readonly settings: SettingsService;
+  /** API keys: issue, re-scope, rotate, revoke */
+  readonly apiKeys: ApiKeyService;
   /** configured agents (the `default` one cannot be deleted or renamed) */
   readonly agents: AgentService;
   /** git policy sources: fetch, compile, one sync per source at a time */
