@@ -19,6 +19,7 @@ import { UserService } from '../domains/users/service.js';
 import { PlatformService } from '../domains/platform/service.js';
 import { SettingsService } from '../domains/settings/service.js';
 import { ApiKeyService } from '../domains/api-keys/service.js';
+import { WebhookSampleService } from '../domains/webhook-samples/service.js';
 import { AgentService } from '../domains/agents/service.js';
 import { PolicySourceKeys } from '../domains/policies/source-secrets.js';
 import { PolicySourceSync } from '../domains/policies/source-sync.js';
@@ -158,6 +159,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       platform: new PlatformService(collections, config.platformOperators, clock),
       settings: new SettingsService(collections, config.auth.jwtSecret, egress),
       apiKeys: new ApiKeyService(collections, clock),
+      webhookSamples: new WebhookSampleService(collections, tasks),
       agents: new AgentService(collections.agents),
       policySourceSync,
       policySourceKeys,

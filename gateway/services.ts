@@ -30,6 +30,7 @@ import type { UserService } from '../domains/users/service.js';
 import type { PlatformService } from '../domains/platform/service.js';
 import type { SettingsService } from '../domains/settings/service.js';
 import type { ApiKeyService } from '../domains/api-keys/service.js';
+import type { WebhookSampleService } from '../domains/webhook-samples/service.js';
 import type { AgentService } from '../domains/agents/service.js';
 import type { PolicySourceKeys } from '../domains/policies/source-secrets.js';
 import type { PolicySourceSync } from '../domains/policies/source-sync.js';
@@ -97,6 +98,8 @@ export interface Services {
   readonly settings: SettingsService;
   /** API keys: issue, re-scope, rotate, revoke */
   readonly apiKeys: ApiKeyService;
+  /** built-in and saved webhook samples, fired into tasks */
+  readonly webhookSamples: WebhookSampleService;
   /** configured agents (the `default` one cannot be deleted or renamed) */
   readonly agents: AgentService;
   /** git policy sources: fetch, compile, one sync per source at a time */
