@@ -20,6 +20,7 @@ import { PlatformService } from '../domains/platform/service.js';
 import { SettingsService } from '../domains/settings/service.js';
 import { ApiKeyService } from '../domains/api-keys/service.js';
 import { WebhookSampleService } from '../domains/webhook-samples/service.js';
+import { ArtifactService } from '../domains/artifacts/service.js';
 import { AgentService } from '../domains/agents/service.js';
 import { PolicySourceKeys } from '../domains/policies/source-secrets.js';
 import { PolicySourceSync } from '../domains/policies/source-sync.js';
@@ -160,6 +161,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       settings: new SettingsService(collections, config.auth.jwtSecret, egress),
       apiKeys: new ApiKeyService(collections, clock),
       webhookSamples: new WebhookSampleService(collections, tasks),
+      artifacts: new ArtifactService(collections, files),
       agents: new AgentService(collections.agents),
       policySourceSync,
       policySourceKeys,

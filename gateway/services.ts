@@ -31,6 +31,7 @@ import type { PlatformService } from '../domains/platform/service.js';
 import type { SettingsService } from '../domains/settings/service.js';
 import type { ApiKeyService } from '../domains/api-keys/service.js';
 import type { WebhookSampleService } from '../domains/webhook-samples/service.js';
+import type { ArtifactService } from '../domains/artifacts/service.js';
 import type { AgentService } from '../domains/agents/service.js';
 import type { PolicySourceKeys } from '../domains/policies/source-secrets.js';
 import type { PolicySourceSync } from '../domains/policies/source-sync.js';
@@ -100,6 +101,8 @@ export interface Services {
   readonly apiKeys: ApiKeyService;
   /** built-in and saved webhook samples, fired into tasks */
   readonly webhookSamples: WebhookSampleService;
+  /** the files agent runs wrote, with their runs */
+  readonly artifacts: ArtifactService;
   /** configured agents (the `default` one cannot be deleted or renamed) */
   readonly agents: AgentService;
   /** git policy sources: fetch, compile, one sync per source at a time */
