@@ -15,25 +15,12 @@ export interface SkillActor {
   readonly role: string;
 }
 
-export interface SkillFields {
-  readonly name: string;
-  readonly slug: string;
-  readonly description: string;
-  readonly version: string;
-  readonly tags: string[];
-  readonly content: string;
-  readonly scope: 'org' | 'user';
-}
+export type SkillFields = Pick<SkillDoc, 'name' | 'slug' | 'description' | 'version' | 'tags' | 'content' | 'scope'>;
 
-export interface SkillPatch {
-  readonly name?: string | undefined;
-  readonly slug?: string | undefined;
-  readonly description?: string | undefined;
-  readonly version?: string | undefined;
-  readonly tags?: string[] | undefined;
-  readonly content?: string | undefined;
+/** slug and scope are accepted so a change answers `immutable_field` */
+export type SkillPatch = { readonly [K in keyof Omit<SkillFields, 'scope'>]?: SkillFields[K] | undefined } & {
   readonly scope?: string | undefined;
-}
+};
 
 type Action = 'submit' | 'approve' | 'reject';
 const TRANSITIONS: Readonly<Record<Action, { readonly from: readonly SkillStatus[]; readonly to: SkillStatus }>> = {
