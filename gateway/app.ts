@@ -17,6 +17,15 @@ import { PolicyService } from '../domains/policies/service.js';
 import { PolicySourceService } from '../domains/policies/source-service.js';
 import { BindingService } from '../domains/channels/binding-service.js';
 import { InboundEndpoints } from '../domains/tasks/inbound-endpoints.js';
+import { SkillService } from '../domains/skills/service.js';
+import { MemoryService } from '../domains/memory/service.js';
+import { RoleService } from '../domains/roles/service.js';
+import { UserService } from '../domains/users/service.js';
+import { PlatformService } from '../domains/platform/service.js';
+import { SettingsService } from '../domains/settings/service.js';
+import { ApiKeyService } from '../domains/api-keys/service.js';
+import { WebhookSampleService } from '../domains/webhook-samples/service.js';
+import { ArtifactService } from '../domains/artifacts/service.js';
 import { AgentService } from '../domains/agents/service.js';
 import { PolicySourceKeys } from '../domains/policies/source-secrets.js';
 import { PolicySourceSync } from '../domains/policies/source-sync.js';
@@ -149,6 +158,15 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       policyBundles,
       policies,
       realms: new RealmService(collections),
+      skills: new SkillService(collections),
+      memory: new MemoryService(collections),
+      roles: new RoleService(collections, clock),
+      users: new UserService(collections),
+      platform: new PlatformService(collections, config.platformOperators, clock),
+      settings: new SettingsService(collections, config.auth.jwtSecret, egress),
+      apiKeys: new ApiKeyService(collections, clock),
+      webhookSamples: new WebhookSampleService(collections, tasks),
+      artifacts: new ArtifactService(collections, files),
       agents: new AgentService(collections.agents),
       policySourceSync,
       policySourceKeys,

@@ -1,13 +1,12 @@
 /**
- * Permission lists in request bodies, role lookup, and the rule shared by API
+ * Permission lists in request bodies and the rule shared by API
  * keys, custom roles, invites and role changes: nobody hands out more than
  * they hold (otherwise `role:manage` + `user:manage` would reach `org:manage`).
+ * What role a caller may assign is `assignableRole` in domains/roles/service.ts.
  */
 import { z } from 'zod';
 import type { AuthContext } from '../runtime/auth/context.js';
 import { ALL_PERMISSIONS, isPermission, type Permission } from '../runtime/auth/permissions.js';
-import { resolveRole, type ResolvedRole } from '../runtime/auth/roles.js';
-import type { Collections } from '../domains/collections.js';
 import { ServiceError } from '../runtime/errors.js';
 
 /** Catalog-checked permission strings; an unknown one fails validation with its name; duplicates collapse. */
@@ -54,15 +53,4 @@ export function assertCovers(
       source_ids: outside ?? 'all',
     });
   }
-}
-
-/** The role a caller may give someone: it must exist (400), `owner` only from an owner, no wider than the caller (403). */
-export async function assignableRole(collections: Collections, auth: AuthContext, name: string): Promise<ResolvedRole> {
-  const role = await resolveRole(collections.roles, auth.orgId, name);
-  if (!role) throw new ServiceError('validation_error', `unknown role "${name}" (GET /roles lists them)`, { role: name });
-  if (role.name === 'owner' && !(auth.kind === 'user' && auth.role === 'owner')) {
-    throw new ServiceError('forbidden', 'only an owner can make someone an owner');
-  }
-  assertGrantable(auth, role.permissions);
-  return role;
 }

@@ -23,6 +23,15 @@ import type { EgressGuard } from '../runtime/net/egress.js';
 import type { PolicyBundles } from '../domains/policies/bundles.js';
 import type { PolicyGate } from '../domains/policies/gate.js';
 import type { RealmService } from '../domains/realms/service.js';
+import type { SkillService } from '../domains/skills/service.js';
+import type { MemoryService } from '../domains/memory/service.js';
+import type { RoleService } from '../domains/roles/service.js';
+import type { UserService } from '../domains/users/service.js';
+import type { PlatformService } from '../domains/platform/service.js';
+import type { SettingsService } from '../domains/settings/service.js';
+import type { ApiKeyService } from '../domains/api-keys/service.js';
+import type { WebhookSampleService } from '../domains/webhook-samples/service.js';
+import type { ArtifactService } from '../domains/artifacts/service.js';
 import type { AgentService } from '../domains/agents/service.js';
 import type { PolicySourceKeys } from '../domains/policies/source-secrets.js';
 import type { PolicySourceSync } from '../domains/policies/source-sync.js';
@@ -81,6 +90,24 @@ export interface Services {
   readonly policies: PolicyGate;
   /** realms: namespaces for graph, sources and memory */
   readonly realms: RealmService;
+  /** skills and their approval workflow */
+  readonly skills: SkillService;
+  /** memory entries and their recall */
+  readonly memory: MemoryService;
+  /** built-in and custom roles */
+  readonly roles: RoleService;
+  /** the members of the organization */
+  readonly users: UserService;
+  /** a user's organizations, invites, and the operators' view of every user */
+  readonly platform: PlatformService;
+  /** organization settings and name; the organization's own LLM key, sealed */
+  readonly settings: SettingsService;
+  /** API keys: issue, re-scope, rotate, revoke */
+  readonly apiKeys: ApiKeyService;
+  /** built-in and saved webhook samples, fired into tasks */
+  readonly webhookSamples: WebhookSampleService;
+  /** the files agent runs wrote, with their runs */
+  readonly artifacts: ArtifactService;
   /** configured agents (the `default` one cannot be deleted or renamed) */
   readonly agents: AgentService;
   /** git policy sources: fetch, compile, one sync per source at a time */

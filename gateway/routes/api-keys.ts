@@ -6,21 +6,15 @@
  * do (`assertGrantable`, `assertCovers`).
  */
 import { z } from 'zod';
+import type { KeyGuard } from '../../domains/api-keys/service.js';
 import type { AuthContext } from '../../runtime/auth/context.js';
-import { IdentityService } from '../../runtime/auth/identity.js';
 import type { ApiKeyDoc } from '../../runtime/collections.js';
-import { ServiceError } from '../../runtime/errors.js';
-import { nowIso } from '../../runtime/ids.js';
 import { assertCovers, assertGrantable, permissionList } from '../grants.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { idParams, storedSchema } from '../resource.js';
-import { getOr404, rejectImmutable, unique } from '../../runtime/store/documents.js';
 import { route, type AnyRoute } from '../route.js';
 import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
-import { isoAt } from '../../runtime/clock.js';
-
-const DAY_MS = 86_400_000;
 
 const sourceIds = z.array(z.string().min(1).max(100)).max(1000).transform((ids) => [...new Set(ids)]);
 
@@ -72,25 +66,14 @@ const present = (record: ApiKeyDoc) => ({
   updated_at: record.updated_at,
 });
 
-/**
- * A key made by a source-scoped API key stays within that scope: omitted
- * source_ids inherit it, wider ones answer 403.
- */
-function scopeFor(auth: AuthContext, requested: string[] | null | undefined): string[] | null {
-  if (auth.sourceIds === null) return requested ?? null;
-  if (requested === undefined || requested === null) return [...auth.sourceIds];
-  const outside = requested.filter((id) => !auth.sourceIds?.includes(id));
-  if (outside.length > 0) {
-    throw new ServiceError('forbidden', `this API key cannot grant access to sources outside its own scope: ${outside.join(', ')}`, {
-      source_ids: outside,
-    });
-  }
-  return requested;
-}
+/** nobody creates, changes, rotates or revokes a key holding more than they do */
+const guardOf = (auth: AuthContext): KeyGuard => ({
+  grant: (permissions) => assertGrantable(auth, permissions),
+  covers: (held, action) => assertCovers(auth, held, action),
+});
 
-export function apiKeyRoutes({ collections, clock }: Services): AnyRoute[] {
-  const { apiKeys } = collections;
-  const listPage = createPageResponder(apiKeys, present);
+export function apiKeyRoutes({ apiKeys }: Services): AnyRoute[] {
+  const listPage = createPageResponder(apiKeys.listing, present);
   return [
     route({
       method: 'GET', path: '/api-keys', tag: 'api-keys', summary: 'List API keys (revoked ones included)', auth: 'bearer',
@@ -101,86 +84,33 @@ export function apiKeyRoutes({ collections, clock }: Services): AnyRoute[] {
       method: 'POST', path: '/api-keys', tag: 'api-keys', summary: 'Create an API key; the plaintext `key` is answered only here',
       auth: 'bearer', permission: 'api_key:manage', body: apiKeyCreate, response: apiKeyWithSecret, status: 201, creates: true,
       handler: async ({ auth, body }) => {
-        assertGrantable(auth, body.permissions);
-        const source_ids = scopeFor(auth, body.source_ids);
-        const expiresInDays = body.expires_in_days ?? null;
-        const { key, hash, prefix } = IdentityService.newApiKey();
-        const record = await unique('API key', () =>
-          apiKeys.insert(auth.orgId, {
-            name: body.name,
-            permissions: body.permissions,
-            source_ids,
-            key_hash: hash,
-            key_prefix: prefix,
-            active: true,
-            expires_in_days: expiresInDays,
-            expires_at: expiresInDays === null ? null : isoAt(clock.now() + expiresInDays * DAY_MS),
-            created_by: auth.userId,
-            revoked_at: null,
-            rotated_at: null,
-            last_used_at: null,
-          }),
-        );
+        const { record, key } = await apiKeys.create(auth, body, guardOf(auth));
         return { status: 201, json: { ...present(record), key } };
       },
     }),
     route({
       method: 'GET', path: '/api-keys/:id', tag: 'api-keys', summary: 'Get an API key', auth: 'bearer',
       permission: 'api_key:read', params: idParams, response: apiKeySchema,
-      handler: async ({ auth, params }) => ({
-        status: 200,
-        json: present(await getOr404(apiKeys, auth.orgId, params.id, 'API key')),
-      }),
+      handler: async ({ auth, params }) => ({ status: 200, json: present(await apiKeys.get(auth.orgId, params.id)) }),
     }),
     route({
       method: 'PATCH', path: '/api-keys/:id', tag: 'api-keys', summary: 'Rename or re-scope an API key (expires_in_days is immutable)',
       auth: 'bearer', permission: 'api_key:manage', params: idParams, body: apiKeyPatch, response: apiKeySchema,
-      handler: async ({ auth, params, body }) => {
-        const record = await getOr404(apiKeys, auth.orgId, params.id, 'API key');
-        rejectImmutable(record, body, ['expires_in_days']);
-        assertCovers(auth, record, 'change');
-        if (body.permissions !== undefined) assertGrantable(auth, body.permissions);
-        const source_ids = body.source_ids === undefined ? undefined : scopeFor(auth, body.source_ids);
-        const updated = await apiKeys.update(auth.orgId, record.id, {
-          ...(body.name === undefined ? {} : { name: body.name }),
-          ...(body.permissions === undefined ? {} : { permissions: body.permissions }),
-          ...(source_ids === undefined ? {} : { source_ids }),
-        });
-        if (!updated) throw new ServiceError('not_found', `API key ${params.id} not found`);
-        return { status: 200, json: present(updated) };
-      },
+      handler: async ({ auth, params, body }) => ({ status: 200, json: present(await apiKeys.update(auth, params.id, body, guardOf(auth))) }),
     }),
     route({
       method: 'POST', path: '/api-keys/:id/rotate', tag: 'api-keys',
       summary: 'Replace the secret of an API key; the old key stops working at once, the new one is answered only here',
       auth: 'bearer', permission: 'api_key:manage', params: idParams, response: apiKeyWithSecret,
       handler: async ({ auth, params }) => {
-        const record = await getOr404(apiKeys, auth.orgId, params.id, 'API key');
-        assertCovers(auth, record, 'rotate');
-        if (!record.active) throw new ServiceError('conflict', 'a revoked API key cannot be rotated', { id: record.id });
-        if (record.expires_at !== null && Date.parse(record.expires_at) <= clock.now()) {
-          throw new ServiceError('conflict', 'an expired API key cannot be rotated; create a new one', { id: record.id });
-        }
-        const { key, hash, prefix } = IdentityService.newApiKey();
-        const updated = await unique('API key', () =>
-          apiKeys.update(auth.orgId, record.id, { key_hash: hash, key_prefix: prefix, rotated_at: nowIso() }),
-        );
-        if (!updated) throw new ServiceError('not_found', `API key ${params.id} not found`);
-        return { status: 200, json: { ...present(updated), key } };
+        const { record, key } = await apiKeys.rotate(auth, params.id, guardOf(auth));
+        return { status: 200, json: { ...present(record), key } };
       },
     }),
     route({
       method: 'DELETE', path: '/api-keys/:id', tag: 'api-keys', summary: 'Revoke an API key (the record stays, inactive)',
       auth: 'bearer', permission: 'api_key:manage', params: idParams, response: apiKeySchema,
-      handler: async ({ auth, params }) => {
-        const record = await getOr404(apiKeys, auth.orgId, params.id, 'API key');
-        assertCovers(auth, record, 'revoke');
-        // revoking twice keeps the first revocation time
-        if (!record.active) return { status: 200, json: present(record) };
-        const updated = await apiKeys.update(auth.orgId, record.id, { active: false, revoked_at: nowIso() });
-        if (!updated) throw new ServiceError('not_found', `API key ${params.id} not found`);
-        return { status: 200, json: present(updated) };
-      },
+      handler: async ({ auth, params }) => ({ status: 200, json: present(await apiKeys.revoke(auth, params.id, guardOf(auth))) }),
     }),
   ];
 }

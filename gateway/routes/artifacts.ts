@@ -8,11 +8,8 @@
  * (a run writing the same name again replaces it).
  */
 import { z } from 'zod';
-import type { AgentRunDoc } from '../../runtime/collections.js';
-import { ServiceError } from '../../runtime/errors.js';
-import { artifactId, listAllArtifacts, parseArtifactId, type ArtifactRef } from '../../runtime/files/artifacts.js';
-import type { FileInfo } from '../../runtime/files/store.js';
-import type { OrgId } from '../../runtime/store/types.js';
+import type { Artifact } from '../../domains/artifacts/service.js';
+import { artifactId } from '../../runtime/files/artifacts.js';
 import { streamOf } from '../http.js';
 import { decodeCursor, encodeCursor, pageQuery, pageSchema } from '../pagination.js';
 import { route, type AnyRoute } from '../route.js';
@@ -46,7 +43,7 @@ const listQuery = pageQuery.extend({
 });
 const artifactParams = z.object({ id: z.string().min(1).max(2048) });
 
-const present = (file: FileInfo, ref: ArtifactRef, run: AgentRunDoc | undefined) => ({
+const present = ({ file, ref, run }: Artifact) => ({
   id: artifactId(ref),
   run_id: ref.runId,
   task_id: run?.task_id ?? null,
@@ -58,61 +55,22 @@ const present = (file: FileInfo, ref: ArtifactRef, run: AgentRunDoc | undefined)
   created_at: file.modified_at,
 });
 
-export function artifactRoutes({ files, collections }: Services): AnyRoute[] {
-  const { agentRuns } = collections;
-
-  const runsById = async (org: OrgId, runIds: readonly string[]): Promise<Map<string, AgentRunDoc>> => {
-    const unique = [...new Set(runIds)];
-    if (unique.length === 0) return new Map();
-    const runs = await agentRuns.findAll(org, { id: { in: unique } });
-    return new Map(runs.map((run) => [run.id, run]));
-  };
-
-  /** The artifact an id names in this organization, or 404 (ids of another organization's files included). */
-  const artifactOr404 = async (org: OrgId, id: string): Promise<{ ref: ArtifactRef; info: FileInfo }> => {
-    const ref = parseArtifactId(id);
-    const notFound = new ServiceError('not_found', `artifact ${id} not found`);
-    if (ref === null) throw notFound;
-    try {
-      return { ref, info: await files.info(org, ref.path) };
-    } catch (error) {
-      if (error instanceof ServiceError && error.code === 'not_found') throw notFound;
-      throw error;
-    }
-  };
-
+export function artifactRoutes({ artifacts }: Services): AnyRoute[] {
   return [
     route({
       method: 'GET', path: '/artifacts', tag: 'artifacts', auth: 'bearer', permission: 'file:read',
       summary: 'Files runs wrote, oldest run first; filters `run_id`, `task_id`, `content_type` (a prefix), `created_after`',
       query: listQuery, response: pageSchema(artifactSchema),
       handler: async ({ auth, query }) => {
-        const org = auth.orgId;
-        let runIds: string[] | undefined;
-        if (query.task_id !== undefined) {
-          const taskRuns = (await agentRuns.findAll(org, { task_id: query.task_id })).map((run) => run.id);
-          runIds = query.run_id === undefined ? taskRuns : taskRuns.filter((runId) => runId === query.run_id);
-        } else if (query.run_id !== undefined) {
-          runIds = [query.run_id];
-        }
-        const after = query.created_after === undefined ? null : Date.parse(query.created_after);
-        const all = (await listAllArtifacts(files, org, runIds)).filter(
-          (file) =>
-            (query.content_type === undefined || file.content_type.startsWith(query.content_type)) &&
-            (after === null || Date.parse(file.modified_at) > after),
-        );
-        // keyset on the path: a file written or removed between pages neither repeats nor skips another
         const from = query.cursor === undefined ? null : decodeCursor(query, query.cursor);
-        const rest = from === null ? all : all.filter((file) => file.path > from);
-        const page = rest.slice(0, query.limit);
-        const runs = await runsById(org, page.map((file) => file.ref.runId));
-        const last = page.at(-1);
+        const page = await artifacts.list(auth.orgId, query, query.limit, from);
+        const last = page.items.at(-1);
         return {
           status: 200,
           json: {
-            items: page.map((file) => present(file, file.ref, runs.get(file.ref.runId))),
-            next_cursor: last !== undefined && rest.length > page.length ? encodeCursor(query, last.path) : null,
-            total: all.length,
+            items: page.items.map(present),
+            next_cursor: last !== undefined && page.more ? encodeCursor(query, last.file.path) : null,
+            total: page.total,
           },
         };
       },
@@ -122,17 +80,15 @@ export function artifactRoutes({ files, collections }: Services): AnyRoute[] {
       summary: 'One artifact: its run (and task), path, size, content type and SHA-256',
       params: artifactParams, response: artifactSchema.extend({ sha256: z.string() }),
       handler: async ({ auth, params }) => {
-        const { ref, info } = await artifactOr404(auth.orgId, params.id);
-        const [run, sha256] = await Promise.all([agentRuns.get(auth.orgId, ref.runId), files.sha256(auth.orgId, ref.path)]);
-        return { status: 200, json: { ...present(info, ref, run ?? undefined), sha256 } };
+        const artifact = await artifacts.get(auth.orgId, params.id);
+        return { status: 200, json: { ...present(artifact), sha256: artifact.sha256 } };
       },
     }),
     route({
       method: 'GET', path: '/artifacts/:id/content', tag: 'artifacts', auth: 'bearer', permission: 'file:read',
       summary: 'Download an artifact (Content-Length, Content-Disposition: attachment)', params: artifactParams,
       handler: async ({ auth, params }) => {
-        const { ref } = await artifactOr404(auth.orgId, params.id);
-        const { info, stream } = await files.open(auth.orgId, ref.path);
+        const { ref, info, stream } = await artifacts.open(auth.orgId, params.id);
         const baseName = ref.name.slice(ref.name.lastIndexOf('/') + 1);
         const headers = {
           'content-type': info.content_type,
@@ -155,11 +111,7 @@ export function artifactRoutes({ files, collections }: Services): AnyRoute[] {
     route({
       method: 'DELETE', path: '/artifacts/:id', tag: 'artifacts', auth: 'bearer', permission: 'file:write',
       summary: 'Delete an artifact', params: artifactParams, response: z.object({ id: z.string(), deleted: z.boolean() }),
-      handler: async ({ auth, params }) => {
-        const { ref } = await artifactOr404(auth.orgId, params.id);
-        await files.remove(auth.orgId, ref.path);
-        return { status: 200, json: { id: artifactId(ref), deleted: true } };
-      },
+      handler: async ({ auth, params }) => ({ status: 200, json: { id: artifactId(await artifacts.delete(auth.orgId, params.id)), deleted: true } }),
     }),
   ];
 }

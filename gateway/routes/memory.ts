@@ -5,14 +5,12 @@
  * shared with the `memory.recall` tool).
  */
 import { z } from 'zod';
-import { MAX_RECALL_LIMIT, recallMemories } from '../../domains/memory/recall.js';
+import { MAX_RECALL_LIMIT } from '../../domains/memory/recall.js';
 import { MAX_MEMORY_TEXT_BYTES, MEMORY_KINDS, type MemoryDoc } from '../../domains/memory/documents.js';
-import { ServiceError } from '../../runtime/errors.js';
 import { DEFAULT_REALM } from '../../runtime/graph/names.js';
-import type { Filter, OrgId } from '../../runtime/store/types.js';
+import type { Filter } from '../../runtime/store/types.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { idParams, storedSchema } from '../resource.js';
-import { getOr404, stripUndefined } from '../../runtime/store/documents.js';
 import { route, type AnyRoute } from '../route.js';
 import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
@@ -78,59 +76,35 @@ const present = (memory: MemoryDoc) => ({
   updated_at: memory.updated_at,
 });
 
-export function memoryRoutes({ collections }: Services): AnyRoute[] {
-  const { memory, realms } = collections;
-  const listPage = createPageResponder(memory, present);
+const filterOf = (query: { realm?: string | undefined; kind?: string | undefined }): Filter => {
+  const filter: Record<string, Filter[string]> = {};
+  if (query.realm !== undefined) filter['realm'] = query.realm;
+  if (query.kind !== undefined) filter['kind'] = query.kind;
+  return filter;
+};
 
-  /** 400 naming `field` unless `realm` is a realm of the organization. */
-  const requireRealm = async (org: OrgId, realm: string, field: string): Promise<void> => {
-    if (!(await realms.findOne(org, { name: realm }))) {
-      throw new ServiceError('validation_error', `invalid ${field}: realm "${realm}" does not exist in this organization`, {
-        issues: [{ path: field, message: `no realm named "${realm}"` }],
-      });
-    }
-  };
-
-  const filterOf = (query: { realm?: string | undefined; kind?: string | undefined }): Filter => {
-    const filter: Record<string, Filter[string]> = {};
-    if (query.realm !== undefined) filter['realm'] = query.realm;
-    if (query.kind !== undefined) filter['kind'] = query.kind;
-    return filter;
-  };
+export function memoryRoutes({ memory }: Services): AnyRoute[] {
+  const listPage = createPageResponder(memory.listing, present);
 
   return [
     route({
       method: 'GET', path: '/memory', tag: 'memory', summary: 'List memory entries (filters: realm, kind)', auth: 'bearer',
       permission: 'memory:read', query: memoryQuery, response: pageSchema(memorySchema),
       handler: async ({ auth, query }) => {
-        if (query.realm !== undefined) await requireRealm(auth.orgId, query.realm, 'realm');
+        if (query.realm !== undefined) await memory.requireRealm(auth.orgId, query.realm);
         return listPage(auth.orgId, query, filterOf(query));
       },
     }),
     route({
       method: 'POST', path: '/memory', tag: 'memory', summary: 'Store a memory entry', auth: 'bearer', permission: 'memory:manage',
       body: memoryCreate, response: memorySchema, status: 201, creates: true,
-      handler: async ({ auth, body }) => {
-        await requireRealm(auth.orgId, body.realm, 'realm');
-        const entry = await memory.insert(auth.orgId, {
-          kind: body.kind,
-          realm: body.realm,
-          text: body.text,
-          title: body.title ?? null,
-          tags: body.tags,
-          // stored as a 32-bit float, as the provisioning contract describes it
-          importance: Math.fround(body.importance),
-          created_by: auth.userId,
-        });
-        return { status: 201, json: present(entry) };
-      },
+      handler: async ({ auth, body }) => ({ status: 201, json: present(await memory.create(auth.orgId, auth.userId, body)) }),
     }),
     route({
       method: 'POST', path: '/memory/recall', tag: 'memory', auth: 'bearer', permission: 'memory:read',
       summary: 'Recall entries by full-text relevance weighted by importance', body: recallBody, response: recallSchema,
       handler: async ({ auth, body }) => {
-        if (body.realm !== undefined) await requireRealm(auth.orgId, body.realm, 'realm');
-        const recalled = await recallMemories(memory, auth.orgId, body);
+        const recalled = await memory.recall(auth.orgId, body);
         const items = recalled.map(({ doc, score }) => ({ memory: present(doc), score }));
         return { status: 200, json: { items } };
       },
@@ -138,29 +112,18 @@ export function memoryRoutes({ collections }: Services): AnyRoute[] {
     route({
       method: 'GET', path: '/memory/:id', tag: 'memory', summary: 'Get a memory entry', auth: 'bearer',
       permission: 'memory:read', params: idParams, response: memorySchema,
-      handler: async ({ auth, params }) => ({ status: 200, json: present(await getOr404(memory, auth.orgId, params.id, 'memory entry')) }),
+      handler: async ({ auth, params }) => ({ status: 200, json: present(await memory.get(auth.orgId, params.id)) }),
     }),
     route({
       method: 'PATCH', path: '/memory/:id', tag: 'memory', summary: 'Update a memory entry', auth: 'bearer',
       permission: 'memory:manage', params: idParams, body: memoryPatch, response: memorySchema,
-      handler: async ({ auth, params, body }) => {
-        const entry = await getOr404(memory, auth.orgId, params.id, 'memory entry');
-        if (body.realm !== undefined && body.realm !== entry.realm) await requireRealm(auth.orgId, body.realm, 'realm');
-        // a store patch's `undefined` deletes the field: drop what the caller left out
-        const updated = await memory.update(auth.orgId, entry.id, {
-          ...stripUndefined(body),
-          ...(body.importance === undefined ? {} : { importance: Math.fround(body.importance) }),
-        });
-        if (!updated) throw new ServiceError('not_found', `memory entry ${params.id} not found`);
-        return { status: 200, json: present(updated) };
-      },
+      handler: async ({ auth, params, body }) => ({ status: 200, json: present(await memory.update(auth.orgId, params.id, body)) }),
     }),
     route({
       method: 'DELETE', path: '/memory/:id', tag: 'memory', summary: 'Delete a memory entry', auth: 'bearer',
       permission: 'memory:manage', params: idParams, status: 204,
       handler: async ({ auth, params }) => {
-        const entry = await getOr404(memory, auth.orgId, params.id, 'memory entry');
-        await memory.delete(auth.orgId, entry.id);
+        await memory.delete(auth.orgId, params.id);
         return { status: 204, json: null };
       },
     }),

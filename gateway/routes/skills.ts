@@ -17,14 +17,11 @@
  * as the user who created them with role `api_key`, so they never self-approve.
  */
 import { z } from 'zod';
-import type { AuthContext } from '../../runtime/auth/context.js';
-import type { SkillDoc, SkillStatus } from '../../domains/skills/documents.js';
-import { ServiceError } from '../../runtime/errors.js';
-import { nowIso } from '../../runtime/ids.js';
-import type { Filter, OrgCollection, Patch, StoredFields } from '../../runtime/store/types.js';
+import type { SkillDoc } from '../../domains/skills/documents.js';
+import { visibleTo } from '../../domains/skills/service.js';
+import type { Filter } from '../../runtime/store/types.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { idParams, storedSchema } from '../resource.js';
-import { rejectImmutable, stripUndefined, unique } from '../../runtime/store/documents.js';
 import { route, type AnyRoute } from '../route.js';
 import { safeName, safeText } from '../safe-text.js';
 import type { Services } from '../services.js';
@@ -116,65 +113,17 @@ const summary = (skill: SkillDoc) => ({
 });
 const present = (skill: SkillDoc) => ({ ...summary(skill), content: skill.content });
 
-type Action = 'submit' | 'approve' | 'reject';
-const TRANSITIONS: Readonly<Record<Action, { readonly from: readonly SkillStatus[]; readonly to: SkillStatus }>> = {
-  submit: { from: ['draft', 'rejected'], to: 'pending_approval' },
-  approve: { from: ['pending_approval'], to: 'approved' },
-  reject: { from: ['pending_approval'], to: 'rejected' },
-};
-
-/** what the caller may see: org skills and their own user skills */
-const visibleTo = (auth: AuthContext) => ({ in: ['org', auth.userId] });
-
-/** The skill by id or slug, or 404 (also for another organization's, or another user's private skill). */
-async function getVisible(skills: OrgCollection<SkillDoc>, auth: AuthContext, idOrSlug: string): Promise<SkillDoc> {
-  const skill = (await skills.get(auth.orgId, idOrSlug)) ?? (await skills.findOne(auth.orgId, { slug: idOrSlug }));
-  if (!skill || (skill.scope === 'user' && skill.owner_user_id !== auth.userId)) {
-    throw new ServiceError('not_found', `skill ${idOrSlug} not found`);
-  }
-  return skill;
-}
-
-function checkTransition(skill: SkillDoc, action: Action): SkillStatus {
-  const { from, to } = TRANSITIONS[action];
-  if (!from.includes(skill.status)) {
-    throw new ServiceError('conflict', `cannot ${action} a skill in status ${skill.status}`, {
-      status: skill.status,
-      action,
-      allowed_from: from,
-    });
-  }
-  return to;
-}
-
-function checkReviewer(skill: SkillDoc, auth: AuthContext): void {
-  if (skill.submitted_by === auth.userId && auth.role !== 'owner') {
-    throw new ServiceError('forbidden', 'a skill must be reviewed by someone other than its submitter (owners excepted)', {
-      reason: 'own_submission',
-    });
-  }
-}
-
-export function skillRoutes({ collections }: Services): AnyRoute[] {
-  const { skills } = collections;
-  const listPage = createPageResponder(skills, summary);
-
-  const move = async (auth: AuthContext, skill: SkillDoc, patch: Patch<Omit<SkillDoc, keyof StoredFields>>) => {
-    const updated = await skills.update(auth.orgId, skill.id, patch);
-    if (!updated) throw new ServiceError('not_found', `skill ${skill.id} not found`);
-    return { status: 200, json: present(updated) };
-  };
+export function skillRoutes({ skills }: Services): AnyRoute[] {
+  const listPage = createPageResponder(skills.listing, summary);
 
   const review = (action: 'approve' | 'reject', summaryText: string): AnyRoute =>
     route({
       method: 'POST', path: `/skills/:id/${action}`, tag: 'skills', summary: summaryText, auth: 'bearer',
       permission: 'skill:manage', params: idParams, body: reviewBody, response: skillSchema,
-      handler: async ({ auth, params, body }) => {
-        const skill = await getVisible(skills, auth, params.id);
-        const status = checkTransition(skill, action);
-        checkReviewer(skill, auth);
-        return move(auth, skill, { status, reviewed_by: auth.userId, reviewed_at: nowIso(), review_note: body?.note ?? null });
-      },
+      handler: async ({ auth, params, body }) => ({
+        status: 200,
+        json: present(await skills.review(auth.orgId, auth, params.id, action, body?.note ?? null)),
+      }),
     });
 
   return [
@@ -182,7 +131,7 @@ export function skillRoutes({ collections }: Services): AnyRoute[] {
       method: 'GET', path: '/skills', tag: 'skills', summary: 'List the skills the caller can see (filters: status, scope)',
       auth: 'bearer', permission: 'skill:read', query: skillQuery, response: pageSchema(skillSummarySchema),
       handler: async ({ auth, query }) => {
-        const filter: Record<string, Filter[string]> = { visible_to: visibleTo(auth) };
+        const filter: Record<string, Filter[string]> = { visible_to: visibleTo(auth.userId) };
         if (query.status !== undefined) filter['status'] = query.status;
         if (query.scope !== undefined) filter['scope'] = query.scope;
         return listPage(auth.orgId, query, filter);
@@ -191,61 +140,31 @@ export function skillRoutes({ collections }: Services): AnyRoute[] {
     route({
       method: 'POST', path: '/skills', tag: 'skills', summary: 'Create a skill (starts as draft)', auth: 'bearer',
       permission: 'skill:manage', body: skillCreate, response: skillSchema, status: 201, creates: true, maxBodyBytes: SKILL_BODY_BYTES,
-      handler: async ({ auth, body }) => {
-        const owner = body.scope === 'user' ? auth.userId : null;
-        const skill = await unique('skill', () =>
-          skills.insert(auth.orgId, {
-            ...body,
-            owner_user_id: owner,
-            visible_to: owner ?? 'org',
-            status: 'draft',
-            created_by: auth.userId,
-            submitted_by: null,
-            reviewed_by: null,
-            reviewed_at: null,
-            review_note: null,
-          }),
-        );
-        return { status: 201, json: present(skill) };
-      },
+      handler: async ({ auth, body }) => ({ status: 201, json: present(await skills.create(auth.orgId, auth, body)) }),
     }),
     route({
       method: 'GET', path: '/skills/:id', tag: 'skills', summary: 'Get a skill by id or slug', auth: 'bearer',
       permission: 'skill:read', params: idParams, response: skillSchema,
-      handler: async ({ auth, params }) => ({ status: 200, json: present(await getVisible(skills, auth, params.id)) }),
+      handler: async ({ auth, params }) => ({ status: 200, json: present(await skills.get(auth.orgId, auth, params.id)) }),
     }),
     route({
       method: 'PATCH', path: '/skills/:id', tag: 'skills', auth: 'bearer', permission: 'skill:manage',
       summary: 'Update a skill (slug and scope are immutable; new content sends it back to draft)',
       params: idParams, body: skillPatch, response: skillSchema, maxBodyBytes: SKILL_BODY_BYTES,
-      handler: async ({ auth, params, body }) => {
-        const skill = await getVisible(skills, auth, params.id);
-        rejectImmutable(skill, body, ['slug', 'scope']);
-        const { slug: _slug, scope: _scope, ...fields } = body;
-        const contentChanged = fields.content !== undefined && fields.content !== skill.content;
-        // a store patch's `undefined` deletes the field: drop what the caller left out
-        return move(auth, skill, {
-          ...stripUndefined(fields),
-          ...(contentChanged && skill.status !== 'draft' ? { status: 'draft', submitted_by: null } : {}),
-        });
-      },
+      handler: async ({ auth, params, body }) => ({ status: 200, json: present(await skills.update(auth.orgId, auth, params.id, body)) }),
     }),
     route({
       method: 'DELETE', path: '/skills/:id', tag: 'skills', summary: 'Delete a skill', auth: 'bearer',
       permission: 'skill:manage', params: idParams, status: 204,
       handler: async ({ auth, params }) => {
-        const skill = await getVisible(skills, auth, params.id);
-        await skills.delete(auth.orgId, skill.id);
+        await skills.delete(auth.orgId, auth, params.id);
         return { status: 204, json: null };
       },
     }),
     route({
       method: 'POST', path: '/skills/:id/submit', tag: 'skills', summary: 'Submit a draft or rejected skill for approval',
       auth: 'bearer', permission: 'skill:manage', params: idParams, response: skillSchema,
-      handler: async ({ auth, params }) => {
-        const skill = await getVisible(skills, auth, params.id);
-        return move(auth, skill, { status: checkTransition(skill, 'submit'), submitted_by: auth.userId });
-      },
+      handler: async ({ auth, params }) => ({ status: 200, json: present(await skills.submit(auth.orgId, auth, params.id)) }),
     }),
     review('approve', 'Approve a pending skill (not by its submitter, unless owner)'),
     review('reject', 'Reject a pending skill (not by its submitter, unless owner)'),

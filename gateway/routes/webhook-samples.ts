@@ -5,9 +5,7 @@
  */
 import { z } from 'zod';
 import type { WebhookSampleDoc } from '../../domains/webhook-samples/documents.js';
-import { ServiceError } from '../../runtime/errors.js';
-import { builtinSample, builtinSamples, type WebhookSample } from '../../domains/webhook-samples/builtin.js';
-import { unique } from '../../runtime/store/documents.js';
+import type { WebhookSample } from '../../domains/webhook-samples/builtin.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
 
@@ -52,20 +50,15 @@ const presentSaved = (sample: WebhookSampleDoc) => ({
   created_at: sample.created_at,
 });
 
-/** header names are matched lowercased, as the task sees HTTP headers */
-const lowercaseKeys = (headers: Record<string, string>): Record<string, string> =>
-  Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
-
-export function webhookSampleRoutes({ collections, tasks }: Services): AnyRoute[] {
-  const { webhookSamples } = collections;
+export function webhookSampleRoutes({ webhookSamples }: Services): AnyRoute[] {
   return [
     route({
       method: 'GET', path: '/webhook-samples', tag: 'webhook-samples', auth: 'bearer', permission: 'webhook:read',
       summary: 'Built-in samples (code host push and pull request, build failure, deployment failure), then the saved ones',
       response: listSchema,
       handler: async ({ auth }) => {
-        const saved = await webhookSamples.findAll(auth.orgId);
-        const items = [...builtinSamples().map(presentBuiltin), ...saved.map(presentSaved)];
+        const { builtins, saved } = await webhookSamples.list(auth.orgId);
+        const items = [...builtins.map(presentBuiltin), ...saved.map(presentSaved)];
         return { status: 200, json: { items, next_cursor: null, total: items.length } };
       },
     }),
@@ -73,32 +66,13 @@ export function webhookSampleRoutes({ collections, tasks }: Services): AnyRoute[
       method: 'POST', path: '/webhook-samples', tag: 'webhook-samples', auth: 'bearer', permission: 'webhook:manage',
       summary: 'Save a custom sample for this organization (kept until deleted)', body: sampleCreate, response: sampleSchema,
       status: 201, creates: true,
-      handler: async ({ auth, body }) => {
-        if (builtinSample(body.name)) {
-          throw new ServiceError('conflict', `${body.name} is a built-in sample name`, { fields: ['name'] });
-        }
-        const saved = await unique('sample', () =>
-          webhookSamples.insert(auth.orgId, {
-            name: body.name,
-            description: body.description,
-            body: body.body,
-            headers: lowercaseKeys(body.headers),
-            created_by: auth.userId,
-          }),
-        );
-        return { status: 201, json: presentSaved(saved) };
-      },
+      handler: async ({ auth, body }) => ({ status: 201, json: presentSaved(await webhookSamples.save(auth.orgId, auth.userId, body)) }),
     }),
     route({
       method: 'DELETE', path: '/webhook-samples/:sample_name', tag: 'webhook-samples', auth: 'bearer', permission: 'webhook:manage',
       summary: 'Delete a saved sample (built-in ones cannot be deleted)', params: nameParams, status: 204,
       handler: async ({ auth, params }) => {
-        if (builtinSample(params.sample_name)) {
-          throw new ServiceError('conflict', `${params.sample_name} is a built-in sample and cannot be deleted`);
-        }
-        const saved = await webhookSamples.findOne(auth.orgId, { name: params.sample_name });
-        if (!saved) throw new ServiceError('not_found', `sample ${params.sample_name} not found`);
-        await webhookSamples.delete(auth.orgId, saved.id);
+        await webhookSamples.delete(auth.orgId, params.sample_name);
         return { status: 204, json: null };
       },
     }),
@@ -107,16 +81,7 @@ export function webhookSampleRoutes({ collections, tasks }: Services): AnyRoute[
       summary: 'Fire a sample into a task, as if its sender had posted it', params: nameParams, body: runBody, response: runSchema,
       status: 202,
       handler: async ({ auth, params, body }) => {
-        const sample: { body: Record<string, unknown>; headers: Record<string, string> } | null =
-          builtinSample(params.sample_name) ?? (await webhookSamples.findOne(auth.orgId, { name: params.sample_name }));
-        if (!sample) throw new ServiceError('not_found', `sample ${params.sample_name} not found`);
-        const fired = await tasks.fire(auth.orgId, body.task_id, {
-          origin: 'sample',
-          // a copy: the built-in bodies are shared
-          body: structuredClone(sample.body),
-          headers: { ...sample.headers },
-          delivery_id: null,
-        });
+        const fired = await webhookSamples.run(auth.orgId, params.sample_name, body.task_id);
         return { status: 202, json: { sample: params.sample_name, task_id: body.task_id, run_id: fired.run_id, status: fired.status } };
       },
     }),

@@ -6,16 +6,13 @@
  */
 import { z } from 'zod';
 import type { OutboundWebhookDoc, WebhookDeliveryDoc } from '../../domains/webhooks/documents.js';
-import { ServiceError } from '../../runtime/errors.js';
 import { DEFAULT_OVERLAP_SECONDS, MAX_OVERLAP_SECONDS } from '../../domains/webhooks/outbound-webhooks.js';
 import { maskSecret } from '../../domains/webhooks/secrets.js';
 import { standardWebhooksSecret } from '../../domains/webhooks/signing.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { idParams, storedSchema } from '../resource.js';
-import { getOr404, unique } from '../../runtime/store/documents.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
-import { isoAt } from '../../runtime/clock.js';
 
 /** a test send waits this long for its first attempt before answering `queued` */
 const TEST_WAIT_MS = 10_000;
@@ -102,10 +99,9 @@ export const presentDelivery = (delivery: WebhookDeliveryDoc) => ({
   updated_at: delivery.updated_at,
 });
 
-export function webhookRoutes({ collections, webhooks, clock }: Services): AnyRoute[] {
-  const { outboundWebhooks, webhookDeliveries } = collections;
-  const listPage = createPageResponder(outboundWebhooks, (webhook) => present(webhook));
-  const deliveryPage = createPageResponder(webhookDeliveries, presentDelivery);
+export function webhookRoutes({ webhooks }: Services): AnyRoute[] {
+  const listPage = createPageResponder(webhooks.listing, (webhook) => present(webhook));
+  const deliveryPage = createPageResponder(webhooks.deliveryListing, presentDelivery);
   return [
     route({
       method: 'GET', path: '/webhooks', tag: 'webhooks', summary: 'List outbound webhooks (secrets masked)', auth: 'bearer',
@@ -117,34 +113,27 @@ export function webhookRoutes({ collections, webhooks, clock }: Services): AnyRo
       summary: 'Create an outbound webhook (the secret is generated when absent and shown only in this answer)',
       body: webhookCreate, response: webhookSchema, status: 201, creates: true,
       handler: async ({ auth, body }) => {
-        const { webhook, secret } = await unique('webhook', () =>
-          webhooks.create(auth.orgId, { name: body.name, url: body.url, secret: body.secret, retries: body.retries, createdBy: auth.userId }),
-        );
+        const { webhook, secret } = await webhooks.create(auth.orgId, {
+          name: body.name, url: body.url, secret: body.secret, retries: body.retries, createdBy: auth.userId,
+        });
         return { status: 201, json: present(webhook, secret) };
       },
     }),
     route({
       method: 'GET', path: '/webhooks/:id', tag: 'webhooks', summary: 'Get an outbound webhook (secret masked)', auth: 'bearer',
       permission: 'webhook:read', params: idParams, response: webhookSchema,
-      handler: async ({ auth, params }) => ({ status: 200, json: present(await getOr404(outboundWebhooks, auth.orgId, params.id, 'webhook')) }),
+      handler: async ({ auth, params }) => ({ status: 200, json: present(await webhooks.get(auth.orgId, params.id)) }),
     }),
     route({
       method: 'PATCH', path: '/webhooks/:id', tag: 'webhooks', auth: 'bearer', permission: 'webhook:manage',
       summary: 'Change name, url or retries (the secret changes through rotate-secret)', params: idParams, body: webhookPatch, response: webhookSchema,
-      handler: async ({ auth, params, body }) => {
-        const webhook = await getOr404(outboundWebhooks, auth.orgId, params.id, 'webhook');
-        if (body.url !== undefined) webhooks.checkUrl(body.url);
-        const updated = await unique('webhook', () => outboundWebhooks.update(auth.orgId, webhook.id, body));
-        if (!updated) throw new ServiceError('not_found', `webhook ${params.id} not found`);
-        return { status: 200, json: present(updated) };
-      },
+      handler: async ({ auth, params, body }) => ({ status: 200, json: present(await webhooks.update(auth.orgId, params.id, body)) }),
     }),
     route({
       method: 'DELETE', path: '/webhooks/:id', tag: 'webhooks', auth: 'bearer', permission: 'webhook:manage',
       summary: 'Delete an outbound webhook (deliveries still queued end as failed)', params: idParams, status: 204,
       handler: async ({ auth, params }) => {
-        const webhook = await getOr404(outboundWebhooks, auth.orgId, params.id, 'webhook');
-        await outboundWebhooks.delete(auth.orgId, webhook.id);
+        await webhooks.delete(auth.orgId, params.id);
         return { status: 204, json: null };
       },
     }),
@@ -153,8 +142,7 @@ export function webhookRoutes({ collections, webhooks, clock }: Services): AnyRo
       summary: 'Replace the secret; the previous one keeps signing (X-Service-Signature-Previous, a second webhook-signature entry) for overlap_seconds',
       params: idParams, body: rotateBody, response: webhookSchema,
       handler: async ({ auth, params, body }) => {
-        const webhook = await getOr404(outboundWebhooks, auth.orgId, params.id, 'webhook');
-        const rotated = await webhooks.rotate(auth.orgId, webhook, { secret: body.secret, overlapSeconds: body.overlap_seconds });
+        const rotated = await webhooks.rotate(auth.orgId, params.id, { secret: body.secret, overlapSeconds: body.overlap_seconds });
         return { status: 200, json: present(rotated.webhook, rotated.secret) };
       },
     }),
@@ -162,23 +150,17 @@ export function webhookRoutes({ collections, webhooks, clock }: Services): AnyRo
       method: 'POST', path: '/webhooks/:id/test', tag: 'webhooks', auth: 'bearer', permission: 'webhook:manage',
       summary: 'Send a `webhook.test` event now; answers after the first attempt (retries go on in the background)',
       params: idParams, body: testBody, response: deliverySchema, status: 202,
-      handler: async ({ auth, params, body }) => {
-        const webhook = await getOr404(outboundWebhooks, auth.orgId, params.id, 'webhook');
-        const payload = {
-          type: 'webhook.test',
-          timestamp: isoAt(clock.now()),
-          data: { webhook_id: webhook.id, webhook_name: webhook.name, ...body?.payload },
-        };
-        const delivery = await webhooks.send(auth.orgId, webhook, { event: 'webhook.test', payload, runId: null, createdBy: auth.userId }, TEST_WAIT_MS);
-        return { status: 202, json: presentDelivery(delivery) };
-      },
+      handler: async ({ auth, params, body }) => ({
+        status: 202,
+        json: presentDelivery(await webhooks.test(auth.orgId, params.id, auth.userId, body?.payload, TEST_WAIT_MS)),
+      }),
     }),
     route({
       method: 'GET', path: '/webhooks/:id/deliveries', tag: 'webhooks', auth: 'bearer', permission: 'webhook:read',
       summary: 'The delivery log of a webhook, oldest first: each delivery with every attempt (status, latency, error)',
       params: idParams, query: deliveryQuery, response: pageSchema(deliverySchema),
       handler: async ({ auth, params, query }) => {
-        const webhook = await getOr404(outboundWebhooks, auth.orgId, params.id, 'webhook');
+        const webhook = await webhooks.get(auth.orgId, params.id);
         // the query object itself (not a copy): it carries the request's cursor scope
         const { status } = query;
         return deliveryPage(auth.orgId, query, status === undefined ? { webhook_id: webhook.id } : { webhook_id: webhook.id, status });
@@ -187,11 +169,7 @@ export function webhookRoutes({ collections, webhooks, clock }: Services): AnyRo
     route({
       method: 'GET', path: '/webhooks/:id/deliveries/:delivery_id', tag: 'webhooks', auth: 'bearer', permission: 'webhook:read',
       summary: 'One delivery with its attempts', params: deliveryParams, response: deliverySchema,
-      handler: async ({ auth, params }) => {
-        const delivery = await webhookDeliveries.get(auth.orgId, params.delivery_id);
-        if (!delivery || delivery.webhook_id !== params.id) throw new ServiceError('not_found', `delivery ${params.delivery_id} not found`);
-        return { status: 200, json: presentDelivery(delivery) };
-      },
+      handler: async ({ auth, params }) => ({ status: 200, json: presentDelivery(await webhooks.delivery(auth.orgId, params.id, params.delivery_id)) }),
     }),
   ];
 }
