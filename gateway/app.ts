@@ -12,6 +12,7 @@ import type { ServiceConfig } from '../runtime/config.js';
 import { PolicyBundles } from '../domains/policies/bundles.js';
 import { PolicyGate } from '../domains/policies/gate.js';
 import { RealmService } from '../domains/realms/service.js';
+import { TaskRecommender } from '../domains/recommendations/recommend.js';
 import { ActivityService } from '../domains/activity/service.js';
 import { PolicyService } from '../domains/policies/service.js';
 import { PolicySourceService } from '../domains/policies/source-service.js';
@@ -168,6 +169,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       webhookSamples: new WebhookSampleService(collections, tasks),
       artifacts: new ArtifactService(collections, files),
       agents: new AgentService(collections.agents),
+      recommender: new TaskRecommender(collections, graph),
       policySourceSync,
       policySourceKeys,
       activity,

@@ -41,6 +41,7 @@ import type { ActivityService } from '../domains/activity/service.js';
 import type { PolicyService } from '../domains/policies/service.js';
 import type { PolicySourceService } from '../domains/policies/source-service.js';
 import type { BindingService } from '../domains/channels/binding-service.js';
+import type { TaskRecommender } from '../domains/recommendations/recommend.js';
 import type { InboundEndpoints } from '../domains/tasks/inbound-endpoints.js';
 
 /** What route modules are built from; assembled once in gateway/app.ts. */
@@ -110,6 +111,8 @@ export interface Services {
   readonly artifacts: ArtifactService;
   /** configured agents (the `default` one cannot be deleted or renamed) */
   readonly agents: AgentService;
+  /** suggested tasks from recurring chat questions, connector state and graph patterns */
+  readonly recommender: TaskRecommender;
   /** git policy sources: fetch, compile, one sync per source at a time */
   readonly policySourceSync: PolicySourceSync;
   /** seals policy sources' ssh keys */

@@ -1,6 +1,5 @@
 /** GET /task-recommendations: suggested tasks from recurring chat questions, connector state and graph patterns (domains/recommendations). */
 import { z } from 'zod';
-import { TaskRecommender } from '../../domains/recommendations/recommend.js';
 import { decimalInteger } from '../pagination.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
@@ -36,8 +35,7 @@ const recommendationsSchema = z.object({
   skipped: z.array(z.object({ signal: z.string(), reason: z.string() })),
 });
 
-export function taskRecommendationRoutes({ collections, graph, clock }: Services): AnyRoute[] {
-  const recommender = new TaskRecommender(collections, graph);
+export function taskRecommendationRoutes({ recommender, clock }: Services): AnyRoute[] {
   return [
     route({
       method: 'GET', path: '/task-recommendations', tag: 'tasks', auth: 'bearer', permission: 'task:read',
