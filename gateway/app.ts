@@ -12,6 +12,7 @@ import type { ServiceConfig } from '../runtime/config.js';
 import { PolicyBundles } from '../domains/policies/bundles.js';
 import { PolicyGate } from '../domains/policies/gate.js';
 import { RealmService } from '../domains/realms/service.js';
+import { TaskRunService } from '../domains/tasks/run-service.js';
 import { TaskRecommender } from '../domains/recommendations/recommend.js';
 import { ActivityService } from '../domains/activity/service.js';
 import { PolicyService } from '../domains/policies/service.js';
@@ -170,6 +171,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       artifacts: new ArtifactService(collections, files),
       agents: new AgentService(collections.agents),
       recommender: new TaskRecommender(collections, graph),
+      taskRunService: new TaskRunService(collections, agentRuntime, files),
       policySourceSync,
       policySourceKeys,
       activity,

@@ -41,6 +41,7 @@ import type { ActivityService } from '../domains/activity/service.js';
 import type { PolicyService } from '../domains/policies/service.js';
 import type { PolicySourceService } from '../domains/policies/source-service.js';
 import type { BindingService } from '../domains/channels/binding-service.js';
+import type { TaskRunService } from '../domains/tasks/run-service.js';
 import type { TaskRecommender } from '../domains/recommendations/recommend.js';
 import type { InboundEndpoints } from '../domains/tasks/inbound-endpoints.js';
 
@@ -113,6 +114,8 @@ export interface Services {
   readonly agents: AgentService;
   /** suggested tasks from recurring chat questions, connector state and graph patterns */
   readonly recommender: TaskRecommender;
+  /** a task's runs: one run, its events and artifacts, approval answers */
+  readonly taskRunService: TaskRunService;
   /** git policy sources: fetch, compile, one sync per source at a time */
   readonly policySourceSync: PolicySourceSync;
   /** seals policy sources' ssh keys */

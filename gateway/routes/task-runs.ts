@@ -5,13 +5,8 @@
  */
 import { z } from 'zod';
 import { ServiceError } from '../../runtime/errors.js';
-import { listArtifacts } from '../../runtime/files/artifacts.js';
-import type { OrgId } from '../../runtime/store/types.js';
-import { answerRunApproval } from '../../domains/tasks/run-approval.js';
-import type { TaskRunDoc } from '../../domains/tasks/types.js';
 import type { HttpResponse } from '../http.js';
 import { listOptions, pageEnvelope, pageQuery, pageSchema } from '../pagination.js';
-import { getOr404 } from '../../runtime/store/documents.js';
 import { idParams } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
@@ -19,16 +14,8 @@ import { liveStream, pipeFeed, RECONNECT_MS, SSE_HEADERS, storedStream } from '.
 import { presentRun } from './task-present.js';
 import { approvalParams, eventsQuery, runParams, runSchema } from './task-schemas.js';
 
-export function taskRunRoutes({ collections, agentRuntime, taskRuntime, files }: Services): AnyRoute[] {
-  const { tasks, taskRuns, agentRunEvents } = collections;
+export function taskRunRoutes({ taskRunService: runs, agentRuntime, taskRuntime }: Services): AnyRoute[] {
   const { service } = taskRuntime;
-
-  const runOf = async (org: OrgId, taskId: string, runId: string): Promise<TaskRunDoc> => {
-    await getOr404(tasks, org, taskId, 'task');
-    const run = await taskRuns.get(org, runId);
-    if (!run || run.task_id !== taskId) throw new ServiceError('not_found', `run ${runId} not found`);
-    return run;
-  };
 
   /** A pending run's stream: opened now, fed once the run starts (a run that ends without starting replays what it has). */
   const pendingStream = (runId: string, after: number): HttpResponse => ({
@@ -52,11 +39,11 @@ export function taskRunRoutes({ collections, agentRuntime, taskRuntime, files }:
       method: 'GET', path: '/tasks/:id/runs', tag: 'tasks', summary: 'Run history, newest last: status, input, transcript, artifacts, policy audit',
       auth: 'bearer', permission: 'task:read', params: idParams, query: pageQuery, response: pageSchema(runSchema),
       handler: async ({ auth, params, query }) => {
-        const task = await getOr404(tasks, auth.orgId, params.id, 'task');
-        const page = await taskRuns.list(auth.orgId, listOptions(query, { task_id: task.id }));
+        const task = await runs.task(auth.orgId, params.id);
+        const page = await runs.list(auth.orgId, listOptions(query, { task_id: task.id }));
         // per run on the page, one event query and one walk of its artifact folder, all at once
         const details = await Promise.all(
-          page.items.map((run) => Promise.all([agentRunEvents.findAll(auth.orgId, { run_id: run.id }), listArtifacts(files, auth.orgId, run.id)])),
+          page.items.map((run) => runs.details(auth.orgId, run.id)),
         );
         const byRun = new Map(page.items.map((run, index) => [run.id, details[index]]));
         return {
@@ -72,8 +59,8 @@ export function taskRunRoutes({ collections, agentRuntime, taskRuntime, files }:
       method: 'GET', path: '/tasks/:id/runs/:run_id', tag: 'tasks', summary: 'One run with its transcript',
       auth: 'bearer', permission: 'task:read', params: runParams, response: runSchema,
       handler: async ({ auth, params }) => {
-        const run = await runOf(auth.orgId, params.id, params.run_id);
-        const [events, artifacts] = await Promise.all([agentRunEvents.findAll(auth.orgId, { run_id: run.id }), listArtifacts(files, auth.orgId, run.id)]);
+        const run = await runs.run(auth.orgId, params.id, params.run_id);
+        const [events, artifacts] = await runs.details(auth.orgId, run.id);
         return { status: 200, json: presentRun(run, events, artifacts) };
       },
     }),
@@ -82,7 +69,7 @@ export function taskRunRoutes({ collections, agentRuntime, taskRuntime, files }:
       summary: 'Server-Sent Events of a run: live with approvals inline; a finished (or not yet started) run replays its events and closes',
       auth: 'bearer', permission: 'task:read', params: runParams, query: eventsQuery,
       handler: async ({ auth, params, query, request }) => {
-        const run = await runOf(auth.orgId, params.id, params.run_id);
+        const run = await runs.run(auth.orgId, params.id, params.run_id);
         const header = request.headers['last-event-id']?.trim();
         let after = query.last_event_id ?? 0;
         if (header !== undefined && header !== '') {
@@ -92,7 +79,7 @@ export function taskRunRoutes({ collections, agentRuntime, taskRuntime, files }:
         const feed = agentRuntime.feed(run.id);
         if (feed) return liveStream(feed, after, { 'x-run-id': run.id });
         if (run.status === 'pending') return pendingStream(run.id, after);
-        return storedStream(await agentRunEvents.findAll(auth.orgId, { run_id: run.id }), after);
+        return storedStream(await runs.events(auth.orgId, run.id), after);
       },
     }),
     route({
@@ -101,7 +88,7 @@ export function taskRunRoutes({ collections, agentRuntime, taskRuntime, files }:
       auth: 'bearer', permission: 'task:manage', params: runParams, status: 202,
       response: z.object({ run_id: z.string(), status: z.enum(['cancelled', 'cancelling']) }),
       handler: async ({ auth, params }) => {
-        await getOr404(tasks, auth.orgId, params.id, 'task');
+        await runs.task(auth.orgId, params.id);
         const outcome = await service.cancel(auth.orgId, params.id, params.run_id);
         return { status: 202, json: { run_id: params.run_id, status: outcome === 'cancelled' ? 'cancelled' : 'cancelling' } };
       },
@@ -112,9 +99,9 @@ export function taskRunRoutes({ collections, agentRuntime, taskRuntime, files }:
       body: z.strictObject({ approved: z.boolean({ message: 'approved must be true or false' }) }),
       response: z.object({ approval_id: z.string(), approved: z.boolean(), decision: z.enum(['approved', 'denied']) }),
       handler: async ({ auth, params, body }) => {
-        const run = await runOf(auth.orgId, params.id, params.run_id);
+        const run = await runs.run(auth.orgId, params.id, params.run_id);
         const answer = { orgId: auth.orgId, approvalId: params.approval_id, approved: body.approved, userId: auth.userId };
-        return { status: 200, json: await answerRunApproval({ agentRuntime, collections }, run, answer) };
+        return { status: 200, json: await runs.answerApproval(run, answer) };
       },
     }),
   ];
