@@ -7,6 +7,9 @@
  * before the fakes it talks to. `useServer`, `useOneOrg`, `useTwoOrgs`,
  * `useLlmServer` and `useWiredOrg` are the common starts.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { startLlmServer, startWiredOrg, stopLlmServer, type LlmServer, type WiredOrg } from './llm.js';
 import { oneOrg, twoOrgs, type OneOrg, type TwoOrgs } from './orgs.js';
@@ -52,3 +55,6 @@ export const useLlmServer = (env: Env = {}, options: TestServerOptions = {}): Ll
 
 export const useWiredOrg = (env: Env = {}, wiring: Parameters<typeof startWiredOrg>[1] = {}): WiredOrg =>
   useSuite(async (own) => ownLlm(own, await startWiredOrg(env, wiring)));
+
+/** a fresh temporary directory, removed in afterAll */
+export const ownTempDir = (own: Own, prefix: string): string => own(mkdtempSync(join(tmpdir(), prefix)), (dir) => rmSync(dir, { recursive: true, force: true }));
