@@ -3,7 +3,7 @@ import { describe, it } from 'vitest';
 import { describeConnectorConformance } from '../../connectors/conformance/index.js';
 import { createPostgresPlugin } from '../../connectors/postgres/index.js';
 import { createPostgresScratch, postgresUnreachable } from './sql-scratch.js';
-import { describeSqlConnector } from './sql-suite.js';
+import { describeSqlConnector, sqlToolCalls } from './sql-suite.js';
 
 const unreachable = await postgresUnreachable();
 if (unreachable !== null) {
@@ -15,15 +15,10 @@ if (unreachable !== null) {
     // 127.0.0.1 trusts every login by password, so the refused login is a role that does not exist
     invalidConfig: { url: 'postgres://no_such_role_kit@127.0.0.1:5432/postgres?sslmode=disable' },
     sourceId: 'src_pg_kit',
-    toolCalls: [
-      { tool: 'list_schemas', args: {} },
+    toolCalls: sqlToolCalls(
       { tool: 'describe_table', args: { table: 'no_such_table' }, expect: { error_code: 'not_found' } },
       { tool: 'query', args: { sql: 'SELECT $1::int + 1 AS two', params: [1] }, expect: { result: { columns: [{ name: 'two', type: 'integer' }], rows: [[2]], row_count: 1, truncated: false } } },
-      { tool: 'explain', args: { sql: 'SELECT 1' } },
-      { tool: 'slow_queries', args: { limit: 5, min_duration_ms: 1000 } },
-      { tool: 'locks', args: {} },
-      { tool: 'connections', args: {} },
-    ],
+    ),
   });
 
   describeSqlConnector({

@@ -4,7 +4,7 @@
  * with a tool context for `config` (read at call time, so a suite can fill
  * in its fake's url in beforeAll).
  */
-import { ToolError, type ConnectorPlugin, type ConnectorTool, type GraphSink, type SyncContext } from '../../connectors/contract.js';
+import { ToolError, type ConnectorPlugin, type ConnectorTool, type GraphNodeInput, type GraphRelationshipInput, type GraphSink, type SyncContext } from '../../connectors/contract.js';
 import { validateCopy } from '../../runtime/tools/json-schema.js';
 import { checkPlugin } from '../../connectors/loader.js';
 import type { LoadedPlugin } from '../../runtime/tools/registry.js';
@@ -53,4 +53,16 @@ export async function failureOf(promise: Promise<unknown>): Promise<ToolError> {
     throw error;
   }
   throw new Error('expected a ToolError');
+}
+
+/** A GraphSink that keeps every write in order, repeats included (a port stand-in, not code under test). */
+export class ListGraphSink implements GraphSink {
+  readonly nodes: GraphNodeInput[] = [];
+  readonly relationships: GraphRelationshipInput[] = [];
+  async upsertNodes(nodes: readonly GraphNodeInput[]): Promise<void> {
+    this.nodes.push(...nodes);
+  }
+  async upsertRelationships(relationships: readonly GraphRelationshipInput[]): Promise<void> {
+    this.relationships.push(...relationships);
+  }
 }
