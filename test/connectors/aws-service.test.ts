@@ -14,7 +14,7 @@ import { createSource } from '../sources/helpers.js';
 import { startFakeAws, type FakeAws } from '../fakes/aws/server.js';
 import { GOOD_KEY, sampleAccount } from '../fakes/aws/state.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { execute, send, wireOrganization } from '../runtime/chat-helpers.js';
+import { decide, execute, send, wireOrganization } from '../runtime/chat-helpers.js';
 
 const configFor = (fake: FakeAws, overrides: Record<string, unknown> = {}) => ({
   regions: ['us-east-1'],
@@ -107,10 +107,7 @@ describe('aws source through the service', () => {
     const required = await stream.waitFor((event) => event.event === 'approval_required');
     expect(required.data.tool).toBe('aws.reboot_instance');
     expect(ctx.fake.effects).toEqual([]);
-    const decision = await ctx.server.request('POST', `/chat/conversations/${ctx.org.conversationId}/approvals/${required.data.approval_id}`, {
-      token: ctx.org.session.token,
-      body: { approved: true },
-    });
+    const decision = await decide(ctx.server, ctx.org, required.data.approval_id);
     expect(decision.status, decision.text).toBe(200);
     await stream.ended;
     const results = stream.events.filter((event) => event.event === 'tool_result').map((event) => event.data.result);

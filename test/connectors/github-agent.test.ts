@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { ownLlm, useSuite } from '../helpers/suite.js';
 import { startFakeGithub } from '../fakes/github/server.js';
 import { startWiredOrg } from '../helpers/llm.js';
-import { send, wireOrganization, execute } from '../runtime/chat-helpers.js';
+import { decide, send, wireOrganization, execute } from '../runtime/chat-helpers.js';
 import { GOOD_TOKEN, seedGithub } from '../fixtures/github/seed.js';
 import { createSource, syncToEnd } from '../sources/helpers.js';
 
@@ -75,10 +75,7 @@ describe('github source through the service', () => {
     const required = await stream.waitFor((event) => event.event === 'approval_required');
     expect(required.data.tool).toBe('github.create_comment');
     expect(ctx.fake.comments.length).toBe(before);
-    const decision = await ctx.server.request('POST', `/chat/conversations/${ctx.org.conversationId}/approvals/${required.data.approval_id}`, {
-      token: ctx.org.session.token,
-      body: { approved: true },
-    });
+    const decision = await decide(ctx.server, ctx.org, required.data.approval_id);
     expect(decision.status, decision.text).toBe(200);
     await stream.ended;
 
