@@ -8,6 +8,7 @@ import { ToolError, type ConnectorPlugin, type ConnectorTool, type GraphNodeInpu
 import { validateCopy } from '../../runtime/tools/json-schema.js';
 import { checkPlugin } from '../../connectors/loader.js';
 import type { LoadedPlugin } from '../../runtime/tools/registry.js';
+import { useSuite } from './suite.js';
 
 export interface ToolHarness {
   readonly loaded: LoadedPlugin;
@@ -65,4 +66,17 @@ export class ListGraphSink implements GraphSink {
   async upsertRelationships(relationships: readonly GraphRelationshipInput[]): Promise<void> {
     this.relationships.push(...relationships);
   }
+}
+
+/**
+ * A connector's fake for the whole file: started in beforeAll (seeded by
+ * `start`), stopped in afterAll, and each config's `urlKey` pointed at it once
+ * it listens (the conformance kit reads the configs at test time).
+ */
+export function useFake<F extends { readonly url: string; stop(): Promise<void> }>(start: () => Promise<F>, urlKey: string, ...configs: Record<string, unknown>[]): { fake: F } {
+  return useSuite(async (own) => {
+    const fake = own(await start());
+    for (const config of configs) config[urlKey] = fake.url;
+    return { fake };
+  });
 }
