@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
+import { startFakeLlmServer, type FakeLlmServer } from '../fakes/llm/server.js';
 import { startLlmServer, startWiredOrg, stopLlmServer, type LlmServer, type WiredOrg } from './llm.js';
 import { oneOrg, twoOrgs, type OneOrg, type TwoOrgs } from './orgs.js';
 import { startTestServer, type TestServer, type TestServerOptions } from './server.js';
@@ -58,3 +59,6 @@ export const useWiredOrg = (env: Env = {}, wiring: Parameters<typeof startWiredO
 
 /** a fresh temporary directory, removed in afterAll */
 export const ownTempDir = (own: Own, prefix: string): string => own(mkdtempSync(join(tmpdir(), prefix)), (dir) => rmSync(dir, { recursive: true, force: true }));
+
+/** a fresh fake LLM for the suite, for the ones that start their servers themselves */
+export const useFakeLlm = (): { llm: FakeLlmServer } => useSuite(async (own) => ({ llm: own(await startFakeLlmServer()) }));
