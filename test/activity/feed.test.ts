@@ -5,11 +5,9 @@
  * other members), a webhook delivery, mark-read and read-all, another user's
  * notification as 404.
  */
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ownTempDir, useSuite } from '../helpers/suite.js';
+import { ownPluginsFile, useSuite } from '../helpers/suite.js';
 import { FAKE_LLM_API_KEY } from '../fakes/llm/server.js';
 import { startWebhookReceiver } from '../fakes/webhook-receiver/server.js';
 import { addMember } from '../helpers/members.js';
@@ -26,9 +24,7 @@ describe('/activity and /notifications', () => {
     const llm = own(await startFakeLlmServer());
     const tracker = own(await startFakeTracker());
     const receiver = own(await startWebhookReceiver());
-    const pluginsFile = join(ownTempDir(own, 'activity-plugins-'), 'plugins.json');
-    writeFileSync(pluginsFile, JSON.stringify({ plugins: [trackerPlugin] }));
-    return { llm, tracker, receiver, server: own(await startTestServer({ LLM_API_KEY: FAKE_LLM_API_KEY, PLUGINS_FILE: pluginsFile })) };
+    return { llm, tracker, receiver, server: own(await startTestServer({ LLM_API_KEY: FAKE_LLM_API_KEY, PLUGINS_FILE: ownPluginsFile(own, [trackerPlugin]) })) };
   });
 
   const feed = async (session: Session, query = ''): Promise<any[]> => {

@@ -7,7 +7,7 @@
  * before the fakes it talks to. `useServer`, `useOneOrg`, `useTwoOrgs`,
  * `useLlmServer` and `useWiredOrg` are the common starts.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
@@ -62,3 +62,10 @@ export const ownTempDir = (own: Own, prefix: string): string => own(mkdtempSync(
 
 /** a fresh fake LLM for the suite, for the ones that start their servers themselves */
 export const useFakeLlm = (): { llm: FakeLlmServer } => useSuite(async (own) => ({ llm: own(await startFakeLlmServer()) }));
+
+/** a plugins.json naming `plugins` (for PLUGINS_FILE), in a temporary directory removed in afterAll */
+export const ownPluginsFile = (own: Own, plugins: readonly string[]): string => {
+  const file = join(ownTempDir(own, 'plugins-'), 'plugins.json');
+  writeFileSync(file, JSON.stringify({ plugins }));
+  return file;
+};
