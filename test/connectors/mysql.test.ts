@@ -1,15 +1,10 @@
 /** The mysql connector end to end against the machine's MariaDB (see sql-suite.ts), and the conformance kit. */
-import { describe, it } from 'vitest';
 import { describeConnectorConformance } from '../../connectors/conformance/index.js';
 import { createMysqlPlugin } from '../../connectors/mysql/index.js';
 import { createMysqlScratch, mysqlUnreachable } from './sql-scratch.js';
-import { describeSqlConnector, sqlToolCalls } from './sql-suite.js';
+import { describeSqlConnector, sqlToolCalls, whenReachable } from './sql-suite.js';
 
-const unreachable = await mysqlUnreachable();
-if (unreachable !== null) {
-  console.log(`SKIP mysql: ${unreachable}`);
-  describe.skip(`mysql connector (${unreachable})`, () => it('runs against a real MySQL/MariaDB server', () => undefined));
-} else {
+whenReachable('mysql', await mysqlUnreachable(), 'runs against a real MySQL/MariaDB server', () => {
   describeConnectorConformance(createMysqlPlugin(), {
     validConfig: { host: '127.0.0.1', user: 'root', tls: 'disable' },
     invalidConfig: { url: 'mysql://root:wrong-password@127.0.0.1:3306/?ssl-mode=DISABLED' },
@@ -29,4 +24,4 @@ if (unreachable !== null) {
     schemaOf: (db) => db.database,
     badLogin: (db) => ({ config: { password: 'not-the-password' }, reason: new RegExp(`Access denied for user '${db.readWrite.user}'`) }),
   });
-}
+});

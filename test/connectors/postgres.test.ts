@@ -1,15 +1,10 @@
 /** The postgres connector end to end against the machine's PostgreSQL (see sql-suite.ts), and the conformance kit. */
-import { describe, it } from 'vitest';
 import { describeConnectorConformance } from '../../connectors/conformance/index.js';
 import { createPostgresPlugin } from '../../connectors/postgres/index.js';
 import { createPostgresScratch, postgresUnreachable } from './sql-scratch.js';
-import { describeSqlConnector, sqlToolCalls } from './sql-suite.js';
+import { describeSqlConnector, sqlToolCalls, whenReachable } from './sql-suite.js';
 
-const unreachable = await postgresUnreachable();
-if (unreachable !== null) {
-  console.log(`SKIP postgres: ${unreachable}`);
-  describe.skip(`postgres connector (${unreachable})`, () => it('runs against a real PostgreSQL server', () => undefined));
-} else {
+whenReachable('postgres', await postgresUnreachable(), 'runs against a real PostgreSQL server', () => {
   describeConnectorConformance(createPostgresPlugin(), {
     validConfig: { host: '127.0.0.1', user: 'postgres', database: 'postgres', tls: 'disable' },
     // 127.0.0.1 trusts every login by password, so the refused login is a role that does not exist
@@ -31,4 +26,4 @@ if (unreachable !== null) {
     // the server trusts 127.0.0.1 (no password is checked there): a login role that does not exist is refused
     badLogin: (db) => ({ config: { user: `${db.readOnly.user}_missing` }, reason: /role .* does not exist/ }),
   });
-}
+});

@@ -276,3 +276,10 @@ export const sqlToolCalls = (describeTable: ConformanceToolCall, query: Conforma
   { tool: 'locks', args: {} },
   { tool: 'connections', args: {} },
 ];
+
+/** Declares `suites` when the engine answers; otherwise one skipped test and a SKIP line saying why. */
+export function whenReachable(kind: string, unreachable: string | null, what: string, suites: () => void): void {
+  if (unreachable === null) return suites();
+  console.log(`SKIP ${kind}: ${unreachable}`);
+  describe.skip(`${kind} connector (${unreachable})`, () => it(what, () => undefined));
+}
