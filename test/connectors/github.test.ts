@@ -8,7 +8,7 @@ import { loadPlugins } from '../../connectors/loader.js';
 import { resolveExecuteConnectorTool } from '../../runtime/tools/meta-tools.js';
 import { startFakeGithub } from '../fakes/github/server.js';
 import { FINE_GRAINED_TOKEN, GOOD_TOKEN, NARROW_TOKEN, RecordingGraphSink, seedGithub } from '../fixtures/github/seed.js';
-import { failureOf, toolHarness, useFake } from '../helpers/tools.js';
+import { failureOf, fakeConnector } from '../helpers/tools.js';
 
 const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 // GitHub hands App keys out as PKCS#1 ("BEGIN RSA PRIVATE KEY")
@@ -19,15 +19,13 @@ const INSTALLATION_TOKEN = 'ghs_installation_token_77';
 const validConfig: Record<string, unknown> = { auth: { kind: 'pat', token: GOOD_TOKEN }, orgs: ['acme'], repositories: [] };
 const invalidConfig: Record<string, unknown> = { auth: { kind: 'pat', token: 'ghp_revoked' }, orgs: [], repositories: [] };
 
-const ctx = useFake(async () => {
+const plugin = createGithubPlugin();
+const { ctx, config, run, syncContext } = fakeConnector(plugin, async () => {
   const fake = await startFakeGithub();
   seedGithub(fake);
   fake.app = { appId: '4242', publicKey, installations: { '99': INSTALLATION_TOKEN } };
   return fake;
 }, 'base_url', validConfig, invalidConfig);
-
-const plugin = createGithubPlugin();
-const { config, run, syncContext } = toolHarness(plugin, validConfig);
 
 describeConnectorConformance(plugin, {
   validConfig,

@@ -4,7 +4,7 @@ import { describeConnectorConformance } from '../../connectors/conformance/index
 import { createJenkinsPlugin, jobPath } from '../../connectors/jenkins/index.js';
 import { parseTree, startFakeJenkins, type FakeBuild } from '../fakes/jenkins/server.js';
 import { RecordingGraphSink } from '../fixtures/github/seed.js';
-import { failureOf, toolHarness, useFake } from '../helpers/tools.js';
+import { failureOf, fakeConnector } from '../helpers/tools.js';
 
 const validConfig: Record<string, unknown> = { username: 'robot', api_token: 'jt_good_token' };
 const invalidConfig: Record<string, unknown> = { username: 'robot', api_token: 'jt_wrong' };
@@ -27,7 +27,8 @@ function apiBuilds(): FakeBuild[] {
   });
 }
 
-const ctx = useFake(async () => {
+const plugin = createJenkinsPlugin();
+const { ctx, config, run, syncContext } = fakeConnector(plugin, async () => {
   const fake = await startFakeJenkins();
   fake.users.set('robot', { token: 'jt_good_token' });
   fake.users.set('guest', { token: 'jt_guest', read: false });
@@ -58,9 +59,6 @@ const ctx = useFake(async () => {
   );
   return fake;
 }, 'url', validConfig, invalidConfig);
-
-const plugin = createJenkinsPlugin();
-const { config, run, syncContext } = toolHarness(plugin, validConfig);
 
 describeConnectorConformance(plugin, {
   validConfig,

@@ -4,7 +4,7 @@ import { describeConnectorConformance } from '../../connectors/conformance/index
 import { createVercelPlugin } from '../../connectors/vercel/index.js';
 import { startFakeVercel, type FakeVercelDeployment } from '../fakes/vercel/server.js';
 import { RecordingGraphSink } from '../fixtures/github/seed.js';
-import { failureOf, toolHarness, useFake } from '../helpers/tools.js';
+import { failureOf, fakeConnector } from '../helpers/tools.js';
 
 const validConfig: Record<string, unknown> = { token: 'vc_good_token', team_id: 'team_acme' };
 const invalidConfig: Record<string, unknown> = { token: 'vc_revoked', team_id: 'team_acme' };
@@ -32,7 +32,8 @@ function webDeployments(): FakeVercelDeployment[] {
   });
 }
 
-const ctx = useFake(async () => {
+const plugin = createVercelPlugin();
+const { ctx, config, run, syncContext } = fakeConnector(plugin, async () => {
   const fake = await startFakeVercel();
   fake.tokens.set('vc_good_token', { username: 'ops', teams: ['team_acme'] });
   fake.tokens.set('vc_personal', { username: 'solo', teams: [] });
@@ -52,9 +53,6 @@ const ctx = useFake(async () => {
   );
   return fake;
 }, 'base_url', validConfig, invalidConfig);
-
-const plugin = createVercelPlugin();
-const { config, run, syncContext } = toolHarness(plugin, validConfig);
 
 describeConnectorConformance(plugin, {
   validConfig,

@@ -80,3 +80,14 @@ export function useFake<F extends { readonly url: string; stop(): Promise<void> 
     return { fake };
   });
 }
+
+/** The start of a connector's suite against its fake: `useFake` (as `ctx`) and the `toolHarness` over `validConfig`. */
+export function fakeConnector<F extends { readonly url: string; stop(): Promise<void> }>(
+  plugin: ConnectorPlugin,
+  start: () => Promise<F>,
+  urlKey: string,
+  validConfig: Record<string, unknown>,
+  invalidConfig: Record<string, unknown>,
+): ToolHarness & { readonly ctx: { fake: F } } {
+  return { ...toolHarness(plugin, validConfig), ctx: useFake(start, urlKey, validConfig, invalidConfig) };
+}
