@@ -3,6 +3,7 @@ import { FAKE_LLM_API_KEY, startFakeLlmServer, type FakeLlmServer } from '../fak
 import { startFakeSlack, type FakeSlack, type RecordedSlackCall } from '../fakes/slack/server.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
 import { eventually } from '../helpers/eventually.js';
+import { useSuite } from '../helpers/suite.js';
 
 export interface ChannelWorld {
   readonly server: TestServer;
@@ -108,3 +109,6 @@ export async function settle(world: ChannelWorld): Promise<void> {
     return agentRuntime.liveRuns === 0 || undefined;
   }, { what: 'the channel runs to settle', interval: 10, timeout: 25_000 });
 }
+
+/** `startWorld` for the suite it is called in: started in beforeAll, closed in afterAll; tests read `ctx.world`. */
+export const useWorld = (options: Parameters<typeof startWorld>[0] = {}): { world: ChannelWorld } => useSuite(async (own) => ({ world: own(await startWorld(options)) }));

@@ -5,45 +5,38 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
-import { connectChannel, mention, settle, startWorld, waitForText, type ChannelWorld } from './helpers.js';
+import { connectChannel, mention, settle, startWorld, waitForText, type ChannelWorld, useWorld } from './helpers.js';
 
-let world: ChannelWorld;
-
-beforeAll(async () => {
-  world = await startWorld();
-});
-afterAll(async () => {
-  await world.close();
-});
+const ctx = useWorld();
 
 describe('Socket Mode', () => {
   it('receives a mention over the socket, acknowledges both envelopes and answers once in the thread', async () => {
-    const connected = await connectChannel(world, { connect: { app_token: world.slack.appToken } });
-    const channel = await world.server.request('GET', `/channels/${connected.channelId}`, { token: connected.session.token });
+    const connected = await connectChannel(ctx.world, { connect: { app_token: ctx.world.slack.appToken } });
+    const channel = await ctx.world.server.request('GET', `/channels/${connected.channelId}`, { token: connected.session.token });
     expect(channel.body.connection).toMatchObject({ kind: 'tokens', socket_mode: true, status: 'connected' });
-    await world.slack.whenSocketConnected();
-    const open = world.slack.calls.find((call) => call.method === 'apps.connections.open');
-    expect(open?.token).toBe(world.slack.appToken);
-    const actors = await world.server.request('GET', '/runtime/actors', { token: connected.session.token });
+    await ctx.world.slack.whenSocketConnected();
+    const open = ctx.world.slack.calls.find((call) => call.method === 'apps.connections.open');
+    expect(open?.token).toBe(ctx.world.slack.appToken);
+    const actors = await ctx.world.server.request('GET', '/runtime/actors', { token: connected.session.token });
     expect(JSON.stringify(actors.body)).toContain(`sock_${connected.channelId}`);
 
-    world.llm.script([{ text: 'Answered over the socket.' }]);
-    world.slack.eventsUrl = null;
-    const { message, deliveries } = await world.slack.say({ channel: 'C0OPS0001', user: 'U0ALICE01', via: 'socket', text: mention(world.slack, 'are you there?') });
-    const reply = await waitForText(world.slack, 'C0OPS0001', 'Answered over the socket.');
+    ctx.world.llm.script([{ text: 'Answered over the socket.' }]);
+    ctx.world.slack.eventsUrl = null;
+    const { message, deliveries } = await ctx.world.slack.say({ channel: 'C0OPS0001', user: 'U0ALICE01', via: 'socket', text: mention(ctx.world.slack, 'are you there?') });
+    const reply = await waitForText(ctx.world.slack, 'C0OPS0001', 'Answered over the socket.');
     expect(reply.args['thread_ts']).toBe(message.ts);
-    await settle(world);
-    expect(world.slack.acks).toEqual(expect.arrayContaining(deliveries.map((delivery) => delivery.body)));
-    expect(world.llm.requests).toHaveLength(1);
+    await settle(ctx.world);
+    expect(ctx.world.slack.acks).toEqual(expect.arrayContaining(deliveries.map((delivery) => delivery.body)));
+    expect(ctx.world.llm.requests).toHaveLength(1);
   });
 
   it('reload reconnects the socket', async () => {
-    const connected = await connectChannel(world, { connect: { app_token: world.slack.appToken } });
-    const opens = world.slack.calls.filter((call) => call.method === 'apps.connections.open').length;
-    const reload = await world.server.request('POST', `/channels/${connected.channelId}/reload`, { token: connected.session.token });
+    const connected = await connectChannel(ctx.world, { connect: { app_token: ctx.world.slack.appToken } });
+    const opens = ctx.world.slack.calls.filter((call) => call.method === 'apps.connections.open').length;
+    const reload = await ctx.world.server.request('POST', `/channels/${connected.channelId}/reload`, { token: connected.session.token });
     expect(reload.status).toBe(200);
     expect(reload.body).toEqual({ reloaded: true, bindings: 1, socket_mode: true });
-    await world.slack.waitForCall('apps.connections.open', () => world.slack.calls.filter((call) => call.method === 'apps.connections.open').length > opens);
+    await ctx.world.slack.waitForCall('apps.connections.open', () => ctx.world.slack.calls.filter((call) => call.method === 'apps.connections.open').length > opens);
   });
 });
 

@@ -4,10 +4,10 @@
  * the wire protocol each service got, and the sync's graph model.
  */
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { ListGraphSink } from '../helpers/tools.js';
 import { createAwsPlugin } from '../../connectors/aws/index.js';
 import { createCatalog } from '../../runtime/tools/catalog.js';
 import { describeConnectorConformance } from '../../connectors/conformance/index.js';
-import type { GraphNodeInput, GraphRelationshipInput, GraphSink } from '../../connectors/contract.js';
 import { loadPlugins } from '../../connectors/loader.js';
 import { startFakeAws } from '../fakes/aws/server.js';
 import { GOOD_KEY, ROLE_ARN, ROLE_EXTERNAL_ID, sampleAccount } from '../fakes/aws/state.js';
@@ -222,19 +222,8 @@ describe('aws write tools', () => {
 });
 
 describe('aws sync', () => {
-  class RecordingSink implements GraphSink {
-    readonly nodes: GraphNodeInput[] = [];
-    readonly relationships: GraphRelationshipInput[] = [];
-    async upsertNodes(nodes: readonly GraphNodeInput[]): Promise<void> {
-      this.nodes.push(...nodes);
-    }
-    async upsertRelationships(relationships: readonly GraphRelationshipInput[]): Promise<void> {
-      this.relationships.push(...relationships);
-    }
-  }
-
   it('writes instances, ECS services, functions and alarms, linked to services and to what the alarms watch', async () => {
-    const graph = new RecordingSink();
+    const graph = new ListGraphSink();
     const progress: number[] = [];
     const report = await plugin.sync!({ orgId: 'org_aws', sourceId: 'src_aws', realm: 'default', config, signal: new AbortController().signal, graph, progress: (f) => progress.push(f) });
     const keys = (label: string) => graph.nodes.filter((n) => n.label === label).map((n) => n.properties._key);

@@ -1,16 +1,15 @@
 /** The github connector against the fake GitHub REST API, through @octokit/rest. */
 import { generateKeyPairSync } from 'node:crypto';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { createCatalog } from '../../runtime/tools/catalog.js';
 import { describeConnectorConformance } from '../../connectors/conformance/index.js';
 import { createGithubPlugin, missingScopes } from '../../connectors/github/index.js';
 import { loadPlugins } from '../../connectors/loader.js';
 import { resolveExecuteConnectorTool } from '../../runtime/tools/meta-tools.js';
-import { startFakeGithub, type FakeGithub } from '../fakes/github/server.js';
+import { startFakeGithub } from '../fakes/github/server.js';
 import { FINE_GRAINED_TOKEN, GOOD_TOKEN, NARROW_TOKEN, RecordingGraphSink, seedGithub } from '../fixtures/github/seed.js';
-import { failureOf, toolHarness } from '../helpers/tools.js';
+import { failureOf, fakeConnector } from '../helpers/tools.js';
 
-let fake: FakeGithub;
 const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 // GitHub hands App keys out as PKCS#1 ("BEGIN RSA PRIVATE KEY")
 const APP_KEY_PEM = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
@@ -20,17 +19,13 @@ const INSTALLATION_TOKEN = 'ghs_installation_token_77';
 const validConfig: Record<string, unknown> = { auth: { kind: 'pat', token: GOOD_TOKEN }, orgs: ['acme'], repositories: [] };
 const invalidConfig: Record<string, unknown> = { auth: { kind: 'pat', token: 'ghp_revoked' }, orgs: [], repositories: [] };
 
-beforeAll(async () => {
-  fake = await startFakeGithub();
+const plugin = createGithubPlugin();
+const { ctx, config, run, syncContext } = fakeConnector(plugin, async () => {
+  const fake = await startFakeGithub();
   seedGithub(fake);
   fake.app = { appId: '4242', publicKey, installations: { '99': INSTALLATION_TOKEN } };
-  validConfig['base_url'] = fake.url;
-  invalidConfig['base_url'] = fake.url;
-});
-afterAll(async () => fake.stop());
-
-const plugin = createGithubPlugin();
-const { config, run, syncContext } = toolHarness(plugin, validConfig);
+  return fake;
+}, 'base_url', validConfig, invalidConfig);
 
 describeConnectorConformance(plugin, {
   validConfig,
@@ -83,10 +78,10 @@ describe('github validate', () => {
 
     it('signs an RS256 JWT for GET /app, exchanges it for an installation token the tools then use', async () => {
       expect(await plugin.validate(app(), new AbortController().signal)).toEqual({ ok: true });
-      const before = fake.requests.length;
+      const before = ctx.fake.requests.length;
       const result = await run('list_issues', { repo: 'acme/api' }, app());
       expect(result.items.map((issue: any) => issue.number)).toEqual([11, 12]);
-      const issuesCall = fake.requests.slice(before).find((request) => request.path.startsWith('/api/v3/repos/acme/api/issues'));
+      const issuesCall = ctx.fake.requests.slice(before).find((request) => request.path.startsWith('/api/v3/repos/acme/api/issues'));
       expect(issuesCall?.authorization).toBe(`token ${INSTALLATION_TOKEN}`);
     });
 
@@ -103,7 +98,7 @@ describe('github validate', () => {
 });
 
 describe('github tools', () => {
-  beforeEach(() => fake.rateLimitNext(0));
+  beforeEach(() => ctx.fake.rateLimitNext(0));
 
   it('lists stale pull requests (open, no update for N days) oldest first, with their age', async () => {
     const result = await run('list_pull_requests', { repo: 'acme/api', stale_days: 14, limit: 30 });
@@ -117,19 +112,19 @@ describe('github tools', () => {
   });
 
   it('follows the Link header across pages and stops at the limit', async () => {
-    const before = fake.requests.length;
+    const before = ctx.fake.requests.length;
     const all = await run('list_pull_requests', { repo: 'acme/api', limit: 300 });
     expect(all.items).toHaveLength(250);
     expect(new Set(all.items.map((pr: any) => pr.number)).size).toBe(250);
-    const pages = fake.requests.slice(before).filter((request) => request.path.includes('/pulls')).map((request) => new URL(request.path, 'http://x').searchParams.get('page'));
+    const pages = ctx.fake.requests.slice(before).filter((request) => request.path.includes('/pulls')).map((request) => new URL(request.path, 'http://x').searchParams.get('page'));
     expect(pages).toEqual([null, '2', '3']);
 
-    const mark = fake.requests.length;
+    const mark = ctx.fake.requests.length;
     const some = await run('list_pull_requests', { repo: 'acme/api', limit: 120 });
     expect(some).toMatchObject({ truncated: true });
     expect(some.items).toHaveLength(120);
     // 120 items need two pages of 100, not three
-    expect(fake.requests.slice(mark).filter((request) => request.path.includes('/pulls'))).toHaveLength(2);
+    expect(ctx.fake.requests.slice(mark).filter((request) => request.path.includes('/pulls'))).toHaveLength(2);
   });
 
   it('lists commits with the first line of the message, and tallies commit authors', async () => {
@@ -171,7 +166,7 @@ describe('github tools', () => {
   it('create_comment posts to the issue and returns the comment; an empty scope token is forbidden', async () => {
     const comment = await run('create_comment', { repo: 'acme/api', issue_number: 9, body: 'Friendly reminder: this needs a review.' });
     expect(comment.url).toMatch(/^https:\/\/github\.com\/acme\/api\/issues\/9#issuecomment-\d+$/);
-    expect(fake.comments.at(-1)).toMatchObject({ repo: 'acme/api', issue_number: 9, body: 'Friendly reminder: this needs a review.', user: 'octo-admin', id: comment.id });
+    expect(ctx.fake.comments.at(-1)).toMatchObject({ repo: 'acme/api', issue_number: 9, body: 'Friendly reminder: this needs a review.', user: 'octo-admin', id: comment.id });
     const forbidden = await failureOf(run('create_comment', { repo: 'acme/api', issue_number: 9, body: 'x' }, config({ auth: { kind: 'pat', token: NARROW_TOKEN } })));
     expect(forbidden).toMatchObject({ code: 'forbidden', details: { status: 403, message: 'Resource not accessible by personal access token' } });
   });
@@ -186,13 +181,13 @@ describe('github tools', () => {
   });
 
   it('retries a 429 after Retry-After, and gives up with rate_limited_upstream when asked to wait too long', async () => {
-    fake.rateLimitNext(1, 1);
-    const before = fake.requests.length;
+    ctx.fake.rateLimitNext(1, 1);
+    const before = ctx.fake.requests.length;
     const result = await run('list_issues', { repo: 'acme/api' });
     expect(result.items).toHaveLength(2);
-    expect(fake.requests.slice(before).filter((request) => request.path.startsWith('/api/v3/repos/acme/api/issues'))).toHaveLength(2);
+    expect(ctx.fake.requests.slice(before).filter((request) => request.path.startsWith('/api/v3/repos/acme/api/issues'))).toHaveLength(2);
 
-    fake.rateLimitNext(1, 3600);
+    ctx.fake.rateLimitNext(1, 3600);
     expect(await failureOf(run('list_issues', { repo: 'acme/api' }))).toMatchObject({ code: 'rate_limited_upstream', details: { status: 429 } });
   });
 });
@@ -200,9 +195,9 @@ describe('github tools', () => {
 describe('github sync', () => {
   it('writes repositories, owners, contributors and open pull requests with their relationships', async () => {
     const graph = new RecordingGraphSink();
-    const ctx = syncContext(graph, config({ repositories: ['solo/dotfiles'] }));
-    const report = await plugin.sync!(ctx);
-    const host = new URL(fake.url).host;
+    const context = syncContext(graph, config({ repositories: ['solo/dotfiles'] }));
+    const report = await plugin.sync!(context);
+    const host = new URL(ctx.fake.url).host;
     expect(graph.keysOf('Repository')).toEqual([`${host}/acme/api`, `${host}/acme/web`, `${host}/solo/dotfiles`]);
     expect(graph.nodes.get(`Repository:${host}/acme/api`)?.properties).toMatchObject({ full_name: 'acme/api', private: true, default_branch: 'main', system: 'github' });
     // 250 open in acme/api, capped at 200 per repository, plus 1 in acme/web
@@ -220,7 +215,7 @@ describe('github sync', () => {
     expect(report).toMatchObject({ details: { repositories: 3, pull_requests: 201, repositories_truncated: false, pull_requests_capped: ['acme/api'] } });
     expect(report.nodes).toBeGreaterThanOrEqual(graph.nodes.size);
     expect(report.relationships).toBe(graph.relationships.size);
-    expect(ctx.progressed.at(-1)).toBe(1);
+    expect(context.progressed.at(-1)).toBe(1);
   });
 
   it('with no graph store it still reads everything and reports what it saw', async () => {

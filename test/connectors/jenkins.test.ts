@@ -1,12 +1,11 @@
 /** The jenkins connector against the fake Jenkins JSON API. */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { describeConnectorConformance } from '../../connectors/conformance/index.js';
 import { createJenkinsPlugin, jobPath } from '../../connectors/jenkins/index.js';
-import { parseTree, startFakeJenkins, type FakeBuild, type FakeJenkins } from '../fakes/jenkins/server.js';
+import { parseTree, startFakeJenkins, type FakeBuild } from '../fakes/jenkins/server.js';
 import { RecordingGraphSink } from '../fixtures/github/seed.js';
-import { failureOf, toolHarness } from '../helpers/tools.js';
+import { failureOf, fakeConnector } from '../helpers/tools.js';
 
-let fake: FakeJenkins;
 const validConfig: Record<string, unknown> = { username: 'robot', api_token: 'jt_good_token' };
 const invalidConfig: Record<string, unknown> = { username: 'robot', api_token: 'jt_wrong' };
 const T0 = Date.parse('2026-11-01T00:00:00Z');
@@ -28,8 +27,9 @@ function apiBuilds(): FakeBuild[] {
   });
 }
 
-beforeAll(async () => {
-  fake = await startFakeJenkins();
+const plugin = createJenkinsPlugin();
+const { ctx, config, run, syncContext } = fakeConnector(plugin, async () => {
+  const fake = await startFakeJenkins();
   fake.users.set('robot', { token: 'jt_good_token' });
   fake.users.set('guest', { token: 'jt_guest', read: false });
   fake.jobs.push(
@@ -57,13 +57,8 @@ beforeAll(async () => {
     },
     { name: 'nightly', kind: 'job' },
   );
-  validConfig['url'] = fake.url;
-  invalidConfig['url'] = fake.url;
-});
-afterAll(async () => fake.stop());
-
-const plugin = createJenkinsPlugin();
-const { config, run, syncContext } = toolHarness(plugin, validConfig);
+  return fake;
+}, 'url', validConfig, invalidConfig);
 
 describeConnectorConformance(plugin, {
   validConfig,
@@ -99,17 +94,17 @@ describe('jenkins validate', () => {
       ok: false,
       details: { reason: 'missing_permissions', missing_permissions: ['Overall/Read'] },
     });
-    expect(await plugin.validate({ url: fake.url }, signal)).toMatchObject({ ok: false, details: { reason: 'missing_fields', missing_fields: ['username', 'api_token'] } });
+    expect(await plugin.validate({ url: ctx.fake.url }, signal)).toMatchObject({ ok: false, details: { reason: 'missing_fields', missing_fields: ['username', 'api_token'] } });
     expect(await plugin.validate(config({ url: 'http://127.0.0.1:9' }), signal)).toMatchObject({ ok: false, details: { reason: 'upstream_unreachable' } });
   });
 
   it('base_url sends the requests to a proxy while url names the instance', async () => {
-    expect(await plugin.validate(config({ url: 'https://ci.example.com/', base_url: fake.url }), new AbortController().signal)).toMatchObject({ ok: true });
+    expect(await plugin.validate(config({ url: 'https://ci.example.com/', base_url: ctx.fake.url }), new AbortController().signal)).toMatchObject({ ok: true });
   });
 });
 
 describe('jenkins tools', () => {
-  beforeEach(() => fake.rateLimitNext(0));
+  beforeEach(() => ctx.fake.rateLimitNext(0));
 
   it('builds folder paths as /job/a/job/b', () => {
     expect(jobPath('team/backend/deploy')).toBe('/job/team/job/backend/job/deploy');
@@ -150,11 +145,11 @@ describe('jenkins tools', () => {
   });
 
   it('pages failed builds with tree ranges {from,to} across the whole history', async () => {
-    const before = fake.requests.length;
+    const before = ctx.fake.requests.length;
     const failed = await run('list_builds', { job: 'api-build', only_failed: true, limit: 50 });
     // #120, #119, then every 10th, and #117 unstable
     expect(failed.items.map((build: any) => build.number)).toEqual([120, 119, 117, 110, 100, 90, 80, 70, 60, 50, 40, 30, 20, 10]);
-    const ranges = fake.requests.slice(before).map((request) => /\{(\d+),(\d+)\}/.exec(decodeURIComponent(request.path))?.slice(1).join('-'));
+    const ranges = ctx.fake.requests.slice(before).map((request) => /\{(\d+),(\d+)\}/.exec(decodeURIComponent(request.path))?.slice(1).join('-'));
     expect(ranges).toEqual(['0-50', '50-100', '100-150']);
   });
 
@@ -182,30 +177,30 @@ describe('jenkins tools', () => {
   it('triggers a parameterized build with the CSRF crumb and returns the queue item', async () => {
     const queued = await run('trigger_build', { job: 'team/backend/deploy', parameters: { BRANCH: 'release-7', DRY_RUN: true } });
     expect(queued).toMatchObject({ job: 'team/backend/deploy', queued: true, why: 'In the quiet period. Expires in 4.9 sec', build: null });
-    expect(queued.queue_url).toBe(`${fake.url}/queue/item/${queued.queue_id}/`);
-    expect(fake.queue.at(-1)).toEqual({ id: queued.queue_id, job: 'team/backend/deploy', parameters: { BRANCH: 'release-7', DRY_RUN: 'true' }, user: 'robot' });
+    expect(queued.queue_url).toBe(`${ctx.fake.url}/queue/item/${queued.queue_id}/`);
+    expect(ctx.fake.queue.at(-1)).toEqual({ id: queued.queue_id, job: 'team/backend/deploy', parameters: { BRANCH: 'release-7', DRY_RUN: 'true' }, user: 'robot' });
     // a parameterized job cannot be started without parameters: Jenkins' 400 reaches the model
     expect(await failureOf(run('trigger_build', { job: 'team/backend/deploy' }))).toMatchObject({ code: 'upstream_error', details: { status: 400 } });
   });
 
   it('triggers without a crumb where CSRF protection is off', async () => {
-    fake.csrf = false;
+    ctx.fake.csrf = false;
     try {
       const queued = await run('trigger_build', { job: 'nightly' });
-      expect(fake.queue.at(-1)).toMatchObject({ id: queued.queue_id, job: 'nightly', parameters: {} });
+      expect(ctx.fake.queue.at(-1)).toMatchObject({ id: queued.queue_id, job: 'nightly', parameters: {} });
     } finally {
-      fake.csrf = true;
+      ctx.fake.csrf = true;
     }
   });
 
   it('a wrong token is unauthorized; a 429 from a proxy is retried after Retry-After', async () => {
     expect(await failureOf(run('list_jobs', {}, invalidConfig))).toMatchObject({ code: 'unauthorized', details: { status: 401 } });
-    fake.rateLimitNext(1, 1);
-    const before = fake.requests.length;
+    ctx.fake.rateLimitNext(1, 1);
+    const before = ctx.fake.requests.length;
     const result = await run('last_healthy_build', { job: 'api-build' });
     expect(result.last_build.number).toBe(120);
-    expect(fake.requests.length - before).toBe(2);
-    fake.rateLimitNext(1, 3600);
+    expect(ctx.fake.requests.length - before).toBe(2);
+    ctx.fake.rateLimitNext(1, 3600);
     expect(await failureOf(run('list_jobs', {}))).toMatchObject({ code: 'rate_limited_upstream', details: { status: 429, retry_after_s: 3600 } });
   });
 });
@@ -214,7 +209,7 @@ describe('jenkins sync', () => {
   it('writes jobs, folders, the latest builds, who triggered them and upstream builds', async () => {
     const graph = new RecordingGraphSink();
     const report = await plugin.sync!(syncContext(graph));
-    const instance = new URL(fake.url).host;
+    const instance = new URL(ctx.fake.url).host;
     expect(graph.keysOf('Job')).toEqual(['api-build', 'nightly', 'team', 'team/backend', 'team/backend/deploy'].map((name) => `${instance}/${name}`));
     expect(graph.nodes.get(`Job:${instance}/team/backend/deploy`)?.properties).toMatchObject({ kind: 'job', status: 'blue_anime', system: 'jenkins' });
     // the latest 10 builds of api-build, 2 of deploy

@@ -3,9 +3,10 @@
  * client: conformance kit, validation, every tool, paging, 429 retry, sync.
  */
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { ListGraphSink } from '../helpers/tools.js';
 import { createCatalog } from '../../runtime/tools/catalog.js';
 import { describeConnectorConformance } from '../../connectors/conformance/index.js';
-import type { GraphNodeInput, GraphRelationshipInput, GraphSink, ToolContext } from '../../connectors/contract.js';
+import type { ToolContext } from '../../connectors/contract.js';
 import { createKubernetesPlugin } from '../../connectors/kubernetes/index.js';
 import { loadPlugins } from '../../connectors/loader.js';
 import { sampleCluster } from '../fixtures/kubernetes/cluster.js';
@@ -206,19 +207,8 @@ describe('kubernetes tools', () => {
 });
 
 describe('kubernetes sync', () => {
-  class RecordingSink implements GraphSink {
-    readonly nodes: GraphNodeInput[] = [];
-    readonly relationships: GraphRelationshipInput[] = [];
-    async upsertNodes(nodes: readonly GraphNodeInput[]): Promise<void> {
-      this.nodes.push(...nodes);
-    }
-    async upsertRelationships(relationships: readonly GraphRelationshipInput[]): Promise<void> {
-      this.relationships.push(...relationships);
-    }
-  }
-
   it('writes namespaces, deployments as services, pods, owners and their relationships', async () => {
-    const graph = new RecordingSink();
+    const graph = new ListGraphSink();
     const progress: number[] = [];
     const report = await plugin.sync!({
       orgId: 'org_k8s',

@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTwoOrgs } from '../helpers/suite.js';
 import { createCatalog, type ToolCatalog } from '../../runtime/tools/catalog.js';
 import { describeConnectorConformance } from '../../connectors/conformance/index.js';
 import { loadPlugins } from '../../connectors/loader.js';
@@ -10,20 +11,17 @@ import { MAX_RECALL_LIMIT } from '../../domains/memory/recall.js';
 import { memoryPort } from '../../domains/memory/memory-port.js';
 import { resolveExecuteConnectorTool } from '../../runtime/tools/meta-tools.js';
 import type { ToolOutcome } from '../../runtime/tools/tool-result.js';
-import { twoOrgs } from '../helpers/orgs.js';
-import type { Session, TestServer } from '../helpers/server.js';
+import type { Session } from '../helpers/server.js';
 
 const REPO_PLUGINS = fileURLToPath(new URL('../../plugins.json', import.meta.url));
 
-let server: TestServer, alice: Session, bob: Session;
-beforeAll(async () => ({ server, alice, bob } = await twoOrgs()));
-afterAll(async () => server.stop());
+const ctx = useTwoOrgs();
 
 describe('memory plugin', () => {
   let catalog: ToolCatalog;
 
   beforeAll(async () => {
-    const ports = { memory: memoryPort(server.service.services.collections) };
+    const ports = { memory: memoryPort(ctx.server.service.services.collections) };
     const registry = await loadPlugins({ pluginsFile: REPO_PLUGINS, builtins: [createMemoryPlugin()], ports });
     // a run that may see no source at all still has the memory tools
     catalog = createCatalog(registry, { sources: [] });
@@ -40,7 +38,7 @@ describe('memory plugin', () => {
     return (outcome.result as { items: { id: string }[] }).items.map((item) => item.id);
   };
   const create = async (session: Session, body: Record<string, unknown>): Promise<string> => {
-    const response = await server.request('POST', '/memory', { token: session.token, body });
+    const response = await ctx.server.request('POST', '/memory', { token: session.token, body });
     expect(response.status).toBe(201);
     return response.body.id as string;
   };
@@ -58,7 +56,7 @@ describe('memory plugin', () => {
   });
 
   it('stores an entry the REST API then serves, recording who the run acts for', async () => {
-    const outcome = await execute(alice, 'memory.store', {
+    const outcome = await execute(ctx.alice, 'memory.store', {
       kind: 'guideline',
       realm: 'default',
       text: 'Release trains leave every Tuesday at 10:00 UTC.',
@@ -69,7 +67,7 @@ describe('memory plugin', () => {
     if (!('result' in outcome)) throw new Error(JSON.stringify(outcome));
     const stored = outcome.result as Record<string, unknown>;
     expect(stored['id']).toMatch(/^mem_/);
-    const read = await server.request('GET', `/memory/${stored['id'] as string}`, { token: alice.token });
+    const read = await ctx.server.request('GET', `/memory/${stored['id'] as string}`, { token: ctx.alice.token });
     expect(read.status).toBe(200);
     expect(read.body).toMatchObject({
       kind: 'guideline',
@@ -78,7 +76,7 @@ describe('memory plugin', () => {
       title: 'Release train',
       tags: ['release'],
       importance: 0.30000001192092896,
-      created_by: alice.user.id,
+      created_by: ctx.alice.user.id,
     });
     expect(stored).toEqual({
       id: read.body.id,
@@ -91,11 +89,11 @@ describe('memory plugin', () => {
       created_at: read.body.created_at,
     });
     // the other organization cannot read it
-    expect((await server.request('GET', `/memory/${read.body.id as string}`, { token: bob.token })).status).toBe(404);
+    expect((await ctx.server.request('GET', `/memory/${read.body.id as string}`, { token: ctx.bob.token })).status).toBe(404);
   });
 
   it('refuses a realm that does not exist in the organization, like POST /memory', async () => {
-    expect(await execute(alice, 'memory.store', { kind: 'fact', realm: 'nowhere', text: 'x' })).toEqual({
+    expect(await execute(ctx.alice, 'memory.store', { kind: 'fact', realm: 'nowhere', text: 'x' })).toEqual({
       error: {
         code: 'invalid_arguments',
         message: 'realm "nowhere" does not exist in this organization',
@@ -103,10 +101,10 @@ describe('memory plugin', () => {
       },
     });
     // a realm of another organization does not count
-    expect((await server.request('POST', '/realms', { token: bob.token, body: { name: 'bob-only' } })).status).toBe(201);
-    const outcome = await execute(alice, 'memory.store', { kind: 'fact', realm: 'bob-only', text: 'x' });
+    expect((await ctx.server.request('POST', '/realms', { token: ctx.bob.token, body: { name: 'bob-only' } })).status).toBe(201);
+    const outcome = await execute(ctx.alice, 'memory.store', { kind: 'fact', realm: 'bob-only', text: 'x' });
     expect('error' in outcome ? outcome.error.code : null).toBe('invalid_arguments');
-    expect(await execute(alice, 'memory.recall', { query: 'x', realm: 'bob-only' })).toEqual({
+    expect(await execute(ctx.alice, 'memory.recall', { query: 'x', realm: 'bob-only' })).toEqual({
       error: {
         code: 'invalid_arguments',
         message: 'realm "bob-only" does not exist in this organization',
@@ -116,7 +114,7 @@ describe('memory plugin', () => {
   });
 
   it('lists every failing argument of memory.store, and refuses text over 32 KiB of UTF-8', async () => {
-    const outcome = await execute(alice, 'memory.store', { kind: 'rumour', importance: 2, tags: [''] });
+    const outcome = await execute(ctx.alice, 'memory.store', { kind: 'rumour', importance: 2, tags: [''] });
     expect(outcome).toEqual({
       error: {
         code: 'invalid_arguments',
@@ -135,7 +133,7 @@ describe('memory plugin', () => {
       },
     });
     // 16,385 two-byte characters: under any character limit, over the byte limit
-    expect(await execute(alice, 'memory.store', { kind: 'note', realm: 'default', text: 'é'.repeat(16 * 1024 + 1) })).toEqual({
+    expect(await execute(ctx.alice, 'memory.store', { kind: 'note', realm: 'default', text: 'é'.repeat(16 * 1024 + 1) })).toEqual({
       error: {
         code: 'invalid_arguments',
         message: 'text is at most 32 KiB (32768 bytes of UTF-8)',
@@ -145,12 +143,12 @@ describe('memory plugin', () => {
   });
 
   it('recalls by relevance weighted by importance, exactly as POST /memory/recall ranks', async () => {
-    const session = await server.register('Recall Co');
+    const session = await ctx.server.register('Recall Co');
     const low = await create(session, { text: 'Deploys go through the canary pipeline first.', importance: 0.1 });
     const high = await create(session, { text: 'Deploys go through the canary pipeline first, always.', importance: 1 });
     const mid = await create(session, { text: 'The canary pipeline deploys to one region.', importance: 0.5 });
     await create(session, { text: 'Lunch is at noon.', importance: 1 });
-    const rest = await server.request('POST', '/memory/recall', { token: session.token, body: { query: 'canary pipeline deploys', limit: 10 } });
+    const rest = await ctx.server.request('POST', '/memory/recall', { token: session.token, body: { query: 'canary pipeline deploys', limit: 10 } });
     expect(rest.status).toBe(200);
     const restRanking = (rest.body.items as { memory: { id: string }; score: number }[]).map((item) => [item.memory.id, item.score]);
 
@@ -165,8 +163,8 @@ describe('memory plugin', () => {
   });
 
   it('filters by realm and kind', async () => {
-    const session = await server.register('Realm Co');
-    expect((await server.request('POST', '/realms', { token: session.token, body: { name: 'ops' } })).status).toBe(201);
+    const session = await ctx.server.register('Realm Co');
+    expect((await ctx.server.request('POST', '/realms', { token: session.token, body: { name: 'ops' } })).status).toBe(201);
     const inOps = await create(session, { realm: 'ops', kind: 'guideline', text: 'Rotate the on-call pager weekly.' });
     const inDefault = await create(session, { kind: 'fact', text: 'The on-call pager is a phone.' });
     expect(await recallIds(session, { query: 'on-call pager', realm: 'ops' })).toEqual([inOps]);
@@ -175,16 +173,16 @@ describe('memory plugin', () => {
 
   it('never recalls another organization memories', async () => {
     const secret = 'Quarterly zebracorn numbers are confidential.';
-    const aliceEntry = await create(alice, { text: secret, importance: 1 });
-    const bobEntry = await create(bob, { text: 'Zebracorn is our mascot.' });
-    expect(await recallIds(alice, { query: 'zebracorn' })).toEqual([aliceEntry]);
-    expect(await recallIds(bob, { query: 'zebracorn' })).toEqual([bobEntry]);
-    const stranger = await server.register('Stranger Ltd');
+    const aliceEntry = await create(ctx.alice, { text: secret, importance: 1 });
+    const bobEntry = await create(ctx.bob, { text: 'Zebracorn is our mascot.' });
+    expect(await recallIds(ctx.alice, { query: 'zebracorn' })).toEqual([aliceEntry]);
+    expect(await recallIds(ctx.bob, { query: 'zebracorn' })).toEqual([bobEntry]);
+    const stranger = await ctx.server.register('Stranger Ltd');
     expect(await recallIds(stranger, { query: 'zebracorn confidential numbers' })).toEqual([]);
   });
 
   it('answers cancelled and stores nothing when the run is already cancelled', async () => {
-    const session = await server.register('Cancel Co');
+    const session = await ctx.server.register('Cancel Co');
     const resolution = resolveExecuteConnectorTool(catalog, { tool: 'memory.store', arguments: { kind: 'note', realm: 'default', text: 'never stored' } });
     if (!resolution.ok) throw new Error(JSON.stringify(resolution.error));
     const controller = new AbortController();
@@ -192,16 +190,16 @@ describe('memory plugin', () => {
     expect(await catalog.run(resolution, { orgId: session.organization.id, signal: controller.signal })).toEqual({
       error: { code: 'cancelled', message: 'the run was cancelled before the tool finished' },
     });
-    expect((await server.request('GET', '/memory', { token: session.token })).body.total).toBe(0);
+    expect((await ctx.server.request('GET', '/memory', { token: session.token })).body.total).toBe(0);
   });
 });
 
 describeConnectorConformance(createMemoryPlugin, {
   validConfig: {},
   // bound lazily: the server starts in beforeAll
-  ports: { memory: (scope) => memoryPort(server.service.services.collections)(scope) },
+  ports: { memory: (scope) => memoryPort(ctx.server.service.services.collections)(scope) },
   invalidConfig: { token: 'memory takes no config' },
-  orgId: () => alice.organization.id,
+  orgId: () => ctx.alice.organization.id,
   actorId: 'agt_conformance',
   toolCalls: [
     { tool: 'recall', args: { query: 'release train' } },

@@ -1,28 +1,18 @@
 /** The mysql connector end to end against the machine's MariaDB (see sql-suite.ts), and the conformance kit. */
-import { describe, it } from 'vitest';
 import { describeConnectorConformance } from '../../connectors/conformance/index.js';
 import { createMysqlPlugin } from '../../connectors/mysql/index.js';
 import { createMysqlScratch, mysqlUnreachable } from './sql-scratch.js';
-import { describeSqlConnector } from './sql-suite.js';
+import { describeSqlConnector, sqlToolCalls, whenReachable } from './sql-suite.js';
 
-const unreachable = await mysqlUnreachable();
-if (unreachable !== null) {
-  console.log(`SKIP mysql: ${unreachable}`);
-  describe.skip(`mysql connector (${unreachable})`, () => it('runs against a real MySQL/MariaDB server', () => undefined));
-} else {
+whenReachable('mysql', await mysqlUnreachable(), 'runs against a real MySQL/MariaDB server', () => {
   describeConnectorConformance(createMysqlPlugin(), {
     validConfig: { host: '127.0.0.1', user: 'root', tls: 'disable' },
     invalidConfig: { url: 'mysql://root:wrong-password@127.0.0.1:3306/?ssl-mode=DISABLED' },
     sourceId: 'src_my_kit',
-    toolCalls: [
-      { tool: 'list_schemas', args: {} },
+    toolCalls: sqlToolCalls(
       { tool: 'describe_table', args: { table: 'no_such_table', schema: 'mysql' }, expect: { error_code: 'not_found' } },
       { tool: 'query', args: { sql: 'SELECT ? + 1 AS two', params: [1] } },
-      { tool: 'explain', args: { sql: 'SELECT 1' } },
-      { tool: 'slow_queries', args: { limit: 5, min_duration_ms: 1000 } },
-      { tool: 'locks', args: {} },
-      { tool: 'connections', args: {} },
-    ],
+    ),
   });
 
   describeSqlConnector({
@@ -34,4 +24,4 @@ if (unreachable !== null) {
     schemaOf: (db) => db.database,
     badLogin: (db) => ({ config: { password: 'not-the-password' }, reason: new RegExp(`Access denied for user '${db.readWrite.user}'`) }),
   });
-}
+});

@@ -7,13 +7,14 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useTwoOrgs } from '../helpers/suite.js';
 import { portOf, type ToolContext } from '../../connectors/contract.js';
 import { checkPlugin, loadPlugins, PluginLoadError } from '../../connectors/loader.js';
 import { memoryPort } from '../../domains/memory/memory-port.js';
 import { createCatalog } from '../../runtime/tools/catalog.js';
 import { resolveExecuteConnectorTool } from '../../runtime/tools/meta-tools.js';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { type Session } from '../helpers/server.js';
 import { plugin, tool } from './test-plugins.js';
 
 /** a plugins.json listing nothing: only the plugins a test passes load */
@@ -87,19 +88,10 @@ describe('ports at load', () => {
 });
 
 describe('ports at run time', () => {
-  let server: TestServer;
-  let alice: Session;
-  let bob: Session;
-
-  beforeAll(async () => {
-    server = await startTestServer();
-    alice = await server.register('Alice Inc');
-    bob = await server.register('Bob Ltd');
-  });
-  afterAll(async () => server.stop());
+  const ctx = useTwoOrgs();
 
   const run = async (session: Session, name: string, args: Record<string, unknown>) => {
-    const registry = await loadPlugins({ pluginsFile: noPluginsFile(), builtins: [notes, plain], ports: { memory: memoryPort(server.service.services.collections) } });
+    const registry = await loadPlugins({ pluginsFile: noPluginsFile(), builtins: [notes, plain], ports: { memory: memoryPort(ctx.server.service.services.collections) } });
     expect(registry.problems).toEqual([]);
     const catalog = createCatalog(registry, { sources: [] });
     const resolution = resolveExecuteConnectorTool(catalog, { tool: name, arguments: args });
@@ -108,19 +100,19 @@ describe('ports at run time', () => {
   };
 
   it("gives a third-party plugin the memory port it requires, bound to the caller's organization", async () => {
-    const stored = await run(alice, 'notes.remember', { text: 'The lighthouse key is under the mat.' });
+    const stored = await run(ctx.alice, 'notes.remember', { text: 'The lighthouse key is under the mat.' });
     if (!('result' in stored)) throw new Error(JSON.stringify(stored));
     const id = (stored.result as { id: string }).id;
     // the service's own REST API serves what the plugin stored
-    expect((await server.request('GET', `/memory/${id}`, { token: alice.token })).body).toMatchObject({ kind: 'note', created_by: 'notes' });
-    expect(await run(alice, 'notes.recall', { query: 'lighthouse key' })).toEqual({ result: { ids: [id] } });
+    expect((await ctx.server.request('GET', `/memory/${id}`, { token: ctx.alice.token })).body).toMatchObject({ kind: 'note', created_by: 'notes' });
+    expect(await run(ctx.alice, 'notes.recall', { query: 'lighthouse key' })).toEqual({ result: { ids: [id] } });
     // another organization's call reaches only its own memory
-    expect(await run(bob, 'notes.recall', { query: 'lighthouse key' })).toEqual({ result: { ids: [] } });
-    expect((await server.request('GET', `/memory/${id}`, { token: bob.token })).status).toBe(404);
+    expect(await run(ctx.bob, 'notes.recall', { query: 'lighthouse key' })).toEqual({ result: { ids: [] } });
+    expect((await ctx.server.request('GET', `/memory/${id}`, { token: ctx.bob.token })).status).toBe(404);
   });
 
   it('gives a plugin that requires nothing no ports', async () => {
-    expect(await run(alice, 'plain.look', {})).toEqual({ result: { ok: true } });
+    expect(await run(ctx.alice, 'plain.look', {})).toEqual({ result: { ok: true } });
     expect(seen?.ports).toBeUndefined();
   });
 });

@@ -1,29 +1,19 @@
 /** The postgres connector end to end against the machine's PostgreSQL (see sql-suite.ts), and the conformance kit. */
-import { describe, it } from 'vitest';
 import { describeConnectorConformance } from '../../connectors/conformance/index.js';
 import { createPostgresPlugin } from '../../connectors/postgres/index.js';
 import { createPostgresScratch, postgresUnreachable } from './sql-scratch.js';
-import { describeSqlConnector } from './sql-suite.js';
+import { describeSqlConnector, sqlToolCalls, whenReachable } from './sql-suite.js';
 
-const unreachable = await postgresUnreachable();
-if (unreachable !== null) {
-  console.log(`SKIP postgres: ${unreachable}`);
-  describe.skip(`postgres connector (${unreachable})`, () => it('runs against a real PostgreSQL server', () => undefined));
-} else {
+whenReachable('postgres', await postgresUnreachable(), 'runs against a real PostgreSQL server', () => {
   describeConnectorConformance(createPostgresPlugin(), {
     validConfig: { host: '127.0.0.1', user: 'postgres', database: 'postgres', tls: 'disable' },
     // 127.0.0.1 trusts every login by password, so the refused login is a role that does not exist
     invalidConfig: { url: 'postgres://no_such_role_kit@127.0.0.1:5432/postgres?sslmode=disable' },
     sourceId: 'src_pg_kit',
-    toolCalls: [
-      { tool: 'list_schemas', args: {} },
+    toolCalls: sqlToolCalls(
       { tool: 'describe_table', args: { table: 'no_such_table' }, expect: { error_code: 'not_found' } },
       { tool: 'query', args: { sql: 'SELECT $1::int + 1 AS two', params: [1] }, expect: { result: { columns: [{ name: 'two', type: 'integer' }], rows: [[2]], row_count: 1, truncated: false } } },
-      { tool: 'explain', args: { sql: 'SELECT 1' } },
-      { tool: 'slow_queries', args: { limit: 5, min_duration_ms: 1000 } },
-      { tool: 'locks', args: {} },
-      { tool: 'connections', args: {} },
-    ],
+    ),
   });
 
   describeSqlConnector({
@@ -36,4 +26,4 @@ if (unreachable !== null) {
     // the server trusts 127.0.0.1 (no password is checked there): a login role that does not exist is refused
     badLogin: (db) => ({ config: { user: `${db.readOnly.user}_missing` }, reason: /role .* does not exist/ }),
   });
-}
+});

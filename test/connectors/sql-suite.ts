@@ -10,6 +10,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
 import type { ScratchDatabase } from './sql-scratch.js';
+import type { ConformanceToolCall } from '../../connectors/conformance/index.js';
 
 export interface SqlSpec {
   readonly kind: 'postgres' | 'mysql';
@@ -263,4 +264,22 @@ function startSleeper(spec: SqlSpec, db: ScratchDatabase): { stop(): Promise<voi
       await end();
     },
   };
+}
+
+/** The conformance kit's sample calls every SQL connector shares; `describe` and `query` differ by dialect. */
+export const sqlToolCalls = (describeTable: ConformanceToolCall, query: ConformanceToolCall): ConformanceToolCall[] => [
+  { tool: 'list_schemas', args: {} },
+  describeTable,
+  query,
+  { tool: 'explain', args: { sql: 'SELECT 1' } },
+  { tool: 'slow_queries', args: { limit: 5, min_duration_ms: 1000 } },
+  { tool: 'locks', args: {} },
+  { tool: 'connections', args: {} },
+];
+
+/** Declares `suites` when the engine answers; otherwise one skipped test and a SKIP line saying why. */
+export function whenReachable(kind: string, unreachable: string | null, what: string, suites: () => void): void {
+  if (unreachable === null) return suites();
+  console.log(`SKIP ${kind}: ${unreachable}`);
+  describe.skip(`${kind} connector (${unreachable})`, () => it(what, () => undefined));
 }

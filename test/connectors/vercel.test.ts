@@ -1,12 +1,11 @@
 /** The vercel connector against the fake Vercel REST API. */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { describeConnectorConformance } from '../../connectors/conformance/index.js';
 import { createVercelPlugin } from '../../connectors/vercel/index.js';
-import { startFakeVercel, type FakeVercel, type FakeVercelDeployment } from '../fakes/vercel/server.js';
+import { startFakeVercel, type FakeVercelDeployment } from '../fakes/vercel/server.js';
 import { RecordingGraphSink } from '../fixtures/github/seed.js';
-import { failureOf, toolHarness } from '../helpers/tools.js';
+import { failureOf, fakeConnector } from '../helpers/tools.js';
 
-let fake: FakeVercel;
 const validConfig: Record<string, unknown> = { token: 'vc_good_token', team_id: 'team_acme' };
 const invalidConfig: Record<string, unknown> = { token: 'vc_revoked', team_id: 'team_acme' };
 const T0 = Date.parse('2026-11-01T00:00:00Z');
@@ -33,8 +32,9 @@ function webDeployments(): FakeVercelDeployment[] {
   });
 }
 
-beforeAll(async () => {
-  fake = await startFakeVercel();
+const plugin = createVercelPlugin();
+const { ctx, config, run, syncContext } = fakeConnector(plugin, async () => {
+  const fake = await startFakeVercel();
   fake.tokens.set('vc_good_token', { username: 'ops', teams: ['team_acme'] });
   fake.tokens.set('vc_personal', { username: 'solo', teams: [] });
   fake.teams.add('team_acme').add('team_other');
@@ -51,13 +51,8 @@ beforeAll(async () => {
     { uid: 'dpl_API3', projectId: 'prj_api', target: null, state: 'BUILDING', created: T0 + 2000, creator: 'dave' },
     { uid: 'dpl_MINE1', projectId: 'prj_mine', target: 'production', state: 'READY', created: T0, creator: 'solo' },
   );
-  validConfig['base_url'] = fake.url;
-  invalidConfig['base_url'] = fake.url;
-});
-afterAll(async () => fake.stop());
-
-const plugin = createVercelPlugin();
-const { config, run, syncContext } = toolHarness(plugin, validConfig);
+  return fake;
+}, 'base_url', validConfig, invalidConfig);
 
 describeConnectorConformance(plugin, {
   validConfig,
@@ -79,22 +74,22 @@ describe('vercel validate', () => {
 
   it('accepts a token that reaches its team, and a personal token without a team', async () => {
     expect(await plugin.validate(config(), signal)).toEqual({ ok: true, details: { user: 'ops', team_id: 'team_acme' } });
-    expect(await plugin.validate({ token: 'vc_personal', base_url: fake.url }, signal)).toMatchObject({ ok: true, details: { user: 'solo', team_id: null } });
+    expect(await plugin.validate({ token: 'vc_personal', base_url: ctx.fake.url }, signal)).toMatchObject({ ok: true, details: { user: 'solo', team_id: null } });
   });
 
   it('refuses a revoked token (Vercel answers 403 invalidToken), a team the token cannot reach, a missing token', async () => {
     expect(await plugin.validate(invalidConfig, signal)).toMatchObject({ ok: false, details: { reason: 'bad_credentials', status: 403 } });
     expect(await plugin.validate(config({ team_id: 'team_other' }), signal)).toMatchObject({ ok: false, details: { reason: 'team_not_accessible', team_id: 'team_other', status: 403 } });
     expect(await plugin.validate(config({ team_id: 'team_ghost' }), signal)).toMatchObject({ ok: false, details: { reason: 'team_not_accessible', status: 404 } });
-    expect(await plugin.validate({ base_url: fake.url }, signal)).toMatchObject({ ok: false, details: { reason: 'missing_fields', missing_fields: ['token'] } });
+    expect(await plugin.validate({ base_url: ctx.fake.url }, signal)).toMatchObject({ ok: false, details: { reason: 'missing_fields', missing_fields: ['token'] } });
   });
 });
 
 describe('vercel tools', () => {
-  beforeEach(() => fake.rateLimitNext(0));
+  beforeEach(() => ctx.fake.rateLimitNext(0));
 
   it('lists the team\'s projects with their Git repository, paging with pagination.next as from', async () => {
-    const before = fake.requests.length;
+    const before = ctx.fake.requests.length;
     const result = await run('list_projects', { limit: 2 });
     expect(result.items.map((project: any) => [project.id, project.repository])).toEqual([
       ['prj_web', 'acme/web'],
@@ -103,16 +98,16 @@ describe('vercel tools', () => {
     expect(result.truncated).toBe(true);
     const all = await run('list_projects', {});
     expect(all.items.map((project: any) => project.name)).toEqual(['web', 'api', 'docs']);
-    expect(fake.requests.slice(before).every((request) => request.path.includes('teamId=team_acme'))).toBe(true);
+    expect(ctx.fake.requests.slice(before).every((request) => request.path.includes('teamId=team_acme'))).toBe(true);
   });
 
   it('pages deployments with pagination.next as until', async () => {
-    const before = fake.requests.length;
+    const before = ctx.fake.requests.length;
     const result = await run('list_deployments', { project: 'web', limit: 130 });
     expect(result.items).toHaveLength(130);
     expect(result.items[0]).toMatchObject({ id: 'dpl_WEB0129', project: 'web', target: 'preview', state: 'READY', branch: 'feature-129', commit_message: 'change 129', creator: 'bob' });
     expect(result.items.at(-1).id).toBe('dpl_WEB0000');
-    const calls = fake.requests.slice(before).map((request) => new URL(request.path, 'http://x').searchParams);
+    const calls = ctx.fake.requests.slice(before).map((request) => new URL(request.path, 'http://x').searchParams);
     expect(calls.map((params) => params.get('until'))).toEqual([null, String(T0 + 30 * 60_000)]);
     const production = await run('list_deployments', { project: 'web', target: 'production', state: 'READY', limit: 3 });
     expect(production.items.map((deployment: any) => deployment.id)).toEqual(['dpl_WEB0120', 'dpl_WEB0110', 'dpl_WEB0100']);
@@ -146,9 +141,9 @@ describe('vercel tools', () => {
   it('redeploys from the same source, to the original target by default', async () => {
     const result = await run('redeploy', { deployment: 'dpl_WEB0125' });
     expect(result).toMatchObject({ redeploy_of: 'dpl_WEB0125', project: 'web', state: 'QUEUED', target: 'production' });
-    const created = fake.deployments.find((deployment) => deployment.uid === result.id);
+    const created = ctx.fake.deployments.find((deployment) => deployment.uid === result.id);
     expect(created).toMatchObject({ redeployOf: 'dpl_WEB0125', projectId: 'prj_web', target: 'production', creator: 'ops' });
-    expect(fake.requests.some((request) => request.method === 'POST' && request.path.startsWith('/v13/deployments?') && request.path.includes('forceNew=1'))).toBe(true);
+    expect(ctx.fake.requests.some((request) => request.method === 'POST' && request.path.startsWith('/v13/deployments?') && request.path.includes('forceNew=1'))).toBe(true);
     const preview = await run('redeploy', { deployment: 'dpl_WEB0120', target: 'preview' });
     expect(preview.target).toBe('preview');
   });
@@ -156,7 +151,7 @@ describe('vercel tools', () => {
   it('rolls production back to an earlier READY production deployment; a wrong target is Vercel\'s readable error', async () => {
     const result = await run('rollback', { project: 'web', deployment: 'dpl_WEB0120', description: 'bad config in 125' });
     expect(result).toEqual({ project: 'web', rolled_back_to: 'dpl_WEB0120', requested: true });
-    expect(fake.rollbacks.at(-1)).toEqual({ projectId: 'prj_web', deploymentId: 'dpl_WEB0120', description: 'bad config in 125' });
+    expect(ctx.fake.rollbacks.at(-1)).toEqual({ projectId: 'prj_web', deploymentId: 'dpl_WEB0120', description: 'bad config in 125' });
     const refused = await failureOf(run('rollback', { project: 'web', deployment: 'dpl_WEB0125' }));
     expect(refused).toMatchObject({ code: 'upstream_error', details: { status: 400, vercel_code: 'invalid_rollback_target' } });
     expect(refused.message).toContain('Only a READY production deployment');
@@ -168,11 +163,11 @@ describe('vercel tools', () => {
   });
 
   it('retries a 429 after Retry-After, and fails with rate_limited_upstream when the wait is too long', async () => {
-    fake.rateLimitNext(1, 1);
-    const before = fake.requests.length;
+    ctx.fake.rateLimitNext(1, 1);
+    const before = ctx.fake.requests.length;
     expect((await run('list_projects', {})).items).toHaveLength(3);
-    expect(fake.requests.length - before).toBe(2);
-    fake.rateLimitNext(1, 3600);
+    expect(ctx.fake.requests.length - before).toBe(2);
+    ctx.fake.rateLimitNext(1, 3600);
     expect(await failureOf(run('list_projects', {}))).toMatchObject({ code: 'rate_limited_upstream', details: { status: 429, retry_after_s: 3600 } });
   });
 });

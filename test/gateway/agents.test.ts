@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { twoOrgs } from '../helpers/orgs.js';
-import type { Session, TestServer } from '../helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import { useTwoOrgs } from '../helpers/suite.js';
+import type { Session } from '../helpers/server.js';
 
 interface Agent {
   id: string;
@@ -10,14 +10,12 @@ interface Agent {
 }
 
 describe('agents', () => {
-  let server: TestServer, alice: Session, bob: Session;
-  beforeAll(async () => ({ server, alice, bob } = await twoOrgs()));
-  afterAll(async () => server.stop());
+  const ctx = useTwoOrgs();
 
-  const create = (session: Session, body: Record<string, unknown>) => server.request('POST', '/agents', { token: session.token, body });
+  const create = (session: Session, body: Record<string, unknown>) => ctx.server.request('POST', '/agents', { token: session.token, body });
 
   it('publishes the agent-type catalog with a JSON schema per type', async () => {
-    const response = await server.request('GET', '/agents/types', { token: alice.token });
+    const response = await ctx.server.request('GET', '/agents/types', { token: ctx.alice.token });
     expect(response.status).toBe(200);
     const types = response.body.items as { agent_type: string; description: string; config_schema: any }[];
     expect(types.map((type) => type.agent_type)).toEqual(['assistant', 'sre', 'code_reviewer', 'summarizer']);
@@ -35,15 +33,15 @@ describe('agents', () => {
   });
 
   it('starts every organization with the default assistant agent', async () => {
-    const list = await server.request('GET', '/agents', { token: alice.token });
+    const list = await ctx.server.request('GET', '/agents', { token: ctx.alice.token });
     expect(list.status).toBe(200);
     expect(list.body.total).toBe(1);
     expect(list.body.items[0]).toMatchObject({ name: 'default', agent_type: 'assistant', config: {}, enabled: true });
-    expect((await server.request('GET', '/agents/default', { token: alice.token })).body.id).toBe(list.body.items[0].id);
+    expect((await ctx.server.request('GET', '/agents/default', { token: ctx.alice.token })).body.id).toBe(list.body.items[0].id);
   });
 
   it('creates, reads, updates and deletes an agent', async () => {
-    const created = await create(alice, {
+    const created = await create(ctx.alice, {
       agent_type: 'sre',
       name: 'Ops bot',
       config: { read_only: true, max_turns: 12, temperature: 0, escalation_channel: '#ops' },
@@ -58,41 +56,41 @@ describe('agents', () => {
     expect(created.body.id).toMatch(/^agt_/);
     const id = created.body.id as string;
 
-    expect((await server.request('GET', `/agents/${id}`, { token: alice.token })).body.name).toBe('Ops bot');
-    expect((await server.request('GET', `/agents/${encodeURIComponent('Ops bot')}`, { token: alice.token })).body.id).toBe(id);
+    expect((await ctx.server.request('GET', `/agents/${id}`, { token: ctx.alice.token })).body.name).toBe('Ops bot');
+    expect((await ctx.server.request('GET', `/agents/${encodeURIComponent('Ops bot')}`, { token: ctx.alice.token })).body.id).toBe(id);
 
-    const patched = await server.request('PATCH', `/agents/${id}`, {
-      token: alice.token,
+    const patched = await ctx.server.request('PATCH', `/agents/${id}`, {
+      token: ctx.alice.token,
       body: { enabled: false, config: { max_turns: 3 } },
     });
     expect(patched.status).toBe(200);
     // config is replaced whole, not merged
     expect(patched.body).toMatchObject({ enabled: false, config: { max_turns: 3 }, name: 'Ops bot' });
 
-    expect((await server.request('DELETE', `/agents/${id}`, { token: alice.token })).status).toBe(204);
-    const gone = await server.request('GET', `/agents/${id}`, { token: alice.token });
+    expect((await ctx.server.request('DELETE', `/agents/${id}`, { token: ctx.alice.token })).status).toBe(204);
+    const gone = await ctx.server.request('GET', `/agents/${id}`, { token: ctx.alice.token });
     expect(gone.status).toBe(404);
     expect(gone.body.error.code).toBe('not_found');
   });
 
   it('defaults config to {} and enabled to true', async () => {
-    const created = await create(alice, { agent_type: 'summarizer', name: 'plain' });
+    const created = await create(ctx.alice, { agent_type: 'summarizer', name: 'plain' });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ config: {}, enabled: true });
   });
 
   it('rejects an agent_type outside the catalog and a missing name or type', async () => {
-    const unknownType = await create(alice, { agent_type: 'wizard', name: 'w' });
+    const unknownType = await create(ctx.alice, { agent_type: 'wizard', name: 'w' });
     expect(unknownType.status).toBe(400);
     expect(unknownType.body.error.code).toBe('validation_error');
     expect(unknownType.body.error.details.issues[0].path).toBe('agent_type');
 
     for (const body of [{ name: 'no type' }, { agent_type: 'assistant' }, { agent_type: 'assistant', name: '  ' }]) {
-      const response = await create(alice, body);
+      const response = await create(ctx.alice, body);
       expect(response.status, JSON.stringify(body)).toBe(400);
       expect(response.body.error.code).toBe('validation_error');
     }
-    const extra = await create(alice, { agent_type: 'assistant', name: 'x', colour: 'red' });
+    const extra = await create(ctx.alice, { agent_type: 'assistant', name: 'x', colour: 'red' });
     expect(extra.status).toBe(400);
   });
 
@@ -112,34 +110,34 @@ describe('agents', () => {
       ['summarizer', { read_only: true }, 'config.read_only'],
     ];
     for (const [agent_type, config, path] of cases) {
-      const response = await create(alice, { agent_type, name: `bad-${path}`, config });
+      const response = await create(ctx.alice, { agent_type, name: `bad-${path}`, config });
       expect(response.status, `${agent_type} ${JSON.stringify(config)}`).toBe(400);
       expect(response.body.error.code).toBe('validation_error');
       expect(response.body.error.details.issues[0].path).toBe(path);
       expect(response.body.error.message).toContain(path);
     }
-    const notObject = await create(alice, { agent_type: 'assistant', name: 'arr', config: [1] });
+    const notObject = await create(ctx.alice, { agent_type: 'assistant', name: 'arr', config: [1] });
     expect(notObject.status).toBe(400);
     expect(notObject.body.error.details.issues[0].path).toBe('config');
 
-    const created = await create(alice, { agent_type: 'code_reviewer', name: 'reviewer', config: { focus: ['security'] } });
+    const created = await create(ctx.alice, { agent_type: 'code_reviewer', name: 'reviewer', config: { focus: ['security'] } });
     expect(created.status).toBe(201);
-    const badPatch = await server.request('PATCH', `/agents/${created.body.id}`, {
-      token: alice.token,
+    const badPatch = await ctx.server.request('PATCH', `/agents/${created.body.id}`, {
+      token: ctx.alice.token,
       body: { config: { max_comments: 1000 } },
     });
     expect(badPatch.status).toBe(400);
     expect(badPatch.body.error.details.issues[0].path).toBe('config.max_comments');
-    expect((await server.request('GET', `/agents/${created.body.id}`, { token: alice.token })).body.config).toEqual({ focus: ['security'] });
+    expect((await ctx.server.request('GET', `/agents/${created.body.id}`, { token: ctx.alice.token })).body.config).toEqual({ focus: ['security'] });
   });
 
   it('keeps agent_type immutable', async () => {
-    const created = await create(alice, { agent_type: 'assistant', name: 'fixed-type' });
-    const changed = await server.request('PATCH', `/agents/${created.body.id}`, { token: alice.token, body: { agent_type: 'sre' } });
+    const created = await create(ctx.alice, { agent_type: 'assistant', name: 'fixed-type' });
+    const changed = await ctx.server.request('PATCH', `/agents/${created.body.id}`, { token: ctx.alice.token, body: { agent_type: 'sre' } });
     expect(changed.status).toBe(400);
     expect(changed.body.error).toMatchObject({ code: 'immutable_field', details: { field: 'agent_type' } });
-    const same = await server.request('PATCH', `/agents/${created.body.id}`, {
-      token: alice.token,
+    const same = await ctx.server.request('PATCH', `/agents/${created.body.id}`, {
+      token: ctx.alice.token,
       body: { agent_type: 'assistant', name: 'fixed-type-2' },
     });
     expect(same.status).toBe(200);
@@ -147,67 +145,67 @@ describe('agents', () => {
   });
 
   it('keeps names unique per organization (409)', async () => {
-    expect((await create(alice, { agent_type: 'assistant', name: 'twin' })).status).toBe(201);
-    const duplicate = await create(alice, { agent_type: 'sre', name: 'twin' });
+    expect((await create(ctx.alice, { agent_type: 'assistant', name: 'twin' })).status).toBe(201);
+    const duplicate = await create(ctx.alice, { agent_type: 'sre', name: 'twin' });
     expect(duplicate.status).toBe(409);
     expect(duplicate.body.error.code).toBe('conflict');
 
-    const other = await create(alice, { agent_type: 'assistant', name: 'twin-2' });
-    const renamed = await server.request('PATCH', `/agents/${other.body.id}`, { token: alice.token, body: { name: 'twin' } });
+    const other = await create(ctx.alice, { agent_type: 'assistant', name: 'twin-2' });
+    const renamed = await ctx.server.request('PATCH', `/agents/${other.body.id}`, { token: ctx.alice.token, body: { name: 'twin' } });
     expect(renamed.status).toBe(409);
     expect(renamed.body.error.code).toBe('conflict');
 
-    expect((await create(bob, { agent_type: 'assistant', name: 'twin' })).status).toBe(201);
+    expect((await create(ctx.bob, { agent_type: 'assistant', name: 'twin' })).status).toBe(201);
   });
 
   it('refuses to delete or rename the default agent (409)', async () => {
-    const agent = (await server.request('GET', '/agents/default', { token: alice.token })).body as Agent;
-    const refused = await server.request('DELETE', `/agents/${agent.id}`, { token: alice.token });
+    const agent = (await ctx.server.request('GET', '/agents/default', { token: ctx.alice.token })).body as Agent;
+    const refused = await ctx.server.request('DELETE', `/agents/${agent.id}`, { token: ctx.alice.token });
     expect(refused.status).toBe(409);
     expect(refused.body.error).toMatchObject({ code: 'conflict', details: { agent: 'default' } });
-    const rename = await server.request('PATCH', `/agents/${agent.id}`, { token: alice.token, body: { name: 'primary' } });
+    const rename = await ctx.server.request('PATCH', `/agents/${agent.id}`, { token: ctx.alice.token, body: { name: 'primary' } });
     expect(rename.status).toBe(409);
     expect(rename.body.error.code).toBe('conflict');
-    expect((await server.request('GET', `/agents/${agent.id}`, { token: alice.token })).body.name).toBe('default');
+    expect((await ctx.server.request('GET', `/agents/${agent.id}`, { token: ctx.alice.token })).body.name).toBe('default');
   });
 
   it('filters by enabled and agent_type and paginates', async () => {
-    const carol = await server.register('Carol Co');
+    const carol = await ctx.server.register('Carol Co');
     await create(carol, { agent_type: 'sre', name: 'sre-on' });
     await create(carol, { agent_type: 'sre', name: 'sre-off', enabled: false });
     await create(carol, { agent_type: 'summarizer', name: 'sum-off', enabled: false });
 
     const names = async (query: string) =>
-      ((await server.request('GET', `/agents${query}`, { token: carol.token })).body.items as Agent[]).map((agent) => agent.name);
+      ((await ctx.server.request('GET', `/agents${query}`, { token: carol.token })).body.items as Agent[]).map((agent) => agent.name);
     expect(await names('')).toEqual(['default', 'sre-on', 'sre-off', 'sum-off']);
     expect(await names('?enabled=false')).toEqual(['sre-off', 'sum-off']);
     expect(await names('?enabled=true')).toEqual(['default', 'sre-on']);
     expect(await names('?agent_type=sre')).toEqual(['sre-on', 'sre-off']);
     expect(await names('?agent_type=sre&enabled=false')).toEqual(['sre-off']);
 
-    const first = await server.request('GET', '/agents?limit=3', { token: carol.token });
+    const first = await ctx.server.request('GET', '/agents?limit=3', { token: carol.token });
     expect(first.body.total).toBe(4);
     expect(first.body.items).toHaveLength(3);
-    const second = await server.request('GET', `/agents?limit=3&cursor=${first.body.next_cursor}`, { token: carol.token });
+    const second = await ctx.server.request('GET', `/agents?limit=3&cursor=${first.body.next_cursor}`, { token: carol.token });
     expect((second.body.items as Agent[]).map((agent) => agent.name)).toEqual(['sum-off']);
     expect(second.body.next_cursor).toBeNull();
 
     for (const query of ['?enabled=yes', '?agent_type=wizard']) {
-      const bad = await server.request('GET', `/agents${query}`, { token: carol.token });
+      const bad = await ctx.server.request('GET', `/agents${query}`, { token: carol.token });
       expect(bad.status, query).toBe(400);
       expect(bad.body.error.code).toBe('validation_error');
     }
   });
 
   it("answers 404 for another organization's agent, on every verb", async () => {
-    const created = await create(bob, { agent_type: 'assistant', name: 'bobs-agent' });
+    const created = await create(ctx.bob, { agent_type: 'assistant', name: 'bobs-agent' });
     const id = created.body.id as string;
     for (const [method, body] of [['GET', undefined], ['PATCH', { enabled: false }], ['DELETE', undefined]] as const) {
-      const response = await server.request(method, `/agents/${id}`, { token: alice.token, body });
+      const response = await ctx.server.request(method, `/agents/${id}`, { token: ctx.alice.token, body });
       expect(response.status, method).toBe(404);
       expect(response.body.error.code).toBe('not_found');
     }
-    expect((await server.request('GET', '/agents/bobs-agent', { token: alice.token })).status).toBe(404);
-    expect((await server.request('GET', `/agents/${id}`, { token: bob.token })).body.enabled).toBe(true);
+    expect((await ctx.server.request('GET', '/agents/bobs-agent', { token: ctx.alice.token })).status).toBe(404);
+    expect((await ctx.server.request('GET', `/agents/${id}`, { token: ctx.bob.token })).body.enabled).toBe(true);
   });
 });

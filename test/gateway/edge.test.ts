@@ -3,10 +3,10 @@ import { SignJWT } from 'jose';
 import { rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTwoOrgs } from '../helpers/suite.js';
 import { asOrgId } from '../../runtime/store/types.js';
-import { twoOrgs } from '../helpers/orgs.js';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { startTestServer, type Session } from '../helpers/server.js';
 
 const SECRET = 'edge-test-secret-0123456789abcdef0123456789';
 
@@ -33,59 +33,57 @@ function postChunked(url: string, token: string, chunks: Buffer[]): Promise<{ st
 }
 
 describe('HTTP edge', () => {
-  let server: TestServer, alice: Session, bob: Session;
-  beforeAll(async () => ({ server, alice, bob } = await twoOrgs({ JWT_SECRET: SECRET })));
-  afterAll(async () => server.stop());
+  const ctx = useTwoOrgs({ JWT_SECRET: SECRET });
 
   describe('routing and envelope', () => {
     it('answers unknown routes with 404 in the envelope', async () => {
       for (const path of ['/nope', '/realms/x/y/z']) {
-        const response = await server.request('GET', path, { token: alice.token });
+        const response = await ctx.server.request('GET', path, { token: ctx.alice.token });
         expect(response.status).toBe(404);
         expect(response.body.error.code).toBe('not_found');
         expect(typeof response.body.error.message).toBe('string');
         expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f]{12}-[0-9a-z]+$/);
       }
-      const outside = await fetch(server.url.replace('/api/v1', '/other'));
+      const outside = await fetch(ctx.server.url.replace('/api/v1', '/other'));
       expect(outside.status).toBe(404);
       expect((await outside.json()).error.code).toBe('not_found');
     });
 
     it('answers a known path with a wrong method with 405 and Allow', async () => {
-      const response = await server.request('PUT', '/realms', { token: alice.token, body: {} });
+      const response = await ctx.server.request('PUT', '/realms', { token: ctx.alice.token, body: {} });
       expect(response.status).toBe(405);
       expect(response.body.error.code).toBe('method_not_allowed');
       expect(response.headers.get('allow')).toBe('GET, POST');
     });
 
     it('answers malformed JSON with 400 invalid_json', async () => {
-      const response = await server.request('POST', '/realms', {
-        token: alice.token, body: '{"name": "x",', headers: { 'content-type': 'application/json' },
+      const response = await ctx.server.request('POST', '/realms', {
+        token: ctx.alice.token, body: '{"name": "x",', headers: { 'content-type': 'application/json' },
       });
       expect(response.status).toBe(400);
       expect(response.body.error.code).toBe('invalid_json');
     });
 
     it('answers a non-JSON content type with 415', async () => {
-      const response = await server.request('POST', '/realms', {
-        token: alice.token, body: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      const response = await ctx.server.request('POST', '/realms', {
+        token: ctx.alice.token, body: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' },
       });
       expect(response.status).toBe(415);
       expect(response.body.error.code).toBe('unsupported_media_type');
     });
 
     it('lists every failing path of a body in details', async () => {
-      const response = await server.request('POST', '/realms', { token: alice.token, body: { name: 'BAD', color: 'nope' } });
+      const response = await ctx.server.request('POST', '/realms', { token: ctx.alice.token, body: { name: 'BAD', color: 'nope' } });
       expect(response.status).toBe(400);
       expect(response.body.error.details.issues.map((issue: { path: string }) => issue.path).sort()).toEqual(['color', 'name']);
     });
 
     it('echoes a request id, or makes one', async () => {
-      const given = await server.request('GET', '/health', { headers: { 'x-request-id': 'trace-123' } });
+      const given = await ctx.server.request('GET', '/health', { headers: { 'x-request-id': 'trace-123' } });
       expect(given.headers.get('x-request-id')).toBe('trace-123');
-      const made = await server.request('GET', '/health');
+      const made = await ctx.server.request('GET', '/health');
       expect(made.headers.get('x-request-id')).toMatch(/^[0-9a-f]{12}-[0-9a-z]+$/);
-      const again = await server.request('GET', '/health');
+      const again = await ctx.server.request('GET', '/health');
       expect(again.headers.get('x-request-id')).not.toBe(made.headers.get('x-request-id'));
     });
   });
@@ -99,57 +97,57 @@ describe('HTTP edge', () => {
         [{ authorization: 'Bearer sk_unknownkey0000000000000000000000000000000' }, 'unauthorized'],
       ];
       for (const [headers, code] of cases) {
-        const response = await server.request('GET', '/realms', { headers });
+        const response = await ctx.server.request('GET', '/realms', { headers });
         expect(response.status).toBe(401);
         expect(response.body.error.code).toBe(code);
       }
     });
 
     it('rejects a token signed with another secret, and an expired one', async () => {
-      const forged = await new SignJWT({ org: alice.organization.id })
-        .setProtectedHeader({ alg: 'HS256' }).setSubject(alice.user.id).setIssuer('agent-context-service')
+      const forged = await new SignJWT({ org: ctx.alice.organization.id })
+        .setProtectedHeader({ alg: 'HS256' }).setSubject(ctx.alice.user.id).setIssuer('agent-context-service')
         .setIssuedAt().setExpirationTime('1h').sign(new TextEncoder().encode('another-secret-0123456789abcdef0123456789'));
-      const forgedResponse = await server.request('GET', '/realms', { token: forged });
+      const forgedResponse = await ctx.server.request('GET', '/realms', { token: forged });
       expect(forgedResponse.status).toBe(401);
       expect(forgedResponse.body.error.code).toBe('unauthorized');
 
       const now = Math.floor(Date.now() / 1000);
-      const expired = await new SignJWT({ org: alice.organization.id })
-        .setProtectedHeader({ alg: 'HS256' }).setSubject(alice.user.id).setIssuer('agent-context-service')
+      const expired = await new SignJWT({ org: ctx.alice.organization.id })
+        .setProtectedHeader({ alg: 'HS256' }).setSubject(ctx.alice.user.id).setIssuer('agent-context-service')
         .setIssuedAt(now - 7200).setExpirationTime(now - 3600).sign(new TextEncoder().encode(SECRET));
-      const expiredResponse = await server.request('GET', '/realms', { token: expired });
+      const expiredResponse = await ctx.server.request('GET', '/realms', { token: expired });
       expect(expiredResponse.status).toBe(401);
       expect(expiredResponse.body.error.code).toBe('token_expired');
     });
 
     it('rejects a token naming an organization the user does not belong to', async () => {
-      const crossed = await new SignJWT({ org: bob.organization.id })
-        .setProtectedHeader({ alg: 'HS256' }).setSubject(alice.user.id).setIssuer('agent-context-service')
+      const crossed = await new SignJWT({ org: ctx.bob.organization.id })
+        .setProtectedHeader({ alg: 'HS256' }).setSubject(ctx.alice.user.id).setIssuer('agent-context-service')
         .setIssuedAt().setExpirationTime('1h').sign(new TextEncoder().encode(SECRET));
-      const response = await server.request('GET', '/realms', { token: crossed });
+      const response = await ctx.server.request('GET', '/realms', { token: crossed });
       expect(response.status).toBe(401);
     });
 
     it('logs in, and refuses a wrong password or unknown email the same way', async () => {
-      const ok = await server.request('POST', '/auth/login', { body: { email: alice.email, password: alice.password } });
+      const ok = await ctx.server.request('POST', '/auth/login', { body: { email: ctx.alice.email, password: ctx.alice.password } });
       expect(ok.status).toBe(200);
-      expect(ok.body.user).toEqual({ id: alice.user.id, email: alice.email, role: 'owner' });
+      expect(ok.body.user).toEqual({ id: ctx.alice.user.id, email: ctx.alice.email, role: 'owner' });
       expect(Date.parse(ok.body.expires_at)).toBeGreaterThan(Date.now());
-      const me = await server.request('GET', '/auth/me', { token: ok.body.token });
-      expect(me.body).toMatchObject({ id: alice.user.id, email: alice.email, role: 'owner', kind: 'user' });
-      for (const body of [{ email: alice.email, password: 'wrong password' }, { email: 'nobody@example.test', password: 'whatever1' }]) {
-        const response = await server.request('POST', '/auth/login', { body });
+      const me = await ctx.server.request('GET', '/auth/me', { token: ok.body.token });
+      expect(me.body).toMatchObject({ id: ctx.alice.user.id, email: ctx.alice.email, role: 'owner', kind: 'user' });
+      for (const body of [{ email: ctx.alice.email, password: 'wrong password' }, { email: 'nobody@example.test', password: 'whatever1' }]) {
+        const response = await ctx.server.request('POST', '/auth/login', { body });
         expect(response.status).toBe(401);
         expect(response.body.error.code).toBe('invalid_credentials');
       }
     });
 
     it('validates registration and refuses a taken email', async () => {
-      const weak = await server.request('POST', '/auth/register', { body: { email: 'new@example.test', password: 'short', organization_name: 'X' } });
+      const weak = await ctx.server.request('POST', '/auth/register', { body: { email: 'new@example.test', password: 'short', organization_name: 'X' } });
       expect(weak.status).toBe(400);
-      const badEmail = await server.request('POST', '/auth/register', { body: { email: 'not-an-email', password: 'long enough', organization_name: 'X' } });
+      const badEmail = await ctx.server.request('POST', '/auth/register', { body: { email: 'not-an-email', password: 'long enough', organization_name: 'X' } });
       expect(badEmail.status).toBe(400);
-      const taken = await server.request('POST', '/auth/register', { body: { email: alice.email, password: 'some other password', organization_name: 'X' } });
+      const taken = await ctx.server.request('POST', '/auth/register', { body: { email: ctx.alice.email, password: 'some other password', organization_name: 'X' } });
       expect(taken.status).toBe(409);
       expect(taken.body.error.code).toBe('conflict');
     });
@@ -158,27 +156,27 @@ describe('HTTP edge', () => {
   describe('body limits', () => {
     it('answers 413 from Content-Length before reading', async () => {
       const big = JSON.stringify({ name: 'big', description: 'x'.repeat(1_100_000) });
-      const response = await server.request('POST', '/realms', { token: alice.token, body: big, headers: { 'content-type': 'application/json' } });
+      const response = await ctx.server.request('POST', '/realms', { token: ctx.alice.token, body: big, headers: { 'content-type': 'application/json' } });
       expect(response.status).toBe(413);
       expect(response.body.error).toMatchObject({ code: 'payload_too_large', details: { limit_bytes: 1_048_576 } });
     });
 
     it('answers 413 while reading a chunked body that crosses the limit', async () => {
       const chunk = Buffer.alloc(256 * 1024, 'a');
-      const response = await postChunked(`${server.url}/realms`, alice.token, [chunk, chunk, chunk, chunk, chunk, chunk]);
+      const response = await postChunked(`${ctx.server.url}/realms`, ctx.alice.token, [chunk, chunk, chunk, chunk, chunk, chunk]);
       expect(response.status).toBe(413);
       expect(JSON.parse(response.body).error.code).toBe('payload_too_large');
       // the server is still serving
-      expect((await server.request('GET', '/realms', { token: alice.token })).status).toBe(200);
+      expect((await ctx.server.request('GET', '/realms', { token: ctx.alice.token })).status).toBe(200);
     });
   });
 
   describe('pagination', () => {
     let session: Session;
     beforeAll(async () => {
-      session = await server.register();
+      session = await ctx.server.register();
       for (let i = 0; i < 120; i++) {
-        await server.request('POST', '/realms', { token: session.token, body: { name: `r-${String(i).padStart(3, '0')}` } });
+        await ctx.server.request('POST', '/realms', { token: session.token, body: { name: `r-${String(i).padStart(3, '0')}` } });
       }
     });
 
@@ -188,7 +186,7 @@ describe('HTTP edge', () => {
       let pages = 0;
       do {
         const query: string = cursor === null ? '' : `?cursor=${encodeURIComponent(cursor)}`;
-        const page = await server.request('GET', `/realms${query}`, { token: session.token });
+        const page = await ctx.server.request('GET', `/realms${query}`, { token: session.token });
         expect(page.status).toBe(200);
         expect(page.body.total).toBe(121);
         expect(page.body.items.length).toBe(pages < 2 ? 50 : 21);
@@ -201,50 +199,50 @@ describe('HTTP edge', () => {
     });
 
     it('accepts limit up to 200 and refuses more, zero or junk', async () => {
-      const max = await server.request('GET', '/realms?limit=200', { token: session.token });
+      const max = await ctx.server.request('GET', '/realms?limit=200', { token: session.token });
       expect(max.body.items.length).toBe(121);
       expect(max.body.next_cursor).toBeNull();
       for (const limit of ['201', '0', '-1', 'ten', '1.5']) {
-        const response = await server.request('GET', `/realms?limit=${limit}`, { token: session.token });
+        const response = await ctx.server.request('GET', `/realms?limit=${limit}`, { token: session.token });
         expect(response.status, limit).toBe(400);
         expect(response.body.error.code).toBe('validation_error');
       }
     });
 
     it('refuses a cursor it did not issue', async () => {
-      const response = await server.request('GET', '/realms?cursor=garbage', { token: session.token });
+      const response = await ctx.server.request('GET', '/realms?cursor=garbage', { token: session.token });
       expect(response.status).toBe(400);
       expect(response.body.error.code).toBe('invalid_cursor');
     });
 
     it('keeps a cursor valid when earlier items are deleted', async () => {
-      const first = await server.request('GET', '/realms?limit=10', { token: session.token });
+      const first = await ctx.server.request('GET', '/realms?limit=10', { token: session.token });
       const next = first.body.next_cursor as string;
-      await server.request('DELETE', `/realms/${first.body.items[5].id}`, { token: session.token });
-      const second = await server.request('GET', `/realms?limit=10&cursor=${encodeURIComponent(next)}`, { token: session.token });
+      await ctx.server.request('DELETE', `/realms/${first.body.items[5].id}`, { token: session.token });
+      const second = await ctx.server.request('GET', `/realms?limit=10&cursor=${encodeURIComponent(next)}`, { token: session.token });
       expect(second.body.items[0].name).toBe('r-009');
     });
   });
 
   describe('Idempotency-Key', () => {
     it('answers a retry with the original resource and creates nothing', async () => {
-      const session = await server.register();
-      const send = () => server.request('POST', '/realms', { token: session.token, body: { name: 'once' }, headers: { 'idempotency-key': 'key-1' } });
+      const session = await ctx.server.register();
+      const send = () => ctx.server.request('POST', '/realms', { token: session.token, body: { name: 'once' }, headers: { 'idempotency-key': 'key-1' } });
       const first = await send();
       const second = await send();
       expect(first.status).toBe(201);
       expect(second.status).toBe(201);
       expect(second.body).toEqual(first.body);
       expect(second.headers.get('idempotent-replayed')).toBe('true');
-      const list = await server.request('GET', '/realms', { token: session.token });
+      const list = await ctx.server.request('GET', '/realms', { token: session.token });
       expect(list.body.total).toBe(2);
     });
 
     it('runs concurrent retries once', async () => {
-      const session = await server.register();
+      const session = await ctx.server.register();
       const responses = await Promise.all(
         Array.from({ length: 5 }, () =>
-          server.request('POST', '/realms', { token: session.token, body: { name: 'race' }, headers: { 'idempotency-key': 'race-key' } })),
+          ctx.server.request('POST', '/realms', { token: session.token, body: { name: 'race' }, headers: { 'idempotency-key': 'race-key' } })),
       );
       const created = responses.filter((response) => response.status === 201);
       expect(created.length).toBeGreaterThanOrEqual(1);
@@ -252,46 +250,46 @@ describe('HTTP edge', () => {
         if (response.status !== 201) expect(response.body.error.code).toBe('idempotency_in_progress');
         else expect(response.body.id).toBe(created[0]?.body.id);
       }
-      expect((await server.request('GET', '/realms', { token: session.token })).body.total).toBe(2);
+      expect((await ctx.server.request('GET', '/realms', { token: session.token })).body.total).toBe(2);
     });
 
     it('refuses the same key with a different body', async () => {
-      const session = await server.register();
-      await server.request('POST', '/realms', { token: session.token, body: { name: 'a1' }, headers: { 'idempotency-key': 'k' } });
-      const reused = await server.request('POST', '/realms', { token: session.token, body: { name: 'a2' }, headers: { 'idempotency-key': 'k' } });
+      const session = await ctx.server.register();
+      await ctx.server.request('POST', '/realms', { token: session.token, body: { name: 'a1' }, headers: { 'idempotency-key': 'k' } });
+      const reused = await ctx.server.request('POST', '/realms', { token: session.token, body: { name: 'a2' }, headers: { 'idempotency-key': 'k' } });
       expect(reused.status).toBe(409);
       expect(reused.body.error.code).toBe('idempotency_key_reused');
     });
 
     it('scopes keys to the organization and releases them when the request fails', async () => {
-      const one = await server.register();
-      const two = await server.register();
-      const a = await server.request('POST', '/realms', { token: one.token, body: { name: 'shared' }, headers: { 'idempotency-key': 'same' } });
-      const b = await server.request('POST', '/realms', { token: two.token, body: { name: 'shared' }, headers: { 'idempotency-key': 'same' } });
+      const one = await ctx.server.register();
+      const two = await ctx.server.register();
+      const a = await ctx.server.request('POST', '/realms', { token: one.token, body: { name: 'shared' }, headers: { 'idempotency-key': 'same' } });
+      const b = await ctx.server.request('POST', '/realms', { token: two.token, body: { name: 'shared' }, headers: { 'idempotency-key': 'same' } });
       expect(a.status).toBe(201);
       expect(b.status).toBe(201);
       expect(b.body.id).not.toBe(a.body.id);
 
-      const bad = await server.request('POST', '/realms', { token: one.token, body: { name: 'BAD' }, headers: { 'idempotency-key': 'retry-me' } });
+      const bad = await ctx.server.request('POST', '/realms', { token: one.token, body: { name: 'BAD' }, headers: { 'idempotency-key': 'retry-me' } });
       expect(bad.status).toBe(400);
       // the failed request released the key: a corrected body under the same key is a new request, not a reuse
-      const fixed = await server.request('POST', '/realms', { token: one.token, body: { name: 'good' }, headers: { 'idempotency-key': 'retry-me' } });
+      const fixed = await ctx.server.request('POST', '/realms', { token: one.token, body: { name: 'good' }, headers: { 'idempotency-key': 'retry-me' } });
       expect(fixed.status).toBe(201);
       expect(fixed.body.name).toBe('good');
     });
 
     it('keeps stored responses sealed, so a secret answered once is not readable at rest', async () => {
-      const session = await server.register();
-      const created = await server.request('POST', '/api-keys', {
+      const session = await ctx.server.register();
+      const created = await ctx.server.request('POST', '/api-keys', {
         token: session.token, body: { name: 'ci', permissions: ['realm:read'] }, headers: { 'idempotency-key': 'sealed-1' },
       });
       expect(created.status).toBe(201);
       const key = created.body.key as string;
-      const replay = await server.request('POST', '/api-keys', {
+      const replay = await ctx.server.request('POST', '/api-keys', {
         token: session.token, body: { name: 'ci', permissions: ['realm:read'] }, headers: { 'idempotency-key': 'sealed-1' },
       });
       expect(replay.body.key).toBe(key);
-      const stored = await server.service.services.collections.idempotency.findAll(asOrgId(session.organization.id), { key: 'sealed-1' });
+      const stored = await ctx.server.service.services.collections.idempotency.findAll(asOrgId(session.organization.id), { key: 'sealed-1' });
       expect(stored.length).toBe(1);
       expect(stored[0]?.response_body?.startsWith('v1.')).toBe(true);
       expect(stored[0]?.response_body).not.toContain(key);
@@ -299,14 +297,14 @@ describe('HTTP edge', () => {
     });
 
     it('refuses a malformed key', async () => {
-      const response = await server.request('POST', '/realms', { token: alice.token, body: { name: 'k' }, headers: { 'idempotency-key': 'x'.repeat(300) } });
+      const response = await ctx.server.request('POST', '/realms', { token: ctx.alice.token, body: { name: 'k' }, headers: { 'idempotency-key': 'x'.repeat(300) } });
       expect(response.status).toBe(400);
     });
   });
 
   describe('health and OpenAPI', () => {
     it('reports features and dependency statuses', async () => {
-      const response = await server.request('GET', '/health');
+      const response = await ctx.server.request('GET', '/health');
       expect(response.status).toBe(200);
       expect(response.body.features).toEqual({ rag: false, workers: false, orchestrator: false, voice: false, policies: false });
       expect(response.body.dependencies.metadata).toBe('ok');
@@ -320,7 +318,7 @@ describe('HTTP edge', () => {
     });
 
     it('serves an OpenAPI 3.1 document generated from the route schemas', async () => {
-      const response = await server.request('GET', '/openapi.json');
+      const response = await ctx.server.request('GET', '/openapi.json');
       expect(response.status).toBe(200);
       expect(response.body.openapi).toBe('3.1.0');
       const post = response.body.paths['/api/v1/realms'].post;
@@ -333,11 +331,11 @@ describe('HTTP edge', () => {
     });
 
     it('documents every route of the table, each once', async () => {
-      const document = (await server.request('GET', '/openapi.json')).body;
+      const document = (await ctx.server.request('GET', '/openapi.json')).body;
       const documented = Object.entries(document.paths as Record<string, Record<string, unknown>>).flatMap(([path, operations]) =>
         Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`),
       );
-      const served = server.service.routes.map((route) => `${route.method} /api/v1${route.path.replace(/:([A-Za-z_]+)/g, '{$1}')}`);
+      const served = ctx.server.service.routes.map((route) => `${route.method} /api/v1${route.path.replace(/:([A-Za-z_]+)/g, '{$1}')}`);
       expect(documented.sort()).toEqual(served.sort());
       expect(new Set(documented).size).toBe(documented.length);
       const operationIds = Object.values(document.paths as Record<string, Record<string, { operationId: string }>>).flatMap((operations) =>

@@ -2,8 +2,9 @@
  * Routes of a subsystem whose feature flag is off answer 404 `feature_disabled`
  * naming the flag (issue 15), for every method and path under its prefix.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import { useSuite } from '../helpers/suite.js';
+import { startTestServer } from '../helpers/server.js';
 
 const GATED: [string, string, string][] = [
   ['GET', '/policies', 'policies'],
@@ -18,23 +19,15 @@ const GATED: [string, string, string][] = [
 ];
 
 describe('feature-gated subsystems', () => {
-  let off: TestServer;
-  let on: TestServer;
-  let owner: Session;
-
-  beforeAll(async () => {
-    off = await startTestServer();
-    on = await startTestServer({ SERVICE_FEATURES_RAG: 'true', SERVICE_FEATURES_VOICE: 'true' });
-    owner = await off.register('Features Org');
-  });
-  afterAll(async () => {
-    await off.stop();
-    await on.stop();
+  const ctx = useSuite(async (own) => {
+    const off = own(await startTestServer());
+    const on = own(await startTestServer({ SERVICE_FEATURES_RAG: 'true', SERVICE_FEATURES_VOICE: 'true' }));
+    return { off, on, owner: await off.register('Features Org') };
   });
 
   it.each(GATED)('%s %s answers 404 feature_disabled naming %s while the flag is off', async (method, path, feature) => {
-    for (const token of [owner.token, undefined]) {
-      const response = await off.request(method, path, { ...(token ? { token } : {}), ...(method === 'GET' || method === 'DELETE' ? {} : { body: {} }) });
+    for (const token of [ctx.owner.token, undefined]) {
+      const response = await ctx.off.request(method, path, { ...(token ? { token } : {}), ...(method === 'GET' || method === 'DELETE' ? {} : { body: {} }) });
       expect(response.status).toBe(404);
       expect(response.body.error).toMatchObject({
         code: 'feature_disabled',
@@ -46,17 +39,17 @@ describe('feature-gated subsystems', () => {
 
   it('keeps not_found for paths outside any feature, and for look-alike prefixes', async () => {
     for (const path of ['/nope', '/ragged', '/policiesx', '/voices']) {
-      const response = await off.request('GET', path, { token: owner.token });
+      const response = await ctx.off.request('GET', path, { token: ctx.owner.token });
       expect(response.status, path).toBe(404);
       expect(response.body.error.code, path).toBe('not_found');
     }
   });
 
   it('a feature switched on is no longer reported as disabled; the others still are', async () => {
-    const session = await on.register('Features On');
-    const voice = await on.request('GET', '/voice/sessions/unknown', { token: session.token });
+    const session = await ctx.on.register('Features On');
+    const voice = await ctx.on.request('GET', '/voice/sessions/unknown', { token: session.token });
     expect(voice.body.error.code).not.toBe('feature_disabled');
-    const policies = await on.request('GET', '/policies', { token: session.token });
+    const policies = await ctx.on.request('GET', '/policies', { token: session.token });
     expect(policies.body.error).toMatchObject({ code: 'feature_disabled', details: { feature: 'policies' } });
   });
 });

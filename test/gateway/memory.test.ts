@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { twoOrgs } from '../helpers/orgs.js';
-import type { Session, TestServer } from '../helpers/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTwoOrgs } from '../helpers/suite.js';
+import type { Session } from '../helpers/server.js';
 
 interface Memory {
   id: string;
@@ -15,17 +15,15 @@ interface Recalled {
 }
 
 describe('memory', () => {
-  let server: TestServer, alice: Session, bob: Session;
-  beforeAll(async () => ({ server, alice, bob } = await twoOrgs()));
-  afterAll(async () => server.stop());
+  const ctx = useTwoOrgs();
 
-  const create = (session: Session, body: Record<string, unknown>) => server.request('POST', '/memory', { token: session.token, body });
+  const create = (session: Session, body: Record<string, unknown>) => ctx.server.request('POST', '/memory', { token: session.token, body });
   const recall = (session: Session, body: Record<string, unknown>) =>
-    server.request('POST', '/memory/recall', { token: session.token, body });
+    ctx.server.request('POST', '/memory/recall', { token: session.token, body });
   const texts = (items: Recalled[]) => items.map((item) => item.memory.text);
 
   it('creates with defaults, reads, updates and deletes an entry', async () => {
-    const created = await create(alice, { text: 'The staging cluster runs in eu-west-1.' });
+    const created = await create(ctx.alice, { text: 'The staging cluster runs in eu-west-1.' });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({
       kind: 'fact',
@@ -34,15 +32,15 @@ describe('memory', () => {
       title: null,
       tags: [],
       importance: 0.5,
-      created_by: alice.user.id,
+      created_by: ctx.alice.user.id,
     });
     expect(created.body.id).toMatch(/^mem_/);
     const id = created.body.id as string;
 
-    expect((await server.request('GET', `/memory/${id}`, { token: alice.token })).body.text).toBe('The staging cluster runs in eu-west-1.');
+    expect((await ctx.server.request('GET', `/memory/${id}`, { token: ctx.alice.token })).body.text).toBe('The staging cluster runs in eu-west-1.');
 
-    const patched = await server.request('PATCH', `/memory/${id}`, {
-      token: alice.token,
+    const patched = await ctx.server.request('PATCH', `/memory/${id}`, {
+      token: ctx.alice.token,
       body: { kind: 'guideline', title: 'Staging region', tags: ['infra'], importance: 0.9 },
     });
     expect(patched.status).toBe(200);
@@ -53,24 +51,24 @@ describe('memory', () => {
       importance: Math.fround(0.9),
       text: 'The staging cluster runs in eu-west-1.',
     });
-    const cleared = await server.request('PATCH', `/memory/${id}`, { token: alice.token, body: { title: null } });
+    const cleared = await ctx.server.request('PATCH', `/memory/${id}`, { token: ctx.alice.token, body: { title: null } });
     expect(cleared.body.title).toBeNull();
 
-    expect((await server.request('DELETE', `/memory/${id}`, { token: alice.token })).status).toBe(204);
-    const gone = await server.request('GET', `/memory/${id}`, { token: alice.token });
+    expect((await ctx.server.request('DELETE', `/memory/${id}`, { token: ctx.alice.token })).status).toBe(204);
+    const gone = await ctx.server.request('GET', `/memory/${id}`, { token: ctx.alice.token });
     expect(gone.status).toBe(404);
     expect(gone.body.error.code).toBe('not_found');
   });
 
   it('stores importance as a 32-bit float', async () => {
-    const created = await create(alice, { text: 'float check', importance: 0.1 });
+    const created = await create(ctx.alice, { text: 'float check', importance: 0.1 });
     expect(created.body.importance).toBe(0.10000000149011612);
-    const read = await server.request('GET', `/memory/${created.body.id}`, { token: alice.token });
+    const read = await ctx.server.request('GET', `/memory/${created.body.id}`, { token: ctx.alice.token });
     expect(read.body.importance).toBe(0.10000000149011612);
-    const patched = await server.request('PATCH', `/memory/${created.body.id}`, { token: alice.token, body: { importance: 0.3 } });
+    const patched = await ctx.server.request('PATCH', `/memory/${created.body.id}`, { token: ctx.alice.token, body: { importance: 0.3 } });
     expect(patched.body.importance).toBe(0.30000001192092896);
     for (const importance of [0, 1]) {
-      expect((await create(alice, { text: 'edge', importance })).body.importance).toBe(importance);
+      expect((await create(ctx.alice, { text: 'edge', importance })).body.importance).toBe(importance);
     }
   });
 
@@ -88,39 +86,39 @@ describe('memory', () => {
       [{ kind: 'fact' }, 'text'],
     ];
     for (const [body, path] of bad) {
-      const response = await create(alice, body);
+      const response = await create(ctx.alice, body);
       expect(response.status, JSON.stringify(body).slice(0, 80)).toBe(400);
       expect(response.body.error.code).toBe('validation_error');
       expect(response.body.error.details.issues[0].path).toBe(path);
     }
-    expect((await create(alice, { text: 'x'.repeat(32 * 1024) })).status).toBe(201);
+    expect((await create(ctx.alice, { text: 'x'.repeat(32 * 1024) })).status).toBe(201);
 
-    const entry = await create(alice, { text: 'to move' });
-    const badMove = await server.request('PATCH', `/memory/${entry.body.id}`, { token: alice.token, body: { realm: 'nowhere' } });
+    const entry = await create(ctx.alice, { text: 'to move' });
+    const badMove = await ctx.server.request('PATCH', `/memory/${entry.body.id}`, { token: ctx.alice.token, body: { realm: 'nowhere' } });
     expect(badMove.status).toBe(400);
     expect(badMove.body.error.details.issues[0].path).toBe('realm');
   });
 
   it("accepts only a realm of the caller's organization", async () => {
-    expect((await server.request('POST', '/realms', { token: bob.token, body: { name: 'bob-only' } })).status).toBe(201);
-    const foreign = await create(alice, { text: 'x', realm: 'bob-only' });
+    expect((await ctx.server.request('POST', '/realms', { token: ctx.bob.token, body: { name: 'bob-only' } })).status).toBe(201);
+    const foreign = await create(ctx.alice, { text: 'x', realm: 'bob-only' });
     expect(foreign.status).toBe(400);
     expect(foreign.body.error.code).toBe('validation_error');
-    const own = await create(bob, { text: 'in my realm', realm: 'bob-only' });
+    const own = await create(ctx.bob, { text: 'in my realm', realm: 'bob-only' });
     expect(own.status).toBe(201);
     expect(own.body.realm).toBe('bob-only');
   });
 
   it('lists with realm and kind filters', async () => {
-    const carol = await server.register('Carol Co');
-    await server.request('POST', '/realms', { token: carol.token, body: { name: 'prod' } });
+    const carol = await ctx.server.register('Carol Co');
+    await ctx.server.request('POST', '/realms', { token: carol.token, body: { name: 'prod' } });
     await create(carol, { text: 'a', kind: 'fact' });
     await create(carol, { text: 'b', kind: 'guideline', realm: 'prod' });
     await create(carol, { text: 'c', kind: 'fact', realm: 'prod' });
     await create(carol, { text: 'd', kind: 'note' });
 
     const list = async (query: string) => {
-      const response = await server.request('GET', `/memory${query}`, { token: carol.token });
+      const response = await ctx.server.request('GET', `/memory${query}`, { token: carol.token });
       expect(response.status, query).toBe(200);
       return (response.body.items as Memory[]).map((item) => item.text);
     };
@@ -128,13 +126,13 @@ describe('memory', () => {
     expect(await list('?realm=prod')).toEqual(['b', 'c']);
     expect(await list('?kind=fact')).toEqual(['a', 'c']);
     expect(await list('?realm=prod&kind=fact')).toEqual(['c']);
-    const page = await server.request('GET', '/memory?limit=3', { token: carol.token });
+    const page = await ctx.server.request('GET', '/memory?limit=3', { token: carol.token });
     expect(page.body.total).toBe(4);
-    const next = await server.request('GET', `/memory?limit=3&cursor=${page.body.next_cursor}`, { token: carol.token });
+    const next = await ctx.server.request('GET', `/memory?limit=3&cursor=${page.body.next_cursor}`, { token: carol.token });
     expect((next.body.items as Memory[]).map((item) => item.text)).toEqual(['d']);
 
     for (const query of ['?kind=rumour', '?realm=nowhere']) {
-      const bad = await server.request('GET', `/memory${query}`, { token: carol.token });
+      const bad = await ctx.server.request('GET', `/memory${query}`, { token: carol.token });
       expect(bad.status, query).toBe(400);
       expect(bad.body.error.code).toBe('validation_error');
     }
@@ -144,8 +142,8 @@ describe('memory', () => {
     let dana: Session;
 
     beforeAll(async () => {
-      dana = await server.register('Dana Corp');
-      await server.request('POST', '/realms', { token: dana.token, body: { name: 'ops' } });
+      dana = await ctx.server.register('Dana Corp');
+      await ctx.server.request('POST', '/realms', { token: dana.token, body: { name: 'ops' } });
       for (const body of [
         { text: 'We deployed the billing service on Friday.', importance: 0.5 },
         { text: 'Every deployment needs a change ticket.', kind: 'guideline', importance: 0.5 },
@@ -223,23 +221,23 @@ describe('memory', () => {
     });
 
     it("never returns another organization's memories", async () => {
-      await create(bob, { text: 'Bob deployed the secret payroll service.', importance: 1 });
+      await create(ctx.bob, { text: 'Bob deployed the secret payroll service.', importance: 1 });
       const danas = await recall(dana, { query: 'deployed payroll secret', limit: 50 });
       expect(texts(danas.body.items)).not.toContain('Bob deployed the secret payroll service.');
       expect(texts((await recall(dana, { query: 'payroll' })).body.items)).toEqual([]);
-      expect(texts((await recall(bob, { query: 'payroll' })).body.items)).toEqual(['Bob deployed the secret payroll service.']);
-      expect(texts((await recall(bob, { query: 'billing' })).body.items)).toEqual([]);
+      expect(texts((await recall(ctx.bob, { query: 'payroll' })).body.items)).toEqual(['Bob deployed the secret payroll service.']);
+      expect(texts((await recall(ctx.bob, { query: 'billing' })).body.items)).toEqual([]);
     });
   });
 
   it("answers 404 for another organization's entry, on every verb", async () => {
-    const created = await create(bob, { text: 'bob private fact' });
+    const created = await create(ctx.bob, { text: 'bob private fact' });
     const id = created.body.id as string;
     for (const [method, body] of [['GET', undefined], ['PATCH', { importance: 1 }], ['DELETE', undefined]] as const) {
-      const response = await server.request(method, `/memory/${id}`, { token: alice.token, body });
+      const response = await ctx.server.request(method, `/memory/${id}`, { token: ctx.alice.token, body });
       expect(response.status, method).toBe(404);
       expect(response.body.error.code).toBe('not_found');
     }
-    expect((await server.request('GET', `/memory/${id}`, { token: bob.token })).body.importance).toBe(0.5);
+    expect((await ctx.server.request('GET', `/memory/${id}`, { token: ctx.bob.token })).body.importance).toBe(0.5);
   });
 });

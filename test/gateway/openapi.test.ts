@@ -13,9 +13,10 @@ import { promisify } from 'node:util';
 import { validate } from '@readme/openapi-parser';
 import openapiTS, { astToString } from 'openapi-typescript';
 import ts from 'typescript';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useSuite } from '../helpers/suite.js';
 import { ContractChecker } from '../helpers/contract.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startTestServer } from '../helpers/server.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const PREFIX = '/api/v1';
@@ -30,29 +31,21 @@ const operations = (document: Document): [string, string, Operation][] =>
 const segments = (path: string): string[] => path.split('/').filter(Boolean).map((segment) => (/^(:.+|\{.+\})$/.test(segment) ? '*' : segment));
 
 describe('the OpenAPI document', () => {
-  let server: TestServer;
-  let document: Document;
-  let dir: string;
-
-  beforeAll(async () => {
-    server = await startTestServer();
-    document = (await server.request('GET', '/openapi.json')).body;
-    dir = mkdtempSync(join(tmpdir(), 'openapi-'));
-  });
-  afterAll(async () => {
-    await server.stop();
-    rmSync(dir, { recursive: true, force: true });
+  const ctx = useSuite(async (own) => {
+    const server = own(await startTestServer());
+    const dir = own(mkdtempSync(join(tmpdir(), 'openapi-')), (path) => rmSync(path, { recursive: true, force: true }));
+    return { server, dir, document: (await server.request('GET', '/openapi.json')).body as Document };
   });
 
   it('documents each route\'s errors with its real statuses, each the one Error envelope', () => {
-    const realms = document.paths[`${PREFIX}/realms`]!;
+    const realms = ctx.document.paths[`${PREFIX}/realms`]!;
     expect(Object.keys(realms['post']!.responses).sort()).toEqual(['201', '400', '401', '403', '409', '413', 'default']);
     expect(Object.keys(realms['get']!.responses).sort()).toEqual(['200', '400', '401', '403', 'default']);
-    expect(Object.keys(document.paths[`${PREFIX}/realms/{id}`]!['delete']!.responses)).toEqual(expect.arrayContaining(['401', '403', '404']));
-    expect(Object.keys(document.paths[`${PREFIX}/auth/register`]!['post']!.responses)).not.toContain('401');
+    expect(Object.keys(ctx.document.paths[`${PREFIX}/realms/{id}`]!['delete']!.responses)).toEqual(expect.arrayContaining(['401', '403', '404']));
+    expect(Object.keys(ctx.document.paths[`${PREFIX}/auth/register`]!['post']!.responses)).not.toContain('401');
     // declared by the route: a hook sender over its rate
-    expect(Object.keys(document.paths[`${PREFIX}/hooks/{trigger_id}`]!['post']!.responses)).toContain('429');
-    for (const [path, method, operation] of operations(document)) {
+    expect(Object.keys(ctx.document.paths[`${PREFIX}/hooks/{trigger_id}`]!['post']!.responses)).toContain('429');
+    for (const [path, method, operation] of operations(ctx.document)) {
       const errors = Object.entries(operation.responses).filter(([status]) => status === 'default' || Number(status) >= 400);
       for (const [status, response] of errors) {
         const schema = response.content?.['application/json']?.schema as { $ref?: string; anyOf?: { $ref?: string }[] };
@@ -65,11 +58,11 @@ describe('the OpenAPI document', () => {
       }
       if (operation.security.length > 0) expect(operation.responses['401'], `${method} ${path}`).toBeDefined();
     }
-    expect(Object.keys((document as unknown as { components: { schemas: object } }).components.schemas)).toEqual(['Error']);
+    expect(Object.keys((ctx.document as unknown as { components: { schemas: object } }).components.schemas)).toEqual(['Error']);
   });
 
   it('is a contract the test hook enforces: a wrong body or an undocumented JSON status fails', () => {
-    const checker = new ContractChecker(document);
+    const checker = new ContractChecker(ctx.document);
     expect(() => checker.check('GET', '/realms?limit=5', 200, { items: [], next_cursor: null, total: 0 })).not.toThrow();
     expect(() => checker.check('GET', '/realms', 200, { items: 'none' })).toThrow(/GET \/api\/v1\/realms -> 200 does not match/);
     expect(() => checker.check('GET', '/realms/rlm_1', 404, { error: { code: 'not_found', message: 'no realm' } })).not.toThrow();
@@ -81,13 +74,13 @@ describe('the OpenAPI document', () => {
   });
 
   it('passes Redocly\'s recommended lint (redocly.yaml) and @readme/openapi-parser with no error or warning', async () => {
-    const file = join(dir, 'openapi.json');
-    writeFileSync(file, JSON.stringify(document));
-    const parsed = await validate(JSON.parse(JSON.stringify(document)));
+    const file = join(ctx.dir, 'openapi.json');
+    writeFileSync(file, JSON.stringify(ctx.document));
+    const parsed = await validate(JSON.parse(JSON.stringify(ctx.document)));
     expect(parsed).toMatchObject({ valid: true, warnings: [] });
     const redocly = join(ROOT, 'node_modules', '.bin', 'redocly');
     const { stdout } = await promisify(execFile)(redocly, ['lint', file, '--config', join(ROOT, 'redocly.yaml'), '--format', 'json'], {
-      cwd: dir, env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+      cwd: ctx.dir, env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
     });
     const report = JSON.parse(stdout.slice(stdout.indexOf('{'))) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; message: string }[] };
     expect(report.problems.map((problem) => `${problem.ruleId}: ${problem.message}`)).toEqual([]);
@@ -97,8 +90,8 @@ describe('the OpenAPI document', () => {
   it('keeps the README\'s route table in step with the served document', () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
     const table = readme.slice(readme.indexOf('| group | routes |'), readme.indexOf('\n\n', readme.indexOf('| group | routes |')));
-    const documented = Object.keys(document.paths).map((path) => segments(path.slice(PREFIX.length)));
-    const served = new Set(operations(document).map(([path, method]) => `${method.toUpperCase()} ${segments(path.slice(PREFIX.length)).join('/')}`));
+    const documented = Object.keys(ctx.document.paths).map((path) => segments(path.slice(PREFIX.length)));
+    const served = new Set(operations(ctx.document).map(([path, method]) => `${method.toUpperCase()} ${segments(path.slice(PREFIX.length)).join('/')}`));
     const absolute: string[][] = [];
     const relative: { root: string; tail: string }[] = [];
     for (const row of table.split('\n').slice(2)) {
@@ -139,7 +132,7 @@ describe('the OpenAPI document', () => {
   });
 
   it('generates a typed client with openapi-typescript that compiles and drives five routes', async () => {
-    writeFileSync(join(dir, 'schema.ts'), astToString(await openapiTS(JSON.parse(JSON.stringify(document)))));
+    writeFileSync(join(ctx.dir, 'schema.ts'), astToString(await openapiTS(JSON.parse(JSON.stringify(ctx.document)))));
     const client = `
 import type { paths } from './schema.js';
 type Body<P extends keyof paths, M extends keyof paths[P], S extends number> =
@@ -174,8 +167,8 @@ export async function drive(base: string, email: string) {
 }
 `;
     const check = (source: string): string[] => {
-      writeFileSync(join(dir, 'client.ts'), source);
-      const program = ts.createProgram([join(dir, 'client.ts')], {
+      writeFileSync(join(ctx.dir, 'client.ts'), source);
+      const program = ts.createProgram([join(ctx.dir, 'client.ts')], {
         strict: true, noEmit: true, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.NodeNext,
         moduleResolution: ts.ModuleResolutionKind.NodeNext, lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'], types: [], skipLibCheck: true,
       });
@@ -186,11 +179,11 @@ export async function drive(base: string, email: string) {
     expect(check(client)).toEqual([]);
 
     const output = ts.transpileModule(client, { compilerOptions: { module: ts.ModuleKind.ES2022, target: ts.ScriptTarget.ES2022 } }).outputText;
-    writeFileSync(join(dir, 'client.mjs'), output);
-    const client$ = (await import(pathToFileURL(join(dir, 'client.mjs')).href)) as {
+    writeFileSync(join(ctx.dir, 'client.mjs'), output);
+    const client$ = (await import(pathToFileURL(join(ctx.dir, 'client.mjs')).href)) as {
       drive: (base: string, email: string) => Promise<Record<string, unknown>>;
     };
-    const result = await client$.drive(server.url, 'typed@example.test');
+    const result = await client$.drive(ctx.server.url, 'typed@example.test');
     expect(result).toEqual({
       statuses: [200, 201, 200, 201, 200],
       health: 'ok',

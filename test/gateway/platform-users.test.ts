@@ -1,52 +1,48 @@
 /** /platform/users: every user of the service with their organizations, for the operators PLATFORM_OPERATORS names. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useSuite } from '../helpers/suite.js';
 import { ConfigError, loadConfig } from '../../runtime/config.js';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { startTestServer, type Session } from '../helpers/server.js';
 
 const OPERATOR_EMAIL = 'ops@example.test';
 const PASSWORD = 'correct horse battery staple';
 
 describe('/platform/users', () => {
-  let server: TestServer;
-  let operator: Session;
-  let alice: Session;
-  let bob: Session;
-
-  const get = (path: string, token: string) => server.request('GET', path, { token });
-
-  beforeAll(async () => {
+  const ctx = useSuite(async (own) => {
     // the listed spelling differs in case and spacing from the registered one: compared as identity stores emails
-    server = await startTestServer({ PLATFORM_OPERATORS: ' Ops@Example.test , other-ops@example.test' });
+    const server = own(await startTestServer({ PLATFORM_OPERATORS: ' Ops@Example.test , other-ops@example.test' }));
     const registered = await server.request('POST', '/auth/register', {
       body: { email: OPERATOR_EMAIL, password: PASSWORD, organization_name: 'Operations' },
     });
     expect(registered.status).toBe(201);
-    operator = { ...registered.body, email: OPERATOR_EMAIL, password: PASSWORD };
-    alice = await server.register('Alice Inc');
-    bob = await server.register('Bob Inc');
+    const operator: Session = { ...registered.body, email: OPERATOR_EMAIL, password: PASSWORD };
+    const alice = await server.register('Alice Inc');
+    const bob = await server.register('Bob Inc');
     // bob joins Alice Inc as a viewer too
     const invite = await server.request('POST', '/platform/invites', { token: alice.token, body: { email: bob.email, role: 'viewer' } });
     expect(invite.status).toBe(201);
     const accepted = await server.request('POST', '/auth/invites/accept', { body: { token: invite.body.token, password: bob.password } });
     expect(accepted.status).toBe(201);
+    return { server, operator, alice, bob };
   });
-  afterAll(async () => server.stop());
+
+  const get = (path: string, token: string) => ctx.server.request('GET', path, { token });
 
   it('lists every user, oldest first, with organizations and roles', async () => {
-    const list = await get('/platform/users', operator.token);
+    const list = await get('/platform/users', ctx.operator.token);
     expect(list.status).toBe(200);
     expect(list.body.total).toBe(3);
     expect(list.body.next_cursor).toBeNull();
-    expect(list.body.items.map((user: any) => user.email)).toEqual([OPERATOR_EMAIL, alice.email, bob.email]);
+    expect(list.body.items.map((user: any) => user.email)).toEqual([OPERATOR_EMAIL, ctx.alice.email, ctx.bob.email]);
     const bobListed = list.body.items[2];
     expect(bobListed).toEqual({
-      id: bob.user.id,
-      email: bob.email,
+      id: ctx.bob.user.id,
+      email: ctx.bob.email,
       created_at: expect.any(String),
       updated_at: expect.any(String),
       organizations: [
-        { id: alice.organization.id, name: 'Alice Inc', role: 'viewer', joined_at: expect.any(String) },
-        { id: bob.organization.id, name: 'Bob Inc', role: 'owner', joined_at: expect.any(String) },
+        { id: ctx.alice.organization.id, name: 'Alice Inc', role: 'viewer', joined_at: expect.any(String) },
+        { id: ctx.bob.organization.id, name: 'Bob Inc', role: 'owner', joined_at: expect.any(String) },
       ].sort((a, b) => (a.id < b.id ? -1 : 1)),
     });
     // never a password hash
@@ -54,41 +50,41 @@ describe('/platform/users', () => {
   });
 
   it('pages with the shared cursor', async () => {
-    const first = await get('/platform/users?limit=2', operator.token);
-    expect(first.body.items.map((user: any) => user.email)).toEqual([OPERATOR_EMAIL, alice.email]);
+    const first = await get('/platform/users?limit=2', ctx.operator.token);
+    expect(first.body.items.map((user: any) => user.email)).toEqual([OPERATOR_EMAIL, ctx.alice.email]);
     expect(first.body.total).toBe(3);
-    const second = await get(`/platform/users?limit=2&cursor=${first.body.next_cursor}`, operator.token);
-    expect(second.body.items.map((user: any) => user.email)).toEqual([bob.email]);
+    const second = await get(`/platform/users?limit=2&cursor=${first.body.next_cursor}`, ctx.operator.token);
+    expect(second.body.items.map((user: any) => user.email)).toEqual([ctx.bob.email]);
     expect(second.body.next_cursor).toBeNull();
-    expect((await get('/platform/users?cursor=forged', operator.token)).body.error.code).toBe('invalid_cursor');
-    expect((await get('/platform/users?limit=201', operator.token)).status).toBe(400);
+    expect((await get('/platform/users?cursor=forged', ctx.operator.token)).body.error.code).toBe('invalid_cursor');
+    expect((await get('/platform/users?limit=201', ctx.operator.token)).status).toBe(400);
   });
 
   it('shows one user; an unknown id is 404', async () => {
-    const one = await get(`/platform/users/${alice.user.id}`, operator.token);
+    const one = await get(`/platform/users/${ctx.alice.user.id}`, ctx.operator.token);
     expect(one.status).toBe(200);
     expect(one.body).toMatchObject({
-      id: alice.user.id,
-      email: alice.email,
-      organizations: [{ id: alice.organization.id, name: 'Alice Inc', role: 'owner' }],
+      id: ctx.alice.user.id,
+      email: ctx.alice.email,
+      organizations: [{ id: ctx.alice.organization.id, name: 'Alice Inc', role: 'owner' }],
     });
-    const missing = await get('/platform/users/usr_nope', operator.token);
+    const missing = await get('/platform/users/usr_nope', ctx.operator.token);
     expect(missing.status).toBe(404);
     expect(missing.body.error.code).toBe('not_found');
   });
 
   it('is 403 for everyone else: owners of other organizations, members, API keys (even the operator\'s), and 401 without credentials', async () => {
-    for (const token of [alice.token, bob.token]) {
-      for (const path of ['/platform/users', `/platform/users/${alice.user.id}`, '/platform/users/usr_nope']) {
+    for (const token of [ctx.alice.token, ctx.bob.token]) {
+      for (const path of ['/platform/users', `/platform/users/${ctx.alice.user.id}`, '/platform/users/usr_nope']) {
         const denied = await get(path, token);
         expect(denied.status).toBe(403);
         expect(denied.body.error.code).toBe('forbidden');
       }
     }
-    const key = await server.request('POST', '/api-keys', { token: operator.token, body: { name: 'ops key', permissions: ['user:read'] } });
+    const key = await ctx.server.request('POST', '/api-keys', { token: ctx.operator.token, body: { name: 'ops key', permissions: ['user:read'] } });
     expect(key.status).toBe(201);
     expect((await get('/platform/users', key.body.key)).status).toBe(403);
-    expect((await server.request('GET', '/platform/users')).status).toBe(401);
+    expect((await ctx.server.request('GET', '/platform/users')).status).toBe(401);
   });
 
   it('nobody is an operator without PLATFORM_OPERATORS', async () => {
@@ -110,7 +106,7 @@ describe('/platform/users', () => {
   });
 
   it('documents both routes in /openapi.json', async () => {
-    const paths = (await server.request('GET', '/openapi.json')).body.paths;
+    const paths = (await ctx.server.request('GET', '/openapi.json')).body.paths;
     const item = paths['/api/v1/platform/users'].get.responses['200'].content['application/json'].schema.properties.items.items;
     expect(Object.keys(item.properties).sort()).toEqual(['created_at', 'email', 'id', 'organizations', 'updated_at']);
     expect(paths['/api/v1/platform/users/{id}'].get).toBeDefined();

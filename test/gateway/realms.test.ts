@@ -1,14 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { twoOrgs } from '../helpers/orgs.js';
-import type { Session, TestServer } from '../helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import { useTwoOrgs } from '../helpers/suite.js';
 
 describe('realms', () => {
-  let server: TestServer, alice: Session, bob: Session;
-  beforeAll(async () => ({ server, alice, bob } = await twoOrgs()));
-  afterAll(async () => server.stop());
+  const ctx = useTwoOrgs();
 
   it('starts every organization with the default realm', async () => {
-    const list = await server.request('GET', '/realms', { token: alice.token });
+    const list = await ctx.server.request('GET', '/realms', { token: ctx.alice.token });
     expect(list.status).toBe(200);
     expect(list.body.total).toBe(1);
     expect(list.body.items.map((realm: { name: string }) => realm.name)).toEqual(['default']);
@@ -16,99 +13,99 @@ describe('realms', () => {
   });
 
   it('creates, reads, updates and deletes a realm', async () => {
-    const created = await server.request('POST', '/realms', {
-      token: alice.token,
+    const created = await ctx.server.request('POST', '/realms', {
+      token: ctx.alice.token,
       body: { name: 'prod-eu_1', display_name: 'Prod EU', color: '#1f6feb' },
     });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ name: 'prod-eu_1', display_name: 'Prod EU', color: '#1f6feb', description: null });
     const id = created.body.id as string;
 
-    expect((await server.request('GET', `/realms/${id}`, { token: alice.token })).body.name).toBe('prod-eu_1');
-    expect((await server.request('GET', '/realms/prod-eu_1', { token: alice.token })).body.id).toBe(id);
+    expect((await ctx.server.request('GET', `/realms/${id}`, { token: ctx.alice.token })).body.name).toBe('prod-eu_1');
+    expect((await ctx.server.request('GET', '/realms/prod-eu_1', { token: ctx.alice.token })).body.id).toBe(id);
 
-    const patched = await server.request('PATCH', `/realms/${id}`, { token: alice.token, body: { description: 'EU production' } });
+    const patched = await ctx.server.request('PATCH', `/realms/${id}`, { token: ctx.alice.token, body: { description: 'EU production' } });
     expect(patched.status).toBe(200);
     expect(patched.body.description).toBe('EU production');
 
-    expect((await server.request('DELETE', `/realms/${id}`, { token: alice.token })).status).toBe(204);
-    expect((await server.request('GET', `/realms/${id}`, { token: alice.token })).status).toBe(404);
+    expect((await ctx.server.request('DELETE', `/realms/${id}`, { token: ctx.alice.token })).status).toBe(204);
+    expect((await ctx.server.request('GET', `/realms/${id}`, { token: ctx.alice.token })).status).toBe(404);
   });
 
   it('shows every write in the next list (no stale page)', async () => {
-    const session = await server.register();
+    const session = await ctx.server.register();
     const names = async () =>
-      (await server.request('GET', '/realms', { token: session.token })).body.items.map((realm: { name: string; color: string | null }) => `${realm.name}:${realm.color}`);
+      (await ctx.server.request('GET', '/realms', { token: session.token })).body.items.map((realm: { name: string; color: string | null }) => `${realm.name}:${realm.color}`);
     expect(await names()).toEqual(['default:null']);
-    const created = await server.request('POST', '/realms', { token: session.token, body: { name: 'fresh' } });
+    const created = await ctx.server.request('POST', '/realms', { token: session.token, body: { name: 'fresh' } });
     expect(await names()).toEqual(['default:null', 'fresh:null']);
-    await server.request('PATCH', `/realms/${created.body.id}`, { token: session.token, body: { color: '#abc' } });
+    await ctx.server.request('PATCH', `/realms/${created.body.id}`, { token: session.token, body: { color: '#abc' } });
     expect(await names()).toEqual(['default:null', 'fresh:#abc']);
-    await server.request('DELETE', `/realms/${created.body.id}`, { token: session.token });
+    await ctx.server.request('DELETE', `/realms/${created.body.id}`, { token: session.token });
     expect(await names()).toEqual(['default:null']);
     // trailing slash and a lowercase scheme reach the same route
-    const slash = await server.request('GET', '/realms/', { headers: { authorization: `bearer ${session.token}` } });
+    const slash = await ctx.server.request('GET', '/realms/', { headers: { authorization: `bearer ${session.token}` } });
     expect(slash.status).toBe(200);
     expect(slash.body.total).toBe(1);
   });
 
   it('rejects bad names with 400 and duplicates with 409', async () => {
     for (const name of ['Upper', 'has space', 'a'.repeat(101), '', 'dot.ted']) {
-      const response = await server.request('POST', '/realms', { token: alice.token, body: { name } });
+      const response = await ctx.server.request('POST', '/realms', { token: ctx.alice.token, body: { name } });
       expect(response.status, name).toBe(400);
       expect(response.body.error.code).toBe('validation_error');
     }
-    expect((await server.request('POST', '/realms', { token: alice.token, body: { name: 'a'.repeat(100) } })).status).toBe(201);
-    await server.request('POST', '/realms', { token: alice.token, body: { name: 'dup' } });
-    const again = await server.request('POST', '/realms', { token: alice.token, body: { name: 'dup' } });
+    expect((await ctx.server.request('POST', '/realms', { token: ctx.alice.token, body: { name: 'a'.repeat(100) } })).status).toBe(201);
+    await ctx.server.request('POST', '/realms', { token: ctx.alice.token, body: { name: 'dup' } });
+    const again = await ctx.server.request('POST', '/realms', { token: ctx.alice.token, body: { name: 'dup' } });
     expect(again.status).toBe(409);
     expect(again.body.error.code).toBe('conflict');
     // the same name in another organization is fine
-    expect((await server.request('POST', '/realms', { token: bob.token, body: { name: 'dup' } })).status).toBe(201);
+    expect((await ctx.server.request('POST', '/realms', { token: ctx.bob.token, body: { name: 'dup' } })).status).toBe(201);
   });
 
   it('rejects a bad colour and unknown fields', async () => {
-    expect((await server.request('POST', '/realms', { token: alice.token, body: { name: 'c1', color: 'red' } })).status).toBe(400);
-    const unknown = await server.request('POST', '/realms', { token: alice.token, body: { name: 'c2', colour: '#fff' } });
+    expect((await ctx.server.request('POST', '/realms', { token: ctx.alice.token, body: { name: 'c1', color: 'red' } })).status).toBe(400);
+    const unknown = await ctx.server.request('POST', '/realms', { token: ctx.alice.token, body: { name: 'c2', colour: '#fff' } });
     expect(unknown.status).toBe(400);
     expect(unknown.body.error.code).toBe('validation_error');
   });
 
   it('keeps the name immutable', async () => {
-    const created = await server.request('POST', '/realms', { token: alice.token, body: { name: 'fixed' } });
-    const renamed = await server.request('PATCH', `/realms/${created.body.id}`, { token: alice.token, body: { name: 'other' } });
+    const created = await ctx.server.request('POST', '/realms', { token: ctx.alice.token, body: { name: 'fixed' } });
+    const renamed = await ctx.server.request('PATCH', `/realms/${created.body.id}`, { token: ctx.alice.token, body: { name: 'other' } });
     expect(renamed.status).toBe(400);
     expect(renamed.body.error).toMatchObject({ code: 'immutable_field', details: { field: 'name' } });
-    const same = await server.request('PATCH', `/realms/${created.body.id}`, { token: alice.token, body: { name: 'fixed', color: '#000' } });
+    const same = await ctx.server.request('PATCH', `/realms/${created.body.id}`, { token: ctx.alice.token, body: { name: 'fixed', color: '#000' } });
     expect(same.status).toBe(200);
   });
 
   it('refuses to delete the default realm', async () => {
-    const list = await server.request('GET', '/realms', { token: alice.token });
+    const list = await ctx.server.request('GET', '/realms', { token: ctx.alice.token });
     const defaultRealm = list.body.items.find((realm: { name: string }) => realm.name === 'default');
-    const response = await server.request('DELETE', `/realms/${defaultRealm.id}`, { token: alice.token });
+    const response = await ctx.server.request('DELETE', `/realms/${defaultRealm.id}`, { token: ctx.alice.token });
     expect(response.status).toBe(409);
-    expect((await server.request('GET', `/realms/${defaultRealm.id}`, { token: alice.token })).status).toBe(200);
+    expect((await ctx.server.request('GET', `/realms/${defaultRealm.id}`, { token: ctx.alice.token })).status).toBe(200);
   });
 
   it('refuses to delete a realm that still holds memory entries', async () => {
-    const created = await server.request('POST', '/realms', { token: alice.token, body: { name: 'busy' } });
-    const memory = await server.request('POST', '/memory', { token: alice.token, body: { realm: 'busy', text: 'kept here' } });
+    const created = await ctx.server.request('POST', '/realms', { token: ctx.alice.token, body: { name: 'busy' } });
+    const memory = await ctx.server.request('POST', '/memory', { token: ctx.alice.token, body: { realm: 'busy', text: 'kept here' } });
     expect(memory.status).toBe(201);
-    const refused = await server.request('DELETE', `/realms/${created.body.id}`, { token: alice.token });
+    const refused = await ctx.server.request('DELETE', `/realms/${created.body.id}`, { token: ctx.alice.token });
     expect(refused.status).toBe(409);
     expect(refused.body.error.details).toEqual({ realm: 'busy', memory_entries: 1 });
-    await server.request('DELETE', `/memory/${memory.body.id}`, { token: alice.token });
-    expect((await server.request('DELETE', `/realms/${created.body.id}`, { token: alice.token })).status).toBe(204);
+    await ctx.server.request('DELETE', `/memory/${memory.body.id}`, { token: ctx.alice.token });
+    expect((await ctx.server.request('DELETE', `/realms/${created.body.id}`, { token: ctx.alice.token })).status).toBe(204);
   });
 
   it("answers 404 for another organization's realm, on every verb", async () => {
-    const created = await server.request('POST', '/realms', { token: bob.token, body: { name: 'bobs' } });
+    const created = await ctx.server.request('POST', '/realms', { token: ctx.bob.token, body: { name: 'bobs' } });
     const id = created.body.id as string;
-    expect((await server.request('GET', `/realms/${id}`, { token: alice.token })).status).toBe(404);
-    expect((await server.request('GET', '/realms/bobs', { token: alice.token })).status).toBe(404);
-    expect((await server.request('PATCH', `/realms/${id}`, { token: alice.token, body: { color: '#fff' } })).status).toBe(404);
-    expect((await server.request('DELETE', `/realms/${id}`, { token: alice.token })).status).toBe(404);
-    expect((await server.request('GET', `/realms/${id}`, { token: bob.token })).status).toBe(200);
+    expect((await ctx.server.request('GET', `/realms/${id}`, { token: ctx.alice.token })).status).toBe(404);
+    expect((await ctx.server.request('GET', '/realms/bobs', { token: ctx.alice.token })).status).toBe(404);
+    expect((await ctx.server.request('PATCH', `/realms/${id}`, { token: ctx.alice.token, body: { color: '#fff' } })).status).toBe(404);
+    expect((await ctx.server.request('DELETE', `/realms/${id}`, { token: ctx.alice.token })).status).toBe(404);
+    expect((await ctx.server.request('GET', `/realms/${id}`, { token: ctx.bob.token })).status).toBe(200);
   });
 });

@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { addMember } from '../helpers/members.js';
-import { twoOrgs } from '../helpers/orgs.js';
-import type { Session, TestServer } from '../helpers/server.js';
+import { useTwoOrgs } from '../helpers/suite.js';
 
 const DEFAULTS = {
   llm_provider: null,
@@ -14,19 +13,17 @@ const DEFAULTS = {
 };
 
 describe('settings', () => {
-  let server: TestServer, alice: Session, bob: Session;
-  beforeAll(async () => ({ server, alice, bob } = await twoOrgs()));
-  afterAll(async () => server.stop());
+  const ctx = useTwoOrgs();
 
   it('starts every organization with the defaults and its name', async () => {
-    const response = await server.request('GET', '/settings', { token: alice.token });
+    const response = await ctx.server.request('GET', '/settings', { token: ctx.alice.token });
     expect(response.status).toBe(200);
     expect(response.body).toEqual({ organization_name: 'Alice Inc', ...DEFAULTS });
   });
 
   it('PATCH changes only the fields given; organizations do not see each other', async () => {
-    const patched = await server.request('PATCH', '/settings', {
-      token: alice.token,
+    const patched = await ctx.server.request('PATCH', '/settings', {
+      token: ctx.alice.token,
       body: { llm_provider: 'anthropic', llm_model: 'claude-sonnet-4', approval_timeout_secs: 60 },
     });
     expect(patched.status).toBe(200);
@@ -38,23 +35,23 @@ describe('settings', () => {
       approval_timeout_secs: 60,
     });
 
-    const again = await server.request('PATCH', '/settings', { token: alice.token, body: { auto_embed_on_ingest: true } });
+    const again = await ctx.server.request('PATCH', '/settings', { token: ctx.alice.token, body: { auto_embed_on_ingest: true } });
     expect(again.body).toMatchObject({ llm_provider: 'anthropic', llm_model: 'claude-sonnet-4', auto_embed_on_ingest: true });
 
-    const cleared = await server.request('PATCH', '/settings', { token: alice.token, body: { llm_model: null } });
+    const cleared = await ctx.server.request('PATCH', '/settings', { token: ctx.alice.token, body: { llm_model: null } });
     expect(cleared.body).toMatchObject({ llm_provider: 'anthropic', llm_model: null });
 
-    const bobs = await server.request('GET', '/settings', { token: bob.token });
+    const bobs = await ctx.server.request('GET', '/settings', { token: ctx.bob.token });
     expect(bobs.body).toEqual({ organization_name: 'Bob Ltd', ...DEFAULTS });
   });
 
   it('PUT writes the whole desired state: omitted fields reset to defaults', async () => {
-    const carol = await server.register('Carol Co');
-    await server.request('PATCH', '/settings', {
+    const carol = await ctx.server.register('Carol Co');
+    await ctx.server.request('PATCH', '/settings', {
       token: carol.token,
       body: { llm_provider: 'openai', embedding_model: 'text-embedding-3-small', approval_timeout_secs: 120 },
     });
-    const put = await server.request('PUT', '/settings', {
+    const put = await ctx.server.request('PUT', '/settings', {
       token: carol.token,
       body: { llm_provider: 'openai', llm_model: 'gpt-4o', llm_base_url: 'http://127.0.0.1:9999/v1', llm_api_key: 'carol-own-key' },
     });
@@ -67,40 +64,40 @@ describe('settings', () => {
       llm_base_url: 'http://127.0.0.1:9999/v1',
       llm_api_key: '********',
     });
-    expect((await server.request('GET', '/settings', { token: carol.token })).body).toEqual(put.body);
+    expect((await ctx.server.request('GET', '/settings', { token: carol.token })).body).toEqual(put.body);
 
-    const empty = await server.request('PUT', '/settings', { token: carol.token, body: {} });
+    const empty = await ctx.server.request('PUT', '/settings', { token: carol.token, body: {} });
     expect(empty.body).toEqual({ organization_name: 'Carol Co', ...DEFAULTS });
   });
 
   it('renames the organization through organization_name', async () => {
-    const dave = await server.register('Dave GmbH');
-    const renamed = await server.request('PATCH', '/settings', { token: dave.token, body: { organization_name: 'Dave AG' } });
+    const dave = await ctx.server.register('Dave GmbH');
+    const renamed = await ctx.server.request('PATCH', '/settings', { token: dave.token, body: { organization_name: 'Dave AG' } });
     expect(renamed.status).toBe(200);
     expect(renamed.body.organization_name).toBe('Dave AG');
-    const me = await server.request('GET', '/auth/me', { token: dave.token });
+    const me = await ctx.server.request('GET', '/auth/me', { token: dave.token });
     expect(me.body.organization).toEqual({ id: dave.organization.id, name: 'Dave AG' });
 
-    const put = await server.request('PUT', '/settings', { token: dave.token, body: { organization_name: 'Dave SE', llm_model: 'm' } });
+    const put = await ctx.server.request('PUT', '/settings', { token: dave.token, body: { organization_name: 'Dave SE', llm_model: 'm' } });
     expect(put.body).toMatchObject({ organization_name: 'Dave SE', llm_model: 'm' });
     // PUT without organization_name keeps the name: it has no default to go back to
-    const kept = await server.request('PUT', '/settings', { token: dave.token, body: {} });
+    const kept = await ctx.server.request('PUT', '/settings', { token: dave.token, body: {} });
     expect(kept.body.organization_name).toBe('Dave SE');
   });
 
   it('renaming the organization also needs org:manage (an admin may change the rest)', async () => {
-    const erin = await server.register('Erin Org');
-    const admin = await addMember(server, erin, 'admin');
-    const refused = await server.request('PATCH', '/settings', {
+    const erin = await ctx.server.register('Erin Org');
+    const admin = await addMember(ctx.server, erin, 'admin');
+    const refused = await ctx.server.request('PATCH', '/settings', {
       token: admin.token,
       body: { organization_name: 'Hijacked', llm_model: 'x' },
     });
     expect(refused.status).toBe(403);
     expect(refused.body.error).toMatchObject({ code: 'forbidden', details: { permission: 'org:manage' } });
     // nothing of the refused request was written
-    expect((await server.request('GET', '/settings', { token: erin.token })).body).toEqual({ organization_name: 'Erin Org', ...DEFAULTS });
+    expect((await ctx.server.request('GET', '/settings', { token: erin.token })).body).toEqual({ organization_name: 'Erin Org', ...DEFAULTS });
 
-    const sameName = await server.request('PATCH', '/settings', { token: admin.token, body: { organization_name: 'Erin Org', llm_model: 'x' } });
+    const sameName = await ctx.server.request('PATCH', '/settings', { token: admin.token, body: { organization_name: 'Erin Org', llm_model: 'x' } });
     expect(sameName.status).toBe(200);
     expect(sameName.body.llm_model).toBe('x');
   });
@@ -121,31 +118,31 @@ describe('settings', () => {
     ];
     for (const [body, field] of cases) {
       for (const method of ['PATCH', 'PUT']) {
-        const response = await server.request(method, '/settings', { token: alice.token, body });
+        const response = await ctx.server.request(method, '/settings', { token: ctx.alice.token, body });
         expect(response.status, `${method} ${JSON.stringify(body)}`).toBe(400);
         expect(response.body.error.code).toBe('validation_error');
         expect(response.body.error.details.issues[0].path).toBe(field);
         expect(response.body.error.message).toContain(field);
       }
     }
-    const unknown = await server.request('PATCH', '/settings', { token: alice.token, body: { theme: 'dark' } });
+    const unknown = await ctx.server.request('PATCH', '/settings', { token: ctx.alice.token, body: { theme: 'dark' } });
     expect(unknown.status).toBe(400);
     expect(unknown.body.error.code).toBe('validation_error');
 
     // the limits themselves are accepted
     for (const approval_timeout_secs of [1, 604_800]) {
-      const ok = await server.request('PATCH', '/settings', { token: bob.token, body: { approval_timeout_secs } });
+      const ok = await ctx.server.request('PATCH', '/settings', { token: ctx.bob.token, body: { approval_timeout_secs } });
       expect(ok.body.approval_timeout_secs).toBe(approval_timeout_secs);
     }
   });
 
   it('needs settings:manage to write and a credential to read', async () => {
-    const viewer = await addMember(server, bob, 'viewer');
-    expect((await server.request('GET', '/settings', { token: viewer.token })).status).toBe(200);
-    const write = await server.request('PATCH', '/settings', { token: viewer.token, body: { llm_model: 'x' } });
+    const viewer = await addMember(ctx.server, ctx.bob, 'viewer');
+    expect((await ctx.server.request('GET', '/settings', { token: viewer.token })).status).toBe(200);
+    const write = await ctx.server.request('PATCH', '/settings', { token: viewer.token, body: { llm_model: 'x' } });
     expect(write.status).toBe(403);
     expect(write.body.error).toMatchObject({ code: 'forbidden', details: { permission: 'settings:manage' } });
-    const anonymous = await server.request('GET', '/settings');
+    const anonymous = await ctx.server.request('GET', '/settings');
     expect(anonymous.status).toBe(401);
     expect(anonymous.body.error.code).toBe('unauthorized');
   });

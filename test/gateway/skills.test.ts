@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { ownOrgs, useSuite } from '../helpers/suite.js';
 import { addMember } from '../helpers/members.js';
 import { oneOrg } from '../helpers/orgs.js';
-import type { Session, TestServer } from '../helpers/server.js';
+import type { Session } from '../helpers/server.js';
 
 interface Skill {
   id: string;
@@ -12,20 +13,16 @@ interface Skill {
 }
 
 describe('skills', () => {
-  let server: TestServer;
-  let alice: Session;
-  let aliceAdmin: Session;
-  let bob: Session;
+  const ctx = useSuite(async (own) => {
+    const { server, owner: alice } = ownOrgs(own, await oneOrg({}, { name: 'Alice Inc' }));
+    const aliceAdmin = await addMember(server, alice, 'admin');
+    const bob = await server.register('Bob Ltd');
+    return { bob, aliceAdmin, alice, server };
+  });
+
   let counter = 0;
 
-  beforeAll(async () => {
-    ({ server, owner: alice } = await oneOrg({}, { name: 'Alice Inc' }));
-    aliceAdmin = await addMember(server, alice, 'admin');
-    bob = await server.register('Bob Ltd');
-  });
-  afterAll(async () => server.stop());
-
-  const create = (session: Session, body: Record<string, unknown>) => server.request('POST', '/skills', { token: session.token, body });
+  const create = (session: Session, body: Record<string, unknown>) => ctx.server.request('POST', '/skills', { token: session.token, body });
   /** a fresh valid skill; `extra` overrides */
   const make = async (session: Session, extra: Record<string, unknown> = {}): Promise<Skill> => {
     counter += 1;
@@ -34,10 +31,10 @@ describe('skills', () => {
     return response.body as Skill;
   };
   const act = (session: Session, id: string, action: string, body?: unknown) =>
-    server.request('POST', `/skills/${id}/${action}`, { token: session.token, body });
+    ctx.server.request('POST', `/skills/${id}/${action}`, { token: session.token, body });
 
   it('creates a draft with defaults, reads it by id or slug, updates and deletes it', async () => {
-    const created = await create(alice, { name: 'Incident triage', slug: 'incident-triage' });
+    const created = await create(ctx.alice, { name: 'Incident triage', slug: 'incident-triage' });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({
       name: 'Incident triage',
@@ -50,7 +47,7 @@ describe('skills', () => {
       owner_user_id: null,
       status: 'draft',
       usable: false,
-      created_by: alice.user.id,
+      created_by: ctx.alice.user.id,
       submitted_by: null,
       reviewed_by: null,
       reviewed_at: null,
@@ -59,11 +56,11 @@ describe('skills', () => {
     expect(created.body.id).toMatch(/^skl_/);
     const id = created.body.id as string;
 
-    expect((await server.request('GET', `/skills/${id}`, { token: alice.token })).body.slug).toBe('incident-triage');
-    expect((await server.request('GET', '/skills/incident-triage', { token: alice.token })).body.id).toBe(id);
+    expect((await ctx.server.request('GET', `/skills/${id}`, { token: ctx.alice.token })).body.slug).toBe('incident-triage');
+    expect((await ctx.server.request('GET', '/skills/incident-triage', { token: ctx.alice.token })).body.id).toBe(id);
 
-    const patched = await server.request('PATCH', `/skills/${id}`, {
-      token: alice.token,
+    const patched = await ctx.server.request('PATCH', `/skills/${id}`, {
+      token: ctx.alice.token,
       body: { description: 'Triage alerts', version: '1.1.0-beta.1+build.5', tags: ['ops', 'alerts'], content: '# Steps' },
     });
     expect(patched.status).toBe(200);
@@ -75,8 +72,8 @@ describe('skills', () => {
       status: 'draft',
     });
 
-    expect((await server.request('DELETE', `/skills/${id}`, { token: alice.token })).status).toBe(204);
-    const gone = await server.request('GET', `/skills/${id}`, { token: alice.token });
+    expect((await ctx.server.request('DELETE', `/skills/${id}`, { token: ctx.alice.token })).status).toBe(204);
+    const gone = await ctx.server.request('GET', `/skills/${id}`, { token: ctx.alice.token });
     expect(gone.status).toBe(404);
     expect(gone.body.error.code).toBe('not_found');
   });
@@ -99,16 +96,16 @@ describe('skills', () => {
       [{ name: '' }, 'name'],
     ];
     for (const [override, path] of bad) {
-      const response = await create(alice, { name: 'n', slug: 'valid-slug', ...override });
+      const response = await create(ctx.alice, { name: 'n', slug: 'valid-slug', ...override });
       expect(response.status, path).toBe(400);
       expect(response.body.error.code).toBe('validation_error');
       expect(response.body.error.details.issues[0].path).toBe(path);
     }
-    const missing = await create(alice, { name: 'no slug' });
+    const missing = await create(ctx.alice, { name: 'no slug' });
     expect(missing.status).toBe(400);
     expect(missing.body.error.details.issues[0].path).toBe('slug');
 
-    const atLimits = await create(alice, {
+    const atLimits = await create(ctx.alice, {
       name: 'limits',
       slug: 'a'.repeat(100),
       tags: Array.from({ length: 50 }, (_, index) => `t${index}`),
@@ -119,22 +116,22 @@ describe('skills', () => {
   });
 
   it('keeps slugs unique per organization (409)', async () => {
-    await make(alice, { slug: 'shared-slug' });
-    const duplicate = await create(alice, { name: 'again', slug: 'shared-slug' });
+    await make(ctx.alice, { slug: 'shared-slug' });
+    const duplicate = await create(ctx.alice, { name: 'again', slug: 'shared-slug' });
     expect(duplicate.status).toBe(409);
     expect(duplicate.body.error).toMatchObject({ code: 'conflict', details: { fields: ['slug'] } });
-    expect((await create(bob, { name: 'bob', slug: 'shared-slug' })).status).toBe(201);
+    expect((await create(ctx.bob, { name: 'bob', slug: 'shared-slug' })).status).toBe(201);
   });
 
   it('keeps slug and scope immutable', async () => {
-    const skill = await make(alice);
+    const skill = await make(ctx.alice);
     for (const [field, value] of [['slug', 'renamed'], ['scope', 'user']] as const) {
-      const response = await server.request('PATCH', `/skills/${skill.id}`, { token: alice.token, body: { [field]: value } });
+      const response = await ctx.server.request('PATCH', `/skills/${skill.id}`, { token: ctx.alice.token, body: { [field]: value } });
       expect(response.status, field).toBe(400);
       expect(response.body.error).toMatchObject({ code: 'immutable_field', details: { field } });
     }
-    const same = await server.request('PATCH', `/skills/${skill.id}`, {
-      token: alice.token,
+    const same = await ctx.server.request('PATCH', `/skills/${skill.id}`, {
+      token: ctx.alice.token,
       body: { slug: skill.slug, scope: 'org', description: 'same slug and scope are fine' },
     });
     expect(same.status).toBe(200);
@@ -142,11 +139,11 @@ describe('skills', () => {
   });
 
   it('hides a user-scoped skill from everyone but its owner', async () => {
-    const own = await make(alice, { scope: 'user', slug: 'alice-private' });
-    expect(own).toMatchObject({ scope: 'user', owner_user_id: alice.user.id });
-    const shared = await make(alice);
+    const own = await make(ctx.alice, { scope: 'user', slug: 'alice-private' });
+    expect(own).toMatchObject({ scope: 'user', owner_user_id: ctx.alice.user.id });
+    const shared = await make(ctx.alice);
 
-    expect((await server.request('GET', `/skills/${own.id}`, { token: alice.token })).status).toBe(200);
+    expect((await ctx.server.request('GET', `/skills/${own.id}`, { token: ctx.alice.token })).status).toBe(200);
     for (const [method, path, body] of [
       ['GET', `/skills/${own.id}`, undefined],
       ['GET', '/skills/alice-private', undefined],
@@ -154,14 +151,14 @@ describe('skills', () => {
       ['DELETE', `/skills/${own.id}`, undefined],
       ['POST', `/skills/${own.id}/submit`, undefined],
     ] as const) {
-      const response = await server.request(method, path, { token: aliceAdmin.token, body });
+      const response = await ctx.server.request(method, path, { token: ctx.aliceAdmin.token, body });
       expect(response.status, `${method} ${path}`).toBe(404);
       expect(response.body.error.code).toBe('not_found');
     }
-    const adminList = (await server.request('GET', '/skills?limit=200', { token: aliceAdmin.token })).body.items as Skill[];
+    const adminList = (await ctx.server.request('GET', '/skills?limit=200', { token: ctx.aliceAdmin.token })).body.items as Skill[];
     expect(adminList.map((skill) => skill.id)).toContain(shared.id);
     expect(adminList.map((skill) => skill.id)).not.toContain(own.id);
-    const ownerList = (await server.request('GET', '/skills?scope=user', { token: alice.token })).body;
+    const ownerList = (await ctx.server.request('GET', '/skills?scope=user', { token: ctx.alice.token })).body;
     expect(ownerList.items.map((skill: Skill) => skill.id)).toEqual([own.id]);
     expect(ownerList.total).toBe(1);
     // list items leave the content out; GET by id has it
@@ -169,90 +166,90 @@ describe('skills', () => {
   });
 
   it('walks draft -> pending_approval -> approved; only approved is usable', async () => {
-    const skill = await make(alice);
-    const submitted = await act(alice, skill.id, 'submit');
+    const skill = await make(ctx.alice);
+    const submitted = await act(ctx.alice, skill.id, 'submit');
     expect(submitted.status).toBe(200);
-    expect(submitted.body).toMatchObject({ status: 'pending_approval', usable: false, submitted_by: alice.user.id });
+    expect(submitted.body).toMatchObject({ status: 'pending_approval', usable: false, submitted_by: ctx.alice.user.id });
 
-    const approved = await act(aliceAdmin, skill.id, 'approve', { note: 'looks right' });
+    const approved = await act(ctx.aliceAdmin, skill.id, 'approve', { note: 'looks right' });
     expect(approved.status).toBe(200);
-    expect(approved.body).toMatchObject({ status: 'approved', usable: true, reviewed_by: aliceAdmin.user.id, review_note: 'looks right' });
+    expect(approved.body).toMatchObject({ status: 'approved', usable: true, reviewed_by: ctx.aliceAdmin.user.id, review_note: 'looks right' });
     expect(typeof approved.body.reviewed_at).toBe('string');
 
-    const listed = await server.request('GET', '/skills?status=approved', { token: alice.token });
+    const listed = await ctx.server.request('GET', '/skills?status=approved', { token: ctx.alice.token });
     expect(listed.body.items.map((item: Skill) => item.id)).toContain(skill.id);
     expect(listed.body.items.every((item: Skill) => item.usable)).toBe(true);
   });
 
   it('walks pending_approval -> rejected -> pending_approval again', async () => {
-    const skill = await make(alice);
-    await act(alice, skill.id, 'submit');
-    const rejected = await act(aliceAdmin, skill.id, 'reject', { note: 'too vague' });
+    const skill = await make(ctx.alice);
+    await act(ctx.alice, skill.id, 'submit');
+    const rejected = await act(ctx.aliceAdmin, skill.id, 'reject', { note: 'too vague' });
     expect(rejected.status).toBe(200);
-    expect(rejected.body).toMatchObject({ status: 'rejected', usable: false, review_note: 'too vague', reviewed_by: aliceAdmin.user.id });
-    const resubmitted = await act(alice, skill.id, 'submit');
+    expect(rejected.body).toMatchObject({ status: 'rejected', usable: false, review_note: 'too vague', reviewed_by: ctx.aliceAdmin.user.id });
+    const resubmitted = await act(ctx.alice, skill.id, 'submit');
     expect(resubmitted.body.status).toBe('pending_approval');
   });
 
   it('answers 409 for illegal transitions', async () => {
-    const draft = await make(alice);
+    const draft = await make(ctx.alice);
     for (const action of ['approve', 'reject']) {
-      const response = await act(alice, draft.id, action);
+      const response = await act(ctx.alice, draft.id, action);
       expect(response.status, action).toBe(409);
       expect(response.body.error).toMatchObject({ code: 'conflict', details: { status: 'draft', action } });
     }
-    await act(alice, draft.id, 'submit');
-    const twice = await act(alice, draft.id, 'submit');
+    await act(ctx.alice, draft.id, 'submit');
+    const twice = await act(ctx.alice, draft.id, 'submit');
     expect(twice.status).toBe(409);
     expect(twice.body.error).toMatchObject({ code: 'conflict', details: { status: 'pending_approval', action: 'submit' } });
 
-    await act(alice, draft.id, 'approve');
+    await act(ctx.alice, draft.id, 'approve');
     for (const action of ['submit', 'approve', 'reject']) {
-      const response = await act(alice, draft.id, action);
+      const response = await act(ctx.alice, draft.id, action);
       expect(response.status, action).toBe(409);
       expect(response.body.error.details.status).toBe('approved');
     }
-    expect((await server.request('GET', `/skills/${draft.id}`, { token: alice.token })).body.status).toBe('approved');
+    expect((await ctx.server.request('GET', `/skills/${draft.id}`, { token: ctx.alice.token })).body.status).toBe('approved');
   });
 
   it('four-eyes rule: a submitter cannot review their own submission unless they are the owner', async () => {
-    const byAdmin = await make(alice);
-    await act(aliceAdmin, byAdmin.id, 'submit');
+    const byAdmin = await make(ctx.alice);
+    await act(ctx.aliceAdmin, byAdmin.id, 'submit');
     for (const action of ['approve', 'reject']) {
-      const own = await act(aliceAdmin, byAdmin.id, action);
+      const own = await act(ctx.aliceAdmin, byAdmin.id, action);
       expect(own.status, action).toBe(403);
       expect(own.body.error).toMatchObject({ code: 'forbidden', details: { reason: 'own_submission' } });
     }
-    expect((await server.request('GET', `/skills/${byAdmin.id}`, { token: alice.token })).body.status).toBe('pending_approval');
-    const byOwner = await act(alice, byAdmin.id, 'approve');
+    expect((await ctx.server.request('GET', `/skills/${byAdmin.id}`, { token: ctx.alice.token })).body.status).toBe('pending_approval');
+    const byOwner = await act(ctx.alice, byAdmin.id, 'approve');
     expect(byOwner.status).toBe(200);
     expect(byOwner.body.status).toBe('approved');
 
     // the owner may approve what they submitted themselves
-    const ownerSkill = await make(alice);
-    await act(alice, ownerSkill.id, 'submit');
-    const selfApproved = await act(alice, ownerSkill.id, 'approve');
+    const ownerSkill = await make(ctx.alice);
+    await act(ctx.alice, ownerSkill.id, 'submit');
+    const selfApproved = await act(ctx.alice, ownerSkill.id, 'approve');
     expect(selfApproved.status).toBe(200);
-    expect(selfApproved.body).toMatchObject({ status: 'approved', submitted_by: alice.user.id, reviewed_by: alice.user.id });
+    expect(selfApproved.body).toMatchObject({ status: 'approved', submitted_by: ctx.alice.user.id, reviewed_by: ctx.alice.user.id });
   });
 
   it('sends an approved skill back to draft when its content changes', async () => {
-    const skill = await make(alice, { content: 'original' });
-    await act(alice, skill.id, 'submit');
-    await act(alice, skill.id, 'approve');
+    const skill = await make(ctx.alice, { content: 'original' });
+    await act(ctx.alice, skill.id, 'submit');
+    await act(ctx.alice, skill.id, 'approve');
 
-    const metadata = await server.request('PATCH', `/skills/${skill.id}`, { token: alice.token, body: { description: 'd', content: 'original' } });
+    const metadata = await ctx.server.request('PATCH', `/skills/${skill.id}`, { token: ctx.alice.token, body: { description: 'd', content: 'original' } });
     expect(metadata.body).toMatchObject({ status: 'approved', usable: true, description: 'd' });
 
-    const edited = await server.request('PATCH', `/skills/${skill.id}`, { token: alice.token, body: { content: 'changed' } });
+    const edited = await ctx.server.request('PATCH', `/skills/${skill.id}`, { token: ctx.alice.token, body: { content: 'changed' } });
     expect(edited.status).toBe(200);
     expect(edited.body).toMatchObject({ status: 'draft', usable: false, content: 'changed', submitted_by: null });
   });
 
   it('needs skill:manage to write; a member can read', async () => {
-    const member = await addMember(server, alice, 'member');
-    const skill = await make(alice);
-    expect((await server.request('GET', `/skills/${skill.id}`, { token: member.token })).status).toBe(200);
+    const member = await addMember(ctx.server, ctx.alice, 'member');
+    const skill = await make(ctx.alice);
+    expect((await ctx.server.request('GET', `/skills/${skill.id}`, { token: member.token })).status).toBe(200);
     const denied = await create(member, { name: 'm', slug: 'member-skill' });
     expect(denied.status).toBe(403);
     expect(denied.body.error).toMatchObject({ code: 'forbidden', details: { permission: 'skill:manage' } });
@@ -260,7 +257,7 @@ describe('skills', () => {
   });
 
   it("answers 404 for another organization's skill, on every verb", async () => {
-    const skill = await make(bob, { slug: 'bobs-skill' });
+    const skill = await make(ctx.bob, { slug: 'bobs-skill' });
     for (const [method, path, body] of [
       ['GET', `/skills/${skill.id}`, undefined],
       ['GET', '/skills/bobs-skill', undefined],
@@ -270,10 +267,10 @@ describe('skills', () => {
       ['POST', `/skills/${skill.id}/approve`, undefined],
       ['POST', `/skills/${skill.id}/reject`, undefined],
     ] as const) {
-      const response = await server.request(method, path, { token: alice.token, body });
+      const response = await ctx.server.request(method, path, { token: ctx.alice.token, body });
       expect(response.status, `${method} ${path}`).toBe(404);
       expect(response.body.error.code).toBe('not_found');
     }
-    expect((await server.request('GET', `/skills/${skill.id}`, { token: bob.token })).body.status).toBe('draft');
+    expect((await ctx.server.request('GET', `/skills/${skill.id}`, { token: ctx.bob.token })).body.status).toBe('draft');
   });
 });

@@ -1,29 +1,28 @@
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useSuite } from '../helpers/suite.js';
 import { asOrgId } from '../../runtime/store/types.js';
 import { addMember } from '../helpers/members.js';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { startTestServer, type Session } from '../helpers/server.js';
 
 const DAY_MS = 86_400_000;
 
 describe('users, organizations and invites', () => {
-  let server: TestServer;
-
-  beforeAll(async () => {
-    server = await startTestServer();
+  const ctx = useSuite(async (own) => {
+    const server = own(await startTestServer());
+    return { server };
   });
-  afterAll(async () => server.stop());
 
   const invite = async (session: Session, email: string, role: string) => {
-    const response = await server.request('POST', '/platform/invites', { token: session.token, body: { email, role } });
+    const response = await ctx.server.request('POST', '/platform/invites', { token: session.token, body: { email, role } });
     expect(response.status, response.text).toBe(201);
     return response.body as { id: string; token: string; email: string; role: string; expires_at: string };
   };
 
   describe('organizations', () => {
     it('lists the organizations of the caller and creates another one', async () => {
-      const alice = await server.register('Alice Inc');
-      const list = await server.request('GET', '/platform/organizations', { token: alice.token });
+      const alice = await ctx.server.register('Alice Inc');
+      const list = await ctx.server.request('GET', '/platform/organizations', { token: alice.token });
       expect(list.status).toBe(200);
       expect(list.body).toEqual({
         items: [{ id: alice.organization.id, name: 'Alice Inc', role: 'owner' }],
@@ -31,41 +30,41 @@ describe('users, organizations and invites', () => {
         total: 1,
       });
 
-      const created = await server.request('POST', '/platform/organizations', { token: alice.token, body: { name: 'Alice Two' } });
+      const created = await ctx.server.request('POST', '/platform/organizations', { token: alice.token, body: { name: 'Alice Two' } });
       expect(created.status).toBe(201);
       expect(created.body).toMatchObject({ name: 'Alice Two', role: 'owner' });
       expect(created.body.id).toMatch(/^org_/);
 
-      const after = await server.request('GET', '/platform/organizations', { token: alice.token });
+      const after = await ctx.server.request('GET', '/platform/organizations', { token: alice.token });
       expect(after.body.items).toEqual([
         { id: alice.organization.id, name: 'Alice Inc', role: 'owner' },
         { id: created.body.id, name: 'Alice Two', role: 'owner' },
       ]);
 
       for (const body of [{ name: '' }, { name: 'x'.repeat(201) }, {}, { name: 'ok', owner: 'me' }]) {
-        const bad = await server.request('POST', '/platform/organizations', { token: alice.token, body });
+        const bad = await ctx.server.request('POST', '/platform/organizations', { token: alice.token, body });
         expect(bad.status, JSON.stringify(body)).toBe(400);
         expect(bad.body.error.code).toBe('validation_error');
       }
-      expect((await server.request('GET', '/platform/organizations')).status).toBe(401);
+      expect((await ctx.server.request('GET', '/platform/organizations')).status).toBe(401);
     });
 
     it('refuses API keys on the organization routes', async () => {
-      const alice = await server.register('Keyed');
-      const key = await server.request('POST', '/api-keys', { token: alice.token, body: { name: 'k', permissions: ['realm:read'] } });
+      const alice = await ctx.server.register('Keyed');
+      const key = await ctx.server.request('POST', '/api-keys', { token: alice.token, body: { name: 'k', permissions: ['realm:read'] } });
       for (const [method, body] of [['GET', undefined], ['POST', { name: 'from a key' }]] as const) {
-        const response = await server.request(method, '/platform/organizations', { token: key.body.key, body });
+        const response = await ctx.server.request(method, '/platform/organizations', { token: key.body.key, body });
         expect(response.status, method).toBe(403);
         expect(response.body.error.code).toBe('forbidden');
       }
     });
 
     it('asks a user of two organizations to choose one at login, and scopes the token to the chosen one', async () => {
-      const alice = await server.register('First Org');
-      const second = await server.request('POST', '/platform/organizations', { token: alice.token, body: { name: 'Second Org' } });
+      const alice = await ctx.server.register('First Org');
+      const second = await ctx.server.request('POST', '/platform/organizations', { token: alice.token, body: { name: 'Second Org' } });
       const secondId = second.body.id as string;
 
-      const ambiguous = await server.request('POST', '/auth/login', { body: { email: alice.email, password: alice.password } });
+      const ambiguous = await ctx.server.request('POST', '/auth/login', { body: { email: alice.email, password: alice.password } });
       expect(ambiguous.status).toBe(400);
       expect(ambiguous.body.error.code).toBe('organization_required');
       expect(ambiguous.body.error.details.organizations).toEqual([
@@ -73,21 +72,21 @@ describe('users, organizations and invites', () => {
         { id: secondId, name: 'Second Org', role: 'owner' },
       ]);
 
-      const chosen = await server.request('POST', '/auth/login', {
+      const chosen = await ctx.server.request('POST', '/auth/login', {
         body: { email: alice.email, password: alice.password, organization_id: secondId },
       });
       expect(chosen.status).toBe(200);
       expect(chosen.body.organization).toEqual({ id: secondId, name: 'Second Org' });
       const secondToken = chosen.body.token as string;
 
-      expect((await server.request('POST', '/realms', { token: secondToken, body: { name: 'only-in-second' } })).status).toBe(201);
-      const inSecond = await server.request('GET', '/realms', { token: secondToken });
+      expect((await ctx.server.request('POST', '/realms', { token: secondToken, body: { name: 'only-in-second' } })).status).toBe(201);
+      const inSecond = await ctx.server.request('GET', '/realms', { token: secondToken });
       expect(inSecond.body.items.map((realm: { name: string }) => realm.name)).toEqual(['default', 'only-in-second']);
-      const inFirst = await server.request('GET', '/realms', { token: alice.token });
+      const inFirst = await ctx.server.request('GET', '/realms', { token: alice.token });
       expect(inFirst.body.items.map((realm: { name: string }) => realm.name)).toEqual(['default']);
 
-      const stranger = await server.register('Not Hers');
-      const foreign = await server.request('POST', '/auth/login', {
+      const stranger = await ctx.server.register('Not Hers');
+      const foreign = await ctx.server.request('POST', '/auth/login', {
         body: { email: alice.email, password: alice.password, organization_id: stranger.organization.id },
       });
       expect(foreign.status).toBe(400);
@@ -97,9 +96,9 @@ describe('users, organizations and invites', () => {
 
   describe('invites', () => {
     it('invites a new email: a one-time token answered once, accepted into the organization', async () => {
-      const alice = await server.register('Inviting Org');
+      const alice = await ctx.server.register('Inviting Org');
       const before = Date.now();
-      const created = await server.request('POST', '/platform/invites', {
+      const created = await ctx.server.request('POST', '/platform/invites', {
         token: alice.token,
         body: { email: 'New.Person@Example.TEST', role: 'member' },
       });
@@ -115,7 +114,7 @@ describe('users, organizations and invites', () => {
       expect(expiresAt).toBeGreaterThanOrEqual(before + 7 * DAY_MS);
       expect(expiresAt).toBeLessThanOrEqual(after + 7 * DAY_MS);
 
-      const pending = await server.request('GET', '/platform/invites', { token: alice.token });
+      const pending = await ctx.server.request('GET', '/platform/invites', { token: alice.token });
       expect(pending.status).toBe(200);
       expect(pending.body.total).toBe(1);
       expect(pending.body.items[0]).toMatchObject({ id: created.body.id, email: 'new.person@example.test', role: 'member' });
@@ -123,82 +122,82 @@ describe('users, organizations and invites', () => {
       expect(pending.text.includes(token)).toBe(false);
       expect(pending.text.includes(createHash('sha256').update(token).digest('hex'))).toBe(false);
 
-      const accepted = await server.request('POST', '/auth/invites/accept', { body: { token, password: 'a new password' } });
+      const accepted = await ctx.server.request('POST', '/auth/invites/accept', { body: { token, password: 'a new password' } });
       expect(accepted.status).toBe(201);
       expect(accepted.body.user).toMatchObject({ email: 'new.person@example.test', role: 'member' });
       expect(accepted.body.organization).toEqual({ id: alice.organization.id, name: 'Inviting Org' });
-      const me = await server.request('GET', '/auth/me', { token: accepted.body.token });
+      const me = await ctx.server.request('GET', '/auth/me', { token: accepted.body.token });
       expect(me.body).toMatchObject({ email: 'new.person@example.test', role: 'member', kind: 'user' });
 
-      const again = await server.request('POST', '/auth/invites/accept', { body: { token, password: 'a new password' } });
+      const again = await ctx.server.request('POST', '/auth/invites/accept', { body: { token, password: 'a new password' } });
       expect(again.status).toBe(404);
       expect(again.body.error).toEqual({ code: 'not_found', message: 'invite not found or already used' });
 
-      expect((await server.request('GET', '/platform/invites', { token: alice.token })).body.total).toBe(0);
-      const login = await server.request('POST', '/auth/login', { body: { email: 'new.person@example.test', password: 'a new password' } });
+      expect((await ctx.server.request('GET', '/platform/invites', { token: alice.token })).body.total).toBe(0);
+      const login = await ctx.server.request('POST', '/auth/login', { body: { email: 'new.person@example.test', password: 'a new password' } });
       expect(login.status).toBe(200);
       expect(login.body.organization.id).toBe(alice.organization.id);
     });
 
     it('lets an existing user accept with their own password only', async () => {
-      const alice = await server.register('Host Org');
-      const bob = await server.register('Guest Home');
+      const alice = await ctx.server.register('Host Org');
+      const bob = await ctx.server.register('Guest Home');
       const created = await invite(alice, bob.email.toUpperCase(), 'viewer');
 
-      const wrong = await server.request('POST', '/auth/invites/accept', { body: { token: created.token, password: 'not bobs password' } });
+      const wrong = await ctx.server.request('POST', '/auth/invites/accept', { body: { token: created.token, password: 'not bobs password' } });
       expect(wrong.status).toBe(401);
       expect(wrong.body.error.code).toBe('invalid_credentials');
 
-      const accepted = await server.request('POST', '/auth/invites/accept', { body: { token: created.token, password: bob.password } });
+      const accepted = await ctx.server.request('POST', '/auth/invites/accept', { body: { token: created.token, password: bob.password } });
       expect(accepted.status).toBe(201);
       expect(accepted.body.user).toEqual({ id: bob.user.id, email: bob.email, role: 'viewer' });
       expect(accepted.body.organization.id).toBe(alice.organization.id);
 
       // the old token of bob still belongs to bob's own organization
-      expect((await server.request('GET', '/auth/me', { token: bob.token })).body.organization.id).toBe(bob.organization.id);
-      const login = await server.request('POST', '/auth/login', { body: { email: bob.email, password: bob.password } });
+      expect((await ctx.server.request('GET', '/auth/me', { token: bob.token })).body.organization.id).toBe(bob.organization.id);
+      const login = await ctx.server.request('POST', '/auth/login', { body: { email: bob.email, password: bob.password } });
       expect(login.status).toBe(400);
       expect(login.body.error.code).toBe('organization_required');
     });
 
     it('answers 409 when the invited user joined the organization meanwhile', async () => {
-      const alice = await server.register('Joined Meanwhile');
-      const bob = await server.register('Bob Elsewhere');
+      const alice = await ctx.server.register('Joined Meanwhile');
+      const bob = await ctx.server.register('Bob Elsewhere');
       const pending = await invite(alice, bob.email, 'viewer');
       // setup through the store: the membership appears while the invite is pending
-      await server.service.services.collections.memberships.insert(asOrgId(alice.organization.id), { user_id: bob.user.id, role: 'member' });
-      const response = await server.request('POST', '/auth/invites/accept', { body: { token: pending.token, password: bob.password } });
+      await ctx.server.service.services.collections.memberships.insert(asOrgId(alice.organization.id), { user_id: bob.user.id, role: 'member' });
+      const response = await ctx.server.request('POST', '/auth/invites/accept', { body: { token: pending.token, password: bob.password } });
       expect(response.status).toBe(409);
       expect(response.body.error.code).toBe('conflict');
-      expect((await server.request('GET', `/users/${bob.user.id}`, { token: alice.token })).body.role).toBe('member');
+      expect((await ctx.server.request('GET', `/users/${bob.user.id}`, { token: alice.token })).body.role).toBe('member');
     });
 
     it('answers 404 for an unknown, expired or revoked invite', async () => {
-      const alice = await server.register('Expiring Org');
-      const unknown = await server.request('POST', '/auth/invites/accept', { body: { token: `inv_${'a'.repeat(40)}`, password: 'whatever123' } });
+      const alice = await ctx.server.register('Expiring Org');
+      const unknown = await ctx.server.request('POST', '/auth/invites/accept', { body: { token: `inv_${'a'.repeat(40)}`, password: 'whatever123' } });
       expect(unknown.status).toBe(404);
       expect(unknown.body.error.code).toBe('not_found');
 
       const expiring = await invite(alice, 'late@example.test', 'member');
-      await server.service.services.collections.invites.update(asOrgId(alice.organization.id), expiring.id, {
+      await ctx.server.service.services.collections.invites.update(asOrgId(alice.organization.id), expiring.id, {
         expires_at: new Date(Date.now() - 1000).toISOString(),
       });
-      const expired = await server.request('POST', '/auth/invites/accept', { body: { token: expiring.token, password: 'late password' } });
+      const expired = await ctx.server.request('POST', '/auth/invites/accept', { body: { token: expiring.token, password: 'late password' } });
       expect(expired.status).toBe(404);
       expect(expired.body.error).toEqual({ code: 'not_found', message: 'invite not found or already used' });
       // an expired invite no longer blocks a new one for the same email
       await invite(alice, 'late@example.test', 'member');
 
       const revoking = await invite(alice, 'revoked@example.test', 'member');
-      expect((await server.request('DELETE', `/platform/invites/${revoking.id}`, { token: alice.token })).status).toBe(204);
-      const revoked = await server.request('POST', '/auth/invites/accept', { body: { token: revoking.token, password: 'some password' } });
+      expect((await ctx.server.request('DELETE', `/platform/invites/${revoking.id}`, { token: alice.token })).status).toBe(204);
+      const revoked = await ctx.server.request('POST', '/auth/invites/accept', { body: { token: revoking.token, password: 'some password' } });
       expect(revoked.status).toBe(404);
       expect(revoked.body.error.code).toBe('not_found');
-      expect((await server.request('DELETE', `/platform/invites/${revoking.id}`, { token: alice.token })).status).toBe(404);
+      expect((await ctx.server.request('DELETE', `/platform/invites/${revoking.id}`, { token: alice.token })).status).toBe(404);
     });
 
     it('validates the invite and the acceptance', async () => {
-      const alice = await server.register('Validating Org');
+      const alice = await ctx.server.register('Validating Org');
       const cases: [Record<string, unknown>, number, string][] = [
         [{ email: 'not-an-email', role: 'member' }, 400, 'validation_error'],
         [{ email: 'x@example.test', role: 'superuser' }, 400, 'validation_error'],
@@ -207,55 +206,55 @@ describe('users, organizations and invites', () => {
         [{ email: alice.email, role: 'member' }, 409, 'conflict'],
       ];
       for (const [body, status, code] of cases) {
-        const response = await server.request('POST', '/platform/invites', { token: alice.token, body });
+        const response = await ctx.server.request('POST', '/platform/invites', { token: alice.token, body });
         expect(response.status, JSON.stringify(body)).toBe(status);
         expect(response.body.error.code).toBe(code);
       }
       await invite(alice, 'twice@example.test', 'member');
-      const twice = await server.request('POST', '/platform/invites', { token: alice.token, body: { email: 'twice@example.test', role: 'viewer' } });
+      const twice = await ctx.server.request('POST', '/platform/invites', { token: alice.token, body: { email: 'twice@example.test', role: 'viewer' } });
       expect(twice.status).toBe(409);
       expect(twice.body.error.code).toBe('conflict');
 
       const pending = await invite(alice, 'short@example.test', 'member');
       for (const body of [{ token: pending.token, password: 'short' }, { token: pending.token }, { password: 'long enough' }]) {
-        const response = await server.request('POST', '/auth/invites/accept', { body });
+        const response = await ctx.server.request('POST', '/auth/invites/accept', { body });
         expect(response.status, JSON.stringify(body)).toBe(400);
         expect(response.body.error.code).toBe('validation_error');
       }
     });
 
     it('lets only an owner invite an owner, and no member invite anyone', async () => {
-      const alice = await server.register('Owner Invites');
-      const member = await addMember(server, alice, 'member');
-      const byMember = await server.request('POST', '/platform/invites', { token: member.token, body: { email: 'm@example.test', role: 'viewer' } });
+      const alice = await ctx.server.register('Owner Invites');
+      const member = await addMember(ctx.server, alice, 'member');
+      const byMember = await ctx.server.request('POST', '/platform/invites', { token: member.token, body: { email: 'm@example.test', role: 'viewer' } });
       expect(byMember.status).toBe(403);
       expect(byMember.body.error).toMatchObject({ code: 'forbidden', details: { permission: 'user:manage' } });
 
-      const admin = await addMember(server, alice, 'admin');
-      const ownerByAdmin = await server.request('POST', '/platform/invites', { token: admin.token, body: { email: 'o@example.test', role: 'owner' } });
+      const admin = await addMember(ctx.server, alice, 'admin');
+      const ownerByAdmin = await ctx.server.request('POST', '/platform/invites', { token: admin.token, body: { email: 'o@example.test', role: 'owner' } });
       expect(ownerByAdmin.status).toBe(403);
       expect(ownerByAdmin.body.error.code).toBe('forbidden');
       await invite(admin, 'viewer-by-admin@example.test', 'viewer');
 
-      const coOwner = await addMember(server, alice, 'owner');
+      const coOwner = await addMember(ctx.server, alice, 'owner');
       expect(coOwner.user.role).toBe('owner');
     });
 
     it("keeps invites to their organization: another organization's invite is 404", async () => {
-      const alice = await server.register('Invite Iso A');
-      const bob = await server.register('Invite Iso B');
+      const alice = await ctx.server.register('Invite Iso A');
+      const bob = await ctx.server.register('Invite Iso B');
       const bobs = await invite(bob, 'bobs-guest@example.test', 'member');
-      expect((await server.request('DELETE', `/platform/invites/${bobs.id}`, { token: alice.token })).status).toBe(404);
-      expect((await server.request('GET', '/platform/invites', { token: alice.token })).body.total).toBe(0);
-      expect((await server.request('GET', '/platform/invites', { token: bob.token })).body.total).toBe(1);
+      expect((await ctx.server.request('DELETE', `/platform/invites/${bobs.id}`, { token: alice.token })).status).toBe(404);
+      expect((await ctx.server.request('GET', '/platform/invites', { token: alice.token })).body.total).toBe(0);
+      expect((await ctx.server.request('GET', '/platform/invites', { token: bob.token })).body.total).toBe(1);
     });
   });
 
   describe('members', () => {
     it('lists and reads the members of the organization', async () => {
-      const alice = await server.register('Members Org');
-      const member = await addMember(server, alice, 'member', 'listed@example.test');
-      const list = await server.request('GET', '/users', { token: alice.token });
+      const alice = await ctx.server.register('Members Org');
+      const member = await addMember(ctx.server, alice, 'member', 'listed@example.test');
+      const list = await ctx.server.request('GET', '/users', { token: alice.token });
       expect(list.status).toBe(200);
       expect(list.body.total).toBe(2);
       expect(list.body.next_cursor).toBeNull();
@@ -263,104 +262,104 @@ describe('users, organizations and invites', () => {
         { id: alice.user.id, email: alice.email, role: 'owner', joined_at: expect.any(String) },
         { id: member.user.id, email: 'listed@example.test', role: 'member', joined_at: expect.any(String) },
       ]);
-      const one = await server.request('GET', `/users/${member.user.id}`, { token: member.token });
+      const one = await ctx.server.request('GET', `/users/${member.user.id}`, { token: member.token });
       expect(one.status).toBe(200);
       expect(one.body).toEqual(list.body.items[1]);
 
-      const paged = await server.request('GET', '/users?limit=1', { token: alice.token });
+      const paged = await ctx.server.request('GET', '/users?limit=1', { token: alice.token });
       expect(paged.body.items.map((user: { id: string }) => user.id)).toEqual([alice.user.id]);
-      const next = await server.request('GET', `/users?limit=1&cursor=${paged.body.next_cursor}`, { token: alice.token });
+      const next = await ctx.server.request('GET', `/users?limit=1&cursor=${paged.body.next_cursor}`, { token: alice.token });
       expect(next.body.items.map((user: { id: string }) => user.id)).toEqual([member.user.id]);
     });
 
     it("changes a member's role, effective on their next request", async () => {
-      const alice = await server.register('Role Change Org');
-      const member = await addMember(server, alice, 'viewer');
-      const write = await server.request('POST', '/realms', { token: member.token, body: { name: 'by-viewer' } });
+      const alice = await ctx.server.register('Role Change Org');
+      const member = await addMember(ctx.server, alice, 'viewer');
+      const write = await ctx.server.request('POST', '/realms', { token: member.token, body: { name: 'by-viewer' } });
       expect(write.status).toBe(403);
 
-      const patched = await server.request('PATCH', `/users/${member.user.id}`, { token: alice.token, body: { role: 'admin' } });
+      const patched = await ctx.server.request('PATCH', `/users/${member.user.id}`, { token: alice.token, body: { role: 'admin' } });
       expect(patched.status).toBe(200);
       expect(patched.body).toMatchObject({ id: member.user.id, role: 'admin' });
-      expect((await server.request('POST', '/realms', { token: member.token, body: { name: 'by-admin' } })).status).toBe(201);
+      expect((await ctx.server.request('POST', '/realms', { token: member.token, body: { name: 'by-admin' } })).status).toBe(201);
 
-      const unknown = await server.request('PATCH', `/users/${member.user.id}`, { token: alice.token, body: { role: 'emperor' } });
+      const unknown = await ctx.server.request('PATCH', `/users/${member.user.id}`, { token: alice.token, body: { role: 'emperor' } });
       expect(unknown.status).toBe(400);
       expect(unknown.body.error.code).toBe('validation_error');
-      const extra = await server.request('PATCH', `/users/${member.user.id}`, { token: alice.token, body: { role: 'viewer', email: 'x@y.z' } });
+      const extra = await ctx.server.request('PATCH', `/users/${member.user.id}`, { token: alice.token, body: { role: 'viewer', email: 'x@y.z' } });
       expect(extra.status).toBe(400);
 
-      const byMember = await addMember(server, alice, 'member');
-      const forbidden = await server.request('PATCH', `/users/${member.user.id}`, { token: byMember.token, body: { role: 'viewer' } });
+      const byMember = await addMember(ctx.server, alice, 'member');
+      const forbidden = await ctx.server.request('PATCH', `/users/${member.user.id}`, { token: byMember.token, body: { role: 'viewer' } });
       expect(forbidden.status).toBe(403);
       expect(forbidden.body.error.code).toBe('forbidden');
     });
 
     it('keeps the last owner, and lets only owners change owners', async () => {
-      const alice = await server.register('Owners Org');
-      const demote = await server.request('PATCH', `/users/${alice.user.id}`, { token: alice.token, body: { role: 'admin' } });
+      const alice = await ctx.server.register('Owners Org');
+      const demote = await ctx.server.request('PATCH', `/users/${alice.user.id}`, { token: alice.token, body: { role: 'admin' } });
       expect(demote.status).toBe(409);
       expect(demote.body.error.code).toBe('conflict');
-      const remove = await server.request('DELETE', `/users/${alice.user.id}`, { token: alice.token });
+      const remove = await ctx.server.request('DELETE', `/users/${alice.user.id}`, { token: alice.token });
       expect(remove.status).toBe(409);
       expect(remove.body.error.code).toBe('conflict');
       // repeating the same role is not a demotion
-      expect((await server.request('PATCH', `/users/${alice.user.id}`, { token: alice.token, body: { role: 'owner' } })).status).toBe(200);
+      expect((await ctx.server.request('PATCH', `/users/${alice.user.id}`, { token: alice.token, body: { role: 'owner' } })).status).toBe(200);
 
-      const admin = await addMember(server, alice, 'admin');
-      const coOwner = await addMember(server, alice, 'owner');
-      const byAdmin = await server.request('PATCH', `/users/${coOwner.user.id}`, { token: admin.token, body: { role: 'viewer' } });
+      const admin = await addMember(ctx.server, alice, 'admin');
+      const coOwner = await addMember(ctx.server, alice, 'owner');
+      const byAdmin = await ctx.server.request('PATCH', `/users/${coOwner.user.id}`, { token: admin.token, body: { role: 'viewer' } });
       expect(byAdmin.status).toBe(403);
       expect(byAdmin.body.error.code).toBe('forbidden');
-      expect((await server.request('DELETE', `/users/${coOwner.user.id}`, { token: admin.token })).status).toBe(403);
-      const promote = await server.request('PATCH', `/users/${admin.user.id}`, { token: admin.token, body: { role: 'owner' } });
+      expect((await ctx.server.request('DELETE', `/users/${coOwner.user.id}`, { token: admin.token })).status).toBe(403);
+      const promote = await ctx.server.request('PATCH', `/users/${admin.user.id}`, { token: admin.token, body: { role: 'owner' } });
       expect(promote.status).toBe(403);
 
       // with two owners, one may step down
-      const stepDown = await server.request('PATCH', `/users/${alice.user.id}`, { token: alice.token, body: { role: 'admin' } });
+      const stepDown = await ctx.server.request('PATCH', `/users/${alice.user.id}`, { token: alice.token, body: { role: 'admin' } });
       expect(stepDown.status).toBe(200);
       expect(stepDown.body.role).toBe('admin');
-      const last = await server.request('DELETE', `/users/${coOwner.user.id}`, { token: coOwner.token });
+      const last = await ctx.server.request('DELETE', `/users/${coOwner.user.id}`, { token: coOwner.token });
       expect(last.status).toBe(409);
       expect(last.body.error.code).toBe('conflict');
     });
 
     it("removes the membership, not the user: the removed user's token answers 401 at once", async () => {
-      const alice = await server.register('Removing Org');
-      const bob = await server.register('Bob Home');
-      await server.request('POST', '/auth/invites/accept', {
+      const alice = await ctx.server.register('Removing Org');
+      const bob = await ctx.server.register('Bob Home');
+      await ctx.server.request('POST', '/auth/invites/accept', {
         body: { token: (await invite(alice, bob.email, 'member')).token, password: bob.password },
       });
-      const inAlice = await server.request('POST', '/auth/login', {
+      const inAlice = await ctx.server.request('POST', '/auth/login', {
         body: { email: bob.email, password: bob.password, organization_id: alice.organization.id },
       });
       const bobInAlice = inAlice.body.token as string;
-      expect((await server.request('GET', '/realms', { token: bobInAlice })).status).toBe(200);
+      expect((await ctx.server.request('GET', '/realms', { token: bobInAlice })).status).toBe(200);
 
-      const removed = await server.request('DELETE', `/users/${bob.user.id}`, { token: alice.token });
+      const removed = await ctx.server.request('DELETE', `/users/${bob.user.id}`, { token: alice.token });
       expect(removed.status).toBe(204);
-      const after = await server.request('GET', '/realms', { token: bobInAlice });
+      const after = await ctx.server.request('GET', '/realms', { token: bobInAlice });
       expect(after.status).toBe(401);
       expect(after.body.error.code).toBe('unauthorized');
-      expect((await server.request('GET', `/users/${bob.user.id}`, { token: alice.token })).status).toBe(404);
+      expect((await ctx.server.request('GET', `/users/${bob.user.id}`, { token: alice.token })).status).toBe(404);
 
       // bob still exists and still has his own organization
-      const login = await server.request('POST', '/auth/login', { body: { email: bob.email, password: bob.password } });
+      const login = await ctx.server.request('POST', '/auth/login', { body: { email: bob.email, password: bob.password } });
       expect(login.status).toBe(200);
       expect(login.body.organization.id).toBe(bob.organization.id);
     });
 
     it("answers 404 for a user of another organization, on every verb", async () => {
-      const alice = await server.register('Users Iso A');
-      const carol = await server.register('Users Iso C');
-      expect((await server.request('GET', `/users/${carol.user.id}`, { token: alice.token })).status).toBe(404);
-      const patch = await server.request('PATCH', `/users/${carol.user.id}`, { token: alice.token, body: { role: 'viewer' } });
+      const alice = await ctx.server.register('Users Iso A');
+      const carol = await ctx.server.register('Users Iso C');
+      expect((await ctx.server.request('GET', `/users/${carol.user.id}`, { token: alice.token })).status).toBe(404);
+      const patch = await ctx.server.request('PATCH', `/users/${carol.user.id}`, { token: alice.token, body: { role: 'viewer' } });
       expect(patch.status).toBe(404);
       expect(patch.body.error.code).toBe('not_found');
-      expect((await server.request('DELETE', `/users/${carol.user.id}`, { token: alice.token })).status).toBe(404);
-      const list = await server.request('GET', '/users', { token: alice.token });
+      expect((await ctx.server.request('DELETE', `/users/${carol.user.id}`, { token: alice.token })).status).toBe(404);
+      const list = await ctx.server.request('GET', '/users', { token: alice.token });
       expect(list.body.items.map((user: { id: string }) => user.id)).toEqual([alice.user.id]);
-      expect((await server.request('GET', `/users/${carol.user.id}`, { token: carol.token })).body.role).toBe('owner');
+      expect((await ctx.server.request('GET', `/users/${carol.user.id}`, { token: carol.token })).body.role).toBe('owner');
     });
   });
 });

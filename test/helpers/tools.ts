@@ -4,10 +4,11 @@
  * with a tool context for `config` (read at call time, so a suite can fill
  * in its fake's url in beforeAll).
  */
-import { ToolError, type ConnectorPlugin, type ConnectorTool, type GraphSink, type SyncContext } from '../../connectors/contract.js';
+import { ToolError, type ConnectorPlugin, type ConnectorTool, type GraphNodeInput, type GraphRelationshipInput, type GraphSink, type SyncContext } from '../../connectors/contract.js';
 import { validateCopy } from '../../runtime/tools/json-schema.js';
 import { checkPlugin } from '../../connectors/loader.js';
 import type { LoadedPlugin } from '../../runtime/tools/registry.js';
+import { useSuite } from './suite.js';
 
 export interface ToolHarness {
   readonly loaded: LoadedPlugin;
@@ -53,4 +54,40 @@ export async function failureOf(promise: Promise<unknown>): Promise<ToolError> {
     throw error;
   }
   throw new Error('expected a ToolError');
+}
+
+/** A GraphSink that keeps every write in order, repeats included (a port stand-in, not code under test). */
+export class ListGraphSink implements GraphSink {
+  readonly nodes: GraphNodeInput[] = [];
+  readonly relationships: GraphRelationshipInput[] = [];
+  async upsertNodes(nodes: readonly GraphNodeInput[]): Promise<void> {
+    this.nodes.push(...nodes);
+  }
+  async upsertRelationships(relationships: readonly GraphRelationshipInput[]): Promise<void> {
+    this.relationships.push(...relationships);
+  }
+}
+
+/**
+ * A connector's fake for the whole file: started in beforeAll (seeded by
+ * `start`), stopped in afterAll, and each config's `urlKey` pointed at it once
+ * it listens (the conformance kit reads the configs at test time).
+ */
+export function useFake<F extends { readonly url: string; stop(): Promise<void> }>(start: () => Promise<F>, urlKey: string, ...configs: Record<string, unknown>[]): { fake: F } {
+  return useSuite(async (own) => {
+    const fake = own(await start());
+    for (const config of configs) config[urlKey] = fake.url;
+    return { fake };
+  });
+}
+
+/** The start of a connector's suite against its fake: `useFake` (as `ctx`) and the `toolHarness` over `validConfig`. */
+export function fakeConnector<F extends { readonly url: string; stop(): Promise<void> }>(
+  plugin: ConnectorPlugin,
+  start: () => Promise<F>,
+  urlKey: string,
+  validConfig: Record<string, unknown>,
+  invalidConfig: Record<string, unknown>,
+): ToolHarness & { readonly ctx: { fake: F } } {
+  return { ...toolHarness(plugin, validConfig), ctx: useFake(start, urlKey, validConfig, invalidConfig) };
 }

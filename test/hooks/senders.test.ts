@@ -10,10 +10,10 @@ import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { sign as githubSign } from '@octokit/webhooks-methods';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { ownOrgs, useSuite } from '../helpers/suite.js';
 import { signHmac } from '../../runtime/crypto.js';
 import { oneOrg } from '../helpers/orgs.js';
-import type { Session, TestServer } from '../helpers/server.js';
 import { createTask, hookPath, runsOf } from '../tasks/helpers.js';
 
 // the package's main is a JSON file
@@ -34,28 +34,25 @@ const vercelSign = (secret: string, body: string): string => createHmac('sha1', 
 const nowSecs = (): number => Math.floor(Date.now() / 1000);
 
 describe('webhook senders (signature schemes)', () => {
-  let server: TestServer;
-  let owner: Session;
-
-  beforeAll(async () => {
+  const ctx = useSuite(async (own) => {
     // no LLM key: runs fail at once (llm_unconfigured); their rendered input is what these tests read
-    ({ server, owner } = await oneOrg());
+    const { server, owner } = ownOrgs(own, await oneOrg());
+    return { owner, server };
   });
-  afterAll(async () => server.stop());
 
   const webhookTask = (name: string, trigger: Record<string, unknown>, instruction: string) =>
-    createTask(server, owner, { name, trigger: { kind: 'webhook', ...trigger }, input_template: { instruction } });
+    createTask(ctx.server, ctx.owner, { name, trigger: { kind: 'webhook', ...trigger }, input_template: { instruction } });
   const post = (url: string, body: string, headers: Record<string, string>, query = '') =>
-    server.request('POST', hookPath(url) + query, { body, headers: { 'content-type': 'application/json', ...headers } });
+    ctx.server.request('POST', hookPath(url) + query, { body, headers: { 'content-type': 'application/json', ...headers } });
   const runInput = async (taskId: string, runId: string): Promise<Record<string, unknown>> =>
-    (await server.request('GET', `/tasks/${taskId}/runs/${runId}`, { token: owner.token })).body.input;
+    (await ctx.server.request('GET', `/tasks/${taskId}/runs/${runId}`, { token: ctx.owner.token })).body.input;
   const deliveries = async (taskId: string): Promise<any[]> =>
-    (await server.request('GET', `/tasks/${taskId}/deliveries?limit=200`, { token: owner.token })).body.items;
+    (await ctx.server.request('GET', `/tasks/${taskId}/deliveries?limit=200`, { token: ctx.owner.token })).body.items;
   /** a refused delivery: 401 bad_signature, and the task's run count does not move */
   const refused = async (taskId: string, response: { status: number; body: any }, runsBefore: number): Promise<void> => {
     expect(response.status).toBe(401);
     expect(response.body.error.code).toBe('bad_signature');
-    expect(await runsOf(server, owner, taskId)).toHaveLength(runsBefore);
+    expect(await runsOf(ctx.server, ctx.owner, taskId)).toHaveLength(runsBefore);
   };
 
   it('github: real payloads signed by @octokit/webhooks-methods start runs; X-GitHub-Delivery repeats start nothing', async () => {
@@ -81,7 +78,7 @@ describe('webhook senders (signature schemes)', () => {
       expect(commit).toBeDefined();
       expect(input['instruction']).toBe(`${event} on ${payload['repository'].full_name}: ${commit}`);
     }
-    expect(await runsOf(server, owner, task.id)).toHaveLength(accepted);
+    expect(await runsOf(ctx.server, ctx.owner, task.id)).toHaveLength(accepted);
 
     const body = JSON.stringify(example('push'));
     const signature = await githubSign(secret, body);
@@ -97,7 +94,7 @@ describe('webhook senders (signature schemes)', () => {
     const again = await post(task.trigger.url, body, { 'x-hub-signature-256': signature, 'x-github-delivery': delivery });
     expect(again.status).toBe(200);
     expect(again.body).toEqual({ delivery_id: first.body.delivery_id, run_id: first.body.run_id, status: 'duplicate' });
-    expect(await runsOf(server, owner, task.id)).toHaveLength(accepted + 1);
+    expect(await runsOf(ctx.server, ctx.owner, task.id)).toHaveLength(accepted + 1);
     const stored = await deliveries(task.id);
     expect(stored.filter((entry) => entry.status === 'rejected').map((entry) => entry.verification)).toEqual(['invalid', 'missing', 'invalid', 'missing']);
   });
@@ -132,23 +129,23 @@ describe('webhook senders (signature schemes)', () => {
     const replayed = await post(task.trigger.url, body, headersFor('msg_1', new Date()));
     expect(replayed.status).toBe(200);
     expect(replayed.body).toMatchObject({ delivery_id: hit.body.delivery_id, status: 'duplicate' });
-    expect(await runsOf(server, owner, task.id)).toHaveLength(2);
+    expect(await runsOf(ctx.server, ctx.owner, task.id)).toHaveLength(2);
     expect((await deliveries(task.id)).map((entry) => entry.verification).slice(2)).toEqual(['invalid', 'missing', 'invalid', 'stale_timestamp', 'missing']);
 
     // a secret pasted from elsewhere (whsec_<base64>) replaces the generated one
     const pasted = `whsec_${randomBytes(32).toString('base64')}`;
-    const patched = await server.request('PATCH', `/tasks/${task.id}`, { token: owner.token, body: { trigger: { kind: 'webhook', secret: pasted } } });
+    const patched = await ctx.server.request('PATCH', `/tasks/${task.id}`, { token: ctx.owner.token, body: { trigger: { kind: 'webhook', secret: pasted } } });
     expect(patched.status).toBe(200);
     expect(patched.body.trigger.secret).toBe('whsec_********');
     expect((await post(task.trigger.url, body, headersFor('msg_7', new Date(), new Webhook(pasted)))).status).toBe(202);
     await refused(task.id, await post(task.trigger.url, body, headersFor('msg_8', new Date())), 3);
-    const bad = await server.request('PATCH', `/tasks/${task.id}`, { token: owner.token, body: { trigger: { kind: 'webhook', secret: 'whsec_not base64!' } } });
+    const bad = await ctx.server.request('PATCH', `/tasks/${task.id}`, { token: ctx.owner.token, body: { trigger: { kind: 'webhook', secret: 'whsec_not base64!' } } });
     expect(bad.status).toBe(400);
     expect(bad.body.error.details.issues[0].path).toBe('trigger.secret');
   });
 
   it('vercel: the platform secret is required and write-only; x-vercel-signature is the hex HMAC-SHA1 of the body', async () => {
-    const missing = await server.request('POST', '/tasks', { token: owner.token, body: { name: 'vercel no secret', trigger: { kind: 'webhook', signature_scheme: 'vercel' } } });
+    const missing = await ctx.server.request('POST', '/tasks', { token: ctx.owner.token, body: { name: 'vercel no secret', trigger: { kind: 'webhook', signature_scheme: 'vercel' } } });
     expect(missing.status).toBe(400);
     expect(missing.body.error.code).toBe('validation_error');
     expect(missing.body.error.details.issues[0].path).toBe('trigger.secret');
@@ -166,7 +163,7 @@ describe('webhook senders (signature schemes)', () => {
     await refused(task.id, await post(task.trigger.url, body.replace('error', 'ready'), { 'x-vercel-signature': vercelSign(secret, body) }), 1);
     await refused(task.id, await post(task.trigger.url, body, { 'x-hub-signature-256': await githubSign(secret, body) }), 1);
     // the platform owns this secret: rotation here would break it
-    const rotate = await server.request('POST', `/tasks/${task.id}/rotate-secret`, { token: owner.token });
+    const rotate = await ctx.server.request('POST', `/tasks/${task.id}/rotate-secret`, { token: ctx.owner.token });
     expect(rotate.status).toBe(409);
     expect(rotate.body.error.code).toBe('conflict');
   });
@@ -191,7 +188,7 @@ describe('webhook senders (signature schemes)', () => {
     expect(verified.body).toEqual({ challenge: 'c-3a9f' });
     // unsigned, the challenge is refused like anything else
     await refused(task.id, await post(task.trigger.url, challenge, {}), 1);
-    expect(await runsOf(server, owner, task.id)).toHaveLength(1);
+    expect(await runsOf(ctx.server, ctx.owner, task.id)).toHaveLength(1);
   });
 
   it('token: X-Webhook-Token, Authorization: Bearer or ?token=, compared whole; never stored with the delivery', async () => {

@@ -1,8 +1,8 @@
 import { request as httpRequest } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { ownOrgs, useSuite } from '../helpers/suite.js';
 import { oneOrg } from '../helpers/orgs.js';
-import type { Session, TestServer } from '../helpers/server.js';
-import { createPipeline, ingest, ndjson, type PipelineWithToken } from './helpers.js';
+import { createPipeline, ingest, ndjson } from './helpers.js';
 
 const LIMIT = 1000;
 
@@ -26,12 +26,11 @@ function postChunked(url: string, chunks: readonly Buffer[]): Promise<{ status: 
 }
 
 describe('ingest body limit (CONTEXT_INGEST_MAX_BYTES)', () => {
-  let server: TestServer, alice: Session, pipeline: PipelineWithToken;
-  beforeAll(async () => {
-    ({ server, owner: alice } = await oneOrg({ CONTEXT_INGEST_MAX_BYTES: String(LIMIT) }));
-    pipeline = await createPipeline(server, alice);
+  const ctx = useSuite(async (own) => {
+    const { server, owner: alice } = ownOrgs(own, await oneOrg({ CONTEXT_INGEST_MAX_BYTES: String(LIMIT) }));
+    const pipeline = await createPipeline(server, alice);
+    return { server, alice, pipeline };
   });
-  afterAll(async () => server.stop());
 
   const rowsOfSize = (bytes: number): string => {
     const rows: string[] = [];
@@ -45,21 +44,21 @@ describe('ingest body limit (CONTEXT_INGEST_MAX_BYTES)', () => {
   };
 
   async function eventCount(): Promise<number> {
-    const tables = await server.request('GET', '/context/tables', { token: alice.token });
+    const tables = await ctx.server.request('GET', '/context/tables', { token: ctx.alice.token });
     const found = (tables.body.items as { name: string; row_count: number }[]).find((item) => item.name === 'context_events');
     return found ? found.row_count : 0;
   }
 
   it('accepts a body under the limit', async () => {
     const body = ndjson([{ label: 'small' }]);
-    const response = await ingest(server, pipeline.token, body);
+    const response = await ingest(ctx.server, ctx.pipeline.token, body);
     expect(response.status).toBe(200);
     expect(await eventCount()).toBe(1);
   });
 
   it('answers 413 payload_too_large from Content-Length, writing nothing', async () => {
     const body = rowsOfSize(LIMIT + 500);
-    const response = await ingest(server, pipeline.token, body);
+    const response = await ingest(ctx.server, ctx.pipeline.token, body);
     expect(response.status).toBe(413);
     expect(response.body.error).toMatchObject({ code: 'payload_too_large', details: { limit_bytes: LIMIT } });
     expect(await eventCount()).toBe(1);
@@ -67,7 +66,7 @@ describe('ingest body limit (CONTEXT_INGEST_MAX_BYTES)', () => {
 
   it('answers 413 payload_too_large for a chunked body that crosses the limit while being read', async () => {
     const chunks = Array.from({ length: 8 }, () => Buffer.from(rowsOfSize(300)));
-    const response = await postChunked(`${server.url}/context/ingest/webhook/${pipeline.token}`, chunks);
+    const response = await postChunked(`${ctx.server.url}/context/ingest/webhook/${ctx.pipeline.token}`, chunks);
     expect(response.status).toBe(413);
     expect(response.body.error.code).toBe('payload_too_large');
     expect(await eventCount()).toBe(1);

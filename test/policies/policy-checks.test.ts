@@ -3,40 +3,28 @@
  * fake LLM), POST /policies/simulate replaying those decisions against
  * proposed policies, and POST /policies/:id/test running test_ rules.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { execute, send, startFakeLlmServer, wireOrganization, type ChatOrg } from '../runtime/chat-helpers.js';
+import { describe, expect, it } from 'vitest';
+import { ownLlm, useSuite } from '../helpers/suite.js';
+import { startWiredOrg } from '../helpers/llm.js';
+import { execute, send } from '../runtime/chat-helpers.js';
 import { eventually } from '../helpers/eventually.js';
-import { createGitRepo, type GitRepo } from './git-repo.js';
+import { createGitRepo } from './git-repo.js';
 
 const STORE = { kind: 'note', realm: 'default', text: 'deploys on Tuesday' };
 const NO_STORE = 'package team.guard\n\ndeny contains "no memory.store from git" if input.resource.tool == "memory.store"\n';
 const NO_RECALL = 'package service.no_recall\n\ndeny contains "recall is off" if input.resource.tool == "memory.recall"\n';
 
 describe('policy sources in the gate, simulate, policy tests', () => {
-  let server: TestServer;
-  let llm: FakeLlmServer;
-  let repo: GitRepo;
-  let org: ChatOrg;
+  const ctx = useSuite(async (own) => ({
+    ...ownLlm(own, await startWiredOrg({ SERVICE_FEATURES_POLICIES: 'true', POLICY_GIT_ALLOW_LOCAL: 'true' }, { approvalWrite: 'allow' })),
+    repo: own(createGitRepo(), (repo) => repo.remove()),
+  }));
 
-  beforeAll(async () => {
-    llm = await startFakeLlmServer();
-    server = await startTestServer({ LLM_API_KEY: FAKE_LLM_API_KEY, SERVICE_FEATURES_POLICIES: 'true', POLICY_GIT_ALLOW_LOCAL: 'true' });
-    repo = createGitRepo();
-    org = await wireOrganization(server, llm, { approvalWrite: 'allow' });
-  });
-  afterAll(async () => {
-    await server.stop();
-    await llm.close();
-    repo.remove();
-  });
-
-  const req = (method: string, path: string, body?: unknown, session = org.session) =>
-    server.request(method, path, { token: session.token, ...(body === undefined ? {} : { body }) });
+  const req = (method: string, path: string, body?: unknown, session = ctx.org.session) =>
+    ctx.server.request(method, path, { token: session.token, ...(body === undefined ? {} : { body }) });
   const reply = async (calls: { id: string; name: string; arguments: Record<string, unknown> }[]) => {
-    llm.script([{ tool_calls: calls }, { text: 'done' }]);
-    const stream = await send(server, org, 'go');
+    ctx.llm.script([{ tool_calls: calls }, { text: 'done' }]);
+    const stream = await send(ctx.server, ctx.org, 'go');
     await stream.ended;
     return new Map<string, any>(stream.events.filter((event) => event.event === 'tool_result').map((event) => [event.data.tool_call_id, event.data.result]));
   };
@@ -51,8 +39,8 @@ describe('policy sources in the gate, simulate, policy tests', () => {
     const open = await reply(calls);
     expect(open.get('c_write')).toHaveProperty('result');
 
-    repo.commit({ 'guard.rego': NO_STORE });
-    const source = await req('POST', '/policies/sources', { name: 'team', source_type: 'git_repo', git_url: repo.bare });
+    ctx.repo.commit({ 'guard.rego': NO_STORE });
+    const source = await req('POST', '/policies/sources', { name: 'team', source_type: 'git_repo', git_url: ctx.repo.bare });
     expect(source.status, source.text).toBe(201);
     const synced = await req('POST', `/policies/sources/${source.body.id}/sync`);
     expect(synced.status, synced.text).toBe(200);
@@ -86,7 +74,7 @@ describe('policy sources in the gate, simulate, policy tests', () => {
     const limited = await req('POST', '/policies/simulate', { limit: 3 });
     expect(limited.body).toMatchObject({ evaluated: 3, truncated: true });
     // another organization has no decisions
-    const other = await server.register();
+    const other = await ctx.server.register();
     expect((await req('POST', '/policies/simulate', {}, other)).body).toMatchObject({ evaluated: 0, changed: [] });
     // nothing was enabled by simulating
     expect((await req('GET', '/policies')).body.items).toEqual([]);
@@ -132,6 +120,6 @@ describe('policy sources in the gate, simulate, policy tests', () => {
     for (const entry of run.body.results) expect(typeof entry.duration_ms).toBe('number');
     // by name too; another organization's id is 404
     expect((await req('POST', '/policies/tested/test')).body.passed).toBe(2);
-    expect((await req('POST', `/policies/${created.body.id}/test`, undefined, (await server.register()))).status).toBe(404);
+    expect((await req('POST', `/policies/${created.body.id}/test`, undefined, (await ctx.server.register()))).status).toBe(404);
   });
 });

@@ -5,10 +5,11 @@
  * one is refused while the previous bundle stays active, one sync at a time,
  * and rego_file naming a synced module.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useSuite } from '../helpers/suite.js';
 import { asOrgId } from '../../runtime/store/types.js';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
-import { createGitRepo, type GitRepo } from './git-repo.js';
+import { startTestServer, type Session } from '../helpers/server.js';
+import { createGitRepo } from './git-repo.js';
 
 const SSH_KEY = '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA-not-a-real-key\n-----END OPENSSH PRIVATE KEY-----\n';
 const gitPolicy = (message: string): string =>
@@ -16,28 +17,17 @@ const gitPolicy = (message: string): string =>
 const WRITE = { resource: { tool: 'memory.store', tool_effect: 'write' } };
 
 describe('/policies/sources', () => {
-  let server: TestServer;
-  let alice: Session;
-  let bob: Session;
-  let repo: GitRepo;
-
-  beforeAll(async () => {
-    server = await startTestServer({ SERVICE_FEATURES_POLICIES: 'true', POLICY_GIT_ALLOW_LOCAL: 'true' });
-    alice = await server.register('Sources Org A');
-    bob = await server.register('Sources Org B');
-    repo = createGitRepo();
-  });
-  afterAll(async () => {
-    await server.stop();
-    repo.remove();
+  const ctx = useSuite(async (own) => {
+    const server = own(await startTestServer({ SERVICE_FEATURES_POLICIES: 'true', POLICY_GIT_ALLOW_LOCAL: 'true' }));
+    return { server, alice: await server.register('Sources Org A'), bob: await server.register('Sources Org B'), repo: own(createGitRepo(), (repo) => repo.remove()) };
   });
 
   const req = (session: Session, method: string, path: string, body?: unknown) =>
-    server.request(method, path, { token: session.token, ...(body === undefined ? {} : { body }) });
+    ctx.server.request(method, path, { token: session.token, ...(body === undefined ? {} : { body }) });
   const denyOf = async (session: Session) => (await req(session, 'POST', '/policies/eval', { query: 'x := data.service.git_read_only.deny', input: WRITE })).body;
 
   it('creates a git source with its ssh key sealed at rest and masked on every read; source_type is immutable; another organization sees 404', async () => {
-    const created = await req(alice, 'POST', '/policies/sources', {
+    const created = await req(ctx.alice, 'POST', '/policies/sources', {
       name: 'keyed', source_type: 'git_repo', git_url: 'git@github.com:acme/policies.git', git_path: 'rego/', git_ssh_key: SSH_KEY,
     });
     expect(created.status, created.text).toBe(201);
@@ -47,34 +37,34 @@ describe('/policies/sources', () => {
     });
     const id = created.body.id as string;
     expect(created.text).not.toContain('OPENSSH');
-    for (const read of [await req(alice, 'GET', `/policies/sources/${id}`), await req(alice, 'GET', '/policies/sources')]) {
+    for (const read of [await req(ctx.alice, 'GET', `/policies/sources/${id}`), await req(ctx.alice, 'GET', '/policies/sources')]) {
       expect(read.status).toBe(200);
       expect(read.text).not.toContain('OPENSSH');
       expect(read.text).toContain('"git_ssh_key":"********"');
     }
-    const stored = await server.service.services.collections.policySources.get(asOrgId(alice.organization.id), id);
+    const stored = await ctx.server.service.services.collections.policySources.get(asOrgId(ctx.alice.organization.id), id);
     expect(stored?.git_ssh_key_sealed).toMatch(/^v1\./);
     expect(JSON.stringify(stored)).not.toContain('OPENSSH');
 
-    const immutable = await req(alice, 'PATCH', `/policies/sources/${id}`, { source_type: 'inline' });
+    const immutable = await req(ctx.alice, 'PATCH', `/policies/sources/${id}`, { source_type: 'inline' });
     expect(immutable.status).toBe(400);
     expect(immutable.body.error.code).toBe('immutable_field');
     // the masked value keeps the key; null removes it
-    const kept = await req(alice, 'PATCH', `/policies/sources/${id}`, { git_ssh_key: '********', git_branch: 'release' });
+    const kept = await req(ctx.alice, 'PATCH', `/policies/sources/${id}`, { git_ssh_key: '********', git_branch: 'release' });
     expect(kept.body).toMatchObject({ git_ssh_key: '********', git_branch: 'release' });
-    expect((await req(alice, 'PATCH', `/policies/sources/${id}`, { git_ssh_key: null })).body.git_ssh_key).toBeNull();
+    expect((await req(ctx.alice, 'PATCH', `/policies/sources/${id}`, { git_ssh_key: null })).body.git_ssh_key).toBeNull();
 
     for (const [method, path] of [['GET', `/policies/sources/${id}`], ['PATCH', `/policies/sources/${id}`], ['DELETE', `/policies/sources/${id}`], ['POST', `/policies/sources/${id}/sync`]] as const) {
-      const answer = await req(bob, method, path, method === 'PATCH' ? { enabled: false } : undefined);
+      const answer = await req(ctx.bob, method, path, method === 'PATCH' ? { enabled: false } : undefined);
       expect(answer.status, `${method} ${path}`).toBe(404);
     }
-    expect((await req(bob, 'GET', '/policies/sources')).body.items).toEqual([]);
-    expect((await req(alice, 'DELETE', `/policies/sources/${id}`)).status).toBe(204);
-    expect((await req(alice, 'GET', `/policies/sources/${id}`)).status).toBe(404);
+    expect((await req(ctx.bob, 'GET', '/policies/sources')).body.items).toEqual([]);
+    expect((await req(ctx.alice, 'DELETE', `/policies/sources/${id}`)).status).toBe(204);
+    expect((await req(ctx.alice, 'GET', `/policies/sources/${id}`)).status).toBe(404);
   });
 
   it('validates git URLs, branches and paths; refused addresses answer egress_refused at save', async () => {
-    const create = (fields: Record<string, unknown>) => req(alice, 'POST', '/policies/sources', { name: `v${Math.random().toString(36).slice(2, 8)}`, source_type: 'git_repo', ...fields });
+    const create = (fields: Record<string, unknown>) => req(ctx.alice, 'POST', '/policies/sources', { name: `v${Math.random().toString(36).slice(2, 8)}`, source_type: 'git_repo', ...fields });
     for (const git_url of ['http://example.com/r.git', 'ext::sh -c touch% /tmp/x', '-uhello', 'https://user:token@example.com/r.git', 'ftp://example.com/r.git']) {
       const answer = await create({ git_url });
       expect(answer.status, git_url).toBe(400);
@@ -92,83 +82,83 @@ describe('/policies/sources', () => {
   });
 
   it('inline sources: modules compile at save (positions on error), join the bundle, and have nothing to sync', async () => {
-    const broken = await req(alice, 'POST', '/policies/sources', { name: 'inline_bad', source_type: 'inline', modules: [{ path: 'p.rego', rego: 'package lib.x\n\np if {\n  1 +\n}\n' }] });
+    const broken = await req(ctx.alice, 'POST', '/policies/sources', { name: 'inline_bad', source_type: 'inline', modules: [{ path: 'p.rego', rego: 'package lib.x\n\np if {\n  1 +\n}\n' }] });
     expect(broken.status).toBe(400);
     expect(broken.body.error.details.errors[0]).toMatchObject({ file: 'inline_bad/p.rego', line: 5 });
 
-    const created = await req(alice, 'POST', '/policies/sources', { name: 'shared', source_type: 'inline', modules: [{ path: 'lib/tools.rego', rego: 'package lib.tools\n\nwrites := {"memory.store"}\n' }] });
+    const created = await req(ctx.alice, 'POST', '/policies/sources', { name: 'shared', source_type: 'inline', modules: [{ path: 'lib/tools.rego', rego: 'package lib.tools\n\nwrites := {"memory.store"}\n' }] });
     expect(created.status, created.text).toBe(201);
-    expect((await req(alice, 'POST', '/policies/eval', { query: 'x := data.lib.tools.writes' })).body).toEqual({ result: [{ x: ['memory.store'] }] });
-    expect((await req(bob, 'POST', '/policies/eval', { query: 'x := data.lib.tools.writes' })).body).toEqual({ result: [] });
-    const sync = await req(alice, 'POST', `/policies/sources/${created.body.id}/sync`);
+    expect((await req(ctx.alice, 'POST', '/policies/eval', { query: 'x := data.lib.tools.writes' })).body).toEqual({ result: [{ x: ['memory.store'] }] });
+    expect((await req(ctx.bob, 'POST', '/policies/eval', { query: 'x := data.lib.tools.writes' })).body).toEqual({ result: [] });
+    const sync = await req(ctx.alice, 'POST', `/policies/sources/${created.body.id}/sync`);
     expect(sync.status).toBe(409);
-    const disabled = await req(alice, 'PATCH', `/policies/sources/${created.body.id}`, { enabled: false });
+    const disabled = await req(ctx.alice, 'PATCH', `/policies/sources/${created.body.id}`, { enabled: false });
     expect(disabled.status).toBe(200);
-    expect((await req(alice, 'POST', '/policies/eval', { query: 'x := data.lib.tools.writes' })).body).toEqual({ result: [] });
-    await req(alice, 'DELETE', `/policies/sources/${created.body.id}`);
+    expect((await req(ctx.alice, 'POST', '/policies/eval', { query: 'x := data.lib.tools.writes' })).body).toEqual({ result: [] });
+    await req(ctx.alice, 'DELETE', `/policies/sources/${created.body.id}`);
   });
 
   it('syncs a real bare repository: a good commit joins the bundle, a broken one is refused and the previous bundle stays active', async () => {
-    const first = repo.commit({ 'policies/read_only.rego': gitPolicy('v1: read-only'), 'policies/from_git.rego': 'package service.from_git\n\ndefault allow := true\n', 'README.md': 'not rego\n', 'other/ignored.rego': 'package ignored\nx := 1\n' });
-    repo.link('policies/passwd.rego', '/etc/passwd');
-    const created = await req(alice, 'POST', '/policies/sources', { name: 'gitsrc', source_type: 'git_repo', git_url: `file://${repo.bare}`, git_path: 'policies' });
+    const first = ctx.repo.commit({ 'policies/read_only.rego': gitPolicy('v1: read-only'), 'policies/from_git.rego': 'package service.from_git\n\ndefault allow := true\n', 'README.md': 'not rego\n', 'other/ignored.rego': 'package ignored\nx := 1\n' });
+    ctx.repo.link('policies/passwd.rego', '/etc/passwd');
+    const created = await req(ctx.alice, 'POST', '/policies/sources', { name: 'gitsrc', source_type: 'git_repo', git_url: `file://${ctx.repo.bare}`, git_path: 'policies' });
     expect(created.status, created.text).toBe(201);
     const id = created.body.id as string;
-    expect(await denyOf(alice)).toEqual({ result: [] });
+    expect(await denyOf(ctx.alice)).toEqual({ result: [] });
 
-    const before = (await server.request('GET', '/health')).body.policies.revision as number;
-    const synced = await req(alice, 'POST', `/policies/sources/${id}/sync`);
+    const before = (await ctx.server.request('GET', '/health')).body.policies.revision as number;
+    const synced = await req(ctx.alice, 'POST', `/policies/sources/${id}/sync`);
     expect(synced.status, synced.text).toBe(200);
     expect(synced.body).toMatchObject({ last_sync_status: 'succeeded', last_sync_error: null, commit: first });
     // the symlink and the files outside git_path are not read
     expect(synced.body.modules.map((module: { path: string }) => module.path)).toEqual(['from_git.rego', 'read_only.rego']);
     expect(typeof synced.body.last_synced_at).toBe('string');
-    expect((await server.request('GET', '/health')).body.policies.revision).toBeGreaterThan(before);
-    expect(await denyOf(alice)).toEqual({ result: [{ x: ['v1: read-only'] }] });
-    expect(await denyOf(bob)).toEqual({ result: [] });
+    expect((await ctx.server.request('GET', '/health')).body.policies.revision).toBeGreaterThan(before);
+    expect(await denyOf(ctx.alice)).toEqual({ result: [{ x: ['v1: read-only'] }] });
+    expect(await denyOf(ctx.bob)).toEqual({ result: [] });
 
     // the second commit changes the message and adds a module that does not parse
-    repo.commit({ 'policies/read_only.rego': gitPolicy('v2: read-only'), 'policies/broken.rego': 'package service.broken\n\nallow if {\n  input.x ==\n}\n' });
-    const refused = await req(alice, 'POST', `/policies/sources/${id}/sync`);
+    ctx.repo.commit({ 'policies/read_only.rego': gitPolicy('v2: read-only'), 'policies/broken.rego': 'package service.broken\n\nallow if {\n  input.x ==\n}\n' });
+    const refused = await req(ctx.alice, 'POST', `/policies/sources/${id}/sync`);
     expect(refused.status).toBe(422);
     expect(refused.body.error.code).toBe('policy_sync_failed');
     expect(refused.body.error.details.errors[0]).toMatchObject({ file: 'gitsrc/broken.rego', line: 5 });
-    const after = (await req(alice, 'GET', `/policies/sources/${id}`)).body;
+    const after = (await req(ctx.alice, 'GET', `/policies/sources/${id}`)).body;
     expect(after).toMatchObject({ last_sync_status: 'failed', commit: first, last_sync_error: { file: 'gitsrc/broken.rego', line: 5 } });
     expect(typeof after.last_sync_error.column).toBe('number');
-    expect(await denyOf(alice)).toEqual({ result: [{ x: ['v1: read-only'] }] });
+    expect(await denyOf(ctx.alice)).toEqual({ result: [{ x: ['v1: read-only'] }] });
 
     // a commit that repairs the module syncs, and its message replaces the old one
-    const fixed = repo.commit({ 'policies/broken.rego': 'package service.broken\n\nallow if input.x == 1\n' });
-    const good = await req(alice, 'POST', `/policies/sources/${id}/sync`);
+    const fixed = ctx.repo.commit({ 'policies/broken.rego': 'package service.broken\n\nallow if input.x == 1\n' });
+    const good = await req(ctx.alice, 'POST', `/policies/sources/${id}/sync`);
     expect(good.status, good.text).toBe(200);
     expect(good.body).toMatchObject({ last_sync_status: 'succeeded', last_sync_error: null, commit: fixed });
-    expect(await denyOf(alice)).toEqual({ result: [{ x: ['v2: read-only'] }] });
+    expect(await denyOf(ctx.alice)).toEqual({ result: [{ x: ['v2: read-only'] }] });
   });
 
   it('rego_file names a module of a synced source as <source name>/<path>; one that does not resolve is 422; a source in use is not deleted', async () => {
-    const source = (await req(alice, 'GET', '/policies/sources')).body.items.find((item: { name: string }) => item.name === 'gitsrc');
-    const created = await req(alice, 'POST', '/policies', { name: 'from_git', rego_file: 'gitsrc/from_git.rego' });
+    const source = (await req(ctx.alice, 'GET', '/policies/sources')).body.items.find((item: { name: string }) => item.name === 'gitsrc');
+    const created = await req(ctx.alice, 'POST', '/policies', { name: 'from_git', rego_file: 'gitsrc/from_git.rego' });
     expect(created.status, created.text).toBe(201);
-    expect((await req(alice, 'POST', '/policies/eval', { query: 'x := data.service.from_git.allow' })).body).toEqual({ result: [{ x: true }] });
+    expect((await req(ctx.alice, 'POST', '/policies/eval', { query: 'x := data.service.from_git.allow' })).body).toEqual({ result: [{ x: true }] });
     // disabled, the policy takes its file out of the bundle with it
-    await req(alice, 'PATCH', `/policies/${created.body.id}`, { enabled: false });
-    expect((await req(alice, 'POST', '/policies/eval', { query: 'x := data.service.from_git.allow' })).body).toEqual({ result: [] });
+    await req(ctx.alice, 'PATCH', `/policies/${created.body.id}`, { enabled: false });
+    expect((await req(ctx.alice, 'POST', '/policies/eval', { query: 'x := data.service.from_git.allow' })).body).toEqual({ result: [] });
 
     for (const rego_file of ['gitsrc/nope.rego', 'nosuchsource/read_only.rego']) {
-      const missing = await req(alice, 'POST', '/policies', { name: 'missing', rego_file });
+      const missing = await req(ctx.alice, 'POST', '/policies', { name: 'missing', rego_file });
       expect(missing.status, rego_file).toBe(422);
       expect(missing.body.error.code).toBe('rego_file_unresolved');
       expect(missing.body.error.message).toContain(rego_file);
     }
     // another organization has no source of that name
-    expect((await req(bob, 'POST', '/policies', { name: 'from_git', rego_file: 'gitsrc/from_git.rego' })).status).toBe(422);
+    expect((await req(ctx.bob, 'POST', '/policies', { name: 'from_git', rego_file: 'gitsrc/from_git.rego' })).status).toBe(422);
 
-    const inUse = await req(alice, 'DELETE', `/policies/sources/${source.id}`);
+    const inUse = await req(ctx.alice, 'DELETE', `/policies/sources/${source.id}`);
     expect(inUse.status).toBe(409);
-    await req(alice, 'DELETE', `/policies/${created.body.id}`);
-    expect((await req(alice, 'DELETE', `/policies/sources/${source.id}`)).status).toBe(204);
-    expect(await denyOf(alice)).toEqual({ result: [] });
+    await req(ctx.alice, 'DELETE', `/policies/${created.body.id}`);
+    expect((await req(ctx.alice, 'DELETE', `/policies/sources/${source.id}`)).status).toBe(204);
+    expect(await denyOf(ctx.alice)).toEqual({ result: [] });
   });
 
   it('answers 409 sync_in_progress to a second sync of the same source while the first runs', async () => {
@@ -177,13 +167,13 @@ describe('/policies/sources', () => {
       const files: Record<string, string> = {};
       for (let index = 0; index < 120; index++) files[`p/m${index}.rego`] = `package lib.m${index}\n\nv := ${index}\n`;
       big.commit(files);
-      const created = await req(alice, 'POST', '/policies/sources', { name: 'big', source_type: 'git_repo', git_url: big.bare });
+      const created = await req(ctx.alice, 'POST', '/policies/sources', { name: 'big', source_type: 'git_repo', git_url: big.bare });
       expect(created.status, created.text).toBe(201);
-      const answers = await Promise.all([req(alice, 'POST', `/policies/sources/${created.body.id}/sync`), req(alice, 'POST', `/policies/sources/${created.body.id}/sync`)]);
+      const answers = await Promise.all([req(ctx.alice, 'POST', `/policies/sources/${created.body.id}/sync`), req(ctx.alice, 'POST', `/policies/sources/${created.body.id}/sync`)]);
       expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409]);
       expect(answers.find((answer) => answer.status === 409)?.body.error.code).toBe('sync_in_progress');
-      expect((await req(alice, 'POST', '/policies/eval', { query: 'x := data.lib.m119.v' })).body).toEqual({ result: [{ x: 119 }] });
-      await req(alice, 'DELETE', `/policies/sources/${created.body.id}`);
+      expect((await req(ctx.alice, 'POST', '/policies/eval', { query: 'x := data.lib.m119.v' })).body).toEqual({ result: [{ x: 119 }] });
+      await req(ctx.alice, 'DELETE', `/policies/sources/${created.body.id}`);
     } finally {
       big.remove();
     }

@@ -7,27 +7,26 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
+import { describe, expect, it } from 'vitest';
+import { useFakeLlm } from '../helpers/suite.js';
+import { FAKE_LLM_API_KEY } from '../fakes/llm/server.js';
 import { startTestServer } from '../helpers/server.js';
-import { names, openStream, send, startFakeLlmServer, wireOrganization } from './chat-helpers.js';
+import { names, openStream, send, wireOrganization } from './chat-helpers.js';
 
 describe('agent runs at shutdown', () => {
-  let llm: FakeLlmServer;
-  afterAll(async () => llm.close());
+  const ctx = useFakeLlm();
 
   it('brings every run to a safe point before the server stops', async () => {
-    llm = await startFakeLlmServer();
     const dataDir = mkdtempSync(join(tmpdir(), 'shutdown-'));
     const env = { LLM_API_KEY: FAKE_LLM_API_KEY, SHUTDOWN_GRACE_SECS: '1' };
     const server = await startTestServer(env, { dataDir });
-    const org = await wireOrganization(server, llm);
+    const org = await wireOrganization(server, ctx.llm);
     const second = await server.request('POST', '/chat/conversations', { token: org.session.token, body: { title: 'stuck' } });
 
-    llm.script([{ tool_calls: [{ id: 'w', name: 'execute_connector_tool', arguments: { tool: 'memory.store', arguments: { kind: 'note', realm: 'default', text: 'x' } } }] }]);
+    ctx.llm.script([{ tool_calls: [{ id: 'w', name: 'execute_connector_tool', arguments: { tool: 'memory.store', arguments: { kind: 'note', realm: 'default', text: 'x' } } }] }]);
     const waiting = await send(server, org, 'store it');
     await waiting.waitFor((event) => event.event === 'approval_required');
-    llm.script([{ text: ['stuck'], hold_after_chunks: 1 }]);
+    ctx.llm.script([{ text: ['stuck'], hold_after_chunks: 1 }]);
     const stuck = await send(server, org, 'think', second.body.id);
     await stuck.waitFor((event) => event.event === 'content_delta');
 
@@ -37,7 +36,7 @@ describe('agent runs at shutdown', () => {
     expect(waiting.events.at(-2)?.data.code).toBe('shutdown');
     expect(stuck.events.at(-2)?.data.code).toBe('interrupted');
     // no new run is accepted while stopping: the listener is closed by now
-    llm.release();
+    ctx.llm.release();
 
     const again = await startTestServer(env, { dataDir });
     try {

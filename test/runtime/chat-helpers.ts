@@ -144,3 +144,7 @@ export const send = (server: TestServer, org: ChatOrg, content: string, conversa
 export const execute = (tool: string, args: Record<string, unknown>) => ({ name: 'execute_connector_tool', arguments: { tool, arguments: args } });
 
 export { startFakeLlmServer };
+
+/** Answers a pending approval of the org's conversation. */
+export const decide = (server: TestServer, org: ChatOrg, approvalId: string, approved = true) =>
+  server.request('POST', `/chat/conversations/${org.conversationId}/approvals/${approvalId}`, { token: org.session.token, body: { approved } });

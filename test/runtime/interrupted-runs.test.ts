@@ -3,21 +3,20 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { FAKE_LLM_API_KEY, startFakeLlmServer, type FakeLlmServer } from '../fakes/llm/server.js';
+import { describe, expect, it } from 'vitest';
+import { useFakeLlm } from '../helpers/suite.js';
+import { FAKE_LLM_API_KEY } from '../fakes/llm/server.js';
 import { startServerProcess } from '../helpers/process.js';
 import { request } from '../helpers/server.js';
 import { names, openStream } from './chat-helpers.js';
 
 describe('runs interrupted by a crash', () => {
-  let llm: FakeLlmServer;
-  afterAll(async () => llm.close());
+  const ctx = useFakeLlm();
 
   it('are finalized as failed with reason interrupted at the next start', async () => {
-    llm = await startFakeLlmServer();
     const dataDir = mkdtempSync(join(tmpdir(), 'kill9-'));
     // the operator's endpoint: the fake is LLM_BASE_URL, so the organization names only provider and model
-    const env = { DATA_DIR: dataDir, LLM_API_KEY: FAKE_LLM_API_KEY, LLM_BASE_URL: llm.baseUrl('openai'), JWT_SECRET: randomBytes(32).toString('hex') };
+    const env = { DATA_DIR: dataDir, LLM_API_KEY: FAKE_LLM_API_KEY, LLM_BASE_URL: ctx.llm.baseUrl('openai'), JWT_SECRET: randomBytes(32).toString('hex') };
     const first = await startServerProcess(env);
     const registered = await request(first.url, 'POST', '/auth/register', {
       body: { email: 'crash@example.test', password: 'a long enough password', organization_name: 'crash' },
@@ -29,7 +28,7 @@ describe('runs interrupted by a crash', () => {
     });
     const conversation = await request(first.url, 'POST', '/chat/conversations', { token, body: { title: 'crash' } });
     const id = conversation.body.id as string;
-    llm.script([{ text: ['half ', 'done'], hold_after_chunks: 1 }]);
+    ctx.llm.script([{ text: ['half ', 'done'], hold_after_chunks: 1 }]);
     const stream = await openStream(first.url, 'POST', `/chat/conversations/${id}/messages`, { token, body: { content: 'work' } });
     await stream.waitFor((event) => event.event === 'content_delta');
     // one more round trip: the transcript writes queued before it are in the store
@@ -40,7 +39,7 @@ describe('runs interrupted by a crash', () => {
     expect(await first.exited).toBe(null);
     await stream.ended;
     expect(stream.failure).toBeInstanceOf(TypeError);
-    llm.release();
+    ctx.llm.release();
 
     const second = await startServerProcess(env);
     try {
@@ -57,7 +56,7 @@ describe('runs interrupted by a crash', () => {
       expect(names(replay.events)).toEqual(['message_start', 'content_delta', 'error', 'message_end']);
       expect(replay.events[2]?.data.code).toBe('interrupted');
       // the conversation takes new messages again
-      llm.script([{ text: 'back' }]);
+      ctx.llm.script([{ text: 'back' }]);
       const next = await openStream(second.url, 'POST', `/chat/conversations/${id}/messages`, { token, body: { content: 'again' } });
       await next.ended;
       expect(names(next.events)).toEqual(['message_start', 'content_delta', 'message_end']);

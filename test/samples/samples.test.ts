@@ -1,19 +1,16 @@
 /** /webhook-samples: built-in payloads of real senders, saved samples per organization, firing into a task. */
 import { createRequire } from 'node:module';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useOneOrg } from '../helpers/suite.js';
 import { addMember } from '../helpers/members.js';
-import { oneOrg } from '../helpers/orgs.js';
-import type { Session, TestServer } from '../helpers/server.js';
 
 const require = createRequire(import.meta.url);
 
 describe('webhook samples', () => {
-  let server: TestServer, owner: Session;
-  beforeAll(async () => ({ server, owner } = await oneOrg()));
-  afterAll(async () => server.stop());
+  const ctx = useOneOrg();
 
   it('lists the built-in samples with real sender payloads', async () => {
-    const list = await server.request('GET', '/webhook-samples', { token: owner.token });
+    const list = await ctx.server.request('GET', '/webhook-samples', { token: ctx.owner.token });
     expect(list.status).toBe(200);
     const names = list.body.items.map((item: any) => item.name);
     expect(names).toEqual(['github.push', 'github.pull_request.opened', 'jenkins.build_failed', 'vercel.deployment_error']);
@@ -37,42 +34,42 @@ describe('webhook samples', () => {
   });
 
   it('saves a custom sample per organization until deleted', async () => {
-    const saved = await server.request('POST', '/webhook-samples', {
-      token: owner.token,
+    const saved = await ctx.server.request('POST', '/webhook-samples', {
+      token: ctx.owner.token,
       body: { name: 'grafana.alert', description: 'a firing alert', body: { status: 'firing', alerts: [{ labels: { alertname: 'HighLatency' } }] }, headers: { 'X-Grafana-Org': '1' } },
     });
     expect(saved.status).toBe(201);
     expect(saved.body).toMatchObject({ name: 'grafana.alert', builtin: false, headers: { 'x-grafana-org': '1' } });
-    const list = await server.request('GET', '/webhook-samples', { token: owner.token });
+    const list = await ctx.server.request('GET', '/webhook-samples', { token: ctx.owner.token });
     expect(list.body.total).toBe(5);
     expect(list.body.items.at(-1)).toMatchObject({ name: 'grafana.alert', body: { status: 'firing' } });
 
     // another organization does not see it, and may use the same name
-    const other = await server.register();
-    const theirs = await server.request('GET', '/webhook-samples', { token: other.token });
+    const other = await ctx.server.register();
+    const theirs = await ctx.server.request('GET', '/webhook-samples', { token: other.token });
     expect(theirs.body.items.map((item: any) => item.name)).not.toContain('grafana.alert');
-    expect((await server.request('DELETE', '/webhook-samples/grafana.alert', { token: other.token })).status).toBe(404);
-    expect((await server.request('POST', '/webhook-samples/grafana.alert/run', { token: other.token, body: { task_id: 'tsk_x' } })).status).toBe(404);
-    expect((await server.request('POST', '/webhook-samples', { token: other.token, body: { name: 'grafana.alert', body: {} } })).status).toBe(201);
+    expect((await ctx.server.request('DELETE', '/webhook-samples/grafana.alert', { token: other.token })).status).toBe(404);
+    expect((await ctx.server.request('POST', '/webhook-samples/grafana.alert/run', { token: other.token, body: { task_id: 'tsk_x' } })).status).toBe(404);
+    expect((await ctx.server.request('POST', '/webhook-samples', { token: other.token, body: { name: 'grafana.alert', body: {} } })).status).toBe(201);
 
-    const duplicate = await server.request('POST', '/webhook-samples', { token: owner.token, body: { name: 'grafana.alert', body: {} } });
+    const duplicate = await ctx.server.request('POST', '/webhook-samples', { token: ctx.owner.token, body: { name: 'grafana.alert', body: {} } });
     expect(duplicate.status).toBe(409);
-    const builtinName = await server.request('POST', '/webhook-samples', { token: owner.token, body: { name: 'github.push', body: {} } });
+    const builtinName = await ctx.server.request('POST', '/webhook-samples', { token: ctx.owner.token, body: { name: 'github.push', body: {} } });
     expect(builtinName.status).toBe(409);
     expect(builtinName.body.error.code).toBe('conflict');
 
-    expect((await server.request('DELETE', '/webhook-samples/grafana.alert', { token: owner.token })).status).toBe(204);
-    expect((await server.request('DELETE', '/webhook-samples/grafana.alert', { token: owner.token })).status).toBe(404);
-    expect((await server.request('GET', '/webhook-samples', { token: owner.token })).body.total).toBe(4);
-    const builtinDelete = await server.request('DELETE', '/webhook-samples/github.push', { token: owner.token });
+    expect((await ctx.server.request('DELETE', '/webhook-samples/grafana.alert', { token: ctx.owner.token })).status).toBe(204);
+    expect((await ctx.server.request('DELETE', '/webhook-samples/grafana.alert', { token: ctx.owner.token })).status).toBe(404);
+    expect((await ctx.server.request('GET', '/webhook-samples', { token: ctx.owner.token })).body.total).toBe(4);
+    const builtinDelete = await ctx.server.request('DELETE', '/webhook-samples/github.push', { token: ctx.owner.token });
     expect(builtinDelete.status).toBe(409);
   });
 
   it('run: an unknown sample or task is 404', async () => {
-    const unknownSample = await server.request('POST', '/webhook-samples/nope/run', { token: owner.token, body: { task_id: 'tsk_missing' } });
+    const unknownSample = await ctx.server.request('POST', '/webhook-samples/nope/run', { token: ctx.owner.token, body: { task_id: 'tsk_missing' } });
     expect(unknownSample.status).toBe(404);
     expect(unknownSample.body.error.message).toContain('sample nope');
-    const unknownTask = await server.request('POST', '/webhook-samples/github.push/run', { token: owner.token, body: { task_id: 'tsk_missing' } });
+    const unknownTask = await ctx.server.request('POST', '/webhook-samples/github.push/run', { token: ctx.owner.token, body: { task_id: 'tsk_missing' } });
     expect(unknownTask.status).toBe(404);
     expect(unknownTask.body.error.code).toBe('not_found');
   });
@@ -93,15 +90,15 @@ describe('webhook samples', () => {
       ['POST', '/webhook-samples/github.push/run', { task_id: 'tsk_1', extra: 1 }],
     ];
     for (const [method, path, body] of bad) {
-      const answer = await server.request(method, path, { token: owner.token, body });
+      const answer = await ctx.server.request(method, path, { token: ctx.owner.token, body });
       expect({ path, body, status: answer.status, code: answer.body?.error?.code }).toEqual({ path, body, status: 400, code: 'validation_error' });
     }
   });
 
   it('needs webhook:manage to save and task:manage to run', async () => {
-    const viewer = await addMember(server, owner, 'viewer');
-    expect((await server.request('GET', '/webhook-samples', { token: viewer.token })).status).toBe(200);
-    expect((await server.request('POST', '/webhook-samples', { token: viewer.token, body: { name: 'v', body: {} } })).status).toBe(403);
-    expect((await server.request('POST', '/webhook-samples/github.push/run', { token: viewer.token, body: { task_id: 't' } })).status).toBe(403);
+    const viewer = await addMember(ctx.server, ctx.owner, 'viewer');
+    expect((await ctx.server.request('GET', '/webhook-samples', { token: viewer.token })).status).toBe(200);
+    expect((await ctx.server.request('POST', '/webhook-samples', { token: viewer.token, body: { name: 'v', body: {} } })).status).toBe(403);
+    expect((await ctx.server.request('POST', '/webhook-samples/github.push/run', { token: viewer.token, body: { task_id: 't' } })).status).toBe(403);
   });
 });

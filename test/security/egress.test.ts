@@ -9,13 +9,14 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ownOrgs, useSuite } from '../helpers/suite.js';
 import { createCatalog } from '../../runtime/tools/catalog.js';
 import { asOrgId } from '../../runtime/store/types.js';
 import { startFakeGrafanaServer, type FakeGrafanaServer } from '../fakes/grafana/server.js';
-import { startFakeMcpHttp, type FakeMcpHttp } from '../fakes/mcp/http-server.js';
-import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver/server.js';
+import { startFakeMcpHttp } from '../fakes/mcp/http-server.js';
+import { startWebhookReceiver } from '../fakes/webhook-receiver/server.js';
 import { oneOrg } from '../helpers/orgs.js';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { startTestServer } from '../helpers/server.js';
 import { send, startFakeLlmServer, wireOrganization } from '../runtime/chat-helpers.js';
 import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
 
@@ -36,53 +37,43 @@ const OTHER_REFUSED = [
 ] as const;
 
 describe('egress guard, EGRESS_ALLOW empty', () => {
-  let server: TestServer;
-  let owner: Session;
-  let receiver: WebhookReceiver;
-  let grafana: FakeGrafanaServer;
-  let mcp: FakeMcpHttp;
-  let llm: FakeLlmServer;
-
-  beforeAll(async () => {
-    [receiver, grafana, mcp, llm] = await Promise.all([startWebhookReceiver(), startFakeGrafanaServer(), startFakeMcpHttp(), startFakeLlmServer()]);
-    ({ server, owner } = await oneOrg({ EGRESS_ALLOW: '', LLM_API_KEY: FAKE_LLM_API_KEY }, { name: 'Egress Org' }));
-  });
-  afterAll(async () => {
-    await server?.stop();
-    await Promise.all([receiver?.close(), grafana?.close(), mcp?.close(), llm?.close()]);
+  const ctx = useSuite(async (own) => {
+    const [receiver, grafana, mcp, llm] = await Promise.all([startWebhookReceiver(), startFakeGrafanaServer(), startFakeMcpHttp(), startFakeLlmServer()]);
+    for (const fake of [receiver, grafana, mcp, llm]) own(fake);
+    return { receiver, grafana, mcp, llm, ...ownOrgs(own, await oneOrg({ EGRESS_ALLOW: '', LLM_API_KEY: FAKE_LLM_API_KEY }, { name: 'Egress Org' })) };
   });
 
   const portOf = (url: string): number => Number(new URL(url).port);
 
   describe('outbound webhooks', () => {
     it('a receiver URL that is a refused literal address is refused when saved, in every spelling (422 egress_refused)', async () => {
-      for (const url of literalLoopback(portOf(receiver.url))) {
-        const created = await server.request('POST', '/webhooks', { token: owner.token, body: { name: `w-${url.length}-${Math.random()}`, url } });
+      for (const url of literalLoopback(portOf(ctx.receiver.url))) {
+        const created = await ctx.server.request('POST', '/webhooks', { token: ctx.owner.token, body: { name: `w-${url.length}-${Math.random()}`, url } });
         expect(created.status, url).toBe(422);
         expect(created.body.error).toMatchObject({ code: 'egress_refused', details: { field: 'url', address_class: 'loopback' } });
       }
       for (const [url, kind] of OTHER_REFUSED) {
-        const created = await server.request('POST', '/webhooks', { token: owner.token, body: { name: `w-${kind}`, url } });
+        const created = await ctx.server.request('POST', '/webhooks', { token: ctx.owner.token, body: { name: `w-${kind}`, url } });
         expect(created.body.error).toMatchObject({ code: 'egress_refused', details: { address_class: kind } });
       }
-      const ok = await server.request('POST', '/webhooks', { token: owner.token, body: { name: 'public', url: 'https://hooks.example.com/in' } });
+      const ok = await ctx.server.request('POST', '/webhooks', { token: ctx.owner.token, body: { name: 'public', url: 'https://hooks.example.com/in' } });
       expect(ok.status).toBe(201);
-      const moved = await server.request('PATCH', `/webhooks/${ok.body.id}`, { token: owner.token, body: { url: 'http://0x7f000001/' } });
+      const moved = await ctx.server.request('PATCH', `/webhooks/${ok.body.id}`, { token: ctx.owner.token, body: { url: 'http://0x7f000001/' } });
       expect(moved.body.error).toMatchObject({ code: 'egress_refused', details: { address_class: 'loopback' } });
     });
 
     it('a name resolving to loopback is refused at delivery: failed at once, egress_refused in the log, nothing sent', async () => {
-      const created = await server.request('POST', '/webhooks', {
-        token: owner.token, body: { name: 'by-name', url: `http://localhost:${portOf(receiver.url)}/hook`, retries: 3 },
+      const created = await ctx.server.request('POST', '/webhooks', {
+        token: ctx.owner.token, body: { name: 'by-name', url: `http://localhost:${portOf(ctx.receiver.url)}/hook`, retries: 3 },
       });
       expect(created.status).toBe(201);
-      const before = receiver.requests.length;
-      const tested = await server.request('POST', `/webhooks/${created.body.id}/test`, { token: owner.token, body: {} });
+      const before = ctx.receiver.requests.length;
+      const tested = await ctx.server.request('POST', `/webhooks/${created.body.id}/test`, { token: ctx.owner.token, body: {} });
       expect(tested.status).toBe(202);
       expect(tested.body.status).toBe('failed');
       expect(tested.body.attempts).toHaveLength(1);
       expect(tested.body.attempts[0]).toMatchObject({ status: null, error: expect.stringMatching(/^egress_refused: .*loopback/) });
-      expect(receiver.requests.length).toBe(before);
+      expect(ctx.receiver.requests.length).toBe(before);
     });
   });
 
@@ -90,76 +81,76 @@ describe('egress guard, EGRESS_ALLOW empty', () => {
     const grafanaSource = (name: string, baseUrl: string) => ({ name, connector: 'grafana', config: { base_url: baseUrl, api_token: 'glsa_viewer' } });
 
     it('an endpoint that is a refused literal address is refused when saved, naming the field', async () => {
-      for (const url of [...literalLoopback(portOf(grafana.url)), ...OTHER_REFUSED.map(([url]) => url)]) {
-        const created = await server.request('POST', '/sources', { token: owner.token, body: grafanaSource(`g-${Math.random()}`, url) });
+      for (const url of [...literalLoopback(portOf(ctx.grafana.url)), ...OTHER_REFUSED.map(([url]) => url)]) {
+        const created = await ctx.server.request('POST', '/sources', { token: ctx.owner.token, body: grafanaSource(`g-${Math.random()}`, url) });
         expect(created.status, url).toBe(422);
         expect(created.body.error).toMatchObject({ code: 'egress_refused', details: { field: 'config.base_url' } });
       }
     });
 
     it('a name resolving to loopback: a tool call gives the model egress_refused, /test answers 422 egress_refused (and the source then offers no tools); the fake sees nothing', async () => {
-      const created = await server.request('POST', '/sources', { token: owner.token, body: grafanaSource('Grafana by name', `http://localhost:${portOf(grafana.url)}`) });
+      const created = await ctx.server.request('POST', '/sources', { token: ctx.owner.token, body: grafanaSource('Grafana by name', `http://localhost:${portOf(ctx.grafana.url)}`) });
       expect(created.status).toBe(201);
-      const before = grafana.requests.length;
-      const org = asOrgId(owner.organization.id);
-      const catalogNow = async () => createCatalog(server.service.services.sourceService.registry, { sources: await server.service.services.sources.catalogSources(org, [created.body.id]) });
+      const before = ctx.grafana.requests.length;
+      const org = asOrgId(ctx.owner.organization.id);
+      const catalogNow = async () => createCatalog(ctx.server.service.services.sourceService.registry, { sources: await ctx.server.service.services.sources.catalogSources(org, [created.body.id]) });
       // not validated yet: its tools are offered, and the guard refuses the call
       const resolved = (await catalogNow()).resolve('grafana.list_datasources', {});
       expect(resolved.ok).toBe(true);
       if (!resolved.ok) return;
-      const outcome = await (await catalogNow()).run(resolved, { orgId: owner.organization.id, signal: new AbortController().signal });
+      const outcome = await (await catalogNow()).run(resolved, { orgId: ctx.owner.organization.id, signal: new AbortController().signal });
       expect(outcome).toMatchObject({ error: { code: 'egress_refused', details: { address_class: 'loopback' } } });
 
-      const tested = await server.request('GET', `/sources/${created.body.id}/test`, { token: owner.token });
+      const tested = await ctx.server.request('GET', `/sources/${created.body.id}/test`, { token: ctx.owner.token });
       expect(tested.status).toBe(422);
       expect(tested.body.error).toMatchObject({ code: 'egress_refused', details: { address_class: 'loopback', host: 'localhost' } });
-      const after = await server.request('GET', `/sources/${created.body.id}`, { token: owner.token });
+      const after = await ctx.server.request('GET', `/sources/${created.body.id}`, { token: ctx.owner.token });
       expect(after.body).toMatchObject({ status: 'failed', last_error: { code: 'egress_refused' } });
       // a source whose validation failed offers no tools until it validates again
       expect((await catalogNow()).resolve('grafana.list_datasources', {}).ok).toBe(false);
-      expect(grafana.requests.length).toBe(before);
+      expect(ctx.grafana.requests.length).toBe(before);
     });
   });
 
   describe('MCP bridge', () => {
     it('an MCP URL that is a refused literal is refused when saved; a name resolving to loopback fails /test with egress_refused', async () => {
-      const port = portOf(mcp.url);
-      const literal = await server.request('POST', '/sources', {
-        token: owner.token, body: { name: 'mcp literal', connector: 'mcp', config: { transport: 'http', url: `http://[::1]:${port}/mcp` } },
+      const port = portOf(ctx.mcp.url);
+      const literal = await ctx.server.request('POST', '/sources', {
+        token: ctx.owner.token, body: { name: 'mcp literal', connector: 'mcp', config: { transport: 'http', url: `http://[::1]:${port}/mcp` } },
       });
       expect(literal.body.error).toMatchObject({ code: 'egress_refused', details: { field: 'config.url', address_class: 'loopback' } });
 
-      const created = await server.request('POST', '/sources', {
-        token: owner.token,
-        body: { name: 'mcp by name', connector: 'mcp', config: { transport: 'http', url: `http://localhost:${port}/mcp`, headers: { authorization: `Bearer ${mcp.token}` } } },
+      const created = await ctx.server.request('POST', '/sources', {
+        token: ctx.owner.token,
+        body: { name: 'mcp by name', connector: 'mcp', config: { transport: 'http', url: `http://localhost:${port}/mcp`, headers: { authorization: `Bearer ${ctx.mcp.token}` } } },
       });
       expect(created.status).toBe(201);
-      const tested = await server.request('GET', `/sources/${created.body.id}/test`, { token: owner.token });
+      const tested = await ctx.server.request('GET', `/sources/${created.body.id}/test`, { token: ctx.owner.token });
       expect(tested.status).toBe(422);
       expect(tested.body.error).toMatchObject({ code: 'egress_refused', details: { address_class: 'loopback' } });
-      expect(mcp.calls).toHaveLength(0);
+      expect(ctx.mcp.calls).toHaveLength(0);
     });
   });
 
   describe("an organization's LLM base URL", () => {
     it('a refused literal is refused when saved; a name resolving to loopback fails the chat run before any request', async () => {
-      const port = portOf(llm.url);
+      const port = portOf(ctx.llm.url);
       for (const url of [`http://127.1:${port}/v1`, `http://2130706433:${port}/v1`, 'http://169.254.169.254/v1']) {
-        const saved = await server.request('PATCH', '/settings', { token: owner.token, body: { llm_provider: 'openai', llm_model: 'gpt-4o-mini', llm_base_url: url, llm_api_key: 'sk-org-own-key' } });
+        const saved = await ctx.server.request('PATCH', '/settings', { token: ctx.owner.token, body: { llm_provider: 'openai', llm_model: 'gpt-4o-mini', llm_base_url: url, llm_api_key: 'sk-org-own-key' } });
         expect(saved.status, url).toBe(422);
         expect(saved.body.error).toMatchObject({ code: 'egress_refused', details: { field: 'llm_base_url' } });
       }
 
-      const byName = { ...llm, baseUrl: () => `http://localhost:${port}/v1` } as FakeLlmServer;
-      const org = await wireOrganization(server, byName);
-      llm.script([{ text: 'never sent' }]);
-      const before = llm.requests.length;
-      const stream = await send(server, org, 'hello');
+      const byName = { ...ctx.llm, baseUrl: () => `http://localhost:${port}/v1` } as FakeLlmServer;
+      const org = await wireOrganization(ctx.server, byName);
+      ctx.llm.script([{ text: 'never sent' }]);
+      const before = ctx.llm.requests.length;
+      const stream = await send(ctx.server, org, 'hello');
       await stream.ended;
       const failure = stream.events.find((event) => event.event === 'error');
       expect(failure?.data.message).toMatch(/egress_refused.*loopback/);
-      expect(llm.requests.length).toBe(before);
-      llm.reset();
+      expect(ctx.llm.requests.length).toBe(before);
+      ctx.llm.reset();
     });
   });
 });

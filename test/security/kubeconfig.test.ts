@@ -3,42 +3,32 @@
  * its files: exec and auth-provider plugins and every `*-file` credential are
  * refused when the source is validated or used, and nothing runs.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { ownOrgs, ownTempDir, useSuite } from '../helpers/suite.js';
 import { sampleCluster } from '../fixtures/kubernetes/cluster.js';
-import { startFakeKubeServer, type FakeKubeServer } from '../fakes/kubernetes/server.js';
+import { startFakeKubeServer } from '../fakes/kubernetes/server.js';
 import { oneOrg } from '../helpers/orgs.js';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { startTestServer } from '../helpers/server.js';
 
 describe('kubeconfig credentials that reach the host', () => {
-  let server: TestServer;
-  let fake: FakeKubeServer;
-  let owner: Session;
-  let work: string;
-
-  beforeAll(async () => {
-    fake = await startFakeKubeServer(sampleCluster());
-    ({ server, owner } = await oneOrg({}, { name: 'Kube Org' }));
-    work = mkdtempSync(join(tmpdir(), 'kubeconfig-'));
-  });
-  afterAll(async () => {
-    await server.stop();
-    await fake.close();
-    rmSync(work, { recursive: true, force: true });
-  });
+  const ctx = useSuite(async (own) => ({
+    fake: own(await startFakeKubeServer(sampleCluster())),
+    ...ownOrgs(own, await oneOrg({}, { name: 'Kube Org' })),
+    work: ownTempDir(own, 'kubeconfig-'),
+  }));
 
   /** the fake's own kubeconfig with the user (or cluster) entry changed */
   const withUser = (user: Record<string, unknown>, cluster: Record<string, unknown> = {}): string => {
-    const doc = JSON.parse(fake.kubeconfig()) as { users: { user: Record<string, unknown> }[]; clusters: { cluster: Record<string, unknown> }[] };
+    const doc = JSON.parse(ctx.fake.kubeconfig()) as { users: { user: Record<string, unknown> }[]; clusters: { cluster: Record<string, unknown> }[] };
     doc.users[0]!.user = user;
     Object.assign(doc.clusters[0]!.cluster, cluster);
     return JSON.stringify(doc);
   };
 
   it('refuses exec, auth-provider and file credentials, and runs nothing', async () => {
-    const marker = join(work, 'ran');
+    const marker = join(ctx.work, 'ran');
     const exec = { apiVersion: 'client.authentication.k8s.io/v1beta1', command: '/bin/sh', args: ['-c', `touch ${marker}; echo '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"t"}}'`] };
     const cases: [string, string][] = [
       ['exec', withUser({ exec })],
@@ -48,9 +38,9 @@ describe('kubeconfig credentials that reach the host', () => {
       ['certificate-authority', withUser({ token: 'good' }, { 'certificate-authority': '/etc/hostname', 'insecure-skip-tls-verify': false })],
     ];
     for (const [what, kubeconfig] of cases) {
-      const created = await server.request('POST', '/sources', { token: owner.token, body: { name: `k8s ${what}`, connector: 'kubernetes', config: { auth: { kind: 'kubeconfig', kubeconfig } } } });
+      const created = await ctx.server.request('POST', '/sources', { token: ctx.owner.token, body: { name: `k8s ${what}`, connector: 'kubernetes', config: { auth: { kind: 'kubeconfig', kubeconfig } } } });
       expect(created.status, created.text).toBe(201);
-      const tested = await server.request('GET', `/sources/${created.body.id as string}/test`, { token: owner.token });
+      const tested = await ctx.server.request('GET', `/sources/${created.body.id as string}/test`, { token: ctx.owner.token });
       expect(tested.status, `${what}: ${tested.text}`).toBe(422);
       expect(tested.body.error.details, what).toMatchObject({ reason: 'invalid_config', field: 'auth.kubeconfig' });
       expect(tested.body.error.message, what).toContain('on this server');
@@ -59,14 +49,14 @@ describe('kubeconfig credentials that reach the host', () => {
   });
 
   it('still accepts inline credentials', async () => {
-    const created = await server.request('POST', '/sources', { token: owner.token, body: { name: 'k8s inline', connector: 'kubernetes', config: { auth: { kind: 'kubeconfig', kubeconfig: fake.kubeconfig() } } } });
+    const created = await ctx.server.request('POST', '/sources', { token: ctx.owner.token, body: { name: 'k8s inline', connector: 'kubernetes', config: { auth: { kind: 'kubeconfig', kubeconfig: ctx.fake.kubeconfig() } } } });
     expect(created.status, created.text).toBe(201);
-    const tested = await server.request('GET', `/sources/${created.body.id as string}/test`, { token: owner.token });
+    const tested = await ctx.server.request('GET', `/sources/${created.body.id as string}/test`, { token: ctx.owner.token });
     expect(tested.status, tested.text).toBe(200);
   });
 
   it('offers in_cluster (this service\'s own service account) only where the operator allows it', async () => {
-    const refused = await server.request('POST', '/sources', { token: owner.token, body: { name: 'k8s pod', connector: 'kubernetes', config: { auth: { kind: 'in_cluster' } } } });
+    const refused = await ctx.server.request('POST', '/sources', { token: ctx.owner.token, body: { name: 'k8s pod', connector: 'kubernetes', config: { auth: { kind: 'in_cluster' } } } });
     expect(refused.status).toBe(400);
     expect(refused.body.error.code).toBe('validation_error');
     expect(JSON.stringify(refused.body.error.details)).toContain('config.auth.kind');

@@ -8,29 +8,27 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useOneOrg } from '../helpers/suite.js';
 import type { OrgId } from '../../runtime/store/types.js';
-import { oneOrg } from '../helpers/orgs.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
 
-let server: TestServer, owner: Session;
-beforeAll(async () => ({ server, owner } = await oneOrg({}, { name: 'Pipeline Token Org' })));
-afterAll(async () => server.stop());
+const ctx = useOneOrg({}, { name: 'Pipeline Token Org' });
 
-async function startRun(session: Session = owner): Promise<{ pipelineId: string; runId: string; token: string }> {
-  const pipeline = await server.request('POST', '/pipelines', { token: session.token, body: { name: `p-${Math.random().toString(36).slice(2, 8)}` } });
+async function startRun(session: Session = ctx.owner): Promise<{ pipelineId: string; runId: string; token: string }> {
+  const pipeline = await ctx.server.request('POST', '/pipelines', { token: session.token, body: { name: `p-${Math.random().toString(36).slice(2, 8)}` } });
   expect(pipeline.status, pipeline.text).toBe(201);
-  const started = await server.request('POST', `/pipelines/${pipeline.body.id as string}/runs`, { token: session.token, body: {} });
+  const started = await ctx.server.request('POST', `/pipelines/${pipeline.body.id as string}/runs`, { token: session.token, body: {} });
   expect(started.status, started.text).toBe(201);
   return { pipelineId: pipeline.body.id as string, runId: started.body.run.id as string, token: started.body.token as string };
 }
 
 /** Every kind of route a pipeline token reaches, with the status it answers while the run is live. */
 const reach = (token: string) => [
-  () => server.request('GET', '/pipeline-agent/status', { token }),
-  () => server.request('POST', '/pipeline-agent/log', { token, body: { message: 'still here?' } }),
-  () => server.request('POST', '/pipeline-agent/progress', { token, body: { fraction: 0.9 } }),
-  () => server.request('GET', '/files', { token }),
+  () => ctx.server.request('GET', '/pipeline-agent/status', { token }),
+  () => ctx.server.request('POST', '/pipeline-agent/log', { token, body: { message: 'still here?' } }),
+  () => ctx.server.request('POST', '/pipeline-agent/progress', { token, body: { fraction: 0.9 } }),
+  () => ctx.server.request('GET', '/files', { token }),
 ];
 
 async function expectAlive(token: string): Promise<void> {
@@ -51,9 +49,9 @@ async function expectDead(token: string): Promise<void> {
 
 describe('a pipeline token dies with its run', () => {
   it.each([
-    ['succeeded', (p: string, r: string) => server.request('POST', `/pipelines/${p}/runs/${r}/finish`, { token: owner.token, body: { status: 'succeeded' } })],
-    ['failed', (p: string, r: string) => server.request('POST', `/pipelines/${p}/runs/${r}/finish`, { token: owner.token, body: { status: 'failed', error: 'boom' } })],
-    ['cancelled', (p: string, r: string) => server.request('POST', `/pipelines/${p}/runs/${r}/cancel`, { token: owner.token })],
+    ['succeeded', (p: string, r: string) => ctx.server.request('POST', `/pipelines/${p}/runs/${r}/finish`, { token: ctx.owner.token, body: { status: 'succeeded' } })],
+    ['failed', (p: string, r: string) => ctx.server.request('POST', `/pipelines/${p}/runs/${r}/finish`, { token: ctx.owner.token, body: { status: 'failed', error: 'boom' } })],
+    ['cancelled', (p: string, r: string) => ctx.server.request('POST', `/pipelines/${p}/runs/${r}/cancel`, { token: ctx.owner.token })],
   ])('after the run is %s every route answers 401', async (status, end) => {
     const { pipelineId, runId, token } = await startRun();
     await expectAlive(token);
@@ -62,14 +60,14 @@ describe('a pipeline token dies with its run', () => {
     expect(ended.body.status).toBe(status);
     await expectDead(token);
     // the run itself stays readable to people, with what was reported before the end
-    const run = await server.request('GET', `/pipelines/${pipelineId}/runs/${runId}`, { token: owner.token });
+    const run = await ctx.server.request('GET', `/pipelines/${pipelineId}/runs/${runId}`, { token: ctx.owner.token });
     expect(run.body).toMatchObject({ status, log_count: 2 });
   });
 
   it('a run past its deadline: the token is refused even before anyone reads the run', async () => {
     const { runId, token } = await startRun();
     await expectAlive(token);
-    await server.service.services.collections.pipelineRuns.update(owner.organization.id as OrgId, runId, {
+    await ctx.server.service.services.collections.pipelineRuns.update(ctx.owner.organization.id as OrgId, runId, {
       token_expires_at: new Date(Date.now() - 1000).toISOString(),
     });
     await expectDead(token);
@@ -78,17 +76,17 @@ describe('a pipeline token dies with its run', () => {
   it("ending one run leaves another run's token and the user's own token working", async () => {
     const first = await startRun();
     const second = await startRun();
-    expect((await server.request('POST', `/pipelines/${first.pipelineId}/runs/${first.runId}/cancel`, { token: owner.token })).status).toBe(200);
+    expect((await ctx.server.request('POST', `/pipelines/${first.pipelineId}/runs/${first.runId}/cancel`, { token: ctx.owner.token })).status).toBe(200);
     await expectDead(first.token);
     await expectAlive(second.token);
-    expect((await server.request('GET', '/files', { token: owner.token })).status).toBe(200);
+    expect((await ctx.server.request('GET', '/files', { token: ctx.owner.token })).status).toBe(200);
   });
 
   it('a deleted run (its pipeline gone) takes its token with it', async () => {
     const { pipelineId, runId, token } = await startRun();
-    expect((await server.request('POST', `/pipelines/${pipelineId}/runs/${runId}/finish`, { token: owner.token, body: { status: 'succeeded' } })).status).toBe(200);
-    await server.service.services.collections.pipelineRuns.delete(owner.organization.id as OrgId, runId);
-    const response = await server.request('GET', '/pipeline-agent/status', { token });
+    expect((await ctx.server.request('POST', `/pipelines/${pipelineId}/runs/${runId}/finish`, { token: ctx.owner.token, body: { status: 'succeeded' } })).status).toBe(200);
+    await ctx.server.service.services.collections.pipelineRuns.delete(ctx.owner.organization.id as OrgId, runId);
+    const response = await ctx.server.request('GET', '/pipeline-agent/status', { token });
     expect(response.status).toBe(401);
   });
 

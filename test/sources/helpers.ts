@@ -21,3 +21,11 @@ export async function syncToEnd(server: TestServer, token: string, sourceId: str
   expect(started.status, started.text).toBe(202);
   return started.body.status === 'running' ? jobEnds(server, token, sourceId, started.body.id as string) : started.body;
 }
+
+/** Creates a source (201) and gives its id. */
+export async function createSource(server: TestServer, token: string, body: Record<string, unknown>): Promise<string> {
+  const created = await server.request('POST', '/sources', { token, body });
+  expect(created.status, created.text).toBe(201);
+  expect(created.body.id, created.text).toMatch(/^src_/);
+  return created.body.id as string;
+}

@@ -3,9 +3,9 @@
  * Handlebars' own `.[index]`) saved and rendered through a task fire; bad
  * forms refused at save with a 400 naming the key.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { ownOrgs, useSuite } from '../helpers/suite.js';
 import { oneOrg } from '../helpers/orgs.js';
-import type { Session, TestServer } from '../helpers/server.js';
 import { createTask } from './helpers.js';
 
 const BODY = {
@@ -19,22 +19,19 @@ const BODY = {
 };
 
 describe('input template indexed paths', () => {
-  let server: TestServer;
-  let owner: Session;
-
-  beforeAll(async () => {
+  const ctx = useSuite(async (own) => {
     // no LLM key: runs end at once; the rendered input is stored with the run all the same
-    ({ server, owner } = await oneOrg());
+    const { server, owner } = ownOrgs(own, await oneOrg());
+    return { owner, server };
   });
-  afterAll(async () => server.stop());
 
   /** saves a task with the template, fires it with BODY, returns the rendered input */
   const render = async (template: Record<string, unknown>): Promise<Record<string, unknown>> => {
-    const task = await createTask(server, owner, { name: `t-${Math.random()}`, trigger: { kind: 'webhook' }, input_template: template });
+    const task = await createTask(ctx.server, ctx.owner, { name: `t-${Math.random()}`, trigger: { kind: 'webhook' }, input_template: template });
     expect(task.input_template).toEqual(template);
-    const fired = await server.request('POST', `/tasks/${task.id}/run`, { token: owner.token, body: { body: BODY } });
+    const fired = await ctx.server.request('POST', `/tasks/${task.id}/run`, { token: ctx.owner.token, body: { body: BODY } });
     expect(fired.status).toBe(202);
-    const run = await server.request('GET', `/tasks/${task.id}/runs/${fired.body.run_id}`, { token: owner.token });
+    const run = await ctx.server.request('GET', `/tasks/${task.id}/runs/${fired.body.run_id}`, { token: ctx.owner.token });
     return run.body.input;
   };
 
@@ -74,8 +71,8 @@ describe('input template indexed paths', () => {
       ['{{trigger.body.commits[0}}', 'Parse error'],
     ];
     for (const [template, message] of cases) {
-      const response = await server.request('POST', '/tasks', {
-        token: owner.token,
+      const response = await ctx.server.request('POST', '/tasks', {
+        token: ctx.owner.token,
         body: { name: `bad ${template}`, trigger: { kind: 'webhook' }, input_template: { instruction: 'ok', detail: template } },
       });
       expect(response.status, template).toBe(400);
@@ -84,8 +81,8 @@ describe('input template indexed paths', () => {
       expect(response.body.error.message).toContain(message);
     }
     // a space makes it a helper call with a literal argument, which the subset refuses
-    const spaced = await server.request('POST', '/tasks', {
-      token: owner.token,
+    const spaced = await ctx.server.request('POST', '/tasks', {
+      token: ctx.owner.token,
       body: { name: 'spaced', trigger: { kind: 'webhook' }, input_template: { instruction: '{{trigger.body.commits [0]}}' } },
     });
     expect(spaced.status).toBe(400);
