@@ -2,7 +2,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createCatalog } from '../../runtime/tools/catalog.js';
-import { describeConnectorConformance } from '../../connectors/conformance/index.js';
 import { createGithubPlugin, missingScopes } from '../../connectors/github/index.js';
 import { loadPlugins } from '../../connectors/loader.js';
 import { resolveExecuteConnectorTool } from '../../runtime/tools/meta-tools.js';
@@ -20,16 +19,14 @@ const validConfig: Record<string, unknown> = { auth: { kind: 'pat', token: GOOD_
 const invalidConfig: Record<string, unknown> = { auth: { kind: 'pat', token: 'ghp_revoked' }, orgs: [], repositories: [] };
 
 const plugin = createGithubPlugin();
-const { ctx, config, run, syncContext } = fakeConnector(plugin, async () => {
+const { ctx, conformance, config, run, syncContext } = fakeConnector(plugin, async () => {
   const fake = await startFakeGithub();
   seedGithub(fake);
   fake.app = { appId: '4242', publicKey, installations: { '99': INSTALLATION_TOKEN } };
   return fake;
 }, 'base_url', validConfig, invalidConfig);
 
-describeConnectorConformance(plugin, {
-  validConfig,
-  invalidConfig,
+conformance({
   toolCalls: [
     { tool: 'list_repositories', args: {}, expect: (outcome) => expect('result' in outcome && (outcome.result as any).items).toHaveLength(2) },
     { tool: 'list_pull_requests', args: { repo: 'acme/api', stale_days: 10 } },

@@ -1,6 +1,5 @@
 /** The jenkins connector against the fake Jenkins JSON API. */
 import { beforeEach, describe, expect, it } from 'vitest';
-import { describeConnectorConformance } from '../../connectors/conformance/index.js';
 import { createJenkinsPlugin, jobPath } from '../../connectors/jenkins/index.js';
 import { parseTree, startFakeJenkins, type FakeBuild } from '../fakes/jenkins/server.js';
 import { RecordingGraphSink } from '../fixtures/github/seed.js';
@@ -28,7 +27,7 @@ function apiBuilds(): FakeBuild[] {
 }
 
 const plugin = createJenkinsPlugin();
-const { ctx, config, run, syncContext } = fakeConnector(plugin, async () => {
+const { ctx, conformance, config, run, syncContext } = fakeConnector(plugin, async () => {
   const fake = await startFakeJenkins();
   fake.users.set('robot', { token: 'jt_good_token' });
   fake.users.set('guest', { token: 'jt_guest', read: false });
@@ -60,9 +59,7 @@ const { ctx, config, run, syncContext } = fakeConnector(plugin, async () => {
   return fake;
 }, 'url', validConfig, invalidConfig);
 
-describeConnectorConformance(plugin, {
-  validConfig,
-  invalidConfig,
+conformance({
   toolCalls: [
     { tool: 'list_jobs', args: {} },
     { tool: 'list_builds', args: { job: 'api-build', only_failed: true, limit: 3 } },

@@ -1,6 +1,5 @@
 /** The vercel connector against the fake Vercel REST API. */
 import { beforeEach, describe, expect, it } from 'vitest';
-import { describeConnectorConformance } from '../../connectors/conformance/index.js';
 import { createVercelPlugin } from '../../connectors/vercel/index.js';
 import { startFakeVercel, type FakeVercelDeployment } from '../fakes/vercel/server.js';
 import { RecordingGraphSink } from '../fixtures/github/seed.js';
@@ -33,7 +32,7 @@ function webDeployments(): FakeVercelDeployment[] {
 }
 
 const plugin = createVercelPlugin();
-const { ctx, config, run, syncContext } = fakeConnector(plugin, async () => {
+const { ctx, conformance, config, run, syncContext } = fakeConnector(plugin, async () => {
   const fake = await startFakeVercel();
   fake.tokens.set('vc_good_token', { username: 'ops', teams: ['team_acme'] });
   fake.tokens.set('vc_personal', { username: 'solo', teams: [] });
@@ -54,9 +53,7 @@ const { ctx, config, run, syncContext } = fakeConnector(plugin, async () => {
   return fake;
 }, 'base_url', validConfig, invalidConfig);
 
-describeConnectorConformance(plugin, {
-  validConfig,
-  invalidConfig,
+conformance({
   toolCalls: [
     { tool: 'list_projects', args: {} },
     { tool: 'list_deployments', args: { project: 'api' } },
