@@ -7,7 +7,7 @@ import { loadPlugins } from '../../connectors/loader.js';
 import { resolveExecuteConnectorTool } from '../../runtime/tools/meta-tools.js';
 import { startFakeGithub } from '../fakes/github/server.js';
 import { FINE_GRAINED_TOKEN, GOOD_TOKEN, NARROW_TOKEN, RecordingGraphSink, seedGithub } from '../fixtures/github/seed.js';
-import { failureOf, fakeConnector } from '../helpers/tools.js';
+import { failureOf, failureWhenThrottled, fakeConnector } from '../helpers/tools.js';
 
 const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 // GitHub hands App keys out as PKCS#1 ("BEGIN RSA PRIVATE KEY")
@@ -184,8 +184,7 @@ describe('github tools', () => {
     expect(result.items).toHaveLength(2);
     expect(ctx.fake.requests.slice(before).filter((request) => request.path.startsWith('/api/v3/repos/acme/api/issues'))).toHaveLength(2);
 
-    ctx.fake.rateLimitNext(1, 3600);
-    expect(await failureOf(run('list_issues', { repo: 'acme/api' }))).toMatchObject({ code: 'rate_limited_upstream', details: { status: 429 } });
+    expect(await failureWhenThrottled(ctx.fake, () => run('list_issues', { repo: 'acme/api' }))).toMatchObject({ code: 'rate_limited_upstream', details: { status: 429 } });
   });
 });
 

@@ -3,7 +3,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { createJenkinsPlugin, jobPath } from '../../connectors/jenkins/index.js';
 import { parseTree, startFakeJenkins, type FakeBuild } from '../fakes/jenkins/server.js';
 import { RecordingGraphSink } from '../fixtures/github/seed.js';
-import { failureOf, fakeConnector } from '../helpers/tools.js';
+import { failureOf, failureWhenThrottled, fakeConnector } from '../helpers/tools.js';
 
 const validConfig: Record<string, unknown> = { username: 'robot', api_token: 'jt_good_token' };
 const invalidConfig: Record<string, unknown> = { username: 'robot', api_token: 'jt_wrong' };
@@ -197,8 +197,7 @@ describe('jenkins tools', () => {
     const result = await run('last_healthy_build', { job: 'api-build' });
     expect(result.last_build.number).toBe(120);
     expect(ctx.fake.requests.length - before).toBe(2);
-    ctx.fake.rateLimitNext(1, 3600);
-    expect(await failureOf(run('list_jobs', {}))).toMatchObject({ code: 'rate_limited_upstream', details: { status: 429, retry_after_s: 3600 } });
+    expect(await failureWhenThrottled(ctx.fake, () => run('list_jobs', {}))).toMatchObject({ code: 'rate_limited_upstream', details: { status: 429, retry_after_s: 3600 } });
   });
 });
 

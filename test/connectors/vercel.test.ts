@@ -3,7 +3,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { createVercelPlugin } from '../../connectors/vercel/index.js';
 import { startFakeVercel, type FakeVercelDeployment } from '../fakes/vercel/server.js';
 import { RecordingGraphSink } from '../fixtures/github/seed.js';
-import { failureOf, fakeConnector } from '../helpers/tools.js';
+import { failureOf, failureWhenThrottled, fakeConnector } from '../helpers/tools.js';
 
 const validConfig: Record<string, unknown> = { token: 'vc_good_token', team_id: 'team_acme' };
 const invalidConfig: Record<string, unknown> = { token: 'vc_revoked', team_id: 'team_acme' };
@@ -164,8 +164,7 @@ describe('vercel tools', () => {
     const before = ctx.fake.requests.length;
     expect((await run('list_projects', {})).items).toHaveLength(3);
     expect(ctx.fake.requests.length - before).toBe(2);
-    ctx.fake.rateLimitNext(1, 3600);
-    expect(await failureOf(run('list_projects', {}))).toMatchObject({ code: 'rate_limited_upstream', details: { status: 429, retry_after_s: 3600 } });
+    expect(await failureWhenThrottled(ctx.fake, () => run('list_projects', {}))).toMatchObject({ code: 'rate_limited_upstream', details: { status: 429, retry_after_s: 3600 } });
   });
 });
 

@@ -93,3 +93,9 @@ export function fakeConnector<F extends { readonly url: string; stop(): Promise<
   const conformance = (options: Omit<ConformanceOptions, 'validConfig' | 'invalidConfig'>) => describeConnectorConformance(plugin, { validConfig, invalidConfig, ...options });
   return { ...toolHarness(plugin, validConfig), ctx: useFake(start, urlKey, validConfig, invalidConfig), conformance };
 }
+
+/** The ToolError `call` fails with when the fake answers its next request 429 with Retry-After 3600. */
+export function failureWhenThrottled(fake: { rateLimitNext(count: number, retryAfterSecs: number): void }, call: () => Promise<unknown>): Promise<ToolError> {
+  fake.rateLimitNext(1, 3600);
+  return failureOf(call());
+}
