@@ -2,13 +2,12 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createCatalog } from '../../runtime/tools/catalog.js';
-import { describeConnectorConformance } from '../../connectors/conformance/index.js';
 import { createGithubPlugin, missingScopes } from '../../connectors/github/index.js';
 import { loadPlugins } from '../../connectors/loader.js';
 import { resolveExecuteConnectorTool } from '../../runtime/tools/meta-tools.js';
 import { startFakeGithub } from '../fakes/github/server.js';
 import { FINE_GRAINED_TOKEN, GOOD_TOKEN, NARROW_TOKEN, RecordingGraphSink, seedGithub } from '../fixtures/github/seed.js';
-import { failureOf, fakeConnector } from '../helpers/tools.js';
+import { failureOf, failureWhenThrottled, fakeConnector } from '../helpers/tools.js';
 
 const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 // GitHub hands App keys out as PKCS#1 ("BEGIN RSA PRIVATE KEY")
@@ -20,16 +19,14 @@ const validConfig: Record<string, unknown> = { auth: { kind: 'pat', token: GOOD_
 const invalidConfig: Record<string, unknown> = { auth: { kind: 'pat', token: 'ghp_revoked' }, orgs: [], repositories: [] };
 
 const plugin = createGithubPlugin();
-const { ctx, config, run, syncContext } = fakeConnector(plugin, async () => {
+const { ctx, conformance, config, run, syncContext } = fakeConnector(plugin, async () => {
   const fake = await startFakeGithub();
   seedGithub(fake);
   fake.app = { appId: '4242', publicKey, installations: { '99': INSTALLATION_TOKEN } };
   return fake;
 }, 'base_url', validConfig, invalidConfig);
 
-describeConnectorConformance(plugin, {
-  validConfig,
-  invalidConfig,
+conformance({
   toolCalls: [
     { tool: 'list_repositories', args: {}, expect: (outcome) => expect('result' in outcome && (outcome.result as any).items).toHaveLength(2) },
     { tool: 'list_pull_requests', args: { repo: 'acme/api', stale_days: 10 } },
@@ -187,8 +184,7 @@ describe('github tools', () => {
     expect(result.items).toHaveLength(2);
     expect(ctx.fake.requests.slice(before).filter((request) => request.path.startsWith('/api/v3/repos/acme/api/issues'))).toHaveLength(2);
 
-    ctx.fake.rateLimitNext(1, 3600);
-    expect(await failureOf(run('list_issues', { repo: 'acme/api' }))).toMatchObject({ code: 'rate_limited_upstream', details: { status: 429 } });
+    expect(await failureWhenThrottled(ctx.fake, () => run('list_issues', { repo: 'acme/api' }))).toMatchObject({ code: 'rate_limited_upstream', details: { status: 429 } });
   });
 });
 

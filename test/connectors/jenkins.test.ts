@@ -1,10 +1,9 @@
 /** The jenkins connector against the fake Jenkins JSON API. */
 import { beforeEach, describe, expect, it } from 'vitest';
-import { describeConnectorConformance } from '../../connectors/conformance/index.js';
 import { createJenkinsPlugin, jobPath } from '../../connectors/jenkins/index.js';
 import { parseTree, startFakeJenkins, type FakeBuild } from '../fakes/jenkins/server.js';
 import { RecordingGraphSink } from '../fixtures/github/seed.js';
-import { failureOf, fakeConnector } from '../helpers/tools.js';
+import { failureOf, failureWhenThrottled, fakeConnector } from '../helpers/tools.js';
 
 const validConfig: Record<string, unknown> = { username: 'robot', api_token: 'jt_good_token' };
 const invalidConfig: Record<string, unknown> = { username: 'robot', api_token: 'jt_wrong' };
@@ -28,7 +27,7 @@ function apiBuilds(): FakeBuild[] {
 }
 
 const plugin = createJenkinsPlugin();
-const { ctx, config, run, syncContext } = fakeConnector(plugin, async () => {
+const { ctx, conformance, config, run, syncContext } = fakeConnector(plugin, async () => {
   const fake = await startFakeJenkins();
   fake.users.set('robot', { token: 'jt_good_token' });
   fake.users.set('guest', { token: 'jt_guest', read: false });
@@ -60,9 +59,7 @@ const { ctx, config, run, syncContext } = fakeConnector(plugin, async () => {
   return fake;
 }, 'url', validConfig, invalidConfig);
 
-describeConnectorConformance(plugin, {
-  validConfig,
-  invalidConfig,
+conformance({
   toolCalls: [
     { tool: 'list_jobs', args: {} },
     { tool: 'list_builds', args: { job: 'api-build', only_failed: true, limit: 3 } },
@@ -200,8 +197,7 @@ describe('jenkins tools', () => {
     const result = await run('last_healthy_build', { job: 'api-build' });
     expect(result.last_build.number).toBe(120);
     expect(ctx.fake.requests.length - before).toBe(2);
-    ctx.fake.rateLimitNext(1, 3600);
-    expect(await failureOf(run('list_jobs', {}))).toMatchObject({ code: 'rate_limited_upstream', details: { status: 429, retry_after_s: 3600 } });
+    expect(await failureWhenThrottled(ctx.fake, () => run('list_jobs', {}))).toMatchObject({ code: 'rate_limited_upstream', details: { status: 429, retry_after_s: 3600 } });
   });
 });
 

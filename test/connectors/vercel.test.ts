@@ -1,10 +1,9 @@
 /** The vercel connector against the fake Vercel REST API. */
 import { beforeEach, describe, expect, it } from 'vitest';
-import { describeConnectorConformance } from '../../connectors/conformance/index.js';
 import { createVercelPlugin } from '../../connectors/vercel/index.js';
 import { startFakeVercel, type FakeVercelDeployment } from '../fakes/vercel/server.js';
 import { RecordingGraphSink } from '../fixtures/github/seed.js';
-import { failureOf, fakeConnector } from '../helpers/tools.js';
+import { failureOf, failureWhenThrottled, fakeConnector } from '../helpers/tools.js';
 
 const validConfig: Record<string, unknown> = { token: 'vc_good_token', team_id: 'team_acme' };
 const invalidConfig: Record<string, unknown> = { token: 'vc_revoked', team_id: 'team_acme' };
@@ -33,7 +32,7 @@ function webDeployments(): FakeVercelDeployment[] {
 }
 
 const plugin = createVercelPlugin();
-const { ctx, config, run, syncContext } = fakeConnector(plugin, async () => {
+const { ctx, conformance, config, run, syncContext } = fakeConnector(plugin, async () => {
   const fake = await startFakeVercel();
   fake.tokens.set('vc_good_token', { username: 'ops', teams: ['team_acme'] });
   fake.tokens.set('vc_personal', { username: 'solo', teams: [] });
@@ -54,9 +53,7 @@ const { ctx, config, run, syncContext } = fakeConnector(plugin, async () => {
   return fake;
 }, 'base_url', validConfig, invalidConfig);
 
-describeConnectorConformance(plugin, {
-  validConfig,
-  invalidConfig,
+conformance({
   toolCalls: [
     { tool: 'list_projects', args: {} },
     { tool: 'list_deployments', args: { project: 'api' } },
@@ -167,8 +164,7 @@ describe('vercel tools', () => {
     const before = ctx.fake.requests.length;
     expect((await run('list_projects', {})).items).toHaveLength(3);
     expect(ctx.fake.requests.length - before).toBe(2);
-    ctx.fake.rateLimitNext(1, 3600);
-    expect(await failureOf(run('list_projects', {}))).toMatchObject({ code: 'rate_limited_upstream', details: { status: 429, retry_after_s: 3600 } });
+    expect(await failureWhenThrottled(ctx.fake, () => run('list_projects', {}))).toMatchObject({ code: 'rate_limited_upstream', details: { status: 429, retry_after_s: 3600 } });
   });
 });
 

@@ -9,6 +9,7 @@ import { validateCopy } from '../../runtime/tools/json-schema.js';
 import { checkPlugin } from '../../connectors/loader.js';
 import type { LoadedPlugin } from '../../runtime/tools/registry.js';
 import { useSuite } from './suite.js';
+import { describeConnectorConformance, type ConformanceOptions } from '../../connectors/conformance/index.js';
 
 export interface ToolHarness {
   readonly loaded: LoadedPlugin;
@@ -88,6 +89,13 @@ export function fakeConnector<F extends { readonly url: string; stop(): Promise<
   urlKey: string,
   validConfig: Record<string, unknown>,
   invalidConfig: Record<string, unknown>,
-): ToolHarness & { readonly ctx: { fake: F } } {
-  return { ...toolHarness(plugin, validConfig), ctx: useFake(start, urlKey, validConfig, invalidConfig) };
+): ToolHarness & { readonly ctx: { fake: F }; readonly conformance: (options: Omit<ConformanceOptions, 'validConfig' | 'invalidConfig'>) => void } {
+  const conformance = (options: Omit<ConformanceOptions, 'validConfig' | 'invalidConfig'>) => describeConnectorConformance(plugin, { validConfig, invalidConfig, ...options });
+  return { ...toolHarness(plugin, validConfig), ctx: useFake(start, urlKey, validConfig, invalidConfig), conformance };
+}
+
+/** The ToolError `call` fails with when the fake answers its next request 429 with Retry-After 3600. */
+export function failureWhenThrottled(fake: { rateLimitNext(count: number, retryAfterSecs: number): void }, call: () => Promise<unknown>): Promise<ToolError> {
+  fake.rateLimitNext(1, 3600);
+  return failureOf(call());
 }
