@@ -20,10 +20,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config);
   if (config.auth.jwtSecretFile) logger.warn({ file: config.auth.jwtSecretFile }, 'JWT_SECRET not set: using a generated development secret');
   const service = await startService(config, logger);
-  logger.info(
-    { url: service.url, host: config.host, port: service.port, data_dir: config.dataDir },
-    `listening on ${service.url}`,
-  );
+  logger.info({ url: service.url, host: config.host, port: service.port, data_dir: config.dataDir }, `listening on ${service.url}`);
 
   // a stray rejection is a bug to log, never a reason to drop every in-flight request
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));

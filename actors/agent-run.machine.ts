@@ -23,8 +23,6 @@ import { agentRunSetup } from './agent-run.setup.js';
 import type { ExecuteStep, RunStatus, ToolStepOutput } from './agent-run.types.js';
 
 // chat.ts names the run's approval setting from here
-export type { ApprovalWrite } from './agent-run.types.js';
-
 const SHUTDOWN_DURING_RUN = { type: 'fail', params: { reason: 'shutdown', message: 'the service shut down during the run' } } as const;
 const resultOf = (step: ToolStepOutput): ToolOutcome => (step as Extract<ToolStepOutput, { kind: 'result' }>).outcome;
 
@@ -84,13 +82,19 @@ export const agentRunMachine = agentRunSetup.createMachine({
                 {
                   guard: 'outOfTurns',
                   target: '#agentRun.failed',
-                  actions: { type: 'fail', params: ({ context }) => ({ reason: 'max_turns', message: `the model still calls tools after ${context.maxTurns} turns` }) },
+                  actions: {
+                    type: 'fail',
+                    params: ({ context }) => ({ reason: 'max_turns', message: `the model still calls tools after ${context.maxTurns} turns` }),
+                  },
                 },
                 { target: 'nextTool' },
               ],
             },
             nextTool: {
-              always: [{ guard: 'noToolCalls', target: 'budget' }, { target: 'toolStep', actions: 'takeNextCall' }],
+              always: [
+                { guard: 'noToolCalls', target: 'budget' },
+                { target: 'toolStep', actions: 'takeNextCall' },
+              ],
             },
             toolStep: {
               entry: {
@@ -203,7 +207,7 @@ export const agentRunMachine = agentRunSetup.createMachine({
   output: ({ context }) => end(context, context.failure ? 'failed' : context.cancelRequested ? 'cancelled' : 'succeeded'),
 });
 
-export type AgentRunMachine = typeof agentRunMachine;
+type AgentRunMachine = typeof agentRunMachine;
 export type AgentRunSnapshot = SnapshotFrom<AgentRunMachine>;
 
 /** The run's status as the registry and the store name it. */

@@ -9,7 +9,15 @@ import { failedOutcome, toolErrorBody, type ToolOutcome } from '../runtime/tools
 import type { ChatMessage, ToolCall } from '../runtime/llm/types.js';
 import { afterTurn, approvalIdOf, currentOf, denied, failureOf, toolMessage } from './agent-run.context.js';
 import type {
-  AgentRunContext, AgentRunEvent, AgentRunInput, ExecuteStep, Failure, RecordEntry, RunEnd, ToolStepOutput, TurnOutput,
+  AgentRunContext,
+  AgentRunEvent,
+  AgentRunInput,
+  ExecuteStep,
+  Failure,
+  RecordEntry,
+  RunEnd,
+  ToolStepOutput,
+  TurnOutput,
 } from './agent-run.types.js';
 
 const notProvided = (name: string) => () => {

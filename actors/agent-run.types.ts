@@ -62,7 +62,10 @@ export type RecordEntry =
   /** a message; an assistant message carries its turn's usage and cost */
   | { readonly type: 'message'; readonly data: ChatMessage; readonly turn?: { readonly usage: Usage; readonly cost_usd: number; readonly turn: number } }
   | { readonly type: 'tool_call_start'; readonly data: { readonly tool_call_id: string; readonly name: string; readonly arguments: Record<string, unknown> } }
-  | { readonly type: 'approval_required'; readonly data: { readonly approval_id: string; readonly tool_call_id: string; readonly tool: string; readonly args: Record<string, unknown> } }
+  | {
+      readonly type: 'approval_required';
+      readonly data: { readonly approval_id: string; readonly tool_call_id: string; readonly tool: string; readonly args: Record<string, unknown> };
+    }
   | {
       readonly type: 'approval_decision';
       readonly data: { readonly approval_id: string; readonly decision: 'approved' | 'denied' | 'timeout' | 'cancelled'; readonly decided_by: string | null };

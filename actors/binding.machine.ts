@@ -41,9 +41,7 @@ export interface InboundMessage {
 }
 
 export type BindingEvent =
-  | { readonly type: 'MESSAGE'; readonly message: InboundMessage }
-  | { readonly type: 'UPDATE'; readonly rule: BindingRule }
-  | { readonly type: 'STOP' };
+  { readonly type: 'MESSAGE'; readonly message: InboundMessage } | { readonly type: 'UPDATE'; readonly rule: BindingRule } | { readonly type: 'STOP' };
 
 export interface BindingContext {
   rule: BindingRule;
@@ -52,7 +50,7 @@ export interface BindingContext {
 }
 
 /** Whether the rule takes the message. Pure, so the routing decision is testable without a run. */
-export function ruleMatches(rule: BindingRule, message: InboundMessage): boolean {
+function ruleMatches(rule: BindingRule, message: InboundMessage): boolean {
   if (message.channelId !== rule.channelId) return false;
   // never answer ourselves: a reply would trigger the next reply
   if (message.fromSelf) return false;

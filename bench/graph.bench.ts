@@ -39,13 +39,25 @@ const WORDS = ['payments', 'checkout', 'ledger', 'search', 'billing', 'identity'
 
 const nodeOf = (i: number) => ({
   label: 'Service',
-  properties: { _key: `svc-${i}`, name: `${WORDS[i % WORDS.length]} service ${i}`, description: `handles ${WORDS[(i * 7) % WORDS.length]} for team ${i % 97}`, tier: i % 3 },
+  properties: {
+    _key: `svc-${i}`,
+    name: `${WORDS[i % WORDS.length]} service ${i}`,
+    description: `handles ${WORDS[(i * 7) % WORDS.length]} for team ${i % 97}`,
+    tier: i % 3,
+  },
 });
 /** relationship j: a fixed pseudo-random pair (two per node, no duplicates) */
 const relOf = (j: number) => {
   const from = j % NODES;
   const to = (from + 1 + ((j * 7919) % (NODES - 1))) % NODES;
-  return { type: 'DEPENDS_ON', from_label: 'Service', from_key: `svc-${from}`, to_label: 'Service', to_key: `svc-${to === from ? (to + 1) % NODES : to}`, properties: { weight: j % 10 } };
+  return {
+    type: 'DEPENDS_ON',
+    from_label: 'Service',
+    from_key: `svc-${from}`,
+    to_label: 'Service',
+    to_key: `svc-${to === from ? (to + 1) % NODES : to}`,
+    properties: { weight: j % 10 },
+  };
 };
 
 const percentile = (values: readonly number[], p: number): number => {
@@ -90,7 +102,8 @@ async function overHttp(url: string): Promise<{ upsertSeconds: number; searchMs:
   // request bodies are built before the clock starts: the client's JSON encoding is not the server's upsert time
   const batches = (total: number, field: string, record: (index: number) => unknown): string[] =>
     Array.from({ length: Math.ceil(total / BATCH) }, (_, batch) =>
-      JSON.stringify({ [field]: Array.from({ length: Math.min(BATCH, total - batch * BATCH) }, (_, i) => record(batch * BATCH + i)) }));
+      JSON.stringify({ [field]: Array.from({ length: Math.min(BATCH, total - batch * BATCH) }, (_, i) => record(batch * BATCH + i)) }),
+    );
   const nodeBodies = batches(NODES, 'nodes', nodeOf);
   const relBodies = batches(RELS, 'relationships', relOf);
   const started = performance.now();
@@ -131,7 +144,11 @@ function writeCsvFiles(dir: string, chunk: number): { nodes: string[]; relations
   const files = (total: number, name: string, line: (index: number) => unknown[]): string[] =>
     Array.from({ length: Math.ceil(total / chunk) }, (_, part) => {
       const file = join(dir, `${name}-${part}.csv`);
-      const lines = Array.from({ length: Math.min(chunk, total - part * chunk) }, (_, i) => line(part * chunk + i).map(cell).join(','));
+      const lines = Array.from({ length: Math.min(chunk, total - part * chunk) }, (_, i) =>
+        line(part * chunk + i)
+          .map(cell)
+          .join(','),
+      );
       writeFileSync(file, lines.join('\n') + '\n');
       return file;
     });
@@ -172,7 +189,10 @@ async function engineLoad(dir: string, name: string, chunk: number): Promise<{ c
     await query('CREATE NODE TABLE Service(_key STRING PRIMARY KEY, name STRING, description STRING, tier INT64)');
     await query('CREATE REL TABLE DEPENDS_ON(FROM Service TO Service, weight INT64)');
     const started = performance.now();
-    for (const [table, list] of [['Service', files.nodes], ['DEPENDS_ON', files.relationships]] as const) {
+    for (const [table, list] of [
+      ['Service', files.nodes],
+      ['DEPENDS_ON', files.relationships],
+    ] as const) {
       for (const file of list) {
         if (list.length > 1) await query('BEGIN TRANSACTION');
         await query(`COPY ${table} FROM '${file}' (header=false)`);
@@ -183,7 +203,8 @@ async function engineLoad(dir: string, name: string, chunk: number): Promise<{ c
     const [nodes] = await query('MATCH (n:Service) RETURN count(n) AS c');
     const [relationships] = await query('MATCH ()-[r:DEPENDS_ON]->() RETURN count(r) AS c');
     const stored = { nodes: Number(nodes?.['c']), relationships: Number(relationships?.['c']) };
-    if (stored.nodes !== NODES || stored.relationships !== RELS) throw new Error(`${name} load stored ${stored.nodes} nodes, ${stored.relationships} relationships`);
+    if (stored.nodes !== NODES || stored.relationships !== RELS)
+      throw new Error(`${name} load stored ${stored.nodes} nodes, ${stored.relationships} relationships`);
     return { copySeconds, csvSeconds };
   } finally {
     await connection.close();
@@ -195,10 +216,21 @@ async function run(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-graph-'));
   try {
     console.log(`data: ${NODES} nodes, ${RELS} relationships, requests of ${BATCH}, ${CONCURRENCY} in flight; ${QUERIES} searches and 2-hop queries`);
-    console.log(`machine: ${cpus().length} cores, load average ${loadavg().map((value) => value.toFixed(2)).join(' ')}`);
-    const server = await startChild(['--import', 'tsx', 'main.ts'], {
-      DATA_DIR: join(dir, 'data'), PORT: '0', LOG_LEVEL: 'info', JWT_SECRET: 'bench-secret-0123456789abcdef0123456789',
-    }, serviceUrlOf({ echoWarnings: true }));
+    console.log(
+      `machine: ${cpus().length} cores, load average ${loadavg()
+        .map((value) => value.toFixed(2))
+        .join(' ')}`,
+    );
+    const server = await startChild(
+      ['--import', 'tsx', 'main.ts'],
+      {
+        DATA_DIR: join(dir, 'data'),
+        PORT: '0',
+        LOG_LEVEL: 'info',
+        JWT_SECRET: 'bench-secret-0123456789abcdef0123456789',
+      },
+      serviceUrlOf({ echoWarnings: true }),
+    );
     let http: Awaited<ReturnType<typeof overHttp>>;
     let rssMb: number;
     try {
@@ -212,15 +244,19 @@ async function run(): Promise<void> {
     console.log(`HTTP upsert: ${Math.round(upsertRowsPerS)} rows/s (${http.upsertSeconds.toFixed(1)} s), server peak RSS ${rssMb} MB`);
     const bulk = await engineLoad(dir, 'bulk', Math.max(NODES, RELS));
     const bulkRowsPerS = rows / bulk.copySeconds;
-    console.log(`Kùzu COPY from CSV: ${Math.round(bulkRowsPerS)} rows/s (${bulk.copySeconds.toFixed(2)} s; writing the CSV files took ${bulk.csvSeconds.toFixed(2)} s more)`);
+    console.log(
+      `Kùzu COPY from CSV: ${Math.round(bulkRowsPerS)} rows/s (${bulk.copySeconds.toFixed(2)} s; writing the CSV files took ${bulk.csvSeconds.toFixed(2)} s more)`,
+    );
     const incremental = await engineLoad(dir, 'incremental', BATCH);
     const incrementalRowsPerS = rows / incremental.copySeconds;
     console.log(`Kùzu COPY from CSV in ${BATCH}-row transactions: ${Math.round(incrementalRowsPerS)} rows/s (${incremental.copySeconds.toFixed(2)} s)`);
     const ratio = Number((upsertRowsPerS / bulkRowsPerS).toFixed(3));
     const ratioIncremental = Number((upsertRowsPerS / incrementalRowsPerS).toFixed(3));
     console.log(`ratio vs bulk: ${ratio} (target >= 0.5); vs the engine in ${BATCH}-row transactions: ${ratioIncremental}`);
-    console.log(`search p50 ${percentile(http.searchMs, 50).toFixed(1)} ms, p99 ${percentile(http.searchMs, 99).toFixed(1)} ms; ` +
-      `2-hop Cypher p50 ${percentile(http.twoHopMs, 50).toFixed(1)} ms, p99 ${percentile(http.twoHopMs, 99).toFixed(1)} ms`);
+    console.log(
+      `search p50 ${percentile(http.searchMs, 50).toFixed(1)} ms, p99 ${percentile(http.searchMs, 99).toFixed(1)} ms; ` +
+        `2-hop Cypher p50 ${percentile(http.twoHopMs, 50).toFixed(1)} ms, p99 ${percentile(http.twoHopMs, 99).toFixed(1)} ms`,
+    );
     printSummary({
       bench: 'graph',
       nodes: NODES,

@@ -21,7 +21,12 @@ async function run(): Promise<void> {
   // measure what `npm start` runs: the compiled server
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-http-'));
-  const ours = await startChild(['dist/main.js'], { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info', JWT_SECRET: 'bench-secret-0123456789abcdef0123456789' }, serviceUrlOf(), { pinToCore1: true });
+  const ours = await startChild(
+    ['dist/main.js'],
+    { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info', JWT_SECRET: 'bench-secret-0123456789abcdef0123456789' },
+    serviceUrlOf(),
+    { pinToCore1: true },
+  );
   const baseline = await startChild(['--import', 'tsx', 'bench/node-http-hello.ts'], {}, (line) => (line.startsWith('listening ') ? line.slice(10) : null), {
     pinToCore1: true,
   });
@@ -57,7 +62,9 @@ async function run(): Promise<void> {
 
     const ratio = Number((oursResult.rps / baselineResult.rps).toFixed(2));
     console.log(`node:http hello-world      ${baselineResult.rps} req/s  p50 ${baselineResult.p50_ms} ms  p99 ${baselineResult.p99_ms} ms`);
-    console.log(`GET /api/v1/realms (JWT)   ${oursResult.rps} req/s  p50 ${oursResult.p50_ms} ms  p99 ${oursResult.p99_ms} ms  (21 realms per page, non-2xx ${oursResult.non2xx})`);
+    console.log(
+      `GET /api/v1/realms (JWT)   ${oursResult.rps} req/s  p50 ${oursResult.p50_ms} ms  p99 ${oursResult.p99_ms} ms  (21 realms per page, non-2xx ${oursResult.non2xx})`,
+    );
     console.log(`ratio vs node:http: ${ratio} (target >= 1.0); load generator: ${GENERATOR}`);
     printSummary({
       bench: 'http-edge',

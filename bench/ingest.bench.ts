@@ -79,15 +79,21 @@ async function json(response: Response): Promise<Record<string, unknown>> {
 }
 
 async function postOverHttp(url: string, file: string): Promise<{ seconds: number; latencies: number[]; rows: number }> {
-  const register = await json(await fetch(`${url}/auth/register`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: 'bench@example.test', password: 'bench password 123', organization_name: 'Bench' }),
-  }));
+  const register = await json(
+    await fetch(`${url}/auth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'bench@example.test', password: 'bench password 123', organization_name: 'Bench' }),
+    }),
+  );
   const auth = { 'content-type': 'application/json', authorization: `Bearer ${String(register['token'])}` };
-  const pipeline = await json(await fetch(`${url}/context/pipelines`, {
-    method: 'POST', headers: auth, body: JSON.stringify({ name: 'bench', kind: 'webhook', target_table: 'context_events' }),
-  }));
+  const pipeline = await json(
+    await fetch(`${url}/context/pipelines`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ name: 'bench', kind: 'webhook', target_table: 'context_events' }),
+    }),
+  );
   const token = await json(await fetch(`${url}/context/pipelines/${String(pipeline['id'])}/tokens`, { method: 'POST', headers: auth, body: '{}' }));
   const ingestUrl = `${url}/context/ingest/webhook/${String(token['token'])}`;
 
@@ -99,7 +105,13 @@ async function postOverHttp(url: string, file: string): Promise<{ seconds: numbe
       const next = await source.next();
       if (next.done) return;
       const started = performance.now();
-      const result = await json(await fetch(ingestUrl, { method: 'POST', headers: { 'content-type': 'application/x-ndjson' }, body: new Uint8Array(next.value.buffer as ArrayBuffer, next.value.byteOffset, next.value.byteLength) }));
+      const result = await json(
+        await fetch(ingestUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-ndjson' },
+          body: new Uint8Array(next.value.buffer as ArrayBuffer, next.value.byteOffset, next.value.byteLength),
+        }),
+      );
       latencies.push(performance.now() - started);
       rows += Number(result['rows_out']);
     }
@@ -138,11 +150,22 @@ async function run(): Promise<void> {
     const mb = bytes / 1e6;
     console.log(`data set: ${ROWS} rows, ${mb.toFixed(1)} MB (${(bytes / ROWS).toFixed(0)} B/row), requests of ${BATCH} rows, concurrency ${CONCURRENCY}`);
     // other work on the machine moves every figure: say how busy it was
-    console.log(`machine: ${cpus().length} cores, load average ${loadavg().map((value) => value.toFixed(2)).join(' ')}`);
+    console.log(
+      `machine: ${cpus().length} cores, load average ${loadavg()
+        .map((value) => value.toFixed(2))
+        .join(' ')}`,
+    );
 
-    const server = await startChild(['--import', 'tsx', 'main.ts'], {
-      DATA_DIR: join(dir, 'data'), PORT: '0', LOG_LEVEL: 'info', JWT_SECRET: 'bench-secret-0123456789abcdef0123456789',
-    }, serviceUrlOf({ echoWarnings: true }));
+    const server = await startChild(
+      ['--import', 'tsx', 'main.ts'],
+      {
+        DATA_DIR: join(dir, 'data'),
+        PORT: '0',
+        LOG_LEVEL: 'info',
+        JWT_SECRET: 'bench-secret-0123456789abcdef0123456789',
+      },
+      serviceUrlOf({ echoWarnings: true }),
+    );
     let http: Awaited<ReturnType<typeof postOverHttp>>;
     let rssMb: number;
     try {
@@ -155,9 +178,11 @@ async function run(): Promise<void> {
     }
     const dbBytes = statSync(join(dir, 'data', 'context.duckdb')).size;
     const rowsPerS = ROWS / http.seconds;
-    console.log(`HTTP ingest:            ${Math.round(rowsPerS)} rows/s, ${(mb / http.seconds).toFixed(1)} MB/s, ` +
-      `p50 ${percentile(http.latencies, 50).toFixed(0)} ms, p99 ${percentile(http.latencies, 99).toFixed(0)} ms, ` +
-      `server peak RSS ${rssMb} MB, database ${(dbBytes / 1e6).toFixed(0)} MB`);
+    console.log(
+      `HTTP ingest:            ${Math.round(rowsPerS)} rows/s, ${(mb / http.seconds).toFixed(1)} MB/s, ` +
+        `p50 ${percentile(http.latencies, 50).toFixed(0)} ms, p99 ${percentile(http.latencies, 99).toFixed(0)} ms, ` +
+        `server peak RSS ${rssMb} MB, database ${(dbBytes / 1e6).toFixed(0)} MB`,
+    );
 
     const baseline = await duckdbReadJson(file, dir, 'baseline.duckdb');
     console.log(`DuckDB read_json (file): ${Math.round(baseline)} rows/s, ${((baseline * bytes) / ROWS / 1e6).toFixed(1)} MB/s`);

@@ -42,8 +42,7 @@ export interface LoadOptions {
 /** wrk (C, one thread) when installed: it needs far less CPU per request than a Node load generator. */
 export const GENERATOR: 'wrk' | 'autocannon' = spawnSync('wrk', ['--version']).error ? 'autocannon' : 'wrk';
 
-const toMs = (value: string, unit: string): number =>
-  Number(value) * (unit === 'us' ? 0.001 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 1);
+const toMs = (value: string, unit: string): number => Number(value) * (unit === 'us' ? 0.001 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 1);
 
 /** wrk's Lua hooks for a POST body and for recording 2xx bodies (files, so no value is quoted into Lua code) */
 function wrkScript(options: LoadOptions): string | null {
@@ -52,7 +51,12 @@ function wrkScript(options: LoadOptions): string | null {
   const lines: string[] = [];
   if (options.body !== undefined) {
     writeFileSync(join(dir, 'body'), options.body);
-    lines.push('wrk.method = "POST"', `local input = assert(io.open(${JSON.stringify(join(dir, 'body'))}, "rb"))`, 'wrk.body = input:read("*a")', 'input:close()');
+    lines.push(
+      'wrk.method = "POST"',
+      `local input = assert(io.open(${JSON.stringify(join(dir, 'body'))}, "rb"))`,
+      'wrk.body = input:read("*a")',
+      'input:close()',
+    );
   }
   if (options.recordTo !== undefined) {
     lines.push(
@@ -83,7 +87,12 @@ async function wrk(url: string, options: LoadOptions): Promise<LoadResult> {
     rps: Math.round(Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0)),
     p50_ms: latency('50'),
     p99_ms: latency('99'),
-    errors: Number(/Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out)?.slice(1).reduce((a, b) => a + Number(b), 0) ?? 0),
+    errors: Number(
+      /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/
+        .exec(out)
+        ?.slice(1)
+        .reduce((a, b) => a + Number(b), 0) ?? 0,
+    ),
     non2xx: Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0),
   };
 }

@@ -4,7 +4,9 @@ import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const dir = fileURLToPath(new URL('.', import.meta.url));
-const benches = readdirSync(dir).filter((file) => file.endsWith('.bench.ts')).sort();
+const benches = readdirSync(dir)
+  .filter((file) => file.endsWith('.bench.ts'))
+  .sort();
 let failed = 0;
 for (const bench of benches) {
   console.log(`\n== ${bench}`);

@@ -89,7 +89,15 @@ async function run(): Promise<void> {
   const recordTo = join(dataDir, 'accepted.ndjson');
   const server = await startChild(
     ['dist/main.js'],
-    { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info', JWT_SECRET: 'bench-secret-0123456789abcdef0123456789', LLM_API_KEY: 'bench-key', LLM_BASE_URL: `http://127.0.0.1:${llmPort}/v1`, SHUTDOWN_GRACE_SECS: '1' },
+    {
+      DATA_DIR: dataDir,
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      JWT_SECRET: 'bench-secret-0123456789abcdef0123456789',
+      LLM_API_KEY: 'bench-key',
+      LLM_BASE_URL: `http://127.0.0.1:${llmPort}/v1`,
+      SHUTDOWN_GRACE_SECS: '1',
+    },
     serviceUrlOf({ echoWarnings: true }),
     { pinToCore1: true },
   ).catch(async (error: unknown) => {
@@ -144,10 +152,14 @@ async function run(): Promise<void> {
     const accepted = acceptedIds(recordTo);
     const missing = await missingDeliveries(dataDir, orgId, accepted);
     const ratio = Number((hooks.rps / health.rps).toFixed(2));
-    console.log(`load: ${GENERATOR}${PINNED ? ' (pinned: server core 1, load core 0)' : ''}, ${connections} connections, ${rounds} rounds of ${seconds} s each`);
+    console.log(
+      `load: ${GENERATOR}${PINNED ? ' (pinned: server core 1, load core 0)' : ''}, ${connections} connections, ${rounds} rounds of ${seconds} s each`,
+    );
     console.log(`rounds (req/s): health ${healthRounds.map((r) => r.rps).join(', ')}; deliveries ${hookRounds.map((r) => r.rps).join(', ')}`);
     console.log(`GET /health                  ${health.rps} req/s  p50 ${health.p50_ms} ms  p99 ${health.p99_ms} ms`);
-    console.log(`POST /hooks/:id (10 KB, HMAC) ${hooks.rps} deliveries/s  p50 ${hooks.p50_ms} ms  p99 ${hooks.p99_ms} ms  non-2xx ${hooks.non2xx}  errors ${hooks.errors}`);
+    console.log(
+      `POST /hooks/:id (10 KB, HMAC) ${hooks.rps} deliveries/s  p50 ${hooks.p50_ms} ms  p99 ${hooks.p99_ms} ms  non-2xx ${hooks.non2xx}  errors ${hooks.errors}`,
+    );
     console.log(
       `accepted (202) ${accepted.length}, read back ${accepted.length - missing.length}` +
         `${missing.length === 0 ? ': every accepted delivery stored' : `: MISSING ${missing.slice(0, 5).join(', ')}`}` +

@@ -42,13 +42,19 @@ function findCommand(argv: readonly string[]): { command: Command | null; rest: 
   const command = COMMANDS.find((candidate) => candidate.name === name);
   if (!command) {
     const group = argv[words[0] as number] as string;
-    throw usage(GROUPS.has(group) && words.length === 1 ? `"${group}" needs a subcommand: ${subcommands(group)}` : `unknown command "${name}"${GROUPS.has(group) ? `: try ${subcommands(group)}` : ''}`);
+    throw usage(
+      GROUPS.has(group) && words.length === 1
+        ? `"${group}" needs a subcommand: ${subcommands(group)}`
+        : `unknown command "${name}"${GROUPS.has(group) ? `: try ${subcommands(group)}` : ''}`,
+    );
   }
   return { command, rest };
 }
 
 const subcommands = (group: string): string =>
-  COMMANDS.filter((command) => command.name.startsWith(`${group} `)).map((command) => command.name.slice(group.length + 1)).join(' | ');
+  COMMANDS.filter((command) => command.name.startsWith(`${group} `))
+    .map((command) => command.name.slice(group.length + 1))
+    .join(' | ');
 
 function helpText(command: Command | null): string {
   if (command) return [`service-proxy-cli ${command.name}: ${command.summary}`, ...command.usage.map((line) => `  ${line}`)].join('\n');
@@ -59,7 +65,9 @@ function helpText(command: Command | null): string {
     ...COMMANDS.map((entry) => `  ${entry.name.padEnd(width)}  ${entry.summary}`),
     '',
     'environment: SERVICE_API_URL (API root with /api/v1), SERVICE_TOKEN, PIPELINE_ID (informational), PIPELINE_RUN_ID (run for log/progress with a login token)',
-    `exit codes: ${Object.entries(EXIT).map(([reason, code]) => `${code} ${reason}`).join(', ')}`,
+    `exit codes: ${Object.entries(EXIT)
+      .map(([reason, code]) => `${code} ${reason}`)
+      .join(', ')}`,
   ].join('\n');
 }
 
@@ -90,7 +98,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     }
     const { min, max } = command.positionals ?? { min: 0, max: 0 };
     if (parsed.positionals.length < min || parsed.positionals.length > max) {
-      throw usage(`${command.name} takes ${min === max ? min : `${min} to ${max}`} positional argument(s), got ${parsed.positionals.length}\n${helpText(command)}`);
+      throw usage(
+        `${command.name} takes ${min === max ? min : `${min} to ${max}`} positional argument(s), got ${parsed.positionals.length}\n${helpText(command)}`,
+      );
     }
     let client: ApiClient | null = null;
     await command.run({

@@ -63,10 +63,7 @@ export async function uploadAll(api: ApiClient, output: Output, items: readonly 
   for (const item of items) {
     const remoteSize = existing.get(item.remote);
     if (remoteSize === item.size) {
-      const [local, remote] = await Promise.all([
-        sha256File(item.local),
-        api.json<{ sha256: string }>('GET', '/files/info', { query: { path: item.remote } }),
-      ]);
+      const [local, remote] = await Promise.all([sha256File(item.local), api.json<{ sha256: string }>('GET', '/files/info', { query: { path: item.remote } })]);
       if (local === remote.sha256) {
         summary.skipped.push(item.remote);
         progress.tick(`${item.remote} (unchanged, skipped)`);

@@ -30,9 +30,21 @@ export interface BuiltinDependencies {
 }
 
 export function builtinPlugins(deps: BuiltinDependencies): (ConnectorPlugin | ConnectorPluginFactory)[] {
-  return [createMemoryPlugin(), createSlackPlugin(), createWebhooksPlugin(), createFilesPlugin(),
+  return [
+    createMemoryPlugin(),
+    createSlackPlugin(),
+    createWebhooksPlugin(),
+    createFilesPlugin(),
     createMcpPlugin({ stdioCommands: deps.mcpStdioCommands ?? [] }),
-    createGithubPlugin(), createJenkinsPlugin(), createVercelPlugin(), createKubernetesPlugin({ allowInCluster: deps.kubernetesInCluster ?? false }), createGrafanaPlugin(), createRunwayPlugin(),
-    createAwsPlugin(), createPostgresPlugin(), createMysqlPlugin(),
-    ...(deps.ports.graph ? [createGraphPlugin()] : [])];
+    createGithubPlugin(),
+    createJenkinsPlugin(),
+    createVercelPlugin(),
+    createKubernetesPlugin({ allowInCluster: deps.kubernetesInCluster ?? false }),
+    createGrafanaPlugin(),
+    createRunwayPlugin(),
+    createAwsPlugin(),
+    createPostgresPlugin(),
+    createMysqlPlugin(),
+    ...(deps.ports.graph ? [createGraphPlugin()] : []),
+  ];
 }

@@ -249,7 +249,11 @@ export interface GraphRelationship {
 /** `graph`: read access to the context graph of the call's organization and realm. */
 export interface GraphPort {
   /** full-text search over the string properties, best first; `total` counts every match before `limit` */
-  search(options: { readonly query: string; readonly limit: number; readonly labels?: readonly string[] | undefined }): Promise<{ items: (GraphNode & { score: number })[]; total: number }>;
+  search(options: {
+    readonly query: string;
+    readonly limit: number;
+    readonly labels?: readonly string[] | undefined;
+  }): Promise<{ items: (GraphNode & { score: number })[]; total: number }>;
   /** one node by id (`Label:key`; malformed: ToolError `invalid_node_id`); null when there is none */
   getNode(id: string): Promise<GraphNode | null>;
   /** the neighbourhood of a node, up to `depth` (1..5) hops; null when the node does not exist */
@@ -301,7 +305,12 @@ export interface MemoryPort {
   /** whether the organization has a realm of this name */
   realmExists(realm: string): Promise<boolean>;
   /** the best `limit` entries for the query, best first, ranked as `POST /memory/recall` ranks */
-  recall(query: { readonly query: string; readonly realm?: string | undefined; readonly kind?: MemoryKind | undefined; readonly limit: number }): Promise<{ entry: MemoryEntry; score: number }[]>;
+  recall(query: {
+    readonly query: string;
+    readonly realm?: string | undefined;
+    readonly kind?: MemoryKind | undefined;
+    readonly limit: number;
+  }): Promise<{ entry: MemoryEntry; score: number }[]>;
   store(entry: {
     readonly kind: MemoryKind;
     readonly realm: string;
@@ -314,7 +323,7 @@ export interface MemoryPort {
 }
 
 /** An outbound webhook of the organization. */
-export interface OutboundWebhookRef {
+interface OutboundWebhookRef {
   readonly id: string;
   readonly name: string;
 }

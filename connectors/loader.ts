@@ -19,7 +19,7 @@ import { checkTool, compileProblem, isRecord, NAME_PATTERN, nonEmptyString } fro
 const CONTRACT_SEMVER = `${CONTRACT_VERSION}.0.0`;
 
 /** Where loadPlugins reports a refused plugin (pino's `warn` fits). */
-export interface PluginProblemLogger {
+interface PluginProblemLogger {
   warn(details: Record<string, unknown>, message: string): void;
 }
 
@@ -116,7 +116,16 @@ export function checkPlugin(candidate: unknown, origin: string): LoadedPlugin {
   }
   if (problems.length > 0 || !config.validator) throw new PluginLoadError(label, origin, problems);
   const plugin = candidate as unknown as ConnectorPlugin;
-  return { kind: plugin.kind, plugin, origin, sourceless: plugin.sourceless === true, runOnly: plugin.runOnly === true, requires, validateConfig: config.validator, tools };
+  return {
+    kind: plugin.kind,
+    plugin,
+    origin,
+    sourceless: plugin.sourceless === true,
+    runOnly: plugin.runOnly === true,
+    requires,
+    validateConfig: config.validator,
+    tools,
+  };
 }
 
 /** At shutdown: every plugin's `close` (pools, sessions); one that fails does not stop the others. */
@@ -147,7 +156,7 @@ export function createRegistry(plugins: readonly LoadedPlugin[]): PluginRegistry
 }
 
 /** Reads the list of module specifiers; a missing optional file is an empty list. */
-export function readPluginList(file: string, required: boolean): string[] {
+function readPluginList(file: string, required: boolean): string[] {
   if (!existsSync(file)) {
     if (required) throw new PluginLoadError(file, file, ['plugins file does not exist']);
     return [];
@@ -165,8 +174,7 @@ export function readPluginList(file: string, required: boolean): string[] {
   return list;
 }
 
-const isPathSpecifier = (specifier: string): boolean =>
-  specifier.startsWith('./') || specifier.startsWith('../') || isAbsolute(specifier);
+const isPathSpecifier = (specifier: string): boolean => specifier.startsWith('./') || specifier.startsWith('../') || isAbsolute(specifier);
 
 /** The file URL to import for a path; a folder is imported through its package.json (`exports` or `main`). */
 function moduleUrlOfPath(path: string): string {
@@ -230,7 +238,11 @@ export async function loadPlugins(options: LoadPluginsOptions = {}): Promise<Plu
     try {
       const missing = plugin.requires.filter((name) => options.ports?.[name] === undefined);
       if (missing.length > 0) {
-        throw new PluginLoadError(plugin.kind, plugin.origin, missing.map((name) => `requires the port "${name}", which this service does not offer`));
+        throw new PluginLoadError(
+          plugin.kind,
+          plugin.origin,
+          missing.map((name) => `requires the port "${name}", which this service does not offer`),
+        );
       }
       createRegistry([...loaded, plugin]);
       loaded.push(plugin);

@@ -13,7 +13,7 @@ import { ServiceError } from '../runtime/errors.js';
 import type { OrgId } from '../runtime/store/types.js';
 
 /** One referenced value and where the caller put it (the issue path). */
-export interface Reference {
+interface Reference {
   readonly path: string;
   readonly value: string;
 }

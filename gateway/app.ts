@@ -114,7 +114,13 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     // one guard for every outbound call made for a tenant (webhooks, sources, MCP, tenant LLM URLs)
     const egress = createEgressGuard({ allow: config.egressAllow });
     const webhookDispatcher = new WebhookDispatcher({
-      collections, supervisor, secrets: webhookSecrets, logger, retryBaseMs: config.webhookRetryBaseMs, egress, activity,
+      collections,
+      supervisor,
+      secrets: webhookSecrets,
+      logger,
+      retryBaseMs: config.webhookRetryBaseMs,
+      egress,
+      activity,
     });
     const webhooks = new OutboundWebhooks(collections, webhookSecrets, webhookDispatcher);
     graph = await openGraphStore(config);
@@ -122,22 +128,51 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     const files = new FileStore(config.filesDir);
     // what connector plugins may reach of the service, each bound to the calling organization
     const ports: PortOffers = {
-      memory: memoryPort(collections), files: filesPort(files), webhooks: webhooksPort(webhooks), ...(graph ? { graph: graphPort(graph) } : {}),
+      memory: memoryPort(collections),
+      files: filesPort(files),
+      webhooks: webhooksPort(webhooks),
+      ...(graph ? { graph: graphPort(graph) } : {}),
     };
     const plugins = await loadPlugins({
-      builtins: builtinPlugins({ ports, mcpStdioCommands: config.mcpStdioCommands, kubernetesInCluster: config.kubernetesInCluster }), logger, net: egress, ports, ...(config.pluginsFile === null ? {} : { pluginsFile: config.pluginsFile }),
+      builtins: builtinPlugins({ ports, mcpStdioCommands: config.mcpStdioCommands, kubernetesInCluster: config.kubernetesInCluster }),
+      logger,
+      net: egress,
+      ports,
+      ...(config.pluginsFile === null ? {} : { pluginsFile: config.pluginsFile }),
     });
     const events = new PlatformEvents(logger, clock);
     const policyBundles = new PolicyBundles(collections, files);
     const policySourceKeys = new PolicySourceKeys(config.sourceConfigKey ?? config.auth.jwtSecret);
     const policySourceSync = new PolicySourceSync({
-      collections, bundles: policyBundles, keys: policySourceKeys, egress, dataDir: config.dataDir, allowLocal: config.policyGitAllowLocal, logger,
+      collections,
+      bundles: policyBundles,
+      keys: policySourceKeys,
+      egress,
+      dataDir: config.dataDir,
+      allowLocal: config.policyGitAllowLocal,
+      logger,
     });
     const policies = new PolicyGate(config.features.policies, policyBundles, collections, logger, () => clock.now(), activity);
-    const agentRuntime = new AgentRuntime({ supervisor, collections, plugins, logger, prices: config.llmPrices, events, policies, observer: activityRunObserver(activity) });
+    const agentRuntime = new AgentRuntime({
+      supervisor,
+      collections,
+      plugins,
+      logger,
+      prices: config.llmPrices,
+      events,
+      policies,
+      observer: activityRunObserver(activity),
+    });
     followSourceSyncs(activity, events);
     const sourceService = new SourceService({
-      collections, plugins, keyRoot: config.sourceConfigKey ?? config.auth.jwtSecret, events, graph: () => graph, logger, egress, clock,
+      collections,
+      plugins,
+      keyRoot: config.sourceConfigKey ?? config.auth.jwtSecret,
+      events,
+      graph: () => graph,
+      logger,
+      egress,
+      clock,
     });
     await sourceService.start();
     const sources: SourceDirectory = sourceService;
@@ -149,8 +184,21 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     await channels.start();
     const services: Services = {
       channels,
-      config, collections, identity, health, logger, contextTables, supervisor, agentRuntime, events, graph, sources, tasks,
-      launcher, chatReplies: new ChatReplies(collections, launcher), clock,
+      config,
+      collections,
+      identity,
+      health,
+      logger,
+      contextTables,
+      supervisor,
+      agentRuntime,
+      events,
+      graph,
+      sources,
+      tasks,
+      launcher,
+      chatReplies: new ChatReplies(collections, launcher),
+      clock,
       webhooks,
       sourceService,
       taskRuntime,
@@ -180,7 +228,14 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       policyService: new PolicyService(collections, policyBundles, clock),
       bindings: new BindingService(collections, channels, supervisor),
       inboundEndpoints: new InboundEndpoints(collections, taskRuntime),
-      policySourceService: new PolicySourceService({ collections, bundles: policyBundles, sync: policySourceSync, keys: policySourceKeys, egress, allowLocal: config.policyGitAllowLocal }),
+      policySourceService: new PolicySourceService({
+        collections,
+        bundles: policyBundles,
+        sync: policySourceSync,
+        keys: policySourceKeys,
+        egress,
+        allowLocal: config.policyGitAllowLocal,
+      }),
     };
 
     const routes: AnyRoute[] = allRoutes(services, () => routes);

@@ -47,8 +47,7 @@ const paramOf = (params: unknown, name: string): string | null => {
   return typeof value === 'string' ? value : null;
 };
 
-const idOf = (json: unknown): string | null =>
-  json !== null && typeof json === 'object' && 'id' in json && typeof json.id === 'string' ? json.id : null;
+const idOf = (json: unknown): string | null => (json !== null && typeof json === 'object' && 'id' in json && typeof json.id === 'string' ? json.id : null);
 
 /** What a request did to what, from its route (pure: the answer gives a created resource's id). */
 export function auditTarget(route: AnyRoute, params: unknown, json: unknown): { action: string; resource: ResourceRef; parent: ResourceRef | null } {
@@ -100,7 +99,12 @@ export function createRequestAuditor(recorder: ActivityRecorder): RequestAuditor
       const actor = actorOfAuth(auth, email);
       const pattern = `${route.method} ${route.path}`;
       await recorder.audit(auth.orgId, {
-        actor, action, resource, route: pattern, status, requestId: request.requestId,
+        actor,
+        action,
+        resource,
+        route: pattern,
+        status,
+        requestId: request.requestId,
         details: {
           ...(parent === null ? {} : { parent_kind: parent.kind, parent_id: parent.id }),
           // an API key acts for its creator: say who that is
@@ -109,7 +113,10 @@ export function createRequestAuditor(recorder: ActivityRecorder): RequestAuditor
       });
       if (POLICY_KINDS.has(resource.kind)) {
         await recorder.activity(auth.orgId, {
-          kind: 'policy.changed', actor, subject: resource, summary: `${resource.kind.replace('_', ' ')} ${resource.id ?? ''} ${action}`.replace('  ', ' '),
+          kind: 'policy.changed',
+          actor,
+          subject: resource,
+          summary: `${resource.kind.replace('_', ' ')} ${resource.id ?? ''} ${action}`.replace('  ', ' '),
           details: { action, route: pattern },
         });
       }

@@ -61,8 +61,7 @@ export function streamOf(readable: NodeJS.ReadableStream & { destroy(): void }):
   };
 }
 
-export const isStreamBody = (body: HttpResponse['body']): body is StreamBody =>
-  typeof body === 'object' && !Buffer.isBuffer(body) && 'stream' in body;
+export const isStreamBody = (body: HttpResponse['body']): body is StreamBody => typeof body === 'object' && !Buffer.isBuffer(body) && 'stream' in body;
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 

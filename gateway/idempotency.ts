@@ -15,7 +15,7 @@ import { UniqueViolation, type OrgCollection, type OrgId } from '../runtime/stor
 import { isStreamBody, type HttpRequest, type HttpResponse } from './http.js';
 import type { IdempotencyRecord } from '../runtime/collections.js';
 
-export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 export class IdempotencyGuard {
@@ -92,7 +92,8 @@ export class IdempotencyGuard {
       }
       const existing = await this.records.findOne(org, { scope, key });
       if (!existing) continue; // released between our insert and read: try again
-      if (Date.parse(existing.created_at) + IDEMPOTENCY_TTL_MS < Date.now()) { // wall clock: created_at is the store's own stamp
+      if (Date.parse(existing.created_at) + IDEMPOTENCY_TTL_MS < Date.now()) {
+        // wall clock: created_at is the store's own stamp
         await this.records.delete(org, existing.id);
         continue;
       }

@@ -7,7 +7,7 @@
  */
 import type { Match } from './router.js';
 
-export const REDACTED = '[redacted]';
+const REDACTED = '[redacted]';
 
 const segmentsOf = (path: string): string[] => path.split('/').filter((segment) => segment.length > 0);
 

@@ -41,7 +41,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 };
 
 /** The error statuses a route answers: implied by its definition, plus those it declares. */
-export function errorStatuses(route: AnyRoute): number[] {
+function errorStatuses(route: AnyRoute): number[] {
   const statuses = new Set<number>(route.errors ?? []);
   const schemas: { params?: z.ZodType; query?: z.ZodType; body?: z.ZodType } = route;
   const readsBody = schemas.body !== undefined || route.bodyKind === 'raw' || route.bodyKind === 'stream';
@@ -62,7 +62,10 @@ const errorResponse = (status: number): JsonSchema => ({
 function parameters(route: AnyRoute): JsonSchema[] {
   const out: JsonSchema[] = [];
   const schemas: { params?: z.ZodType; query?: z.ZodType } = route;
-  for (const [where, schema] of [['path', schemas.params], ['query', schemas.query]] as const) {
+  for (const [where, schema] of [
+    ['path', schemas.params],
+    ['query', schemas.query],
+  ] as const) {
     if (!schema) continue;
     const json = toSchema(schema, 'input') as { properties?: Record<string, JsonSchema>; required?: string[] };
     for (const [name, property] of Object.entries(json.properties ?? {})) {
@@ -88,9 +91,7 @@ export function buildOpenApi(routes: readonly AnyRoute[]): JsonSchema {
       responses: {
         [status]: {
           description: 'success',
-          ...(route.response && status !== '204'
-            ? { content: { 'application/json': { schema: toSchema(route.response, 'output') } } }
-            : {}),
+          ...(route.response && status !== '204' ? { content: { 'application/json': { schema: toSchema(route.response, 'output') } } } : {}),
         },
         ...Object.fromEntries(
           Object.entries(route.responses ?? {}).map(([other, schema]) => [
@@ -106,7 +107,11 @@ export function buildOpenApi(routes: readonly AnyRoute[]): JsonSchema {
             },
           ]),
         ),
-        ...Object.fromEntries(errorStatuses(route).filter((code) => !route.responses?.[code]).map((code) => [String(code), errorResponse(code)])),
+        ...Object.fromEntries(
+          errorStatuses(route)
+            .filter((code) => !route.responses?.[code])
+            .map((code) => [String(code), errorResponse(code)]),
+        ),
         default: { ...errorResponse(500), description: 'any other error (500 internal_error included)' },
       },
       ...(route.auth === 'bearer' ? { security: [{ bearer: [] }] } : { security: [] }),

@@ -18,8 +18,8 @@ import { ServiceError } from '../runtime/errors.js';
 import type { Filter, ListOptions, OrgCollection, OrgId, Page, StoredFields } from '../runtime/store/types.js';
 import { jsonResponse, type HttpResponse } from './http.js';
 
-export const MAX_PAGE_SIZE = 200;
-export const DEFAULT_PAGE_SIZE = 50;
+const MAX_PAGE_SIZE = 200;
+const DEFAULT_PAGE_SIZE = 50;
 
 /**
  * A query integer written strictly in decimal digits, from `min` to `max`:
@@ -31,7 +31,13 @@ export function decimalInteger(name: string, min: number, max: number) {
     .string()
     .regex(/^[0-9]{1,15}$/, { message: `${name} is a whole number written in decimal digits` })
     .transform(Number)
-    .pipe(z.number().int().min(min, { message: `${name} is at least ${min}` }).max(max, { message: `${name} must be at most ${max}` }))
+    .pipe(
+      z
+        .number()
+        .int()
+        .min(min, { message: `${name} is at least ${min}` })
+        .max(max, { message: `${name} must be at most ${max}` }),
+    )
     .meta({ type: 'integer', minimum: min, maximum: max, pattern: undefined });
 }
 
@@ -96,9 +102,12 @@ export function decodeCursor(query: ScopedQuery, cursor: string): string {
   try {
     const decoded: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
     if (
-      typeof decoded === 'object' && decoded !== null &&
-      'v' in decoded && decoded.v === CURSOR_VERSION &&
-      'after' in decoded && typeof decoded.after === 'string'
+      typeof decoded === 'object' &&
+      decoded !== null &&
+      'v' in decoded &&
+      decoded.v === CURSOR_VERSION &&
+      'after' in decoded &&
+      typeof decoded.after === 'string'
     ) {
       return decoded.after;
     }

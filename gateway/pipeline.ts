@@ -21,7 +21,7 @@ import { Router, type Match } from './router.js';
 
 export const API_PREFIX = '/api/v1';
 
-export interface Authenticator {
+interface Authenticator {
   /** resolves the bearer credential or throws a 401 ServiceError */
   authenticate(authorization: string | undefined): Promise<AuthContext>;
 }
@@ -178,16 +178,25 @@ export class Pipeline {
       throw new ServiceError('not_found', `no route for ${request.method} ${request.path}`);
     }
     if (match.kind === 'method_not_allowed') {
-      throw new ServiceError('method_not_allowed', `${request.method} is not allowed here`, { allowed: match.allowed }, {
-        allow: match.allowed.join(', '),
-      });
+      throw new ServiceError(
+        'method_not_allowed',
+        `${request.method} is not allowed here`,
+        { allowed: match.allowed },
+        {
+          allow: match.allowed.join(', '),
+        },
+      );
     }
     const { route } = match;
     if (route.feature && !this.deps.features[route.feature]) throw featureDisabled(route.feature);
 
     // authenticate before reading the body: an anonymous caller learns nothing about validation
-    const auth = route.auth === 'bearer' ? await this.deps.authenticator.authenticate(request.headers['authorization'])
-      .catch((error: unknown) => withBearerChallenge(error, request.headers['authorization'] !== undefined)) : null;
+    const auth =
+      route.auth === 'bearer'
+        ? await this.deps.authenticator
+            .authenticate(request.headers['authorization'])
+            .catch((error: unknown) => withBearerChallenge(error, request.headers['authorization'] !== undefined))
+        : null;
     if (auth && route.auth === 'bearer' && route.permission && !auth.permissions.has(route.permission)) {
       throw new ServiceError('forbidden', `this action needs the permission "${route.permission}"`, {
         permission: route.permission,

@@ -14,14 +14,14 @@ export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /** 1 MiB: JSON resource bodies; routes with bigger bodies (ingest, hooks) say so. */
 export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
 
-export interface RouteContext<P, Q, B> {
+interface RouteContext<P, Q, B> {
   readonly request: HttpRequest;
   readonly params: P;
   readonly query: Q;
   readonly body: B;
 }
 
-export interface AuthedContext<P, Q, B> extends RouteContext<P, Q, B> {
+interface AuthedContext<P, Q, B> extends RouteContext<P, Q, B> {
   readonly auth: AuthContext;
 }
 
@@ -78,12 +78,12 @@ interface RouteBase<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodTyp
   readonly audit?: false | { readonly kind?: string; readonly action?: string };
 }
 
-export interface PublicRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> extends RouteBase<P, Q, B> {
+interface PublicRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> extends RouteBase<P, Q, B> {
   readonly auth: 'public';
   handler(ctx: RouteContext<z.output<P>, z.output<Q>, z.output<B>>): Promise<HandlerResult>;
 }
 
-export interface ProtectedRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> extends RouteBase<P, Q, B> {
+interface ProtectedRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> extends RouteBase<P, Q, B> {
   readonly auth: 'bearer';
   /** the permission the caller needs; omitted = any authenticated caller */
   readonly permission?: Permission;
@@ -91,8 +91,7 @@ export interface ProtectedRoute<P extends z.ZodType, Q extends z.ZodType, B exte
 }
 
 export type Route<P extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType, B extends z.ZodType = z.ZodType> =
-  | PublicRoute<P, Q, B>
-  | ProtectedRoute<P, Q, B>;
+  PublicRoute<P, Q, B> | ProtectedRoute<P, Q, B>;
 
 /** Erased form kept in the route table. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -15,7 +15,7 @@ const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 const CONTROL_MULTILINE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
 
 /** Why `value` is refused, or null. */
-export function textProblem(value: string, multiline = false): string | null {
+function textProblem(value: string, multiline = false): string | null {
   if (value.includes('\u0000')) return 'must not contain a NUL character';
   if (LONE_SURROGATE.test(value)) return 'must not contain a lone UTF-16 surrogate (\\ud800-\\udfff without its pair)';
   if ((multiline ? CONTROL_MULTILINE : CONTROL).test(value)) return 'must not contain control characters';

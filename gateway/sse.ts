@@ -18,7 +18,7 @@ const STREAM_FIELDS: Readonly<Record<string, readonly string[]>> = {
   message_end: ['finish_reason', 'usage'],
 };
 
-export function sseFrame(event: Pick<TranscriptEvent, 'seq' | 'type' | 'data'>): string | null {
+function sseFrame(event: Pick<TranscriptEvent, 'seq' | 'type' | 'data'>): string | null {
   const fields = STREAM_FIELDS[event.type];
   if (!fields) return null;
   const data: Record<string, unknown> = {};

@@ -4,13 +4,13 @@
  */
 
 /** The default columns every context table starts with; never promoted from a row. */
-export const DEFAULT_COLUMNS = ['at', 'label', 'body', 'props'] as const;
+const DEFAULT_COLUMNS = ['at', 'label', 'body', 'props'] as const;
 
 /** At most this many new columns per request; later new properties go to `props`. */
-export const MAX_NEW_COLUMNS_PER_REQUEST = 32;
+const MAX_NEW_COLUMNS_PER_REQUEST = 32;
 
 /** Longer property names stay in `props`. */
-export const MAX_COLUMN_NAME_LENGTH = 128;
+const MAX_COLUMN_NAME_LENGTH = 128;
 
 /**
  * Names a row property can never take as a column, compared case-insensitively

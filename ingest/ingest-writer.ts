@@ -131,9 +131,7 @@ export class IngestWriter {
       }
       let plan = planColumns(keys, columns, input.schemaEvolve);
       if (plan.add.length > 0) {
-        const grown = await this.catalog.locks.with(lockKey, true, () =>
-          this.catalog.addColumns(connection, schema, input.table, plan.add),
-        );
+        const grown = await this.catalog.locks.with(lockKey, true, () => this.catalog.addColumns(connection, schema, input.table, plan.add));
         // what exists now (ours and any a concurrent request added) is stored; nothing more is added
         plan = planColumns(keys, grown, false);
       }
@@ -155,12 +153,19 @@ export class IngestWriter {
           const runId = this.engine.nextRunId();
           await insertRun(connection, input.orgId, this.run(input, runId, rowsIn, written, null));
           if (requestHash !== null && input.idempotencyKey !== null) {
-            await insertIdempotent(connection, input.orgId, input.pipelineId, input.idempotencyKey, {
-              request_hash: requestHash,
-              run_id: runId,
-              rows_in: rowsIn,
-              rows_out: written,
-            }, input.arrival);
+            await insertIdempotent(
+              connection,
+              input.orgId,
+              input.pipelineId,
+              input.idempotencyKey,
+              {
+                request_hash: requestHash,
+                run_id: runId,
+                rows_in: rowsIn,
+                rows_out: written,
+              },
+              input.arrival,
+            );
           }
           await connection.run('COMMIT');
           return { rows_in: rowsIn, rows_out: written, run_id: runId, replayed: false };
@@ -183,9 +188,7 @@ export class IngestWriter {
     if (bad) {
       return new ServiceError('bad_ndjson', `line ${bad.line} ${bad.reason}; nothing was written`, { line: bad.line });
     }
-    const reader = await this.scans
-      .with(() => connection.runAndReadAll(badTimestampStatement(file, body.length)))
-      .catch(() => null); // the original error is the better report then
+    const reader = await this.scans.with(() => connection.runAndReadAll(badTimestampStatement(file, body.length))).catch(() => null); // the original error is the better report then
     const row = reader?.getRowsJS()[0]?.[0];
     if (row !== undefined && row !== null) {
       const line = lineOfRow(body, Number(row)) ?? Number(row) + 1;
@@ -217,10 +220,7 @@ export class IngestWriter {
 
   /** Writes the failed run (best effort) and returns the error to throw, its details naming the run. */
   private async recordFailure(input: IngestInput, rowsIn: number, error: unknown): Promise<unknown> {
-    const failure =
-      error instanceof ServiceError
-        ? error
-        : new ServiceError('internal_error', 'the ingest failed unexpectedly; nothing was written');
+    const failure = error instanceof ServiceError ? error : new ServiceError('internal_error', 'the ingest failed unexpectedly; nothing was written');
     if (!RECORDED.has(failure.code) || this.engine.state !== 'ok') return error;
     try {
       const runId = await this.engine.use(async (connection) => {

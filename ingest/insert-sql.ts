@@ -22,7 +22,7 @@ const EPOCH_MS_THRESHOLD = 1e11;
  * `at` from the row: an ISO 8601 / SQL timestamp string (offsets honoured), or
  * epoch seconds or milliseconds; absent or null = arrival time.
  */
-export function timestampExpression(raw: string, arrival: Date, strict: boolean): string {
+function timestampExpression(raw: string, arrival: Date, strict: boolean): string {
   const number = `try_cast(${raw} AS DOUBLE)`;
   const epoch = `to_timestamp(CASE WHEN abs(${number}) >= ${EPOCH_MS_THRESHOLD} THEN ${number} / 1000 ELSE ${number} END)`;
   return `CASE WHEN ${raw} IS NULL THEN ${quoteLiteral(arrival.toISOString())}::TIMESTAMPTZ

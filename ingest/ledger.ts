@@ -8,10 +8,10 @@ import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import { asText, asTextOrNull } from './duck-values.js';
 
 /** Schema of the engine's own tables; organization schemas never start with `_`. */
-export const LEDGER_SCHEMA = '_ingest';
+const LEDGER_SCHEMA = '_ingest';
 
 /** Idempotency-Key records older than this no longer dedupe. */
-export const INGEST_IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+const INGEST_IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 
 /** Creates the ledger tables when missing; returns the highest run_id so far (0 on a new database). */
 export async function bootstrapLedger(connection: DuckDBConnection): Promise<number> {
@@ -64,8 +64,20 @@ export interface RunRecord {
 
 export async function insertRun(connection: DuckDBConnection, orgId: string, run: RunRecord): Promise<void> {
   const values: DuckDBValue[] = [
-    run.run_id, orgId, run.pipeline_id, run.token_id, run.realm, run.target_table, run.status, run.rows_in, run.rows_out,
-    run.error_code, run.error, run.idempotency_key, run.started_at, run.finished_at,
+    run.run_id,
+    orgId,
+    run.pipeline_id,
+    run.token_id,
+    run.realm,
+    run.target_table,
+    run.status,
+    run.rows_in,
+    run.rows_out,
+    run.error_code,
+    run.error,
+    run.idempotency_key,
+    run.started_at,
+    run.finished_at,
   ];
   await connection.run(
     `INSERT INTO ${LEDGER_SCHEMA}.runs VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::TIMESTAMPTZ, $14::TIMESTAMPTZ)`,
@@ -112,11 +124,16 @@ export async function insertIdempotent(
   result: IdempotentResult,
   now: Date,
 ): Promise<void> {
-  await connection.run(`DELETE FROM ${LEDGER_SCHEMA}.idempotency WHERE org_id = $1 AND pipeline_id = $2 AND "key" = $3`, [
-    orgId, pipelineId, key,
-  ]);
+  await connection.run(`DELETE FROM ${LEDGER_SCHEMA}.idempotency WHERE org_id = $1 AND pipeline_id = $2 AND "key" = $3`, [orgId, pipelineId, key]);
   await connection.run(`INSERT INTO ${LEDGER_SCHEMA}.idempotency VALUES ($1, $2, $3, $4, $5, $6, $7, $8::TIMESTAMPTZ)`, [
-    orgId, pipelineId, key, result.request_hash, result.run_id, result.rows_in, result.rows_out, now.toISOString(),
+    orgId,
+    pipelineId,
+    key,
+    result.request_hash,
+    result.run_id,
+    result.rows_in,
+    result.rows_out,
+    now.toISOString(),
   ]);
 }
 
@@ -128,13 +145,7 @@ export interface RunPage {
 }
 
 /** Newest first; `before` is an exclusive upper bound on run_id. */
-export async function listRuns(
-  connection: DuckDBConnection,
-  orgId: string,
-  pipelineId: string,
-  limit: number,
-  before: number | null,
-): Promise<RunPage> {
+export async function listRuns(connection: DuckDBConnection, orgId: string, pipelineId: string, limit: number, before: number | null): Promise<RunPage> {
   const reader = await connection.runAndReadAll(
     `SELECT run_id, pipeline_id, token_id, realm, target_table, status, rows_in, rows_out, error_code, error, idempotency_key,
             epoch_ms(started_at) AS started_ms, epoch_ms(finished_at) AS finished_ms
@@ -144,10 +155,7 @@ export async function listRuns(
     [orgId, pipelineId, before, limit + 1],
   );
   const rows = reader.getRowObjectsJS();
-  const counted = await connection.runAndReadAll(
-    `SELECT count(*) FROM ${LEDGER_SCHEMA}.runs WHERE org_id = $1 AND pipeline_id = $2`,
-    [orgId, pipelineId],
-  );
+  const counted = await connection.runAndReadAll(`SELECT count(*) FROM ${LEDGER_SCHEMA}.runs WHERE org_id = $1 AND pipeline_id = $2`, [orgId, pipelineId]);
   const items = rows.slice(0, limit).map((row): RunRecord => ({
     run_id: Number(row['run_id']),
     pipeline_id: asText(row['pipeline_id']),

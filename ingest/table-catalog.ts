@@ -25,7 +25,7 @@ export function schemaName(orgId: string, realm: string): string {
 }
 
 /** Prefix of every schema of an organization. */
-export const orgSchemaPrefix = (orgId: string): string => `${orgId}:`;
+const orgSchemaPrefix = (orgId: string): string => `${orgId}:`;
 
 export const qualified = (schema: string, table: string): string => `${quoteIdent(schema)}.${quoteIdent(table)}`;
 
@@ -67,9 +67,7 @@ export class TableCatalog {
   /** Creates the schema and the table with its default columns; idempotent. Call under the exclusive lock. */
   async createTable(connection: DuckDBConnection, schema: string, table: string): Promise<ReadonlySet<string>> {
     await connection.run(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
-    await connection.run(
-      `CREATE TABLE IF NOT EXISTS ${qualified(schema, table)} ("at" TIMESTAMPTZ NOT NULL, "label" VARCHAR, "body" VARCHAR, "props" BLOB)`,
-    );
+    await connection.run(`CREATE TABLE IF NOT EXISTS ${qualified(schema, table)} ("at" TIMESTAMPTZ NOT NULL, "label" VARCHAR, "body" VARCHAR, "props" BLOB)`);
     this.invalidate(`${schema}.${table}`);
     return (await this.columnsOf(connection, schema, table)) ?? new Set();
   }

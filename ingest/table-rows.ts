@@ -35,13 +35,7 @@ function decodeProps(raw: unknown): unknown {
 }
 
 /** One page of rows; null when the table does not exist. */
-export async function readRows(
-  connection: DuckDBConnection,
-  schema: string,
-  table: string,
-  limit: number,
-  after: RowsCursor | null,
-): Promise<RowsPage | null> {
+export async function readRows(connection: DuckDBConnection, schema: string, table: string, limit: number, after: RowsCursor | null): Promise<RowsPage | null> {
   const described = await connection.runAndReadAll(
     `SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = $1 AND table_name = $2 ORDER BY column_index`,
     [schema, table],

@@ -7,8 +7,8 @@ import type { PlatformCollections as Collections } from '../runtime/collections.
 import { deriveKey, randomAlphanumeric, seal, sha256Hex, unseal } from '../runtime/crypto.js';
 import type { OrgId } from '../runtime/store/types.js';
 
-export const TOKEN_PREFIX = 'ctx_';
-export const TOKEN_PATTERN = /^ctx_[A-Za-z0-9]{32}$/;
+const TOKEN_PREFIX = 'ctx_';
+const TOKEN_PATTERN = /^ctx_[A-Za-z0-9]{32}$/;
 /** generated signing secrets: 40 alphanumerics (~238 bits) */
 const SECRET_LENGTH = 40;
 

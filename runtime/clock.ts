@@ -23,6 +23,3 @@ export const isoAt = (ms: number): string => new Date(ms).toISOString();
 
 /** The UTC day (`2026-11-24`) of a time in milliseconds: the cost-cap day, the event-key day. */
 export const dayOf = (ms: number): string => isoAt(ms).slice(0, 10);
-
-/** The clock's current time as ISO 8601. */
-export const nowIsoOn = (clock: Pick<RuntimeClock, 'now'>): string => isoAt(clock.now());

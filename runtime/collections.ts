@@ -77,7 +77,7 @@ export interface IngestTokenDoc extends StoredFields {
 }
 
 /** Status of an agent run: `pending` -> `running` (<-> `awaiting_approval`) -> `succeeded` | `failed` | `cancelled`. */
-export type AgentRunStatus = 'pending' | 'running' | 'awaiting_approval' | 'succeeded' | 'failed' | 'cancelled';
+type AgentRunStatus = 'pending' | 'running' | 'awaiting_approval' | 'succeeded' | 'failed' | 'cancelled';
 
 export interface TokenUsage {
   readonly input_tokens: number;
@@ -150,28 +150,53 @@ export async function openPlatformCollections(store: MetadataStore): Promise<Pla
     organizations: await store.globalCollection<OrganizationDoc>({ name: 'organizations', idPrefix: 'org', scope: 'global' }),
     users: await store.globalCollection<UserDoc>({ name: 'users', idPrefix: 'usr', scope: 'global', unique: [['email']] }),
     memberships: await store.orgCollection<MembershipDoc>({
-      name: 'memberships', idPrefix: 'mbr', scope: 'org', unique: [['user_id']], indexes: ['role'],
+      name: 'memberships',
+      idPrefix: 'mbr',
+      scope: 'org',
+      unique: [['user_id']],
+      indexes: ['role'],
     }),
     roles: await store.orgCollection<RoleDoc>({ name: 'roles', idPrefix: 'rol', scope: 'org', unique: [['name']] }),
     apiKeys: await store.orgCollection<ApiKeyDoc>({ name: 'api_keys', idPrefix: 'key', scope: 'org', unique: [['key_hash']] }),
     invites: await store.orgCollection<InviteDoc>({
-      name: 'invites', idPrefix: 'inv', scope: 'org', unique: [['token_hash']], indexes: ['email'],
+      name: 'invites',
+      idPrefix: 'inv',
+      scope: 'org',
+      unique: [['token_hash']],
+      indexes: ['email'],
     }),
     idempotency: await store.orgCollection<IdempotencyRecord>({
-      name: 'idempotency_keys', idPrefix: 'idk', scope: 'org', unique: [['scope', 'key']],
+      name: 'idempotency_keys',
+      idPrefix: 'idk',
+      scope: 'org',
+      unique: [['scope', 'key']],
     }),
     contextPipelines: await store.orgCollection<ContextPipelineDoc>({
-      name: 'context_pipelines', idPrefix: 'cpl', scope: 'org', unique: [['name']],
+      name: 'context_pipelines',
+      idPrefix: 'cpl',
+      scope: 'org',
+      unique: [['name']],
     }),
     ingestTokens: await store.orgCollection<IngestTokenDoc>({
-      name: 'ingest_tokens', idPrefix: 'itk', scope: 'org', unique: [['token_hash']], indexes: ['pipeline_id'],
+      name: 'ingest_tokens',
+      idPrefix: 'itk',
+      scope: 'org',
+      unique: [['token_hash']],
+      indexes: ['pipeline_id'],
     }),
     agentRuns: await store.orgCollection<AgentRunDoc>({
-      name: 'agent_runs', idPrefix: 'run', scope: 'org', indexes: ['status', 'conversation_id', 'day', 'task_id'],
+      name: 'agent_runs',
+      idPrefix: 'run',
+      scope: 'org',
+      indexes: ['status', 'conversation_id', 'day', 'task_id'],
     }),
     agentRunEvents: await store.orgCollection<AgentRunEventDoc>({
       // the unique (run_id, seq) index also serves lookups by run_id
-      name: 'agent_run_events', idPrefix: 'rev', scope: 'org', unique: [['run_id', 'seq']], indexes: ['approval_id'],
+      name: 'agent_run_events',
+      idPrefix: 'rev',
+      scope: 'org',
+      unique: [['run_id', 'seq']],
+      indexes: ['approval_id'],
     }),
   };
 }

@@ -186,7 +186,10 @@ function publicUrl(env: Env): string | null {
 
 /** Comma-separated emails, trimmed and lowercased (as identity stores them); thrown on an entry that is not an email. */
 function emailList(env: Env, name: string): readonly string[] {
-  const entries = (text(env, name) ?? '').split(',').map((entry) => entry.trim().toLowerCase()).filter((entry) => entry !== '');
+  const entries = (text(env, name) ?? '')
+    .split(',')
+    .map((entry) => entry.trim().toLowerCase())
+    .filter((entry) => entry !== '');
   for (const entry of entries) {
     if (!z.string().email().safeParse(entry).success) throw new ConfigError(name, `"${entry}" is not an email address`);
   }
@@ -237,7 +240,10 @@ function sourceConfigKey(env: Env): Uint8Array | null {
 }
 
 function egressAllow(env: Env): readonly string[] {
-  const entries = (text(env, 'EGRESS_ALLOW') ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  const entries = (text(env, 'EGRESS_ALLOW') ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
   try {
     parseEgressAllow(entries);
   } catch (error) {
@@ -357,7 +363,12 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     filesDir: resolve(text(env, 'FILES_DIR') ?? join(dataDir, 'files')),
     sourceConfigKey: sourceConfigKey(env),
     pluginsFile: pluginsFile(env),
-    mcpStdioCommands: Object.freeze((text(env, 'MCP_STDIO_COMMANDS') ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')),
+    mcpStdioCommands: Object.freeze(
+      (text(env, 'MCP_STDIO_COMMANDS') ?? '')
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter((entry) => entry !== ''),
+    ),
     kubernetesInCluster: flag(env, 'KUBERNETES_IN_CLUSTER'),
     policyGitAllowLocal: flag(env, 'POLICY_GIT_ALLOW_LOCAL'),
     filesMaxUploadBytes: integer(env, 'FILES_MAX_UPLOAD_BYTES', 104_857_600, 1, 4_294_967_296),

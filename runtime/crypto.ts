@@ -44,8 +44,7 @@ export function hmacDigest(algorithm: 'sha1' | 'sha256', key: string | Uint8Arra
   return hmac.digest();
 }
 
-export const signHmac = (secret: string | Uint8Array, rawBody: Uint8Array): string =>
-  'sha256=' + createHmac('sha256', secret).update(rawBody).digest('hex');
+export const signHmac = (secret: string | Uint8Array, rawBody: Uint8Array): string => 'sha256=' + createHmac('sha256', secret).update(rawBody).digest('hex');
 
 /** A 32-byte key for one purpose, derived from a root secret (HMAC-SHA256 as a KDF). */
 export const deriveKey = (root: Uint8Array, purpose: string): Buffer => createHmac('sha256', root).update(purpose).digest();

@@ -74,9 +74,7 @@ export function registerCoreProbes(health: HealthReporter, config: ServiceConfig
     },
   });
   const natsUrl = config.natsUrl;
-  health.register('bus', natsUrl
-    ? { engine: 'nats', check: () => probeNats(natsUrl) }
-    : { engine: 'in-process', check: async () => 'ok' });
+  health.register('bus', natsUrl ? { engine: 'nats', check: () => probeNats(natsUrl) } : { engine: 'in-process', check: async () => 'ok' });
   // every cache (auth contexts, graph key sets, catalogs) lives in this process; none is shared across processes
   health.register('cache', { engine: 'in-process', check: async () => 'none' });
   // the operator's endpoint only: organizations with their own llm_base_url and key do not change it

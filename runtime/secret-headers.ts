@@ -4,10 +4,18 @@
  */
 export const REDACTED = '[redacted]';
 
-const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-service-signature', 'x-hub-signature', 'x-hub-signature-256']);
+const SECRET_HEADERS = new Set([
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'set-cookie',
+  'x-service-signature',
+  'x-hub-signature',
+  'x-hub-signature-256',
+]);
 
 /** also any vendor's signature or token header: `x-slack-signature`, `x-signature-ed25519`, `x-gitlab-token` */
-export function isSecretHeader(name: string): boolean {
+function isSecretHeader(name: string): boolean {
   const lower = name.toLowerCase();
   return SECRET_HEADERS.has(lower) || (lower.startsWith('x-') && (lower.includes('-signature') || lower.endsWith('-token')));
 }

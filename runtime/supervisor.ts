@@ -29,7 +29,7 @@ import { isoAt, systemClock, type RuntimeClock } from './clock.js';
 
 export type { RuntimeClock } from './clock.js';
 
-export type FailurePolicy =
+type FailurePolicy =
   /** start the actor again from its input, at most `maxRestarts` times in its life */
   | { readonly onFailure: 'restart'; readonly maxRestarts: number }
   /** leave it failed; `onFailed` finalizes it */
@@ -296,11 +296,7 @@ export class Supervisor {
 
   private describe(entry: Entry): ActorInfo {
     const snapshot = entry.actor.getSnapshot() as { value?: unknown; status: string };
-    const state = entry.kind.describe
-      ? entry.kind.describe(snapshot)
-      : typeof snapshot.value === 'string'
-        ? snapshot.value
-        : snapshot.status;
+    const state = entry.kind.describe ? entry.kind.describe(snapshot) : typeof snapshot.value === 'string' ? snapshot.value : snapshot.status;
     return {
       id: entry.id,
       kind: entry.kind.kind,

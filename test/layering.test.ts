@@ -23,7 +23,9 @@ function sourceFiles(): string[] {
 
 /** source text without comments, so documentation may name what code must not use */
 const code = (file: string): string =>
-  readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:])\/\/.*$/gm, '$1');
+  readFileSync(file, 'utf8')
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/(^|[^:])\/\/.*$/gm, '$1');
 
 function offenders(pattern: RegExp, allowed: readonly string[]): string[] {
   return sourceFiles()

@@ -41,7 +41,8 @@ async function localFileSize(path: string): Promise<number> {
 
 export const fileCommands: readonly Command[] = [
   {
-    name: 'files list', summary: 'List remote files',
+    name: 'files list',
+    summary: 'List remote files',
     usage: ['[--filter <glob>] [--sort name|size|modified] (default name) [--desc]'],
     options: { filter: { type: 'string' }, sort: { type: 'string' }, desc: { type: 'boolean' } },
     run: async ({ args, api, output }) => {
@@ -52,20 +53,23 @@ export const fileCommands: readonly Command[] = [
       output.result({ items: files, total: files.length }, () =>
         files.length === 0
           ? 'no files'
-          : table(['PATH', 'SIZE', 'MODIFIED'], files.map((file) => [file.path, formatBytes(file.size), file.modified_at])),
+          : table(
+              ['PATH', 'SIZE', 'MODIFIED'],
+              files.map((file) => [file.path, formatBytes(file.size), file.modified_at]),
+            ),
       );
     },
   },
   {
-    name: 'files download', summary: 'Download a remote file',
+    name: 'files download',
+    summary: 'Download a remote file',
     usage: ['--path <remote> [--output <local>] (default: current directory, same file name)'],
     options: { path: { type: 'string' }, output: { type: 'string' } },
     run: async ({ args, api, output }) => {
       const remote = args.required('path');
       const given = args.string('output');
-      const target = given === undefined
-        ? resolve(basename(remote))
-        : (await stat(given).catch(() => null))?.isDirectory() ? join(given, basename(remote)) : resolve(given);
+      const target =
+        given === undefined ? resolve(basename(remote)) : (await stat(given).catch(() => null))?.isDirectory() ? join(given, basename(remote)) : resolve(given);
       const response = await api().download('/files/content', { path: remote });
       if (response.body === null) throw usage(`the server sent no content for ${remote}`);
       // written beside the target and renamed: an interrupted download never leaves a truncated file under the real name
@@ -87,7 +91,8 @@ export const fileCommands: readonly Command[] = [
     },
   },
   {
-    name: 'files upload', summary: 'Upload one local file (skipped when the remote copy is identical)',
+    name: 'files upload',
+    summary: 'Upload one local file (skipped when the remote copy is identical)',
     usage: ['--input <local> [--path <remote>] (default: the file name)'],
     options: { input: { type: 'string' }, path: { type: 'string' } },
     run: async ({ args, api, output }) => {
@@ -99,25 +104,37 @@ export const fileCommands: readonly Command[] = [
     },
   },
   {
-    name: 'files upload-dir', summary: 'Upload a directory recursively (identical remote files are skipped)',
+    name: 'files upload-dir',
+    summary: 'Upload a directory recursively (identical remote files are skipped)',
     usage: ['--input <dir> [--prefix <remote folder>] (default empty)'],
     options: { input: { type: 'string' }, prefix: { type: 'string' } },
     run: async ({ args, api, output }) => {
       const files = await walkDirectory(args.required('input'));
       const prefix = args.string('prefix');
       const summary = await uploadAll(
-        api(), output, files.map((file) => ({ local: file.absolute, remote: remotePath(prefix, file.relative), size: file.size })), 'files upload-dir',
+        api(),
+        output,
+        files.map((file) => ({ local: file.absolute, remote: remotePath(prefix, file.relative), size: file.size })),
+        'files upload-dir',
       );
       output.result(summary, () => `${summary.uploaded.length} uploaded, ${summary.skipped.length} unchanged (${formatBytes(summary.bytes_sent)} sent)`);
     },
   },
   {
-    name: 'files info', summary: 'Size, type and modification time of a remote file', usage: ['--path <remote>'],
+    name: 'files info',
+    summary: 'Size, type and modification time of a remote file',
+    usage: ['--path <remote>'],
     options: { path: { type: 'string' } },
     run: async ({ args, api, output }) => {
       const info = await api().json<RemoteFile & { sha256: string }>('GET', '/files/info', { query: { path: args.required('path') } });
       output.result(info, () =>
-        [`path: ${info.path}`, `size: ${info.size} (${formatBytes(info.size)})`, `type: ${info.content_type}`, `modified: ${info.modified_at}`, `sha256: ${info.sha256}`].join('\n'),
+        [
+          `path: ${info.path}`,
+          `size: ${info.size} (${formatBytes(info.size)})`,
+          `type: ${info.content_type}`,
+          `modified: ${info.modified_at}`,
+          `sha256: ${info.sha256}`,
+        ].join('\n'),
       );
     },
   },

@@ -26,8 +26,7 @@ interface RelationshipInput {
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-const keyText = (value: unknown): string | null =>
-  typeof value === 'string' && value !== '' ? value : typeof value === 'number' ? String(value) : null;
+const keyText = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : typeof value === 'number' ? String(value) : null);
 
 /** `{label, properties:{_key}}`, `{label, key, properties}` or `{label, _key, ...properties}` -> the API form. */
 export function normalizeNode(raw: unknown, index: number): NodeInput {
@@ -54,7 +53,11 @@ export function normalizeRelationship(raw: unknown, index: number): Relationship
   const from = end('from');
   const to = end('to');
   return {
-    type: raw['type'], from_label: from.label, from_key: from.key, to_label: to.label, to_key: to.key,
+    type: raw['type'],
+    from_label: from.label,
+    from_key: from.key,
+    to_label: to.label,
+    to_key: to.key,
     ...(properties === undefined ? {} : { properties }),
   };
 }
@@ -87,7 +90,10 @@ async function upsertInBatches(
 
 const batchOptions = { realm: { type: 'string' }, 'batch-size': { type: 'string' } } as const;
 const inputOptions = { file: { type: 'string' }, data: { type: 'string' }, stdin: { type: 'boolean' }, ...batchOptions } as const;
-const inputUsage = ['exactly one of --file <path> | --data <json array> | --stdin', `[--realm <name>] [--batch-size <n>] (default ${DEFAULT_BATCH_SIZE}, at most ${MAX_BATCH_SIZE})`];
+const inputUsage = [
+  'exactly one of --file <path> | --data <json array> | --stdin',
+  `[--realm <name>] [--batch-size <n>] (default ${DEFAULT_BATCH_SIZE}, at most ${MAX_BATCH_SIZE})`,
+];
 
 interface GraphNode {
   readonly id: string;
@@ -106,12 +112,14 @@ const nodeId = (reference: string, flag: string): string => {
   return encodeURIComponent(`${label}:${key}`);
 };
 
-const cell = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value) ?? '');
+const cell = (value: unknown): string => (typeof value === 'string' ? value : (JSON.stringify(value) ?? ''));
 
 export const graphCommands: readonly Command[] = [
   {
-    name: 'graph write-nodes', summary: 'Upsert an array of nodes ({label, key|properties._key, properties})',
-    usage: inputUsage, options: inputOptions,
+    name: 'graph write-nodes',
+    summary: 'Upsert an array of nodes ({label, key|properties._key, properties})',
+    usage: inputUsage,
+    options: inputOptions,
     run: async (context) => {
       const rows = (await readJsonArray(readInput(context), context.readStdin)).map(normalizeNode);
       const result = await upsertInBatches(context, 'nodes', rows);
@@ -119,7 +127,8 @@ export const graphCommands: readonly Command[] = [
     },
   },
   {
-    name: 'graph add-node', summary: 'Upsert one node',
+    name: 'graph add-node',
+    summary: 'Upsert one node',
     usage: ['--label <Label> --key <key> [--prop KEY=VALUE ...] [--realm <name>]'],
     options: { label: { type: 'string' }, key: { type: 'string' }, prop: { type: 'string', multiple: true }, realm: { type: 'string' } },
     run: async ({ args, api, output }) => {
@@ -133,8 +142,10 @@ export const graphCommands: readonly Command[] = [
     },
   },
   {
-    name: 'graph write-rels', summary: 'Upsert an array of relationships ({type, from, to} or {type, from_label, from_key, to_label, to_key})',
-    usage: inputUsage, options: inputOptions,
+    name: 'graph write-rels',
+    summary: 'Upsert an array of relationships ({type, from, to} or {type, from_label, from_key, to_label, to_key})',
+    usage: inputUsage,
+    options: inputOptions,
     run: async (context) => {
       const rows = (await readJsonArray(readInput(context), context.readStdin)).map(normalizeRelationship);
       const result = await upsertInBatches(context, 'relationships', rows);
@@ -142,9 +153,16 @@ export const graphCommands: readonly Command[] = [
     },
   },
   {
-    name: 'graph add-rel', summary: 'Upsert one relationship',
+    name: 'graph add-rel',
+    summary: 'Upsert one relationship',
     usage: ['--type <TYPE> --from <Label:key> --to <Label:key> [--prop KEY=VALUE ...] [--realm <name>]'],
-    options: { type: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, prop: { type: 'string', multiple: true }, realm: { type: 'string' } },
+    options: {
+      type: { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      prop: { type: 'string', multiple: true },
+      realm: { type: 'string' },
+    },
     run: async ({ args, api, output }) => {
       const type = args.required('type');
       const from = parseNodeRef(args.required('from'), '--from');
@@ -161,7 +179,8 @@ export const graphCommands: readonly Command[] = [
     },
   },
   {
-    name: 'graph search', summary: 'Ranked text search over nodes',
+    name: 'graph search',
+    summary: 'Ranked text search over nodes',
     usage: ['--query <text> (required) [--limit <n>] (default 20) [--label <Label> ...] [--realm <name>]'],
     options: { query: { type: 'string' }, limit: { type: 'string' }, label: { type: 'string', multiple: true }, ...realmOption },
     run: async (context) => {
@@ -175,12 +194,18 @@ export const graphCommands: readonly Command[] = [
       output.result(answer, () =>
         answer.items.length === 0
           ? 'no matches'
-          : table(['ID', 'SCORE', 'NAME'], answer.items.map((node) => [node.id, (node.score ?? 0).toFixed(3), cell(node.properties['name'] ?? '')])),
+          : table(
+              ['ID', 'SCORE', 'NAME'],
+              answer.items.map((node) => [node.id, (node.score ?? 0).toFixed(3), cell(node.properties['name'] ?? '')]),
+            ),
       );
     },
   },
   {
-    name: 'graph get', summary: 'One node by id', usage: ['--id <Label:key> [--realm <name>]'], options: { id: { type: 'string' }, ...realmOption },
+    name: 'graph get',
+    summary: 'One node by id',
+    usage: ['--id <Label:key> [--realm <name>]'],
+    options: { id: { type: 'string' }, ...realmOption },
     run: async (context) => {
       const { args, api, output } = context;
       const node = await api().json<GraphNode>('GET', `/graph/nodes/${nodeId(args.required('id'), '--id')}`, { query: realmQuery(context) });
@@ -188,19 +213,25 @@ export const graphCommands: readonly Command[] = [
     },
   },
   {
-    name: 'graph delete', summary: 'Delete a node and the relationships connected to it', usage: ['--id <Label:key> [--realm <name>]'],
+    name: 'graph delete',
+    summary: 'Delete a node and the relationships connected to it',
+    usage: ['--id <Label:key> [--realm <name>]'],
     options: { id: { type: 'string' }, ...realmOption },
     run: async (context) => {
       const { args, api, output } = context;
       const answer = await api().json<{ id: string; deleted: boolean; relationships_deleted: number }>(
-        'DELETE', `/graph/nodes/${nodeId(args.required('id'), '--id')}`, { query: realmQuery(context) },
+        'DELETE',
+        `/graph/nodes/${nodeId(args.required('id'), '--id')}`,
+        { query: realmQuery(context) },
       );
       output.result(answer, () => `deleted ${answer.id} and ${answer.relationships_deleted} relationships`);
     },
   },
   {
-    name: 'graph cypher', summary: 'Run a Cypher query (read-only unless the token may write)',
-    usage: ['"<query>" [--params <json object>] [--realm <name>]'], options: { params: { type: 'string' }, ...realmOption },
+    name: 'graph cypher',
+    summary: 'Run a Cypher query (read-only unless the token may write)',
+    usage: ['"<query>" [--params <json object>] [--realm <name>]'],
+    options: { params: { type: 'string' }, ...realmOption },
     positionals: { min: 1, max: 1 },
     run: async ({ args, api, output }) => {
       const query = args.positionals[0] as string;
@@ -218,19 +249,29 @@ export const graphCommands: readonly Command[] = [
       const answer = await api().json<{ columns: string[]; rows: Record<string, unknown>[] }>('POST', '/graph/cypher', {
         body: { query, ...(params === undefined ? {} : { params }), ...(realm === undefined ? {} : { realm }) },
       });
-      output.result(answer, () =>
-        `${table(answer.columns, answer.rows.map((row) => answer.columns.map((column) => cell(row[column]))))}\n(${answer.rows.length} rows)`,
+      output.result(
+        answer,
+        () =>
+          `${table(
+            answer.columns,
+            answer.rows.map((row) => answer.columns.map((column) => cell(row[column]))),
+          )}\n(${answer.rows.length} rows)`,
       );
     },
   },
   {
-    name: 'graph stats', summary: 'Node and relationship counts', usage: ['[--labels] (adds per-label counts) [--realm <name>]'],
+    name: 'graph stats',
+    summary: 'Node and relationship counts',
+    usage: ['[--labels] (adds per-label counts) [--realm <name>]'],
     options: { labels: { type: 'boolean' }, ...realmOption },
     run: async (context) => {
       const { args, api, output } = context;
       const stats = await api().json<{
-        realm: string; node_count: number; relationship_count: number;
-        labels?: Record<string, number>; relationship_types?: Record<string, number>;
+        realm: string;
+        node_count: number;
+        relationship_count: number;
+        labels?: Record<string, number>;
+        relationship_types?: Record<string, number>;
       }>('GET', '/graph/stats', { query: { labels: args.flag('labels') ? 'true' : undefined, ...realmQuery(context) } });
       output.result(stats, () => {
         const lines = [`realm: ${stats.realm}`, `nodes: ${stats.node_count}`, `relationships: ${stats.relationship_count}`];

@@ -12,7 +12,9 @@ const filterOptions = { dir: { type: 'string' }, include: { type: 'string', mult
 
 export const ingestCommands: readonly Command[] = [
   {
-    name: 'ingest scan', summary: 'Count files and sizes by extension (works offline)', offline: true,
+    name: 'ingest scan',
+    summary: 'Count files and sizes by extension (works offline)',
+    offline: true,
     usage: ['--dir <dir> (required) [--include <glob> ...] [--exclude <glob> ...] [--dry-run] (also lists every file)'],
     options: { ...filterOptions, 'dry-run': { type: 'boolean' } },
     run: async ({ args, output }) => {
@@ -29,7 +31,10 @@ export const ingestCommands: readonly Command[] = [
       };
       output.result(report, () => {
         const lines = [
-          table(['EXTENSION', 'FILES', 'SIZE'], extensions.map((entry) => [entry.extension, String(entry.files), formatBytes(entry.bytes)])),
+          table(
+            ['EXTENSION', 'FILES', 'SIZE'],
+            extensions.map((entry) => [entry.extension, String(entry.files), formatBytes(entry.bytes)]),
+          ),
           `total: ${files.length} files, ${formatBytes(totalBytes)}`,
         ];
         if (dryRun) lines.push('would upload:', ...files.map((file) => `  ${file.relative} (${formatBytes(file.size)})`));
@@ -38,14 +43,18 @@ export const ingestCommands: readonly Command[] = [
     },
   },
   {
-    name: 'ingest upload', summary: 'Upload the matching files of a directory to the file store',
+    name: 'ingest upload',
+    summary: 'Upload the matching files of a directory to the file store',
     usage: ['--dir <dir> (required) [--include <glob> ...] [--exclude <glob> ...] [--prefix <remote folder>] (default empty)'],
     options: { ...filterOptions, prefix: { type: 'string' } },
     run: async ({ args, api, output }) => {
       const files = await walkDirectory(args.required('dir'), { include: args.list('include'), exclude: args.list('exclude') });
       const prefix = args.string('prefix');
       const summary = await uploadAll(
-        api(), output, files.map((file) => ({ local: file.absolute, remote: remotePath(prefix, file.relative), size: file.size })), 'ingest upload',
+        api(),
+        output,
+        files.map((file) => ({ local: file.absolute, remote: remotePath(prefix, file.relative), size: file.size })),
+        'ingest upload',
       );
       output.result(summary, () => `${summary.uploaded.length} uploaded, ${summary.skipped.length} unchanged (${formatBytes(summary.bytes_sent)} sent)`);
     },

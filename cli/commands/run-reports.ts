@@ -11,9 +11,11 @@ interface GraphStats {
 
 export const reportCommands: readonly Command[] = [
   {
-    name: 'log', summary: "Append a line to the pipeline run's log",
+    name: 'log',
+    summary: "Append a line to the pipeline run's log",
     usage: ['"<message>" [--level debug|info|warn|error|agent|graph] (default info) [--phase <name>]'],
-    options: { level: { type: 'string' }, phase: { type: 'string' } }, positionals: { min: 1, max: 1 },
+    options: { level: { type: 'string' }, phase: { type: 'string' } },
+    positionals: { min: 1, max: 1 },
     run: async ({ args, api, output }) => {
       const client = api();
       const level = args.choice('level', LEVELS, 'info');
@@ -25,9 +27,11 @@ export const reportCommands: readonly Command[] = [
     },
   },
   {
-    name: 'progress', summary: 'Report progress of the pipeline run',
+    name: 'progress',
+    summary: 'Report progress of the pipeline run',
     usage: ['<fraction 0.0-1.0> ["<message>"] [--phase <name>]'],
-    options: { phase: { type: 'string' } }, positionals: { min: 1, max: 2 },
+    options: { phase: { type: 'string' } },
+    positionals: { min: 1, max: 2 },
     run: async ({ args, api, output }) => {
       const raw = args.positionals[0] as string;
       const fraction = Number(raw);
@@ -44,7 +48,10 @@ export const reportCommands: readonly Command[] = [
     },
   },
   {
-    name: 'status', summary: 'Check the connection, the token and the graph', usage: ['(no arguments)'], options: {},
+    name: 'status',
+    summary: 'Check the connection, the token and the graph',
+    usage: ['(no arguments)'],
+    options: {},
     run: async ({ api, output }) => {
       const client = api();
       let agent: { organization_id: string; token_kind: string; run: { id: string; status: string } | null };

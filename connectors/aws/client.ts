@@ -19,7 +19,7 @@ interface AwsCredentials {
 }
 
 /** What every SDK client is built with; each field set so nothing is read from this host's AWS configuration. */
-export interface BaseClientConfig {
+interface BaseClientConfig {
   readonly region: string;
   readonly credentials: AwsCredentials;
   readonly credentialDefaultProvider: () => () => Promise<never>;
@@ -101,14 +101,23 @@ async function assumeRole(config: AwsConfig, roleArn: string, net: NetPort | und
 /** The credentials and client factory of one source; assumes its role first when it names one. */
 export async function awsSession(rawConfig: Readonly<Record<string, unknown>>, net: NetPort | undefined, signal: AbortSignal): Promise<AwsSession> {
   const config = awsConfigOf(rawConfig);
-  if (config.accessKeyId === '' || config.secretAccessKey === '') throw new ToolError('invalid_config', 'the aws source needs access_key_id and secret_access_key');
+  if (config.accessKeyId === '' || config.secretAccessKey === '')
+    throw new ToolError('invalid_config', 'the aws source needs access_key_id and secret_access_key');
   const credentials = config.roleArn === undefined ? staticCredentials(config) : await assumeRole(config, config.roleArn, net, signal);
   return { config, client: (Client, region) => new Client(baseConfig(config, region, credentials, net)) };
 }
 
 const UNAUTHORIZED = new Set([
-  'InvalidClientTokenId', 'UnrecognizedClientException', 'SignatureDoesNotMatch', 'InvalidSignatureException', 'AuthFailure',
-  'ExpiredToken', 'ExpiredTokenException', 'IncompleteSignature', 'MissingAuthenticationToken', 'InvalidAccessKeyId',
+  'InvalidClientTokenId',
+  'UnrecognizedClientException',
+  'SignatureDoesNotMatch',
+  'InvalidSignatureException',
+  'AuthFailure',
+  'ExpiredToken',
+  'ExpiredTokenException',
+  'IncompleteSignature',
+  'MissingAuthenticationToken',
+  'InvalidAccessKeyId',
 ]);
 const FORBIDDEN = new Set(['AccessDenied', 'AccessDeniedException', 'UnauthorizedOperation', 'UnauthorizedException']);
 const THROTTLED = new Set(['Throttling', 'ThrottlingException', 'RequestLimitExceeded', 'TooManyRequestsException', 'RequestThrottled']);
@@ -129,7 +138,8 @@ function toolErrorOf(error: unknown, service: string): unknown {
   if (!(error instanceof Error) || error.name === 'AbortError') return error;
   if (!isServiceError(error)) {
     const code = (error as NodeJS.ErrnoException).code ?? '';
-    if (NETWORK.test(`${code} ${error.name} ${error.message}`)) return new ToolError('upstream_unreachable', `AWS ${service} cannot be reached: ${error.message}`, { service });
+    if (NETWORK.test(`${code} ${error.name} ${error.message}`))
+      return new ToolError('upstream_unreachable', `AWS ${service} cannot be reached: ${error.message}`, { service });
     return error;
   }
   const status = error.$metadata?.httpStatusCode ?? 0;
@@ -137,7 +147,8 @@ function toolErrorOf(error: unknown, service: string): unknown {
   const said = error.message || error.name;
   if (UNAUTHORIZED.has(error.name)) return new ToolError('unauthorized', `AWS ${service} refused the credentials (${error.name}): ${said}`, details);
   if (FORBIDDEN.has(error.name)) return new ToolError('forbidden', `the credentials lack a permission for AWS ${service} (${error.name}): ${said}`, details);
-  if (THROTTLED.has(error.name) || status === 429) return new ToolError('rate_limited_upstream', `AWS ${service} is throttling these requests; try again later`, details);
+  if (THROTTLED.has(error.name) || status === 429)
+    return new ToolError('rate_limited_upstream', `AWS ${service} is throttling these requests; try again later`, details);
   if (/NotFound/.test(error.name)) return new ToolError('not_found', `AWS ${service}: ${said}`, details);
   if (error.$fault === 'client') return new ToolError('bad_request', `AWS ${service} refused the request (${error.name}): ${said}`, details);
   return new ToolError('upstream_error', `AWS ${service} failed (${status} ${error.name}): ${said}`, details);
@@ -155,7 +166,10 @@ export async function awsCall<T>(service: string, signal: AbortSignal, call: (op
 }
 
 /** Reads pages until `limit` items or the last page; `truncated` says more were there. */
-export async function readPages<T>(limit: number, page: (token: string | undefined) => Promise<{ items: readonly T[]; next?: string | undefined }>): Promise<{ items: T[]; truncated: boolean }> {
+export async function readPages<T>(
+  limit: number,
+  page: (token: string | undefined) => Promise<{ items: readonly T[]; next?: string | undefined }>,
+): Promise<{ items: T[]; truncated: boolean }> {
   const items: T[] = [];
   let token: string | undefined;
   do {

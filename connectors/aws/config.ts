@@ -30,7 +30,11 @@ export const AWS_CONFIG_SCHEMA: JsonSchema = {
       uniqueItems: true,
       description: 'the regions to read, e.g. ["us-east-1", "eu-west-1"]; the first is the default for tools on one resource',
     },
-    access_key_id: { type: 'string', pattern: '^[A-Z0-9]{16,128}$', description: 'the access key id of an IAM user (or of temporary credentials with session_token)' },
+    access_key_id: {
+      type: 'string',
+      pattern: '^[A-Z0-9]{16,128}$',
+      description: 'the access key id of an IAM user (or of temporary credentials with session_token)',
+    },
     secret_access_key: { type: 'string', minLength: 1, maxLength: 256, writeOnly: true, description: 'the secret access key' },
     session_token: { type: 'string', minLength: 1, maxLength: 8192, writeOnly: true, description: 'the session token of temporary credentials' },
     role_arn: {
@@ -38,8 +42,19 @@ export const AWS_CONFIG_SCHEMA: JsonSchema = {
       pattern: '^arn:aws[a-z-]*:iam::\\d{12}:role/[\\w+=,.@/-]+$',
       description: 'a role to assume with STS AssumeRole (e.g. a read-mostly role in the account to inspect); the keys above must be allowed to assume it',
     },
-    external_id: { type: 'string', minLength: 2, maxLength: 1224, pattern: '^[\\w+=,.@:/-]+$', description: "the role's external id, when its trust policy requires one" },
-    endpoint: { type: 'string', format: 'uri', pattern: '^https?://', description: 'send every call here instead of the regional AWS endpoints (a proxy or a test double)' },
+    external_id: {
+      type: 'string',
+      minLength: 2,
+      maxLength: 1224,
+      pattern: '^[\\w+=,.@:/-]+$',
+      description: "the role's external id, when its trust policy requires one",
+    },
+    endpoint: {
+      type: 'string',
+      format: 'uri',
+      pattern: '^https?://',
+      description: 'send every call here instead of the regional AWS endpoints (a proxy or a test double)',
+    },
   },
   dependentRequired: { external_id: ['role_arn'] },
 };

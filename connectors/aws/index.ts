@@ -33,8 +33,16 @@ export function createAwsPlugin(): ConnectorPlugin {
     configSchema: AWS_CONFIG_SCHEMA,
     validate: validateAws,
     tools: [
-      listInstancesTool, listAutoScalingGroupsTool, listEcsServicesTool, listLambdaFunctionsTool, alarmsInAlarmTool, metricDatapointsTool, cloudtrailEventsTool,
-      rebootInstanceTool, scaleEcsServiceTool, setAlarmStateTool,
+      listInstancesTool,
+      listAutoScalingGroupsTool,
+      listEcsServicesTool,
+      listLambdaFunctionsTool,
+      alarmsInAlarmTool,
+      metricDatapointsTool,
+      cloudtrailEventsTool,
+      rebootInstanceTool,
+      scaleEcsServiceTool,
+      setAlarmStateTool,
     ],
     sync: syncAws,
   };

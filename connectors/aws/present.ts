@@ -7,7 +7,9 @@ import type { Service as EcsService } from '@aws-sdk/client-ecs';
 import type { FunctionConfiguration } from '@aws-sdk/client-lambda';
 
 /** `[{Key, Value}]` (EC2, Auto Scaling, ECS) as a plain object */
-export function tagsOf(tags: readonly { Key?: string | undefined; Value?: string | undefined; key?: string | undefined; value?: string | undefined }[] | undefined): Record<string, string> {
+export function tagsOf(
+  tags: readonly { Key?: string | undefined; Value?: string | undefined; key?: string | undefined; value?: string | undefined }[] | undefined,
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const tag of tags ?? []) {
     const key = tag.Key ?? tag.key;

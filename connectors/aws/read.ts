@@ -10,7 +10,14 @@ export interface Read<T> {
   readonly truncated: boolean;
 }
 
-export async function readInstances(session: AwsSession, region: string, signal: AbortSignal, limit: number, filters: Filter[] = [], ids?: string[]): Promise<Read<Instance>> {
+export async function readInstances(
+  session: AwsSession,
+  region: string,
+  signal: AbortSignal,
+  limit: number,
+  filters: Filter[] = [],
+  ids?: string[],
+): Promise<Read<Instance>> {
   const ec2 = session.client(EC2Client, region);
   return readPages(limit, async (token) => {
     const answer = await awsCall('EC2', signal, (options) =>
@@ -36,22 +43,28 @@ export async function readEcsServices(session: AwsSession, region: string, signa
   const ecs = session.client(ECSClient, region);
   const clusters =
     cluster === undefined
-      ? (await readPages(100, async (token) => {
-          const answer = await awsCall('ECS', signal, (options) => ecs.send(new ListClustersCommand({ nextToken: token, maxResults: 100 }), options));
-          return { items: answer.clusterArns ?? [], next: answer.nextToken };
-        })).items
+      ? (
+          await readPages(100, async (token) => {
+            const answer = await awsCall('ECS', signal, (options) => ecs.send(new ListClustersCommand({ nextToken: token, maxResults: 100 }), options));
+            return { items: answer.clusterArns ?? [], next: answer.nextToken };
+          })
+        ).items
       : [cluster];
   const services: Service[] = [];
   let truncated = false;
   for (const clusterName of clusters) {
     const arns = await readPages(limit - services.length, async (token) => {
-      const answer = await awsCall('ECS', signal, (options) => ecs.send(new ListServicesCommand({ cluster: clusterName, nextToken: token, maxResults: 100 }), options));
+      const answer = await awsCall('ECS', signal, (options) =>
+        ecs.send(new ListServicesCommand({ cluster: clusterName, nextToken: token, maxResults: 100 }), options),
+      );
       return { items: answer.serviceArns ?? [], next: answer.nextToken };
     });
     truncated ||= arns.truncated;
     for (let at = 0; at < arns.items.length; at += DESCRIBE_BATCH) {
       const batch = arns.items.slice(at, at + DESCRIBE_BATCH);
-      const answer = await awsCall('ECS', signal, (options) => ecs.send(new DescribeServicesCommand({ cluster: clusterName, services: batch, include: ['TAGS'] }), options));
+      const answer = await awsCall('ECS', signal, (options) =>
+        ecs.send(new DescribeServicesCommand({ cluster: clusterName, services: batch, include: ['TAGS'] }), options),
+      );
       services.push(...(answer.services ?? []));
     }
     if (services.length >= limit) {
@@ -65,16 +78,34 @@ export async function readEcsServices(session: AwsSession, region: string, signa
 export async function readLambdaFunctions(session: AwsSession, region: string, signal: AbortSignal, limit: number): Promise<Read<FunctionConfiguration>> {
   const lambda = session.client(LambdaClient, region);
   return readPages(limit, async (token) => {
-    const answer = await awsCall('Lambda', signal, (options) => lambda.send(new ListFunctionsCommand({ Marker: token, MaxItems: Math.min(limit, 50) }), options));
+    const answer = await awsCall('Lambda', signal, (options) =>
+      lambda.send(new ListFunctionsCommand({ Marker: token, MaxItems: Math.min(limit, 50) }), options),
+    );
     return { items: answer.Functions ?? [], next: answer.NextMarker };
   });
 }
 
-export async function readAlarms(session: AwsSession, region: string, signal: AbortSignal, limit: number, state?: StateValue, prefix?: string): Promise<Read<MetricAlarm>> {
+export async function readAlarms(
+  session: AwsSession,
+  region: string,
+  signal: AbortSignal,
+  limit: number,
+  state?: StateValue,
+  prefix?: string,
+): Promise<Read<MetricAlarm>> {
   const cloudwatch = session.client(CloudWatchClient, region);
   return readPages(limit, async (token) => {
     const answer = await awsCall('CloudWatch', signal, (options) =>
-      cloudwatch.send(new DescribeAlarmsCommand({ StateValue: state, AlarmNamePrefix: prefix, AlarmTypes: ['MetricAlarm'], NextToken: token, MaxRecords: Math.min(limit, 100) }), options),
+      cloudwatch.send(
+        new DescribeAlarmsCommand({
+          StateValue: state,
+          AlarmNamePrefix: prefix,
+          AlarmTypes: ['MetricAlarm'],
+          NextToken: token,
+          MaxRecords: Math.min(limit, 100),
+        }),
+        options,
+      ),
     );
     return { items: answer.MetricAlarms ?? [], next: answer.NextToken };
   });

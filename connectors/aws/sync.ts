@@ -48,7 +48,13 @@ async function lambdaTags(session: AwsSession, region: string, arn: string, sign
 }
 
 /** `services`: the Service nodes already written by this sync (shared across regions) */
-async function regionGraph(session: AwsSession, region: string, account: { id: string; partition: string }, services: Set<string>, signal: AbortSignal): Promise<RegionGraph> {
+async function regionGraph(
+  session: AwsSession,
+  region: string,
+  account: { id: string; partition: string },
+  services: Set<string>,
+  signal: AbortSignal,
+): Promise<RegionGraph> {
   const nodes: GraphNodeInput[] = [];
   const relationships: GraphRelationshipInput[] = [];
   const servicesBefore = services.size;
@@ -68,7 +74,10 @@ async function regionGraph(session: AwsSession, region: string, account: { id: s
     const key = `arn:${account.partition}:ec2:${region}:${account.id}:instance/${id}`;
     const tags = tagsOf(instance.Tags);
     instanceKeys.set(id, key);
-    nodes.push({ label: 'Instance', properties: { _key: key, instance_id: id, name: tags['Name'] ?? id, state: instance.State?.Name ?? null, type: instance.InstanceType ?? null, ...common } });
+    nodes.push({
+      label: 'Instance',
+      properties: { _key: key, instance_id: id, name: tags['Name'] ?? id, state: instance.State?.Name ?? null, type: instance.InstanceType ?? null, ...common },
+    });
     runs('Instance', key, tags);
   }
 
@@ -80,7 +89,15 @@ async function regionGraph(session: AwsSession, region: string, account: { id: s
     ecsKeys.set(`${cluster}/${service.serviceName ?? ''}`, key);
     nodes.push({
       label: 'EcsService',
-      properties: { _key: key, name: service.serviceName ?? '', cluster, desired_count: service.desiredCount ?? 0, running_count: service.runningCount ?? 0, status: service.status ?? null, ...common },
+      properties: {
+        _key: key,
+        name: service.serviceName ?? '',
+        cluster,
+        desired_count: service.desiredCount ?? 0,
+        running_count: service.runningCount ?? 0,
+        status: service.status ?? null,
+        ...common,
+      },
     });
     runs('EcsService', key, tagsOf(service.tags));
   }
@@ -90,7 +107,10 @@ async function regionGraph(session: AwsSession, region: string, account: { id: s
   for (const fn of functions) {
     const key = fn.FunctionArn ?? '';
     functionKeys.set(fn.FunctionName ?? '', key);
-    nodes.push({ label: 'LambdaFunction', properties: { _key: key, name: fn.FunctionName ?? '', runtime: fn.Runtime ?? null, memory_mb: fn.MemorySize ?? null, ...common } });
+    nodes.push({
+      label: 'LambdaFunction',
+      properties: { _key: key, name: fn.FunctionName ?? '', runtime: fn.Runtime ?? null, memory_mb: fn.MemorySize ?? null, ...common },
+    });
     runs('LambdaFunction', key, await lambdaTags(session, region, key, signal));
   }
 
@@ -100,7 +120,14 @@ async function regionGraph(session: AwsSession, region: string, account: { id: s
     const dimensions = dimensionsOf(alarm);
     nodes.push({
       label: 'Alarm',
-      properties: { _key: key, name: alarm.AlarmName ?? '', state: alarm.StateValue ?? null, namespace: alarm.Namespace ?? null, metric: alarm.MetricName ?? null, ...common },
+      properties: {
+        _key: key,
+        name: alarm.AlarmName ?? '',
+        state: alarm.StateValue ?? null,
+        namespace: alarm.Namespace ?? null,
+        metric: alarm.MetricName ?? null,
+        ...common,
+      },
     });
     const targets: [string, string | undefined][] = [
       ['Instance', instanceKeys.get(dimensions['InstanceId'] ?? '')],
@@ -114,7 +141,13 @@ async function regionGraph(session: AwsSession, region: string, account: { id: s
   return {
     nodes,
     relationships,
-    counts: { instances: instances.length, ecs_services: ecsServices.length, lambda_functions: functions.length, alarms: alarms.length, services: services.size - servicesBefore },
+    counts: {
+      instances: instances.length,
+      ecs_services: ecsServices.length,
+      lambda_functions: functions.length,
+      alarms: alarms.length,
+      services: services.size - servicesBefore,
+    },
   };
 }
 

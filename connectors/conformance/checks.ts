@@ -21,11 +21,7 @@ export function staticProblems(plugin: unknown, origin = 'conformance'): { loade
   }
 }
 
-export async function validateProblems(
-  plugin: ConnectorPlugin,
-  config: Record<string, unknown>,
-  expectOk: boolean,
-): Promise<string[]> {
+export async function validateProblems(plugin: ConnectorPlugin, config: Record<string, unknown>, expectOk: boolean): Promise<string[]> {
   let result: unknown;
   try {
     result = await plugin.validate(config, new AbortController().signal);
@@ -96,7 +92,8 @@ export async function sampleCallProblems(
   try {
     const result = await tool.tool.run(checked.value, contextOf(sample, new AbortController().signal));
     const value = result === undefined ? null : result;
-    if (!isJsonValue(value)) return { problems: [`${tool.name} returned a value that is not plain JSON (Dates, class instances, undefined fields, NaN are not)`] };
+    if (!isJsonValue(value))
+      return { problems: [`${tool.name} returned a value that is not plain JSON (Dates, class instances, undefined fields, NaN are not)`] };
     return { outcome: { result: value }, problems: [] };
   } catch (error) {
     if (ToolError.is(error)) {
@@ -104,7 +101,9 @@ export async function sampleCallProblems(
       if (error.details !== undefined && !isJsonValue(error.details)) return { problems: [`${tool.name} threw a ToolError whose details are not plain JSON`] };
       return { outcome: { error: toolErrorBody(error.code, error.message, error.details) }, problems: [] };
     }
-    return { problems: [`${tool.name} threw a plain ${(error as Error)?.name ?? typeof error} instead of a ToolError: ${(error as Error)?.message ?? String(error)}`] };
+    return {
+      problems: [`${tool.name} threw a plain ${(error as Error)?.name ?? typeof error} instead of a ToolError: ${(error as Error)?.message ?? String(error)}`],
+    };
   }
 }
 
@@ -117,10 +116,7 @@ export async function abortProblems(tool: LoadedTool, args: Record<string, unkno
   try {
     await tool.tool.run(checked.value, contextOf(sample, controller.signal));
   } catch (error) {
-    const honoured =
-      error === controller.signal.reason ||
-      (error as Error)?.name === 'AbortError' ||
-      (ToolError.is(error) && error.code === 'cancelled');
+    const honoured = error === controller.signal.reason || (error as Error)?.name === 'AbortError' || (ToolError.is(error) && error.code === 'cancelled');
     return honoured ? [] : [`${tool.name} rejected an aborted call with something else than an abort: ${(error as Error)?.message ?? String(error)}`];
   }
   return [`${tool.name} ran to completion although its signal was aborted (call ctx.signal.throwIfAborted() before any work and pass ctx.signal on)`];

@@ -116,7 +116,9 @@ export function describeConnectorConformance(plugin: PluginInput, options: Confo
     if (options.requireSampleForEveryTool !== false) {
       it('has a sample call for every tool', () => {
         const sampled = new Set(options.toolCalls.map((call) => toolOf(call.tool).name));
-        const missing = requireLoaded().tools.filter((tool) => !sampled.has(tool.name)).map((tool) => tool.name);
+        const missing = requireLoaded()
+          .tools.filter((tool) => !sampled.has(tool.name))
+          .map((tool) => tool.name);
         expect(missing, `tools without a sample call in toolCalls: ${missing.join(', ')}`).toEqual([]);
       });
     }

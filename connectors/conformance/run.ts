@@ -30,7 +30,9 @@ function expectationProblems(call: ConformanceToolCall, outcome: ToolOutcome): s
     const got = 'error' in outcome ? outcome.error.code : 'a result';
     return got === call.expect.error_code ? [] : [`expected error ${call.expect.error_code}, got ${got}: ${JSON.stringify(outcome)}`];
   }
-  return isDeepStrictEqual(outcome, { result: call.expect.result }) ? [] : [`expected ${JSON.stringify({ result: call.expect.result })}, got ${JSON.stringify(outcome)}`];
+  return isDeepStrictEqual(outcome, { result: call.expect.result })
+    ? []
+    : [`expected ${JSON.stringify({ result: call.expect.result })}, got ${JSON.stringify(outcome)}`];
 }
 
 /** Runs every check against the plugin; never throws for a plugin's fault (it is a problem in the report). */
@@ -65,7 +67,10 @@ export async function runConformance(plugin: ConnectorPlugin, options: Conforman
       continue;
     }
     const { outcome, problems: callProblems } = await sampleCallProblems(tool, call.args, sample);
-    reports.push({ check: `${label} returns a JSON result or a ToolError`, problems: outcome ? [...callProblems, ...expectationProblems(call, outcome)] : callProblems });
+    reports.push({
+      check: `${label} returns a JSON result or a ToolError`,
+      problems: outcome ? [...callProblems, ...expectationProblems(call, outcome)] : callProblems,
+    });
     reports.push({ check: `${label} honours an aborted signal`, problems: await abortProblems(tool, call.args, sample) });
   }
   return reports;

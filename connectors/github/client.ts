@@ -30,7 +30,7 @@ const isRequestError = (error: unknown): error is RequestError =>
 
 /** How long GitHub asks us to wait, or null when the failure is not a rate limit. */
 // wall clock: x-ratelimit-reset is GitHub's epoch time
-export function rateLimitWaitMs(status: number, headers: Headers, now = Date.now()): number | null {
+function rateLimitWaitMs(status: number, headers: Headers, now = Date.now()): number | null {
   const retryAfter = Number(headers['retry-after']);
   if ((status === 429 || status === 403) && headers['retry-after'] !== undefined && Number.isFinite(retryAfter)) return retryAfter * 1000;
   if ((status === 429 || status === 403) && String(headers['x-ratelimit-remaining']) === '0') {
@@ -68,7 +68,11 @@ export function githubFailure(error: unknown, signal?: AbortSignal): unknown {
       return new ToolError('unauthorized', `GitHub refused the credentials (401): ${details.message}`, details);
     case 403: {
       const wait = rateLimitWaitMs(403, error.response?.headers ?? {});
-      if (wait !== null) return new ToolError('rate_limited_upstream', 'GitHub is rate limiting these requests; try again later', { ...details, retry_after_s: Math.ceil(wait / 1000) });
+      if (wait !== null)
+        return new ToolError('rate_limited_upstream', 'GitHub is rate limiting these requests; try again later', {
+          ...details,
+          retry_after_s: Math.ceil(wait / 1000),
+        });
       return new ToolError('forbidden', `GitHub denied the request (403): ${details.message}`, details);
     }
     case 404:
@@ -89,7 +93,10 @@ export function githubFailure(error: unknown, signal?: AbortSignal): unknown {
 /** An Octokit with the base URL and the rate-limit retry; `auth` is a token or none. */
 function octokitFor(baseUrl: string, auth: string | undefined, net: NetPort | undefined): Octokit {
   const octokit = new Octokit({
-    baseUrl, userAgent: USER_AGENT, ...(auth === undefined ? {} : { auth }), log: { debug() {}, info() {}, warn() {}, error() {} },
+    baseUrl,
+    userAgent: USER_AGENT,
+    ...(auth === undefined ? {} : { auth }),
+    log: { debug() {}, info() {}, warn() {}, error() {} },
     // the egress guard's fetch: the base URL is the tenant's, and redirects are judged hop by hop
     ...(net === undefined ? {} : { request: { fetch: net.fetch } }),
   });
@@ -111,11 +118,16 @@ function octokitFor(baseUrl: string, auth: string | undefined, net: NetPort | un
 
 /** A GitHub App JWT (RS256, issued 60 s in the past against clock drift, 9 minutes valid). */
 // wall clock: GitHub checks the app JWT's iat/exp against its own time
-export async function appJwt(appId: string, privateKeyPem: string, now = Date.now()): Promise<string> {
+async function appJwt(appId: string, privateKeyPem: string, now = Date.now()): Promise<string> {
   // createPrivateKey reads PKCS#1 (what GitHub hands out) as well as PKCS#8
   const key = createPrivateKey(privateKeyPem);
   const seconds = Math.floor(now / 1000);
-  return new SignJWT({}).setProtectedHeader({ alg: 'RS256' }).setIssuedAt(seconds - 60).setExpirationTime(seconds + 540).setIssuer(appId).sign(key);
+  return new SignJWT({})
+    .setProtectedHeader({ alg: 'RS256' })
+    .setIssuedAt(seconds - 60)
+    .setExpirationTime(seconds + 540)
+    .setIssuer(appId)
+    .sign(key);
 }
 
 interface CachedToken {

@@ -1,9 +1,9 @@
 /** The github source config: its JSON Schema and the typed view tools read. */
 import type { JsonSchema } from '../contract.js';
 
-export const GITHUB_API_URL = 'https://api.github.com';
+const GITHUB_API_URL = 'https://api.github.com';
 
-export type GithubAuth =
+type GithubAuth =
   | { readonly kind: 'pat' | 'oauth'; readonly token: string }
   | { readonly kind: 'app'; readonly app_id: string; readonly private_key: string; readonly installation_id: string };
 

@@ -19,9 +19,7 @@ import { listRepositoriesTool } from './tools/list-repositories.js';
 import { listWorkflowRunsTool } from './tools/list-workflow-runs.js';
 import { validateGithub } from './validate.js';
 
-export { GITHUB_API_URL, GITHUB_CONFIG_SCHEMA, githubConfigOf, type GithubConfig } from './config.js';
-export { appJwt } from './client.js';
-export { missingScopes, requiredScopes } from './validate.js';
+export { missingScopes } from './validate.js';
 
 export function createGithubPlugin(): ConnectorPlugin {
   return {

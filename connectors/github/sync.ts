@@ -27,10 +27,18 @@ interface Batch {
 }
 
 function userNode(host: string, user: { login: string; type?: string; html_url?: string }): GraphNodeInput {
-  return { label: 'User', properties: { _key: `${host}/${user.login}`, login: user.login, type: user.type ?? 'User', url: user.html_url ?? null, system: 'github' } };
+  return {
+    label: 'User',
+    properties: { _key: `${host}/${user.login}`, login: user.login, type: user.type ?? 'User', url: user.html_url ?? null, system: 'github' },
+  };
 }
 
-async function repositoryBatch(octokit: Octokit, host: string, repo: GithubRepository, signal: AbortSignal): Promise<Batch & { pullRequests: number; pullRequestsTruncated: boolean }> {
+async function repositoryBatch(
+  octokit: Octokit,
+  host: string,
+  repo: GithubRepository,
+  signal: AbortSignal,
+): Promise<Batch & { pullRequests: number; pullRequestsTruncated: boolean }> {
   const repoKey = `${host}/${repo.full_name}`;
   const owner = repo.owner.login;
   const nodes: GraphNodeInput[] = [
@@ -52,9 +60,7 @@ async function repositoryBatch(octokit: Octokit, host: string, repo: GithubRepos
     },
     userNode(host, repo.owner),
   ];
-  const relationships: GraphRelationshipInput[] = [
-    { type: 'OWNS', from_label: 'User', from_key: `${host}/${owner}`, to_label: 'Repository', to_key: repoKey },
-  ];
+  const relationships: GraphRelationshipInput[] = [{ type: 'OWNS', from_label: 'User', from_key: `${host}/${owner}`, to_label: 'Repository', to_key: repoKey }];
   const request = { signal };
   const pulls = await collect(
     octokit.paginate.iterator(octokit.rest.pulls.list, { owner, repo: repo.name, state: 'open', per_page: 100, request }),
@@ -64,20 +70,39 @@ async function repositoryBatch(octokit: Octokit, host: string, repo: GithubRepos
     const prKey = `${repoKey}#${pr.number}`;
     nodes.push({
       label: 'PullRequest',
-      properties: { _key: prKey, number: pr.number, title: pr.title, state: pr.state, draft: pr.draft ?? false, created_at: pr.created_at, updated_at: pr.updated_at, url: pr.html_url, system: 'github' },
+      properties: {
+        _key: prKey,
+        number: pr.number,
+        title: pr.title,
+        state: pr.state,
+        draft: pr.draft ?? false,
+        created_at: pr.created_at,
+        updated_at: pr.updated_at,
+        url: pr.html_url,
+        system: 'github',
+      },
     });
-    relationships.push({ type: 'TARGETS', from_label: 'PullRequest', from_key: prKey, to_label: 'Repository', to_key: repoKey, properties: { base: pr.base.ref } });
+    relationships.push({
+      type: 'TARGETS',
+      from_label: 'PullRequest',
+      from_key: prKey,
+      to_label: 'Repository',
+      to_key: repoKey,
+      properties: { base: pr.base.ref },
+    });
     if (pr.user) {
       nodes.push(userNode(host, pr.user));
       relationships.push({ type: 'AUTHORED', from_label: 'User', from_key: `${host}/${pr.user.login}`, to_label: 'PullRequest', to_key: prKey });
     }
   }
   // one page of the latest commits says who works on the repository now
-  const { data: commits } = await octokit.rest.repos.listCommits({ owner, repo: repo.name, per_page: RECENT_COMMITS_PER_REPOSITORY, request }).catch((error: unknown) => {
-    // an empty repository answers 409 "Git Repository is empty"
-    if ((error as { status?: number }).status === 409) return { data: [] };
-    throw error;
-  });
+  const { data: commits } = await octokit.rest.repos
+    .listCommits({ owner, repo: repo.name, per_page: RECENT_COMMITS_PER_REPOSITORY, request })
+    .catch((error: unknown) => {
+      // an empty repository answers 409 "Git Repository is empty"
+      if ((error as { status?: number }).status === 409) return { data: [] };
+      throw error;
+    });
   const contributions = new Map<string, { user: { login: string; type?: string; html_url?: string }; commits: number; last: string | null }>();
   for (const commit of commits) {
     const author = commit.author;
@@ -135,7 +160,13 @@ export async function syncGithub(ctx: SyncContext): Promise<SyncReport> {
     return {
       nodes,
       relationships,
-      details: { repositories: repositories.length, pull_requests: pullRequests, users: users.size, repositories_truncated: truncated, pull_requests_capped: capped },
+      details: {
+        repositories: repositories.length,
+        pull_requests: pullRequests,
+        users: users.size,
+        repositories_truncated: truncated,
+        pull_requests_capped: capped,
+      },
     };
   } catch (error) {
     const mapped = githubFailure(error, ctx.signal);

@@ -17,14 +17,20 @@ const IMPLIED: Readonly<Record<string, readonly string[]>> = {
 };
 
 /** `repo` for private repositories, pull requests, commits, issues and Actions runs; `read:org` to list an org's repositories. */
-export function requiredScopes(config: GithubConfig): string[] {
+function requiredScopes(config: GithubConfig): string[] {
   return config.orgs.length > 0 ? ['repo', 'read:org'] : ['repo'];
 }
 
 /** The required scopes a classic token's `X-OAuth-Scopes` header lacks (fine-grained tokens send no header: nothing to check). */
 export function missingScopes(header: string | undefined, required: readonly string[]): string[] {
   if (header === undefined) return [];
-  const granted = new Set(header.split(',').map((scope) => scope.trim()).filter(Boolean).flatMap((scope) => IMPLIED[scope] ?? [scope]));
+  const granted = new Set(
+    header
+      .split(',')
+      .map((scope) => scope.trim())
+      .filter(Boolean)
+      .flatMap((scope) => IMPLIED[scope] ?? [scope]),
+  );
   return required.filter((scope) => !granted.has(scope));
 }
 
@@ -50,7 +56,10 @@ async function checkToken(config: GithubConfig, signal: AbortSignal, net: NetPor
       return refused(`the token lacks the scopes ${missing.join(', ')}`, {
         reason: 'missing_scopes',
         missing_scopes: missing,
-        granted_scopes: (header ?? '').split(',').map((scope) => scope.trim()).filter(Boolean),
+        granted_scopes: (header ?? '')
+          .split(',')
+          .map((scope) => scope.trim())
+          .filter(Boolean),
       });
     }
     return octokit;
@@ -62,7 +71,8 @@ async function checkToken(config: GithubConfig, signal: AbortSignal, net: NetPor
 async function checkApp(config: GithubConfig, signal: AbortSignal, net: NetPort | undefined): Promise<ValidationResult | Octokit> {
   if (config.auth.kind !== 'app') throw new Error('not an app config');
   const missing = (['app_id', 'private_key', 'installation_id'] as const).filter((field) => config.auth.kind === 'app' && config.auth[field] === '');
-  if (missing.length > 0) return refused('the GitHub App config is incomplete', { reason: 'missing_fields', missing_fields: missing.map((field) => `auth.${field}`) });
+  if (missing.length > 0)
+    return refused('the GitHub App config is incomplete', { reason: 'missing_fields', missing_fields: missing.map((field) => `auth.${field}`) });
   try {
     const app = await appOctokit(config, net);
     await app.rest.apps.getAuthenticated({ request: { signal } });
@@ -73,7 +83,10 @@ async function checkApp(config: GithubConfig, signal: AbortSignal, net: NetPort 
     return await githubClient(config, signal, net);
   } catch (error) {
     if (ToolError.is(error) && error.code === 'not_found') {
-      return refused(`the App has no installation ${config.auth.installation_id}`, { reason: 'installation_not_found', installation_id: config.auth.installation_id });
+      return refused(`the App has no installation ${config.auth.installation_id}`, {
+        reason: 'installation_not_found',
+        installation_id: config.auth.installation_id,
+      });
     }
     return failed(error, signal, 'app_credentials_rejected');
   }

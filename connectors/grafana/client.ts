@@ -2,7 +2,7 @@
 import type { NetPort } from '../contract.js';
 import { HttpClient } from '../shared/http-client.js';
 
-export interface GrafanaConfig {
+interface GrafanaConfig {
   readonly base_url: string;
   readonly api_token: string;
 }

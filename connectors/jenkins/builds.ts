@@ -1,9 +1,10 @@
 /** Jenkins builds as the tools present them: the `tree` that asks for them, causes flattened, times in ISO. */
 
 /** The build fields every tool asks for (`actions[causes[...]]` carries why a build ran). */
-export const BUILD_TREE = 'number,result,building,timestamp,duration,url,displayName,actions[causes[shortDescription,userId,userName,upstreamProject,upstreamBuild]]';
+export const BUILD_TREE =
+  'number,result,building,timestamp,duration,url,displayName,actions[causes[shortDescription,userId,userName,upstreamProject,upstreamBuild]]';
 
-export interface JenkinsCause {
+interface JenkinsCause {
   readonly shortDescription?: string;
   readonly userId?: string | null;
   readonly userName?: string | null;

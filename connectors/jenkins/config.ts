@@ -19,7 +19,12 @@ export const JENKINS_CONFIG_SCHEMA: JsonSchema = {
   properties: {
     url: { type: 'string', pattern: '^https?://', description: 'the Jenkins root URL, e.g. https://ci.example.com/' },
     username: { type: 'string', minLength: 1, description: 'the Jenkins user the API token belongs to' },
-    api_token: { type: 'string', minLength: 1, writeOnly: true, description: "an API token (user menu > Security > API Token); needs Overall/Read, Job/Build to trigger" },
+    api_token: {
+      type: 'string',
+      minLength: 1,
+      writeOnly: true,
+      description: 'an API token (user menu > Security > API Token); needs Overall/Read, Job/Build to trigger',
+    },
     base_url: { type: 'string', pattern: '^https?://', description: 'send requests here instead of `url` (a proxy in front of Jenkins)' },
   },
 };
@@ -61,10 +66,7 @@ export const JOB_ARG: JsonSchema = {
 
 /** a build: its number, or a permalink Jenkins resolves */
 export const BUILD_ARG: JsonSchema = {
-  oneOf: [
-    { type: 'integer', minimum: 1 },
-    { enum: ['lastBuild', 'lastFailedBuild', 'lastSuccessfulBuild', 'lastStableBuild', 'lastCompletedBuild'] },
-  ],
+  oneOf: [{ type: 'integer', minimum: 1 }, { enum: ['lastBuild', 'lastFailedBuild', 'lastSuccessfulBuild', 'lastStableBuild', 'lastCompletedBuild'] }],
   default: 'lastBuild',
   description: 'a build number or a permalink (lastBuild, lastFailedBuild, lastSuccessfulBuild, lastStableBuild, lastCompletedBuild)',
 };

@@ -16,7 +16,7 @@ import { listJobsTool } from './tools/list-jobs.js';
 import { triggerBuildTool } from './tools/trigger-build.js';
 import { validateJenkins } from './validate.js';
 
-export { JENKINS_CONFIG_SCHEMA, jenkinsConfigOf, jobPath, type JenkinsConfig } from './config.js';
+export { jobPath } from './config.js';
 
 export function createJenkinsPlugin(): ConnectorPlugin {
   return {

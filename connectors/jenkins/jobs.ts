@@ -2,7 +2,7 @@
 import type { HttpClient } from '../shared/http-client.js';
 import { jobPath } from './config.js';
 
-export interface JenkinsJob {
+interface JenkinsJob {
   readonly _class: string;
   readonly name: string;
   readonly fullName?: string;
@@ -35,7 +35,9 @@ function present(job: JenkinsJob, parent: string): ListedJob {
     type: job._class,
     url: job.url,
     status: job.color ?? null,
-    last_build: job.lastBuild ? { number: job.lastBuild.number, result: job.lastBuild.result, started_at: new Date(job.lastBuild.timestamp).toISOString() } : null,
+    last_build: job.lastBuild
+      ? { number: job.lastBuild.number, result: job.lastBuild.result, started_at: new Date(job.lastBuild.timestamp).toISOString() }
+      : null,
   };
 }
 
@@ -44,7 +46,13 @@ function present(job: JenkinsJob, parent: string): ListedJob {
  * `depth` levels; stops after `limit` entries. Each level is paged with
  * Jenkins' tree range `jobs[...]{from,to}`.
  */
-export async function listJobs(client: HttpClient, signal: AbortSignal, folder: string, depth: number, limit: number): Promise<{ jobs: ListedJob[]; truncated: boolean }> {
+export async function listJobs(
+  client: HttpClient,
+  signal: AbortSignal,
+  folder: string,
+  depth: number,
+  limit: number,
+): Promise<{ jobs: ListedJob[]; truncated: boolean }> {
   const jobs: ListedJob[] = [];
   const walk = async (parent: string, level: number): Promise<boolean> => {
     for (let from = 0; ; from += PAGE) {

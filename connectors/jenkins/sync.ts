@@ -33,11 +33,25 @@ export async function syncJenkins(ctx: SyncContext): Promise<SyncReport> {
 
     const jobNodes: GraphNodeInput[] = jobs.map((job) => ({
       label: 'Job',
-      properties: { _key: jobKey(job.full_name), full_name: job.full_name, kind: job.kind, type: job.type, status: job.status, url: job.url, system: 'jenkins' },
+      properties: {
+        _key: jobKey(job.full_name),
+        full_name: job.full_name,
+        kind: job.kind,
+        type: job.type,
+        status: job.status,
+        url: job.url,
+        system: 'jenkins',
+      },
     }));
     const containment: GraphRelationshipInput[] = jobs
       .filter((job) => job.full_name.includes('/'))
-      .map((job) => ({ type: 'CONTAINS', from_label: 'Job', from_key: jobKey(job.full_name.slice(0, job.full_name.lastIndexOf('/'))), to_label: 'Job', to_key: jobKey(job.full_name) }));
+      .map((job) => ({
+        type: 'CONTAINS',
+        from_label: 'Job',
+        from_key: jobKey(job.full_name.slice(0, job.full_name.lastIndexOf('/'))),
+        to_label: 'Job',
+        to_key: jobKey(job.full_name),
+      }));
     await ctx.graph?.upsertNodes(jobNodes);
     await ctx.graph?.upsertRelationships(containment);
     nodes += jobNodes.length;
@@ -72,11 +86,20 @@ export async function syncJenkins(ctx: SyncContext): Promise<SyncReport> {
         batchRelationships.push({ type: 'HAS_BUILD', from_label: 'Job', from_key: jobKey(job.full_name), to_label: 'Build', to_key: buildKey });
         for (const cause of causesOf(build)) {
           if (cause.user_id) {
-            batchNodes.push({ label: 'User', properties: { _key: `${instance}/${cause.user_id}`, login: cause.user_id, name: cause.user_name, system: 'jenkins' } });
+            batchNodes.push({
+              label: 'User',
+              properties: { _key: `${instance}/${cause.user_id}`, login: cause.user_id, name: cause.user_name, system: 'jenkins' },
+            });
             batchRelationships.push({ type: 'TRIGGERED', from_label: 'User', from_key: `${instance}/${cause.user_id}`, to_label: 'Build', to_key: buildKey });
           }
           if (cause.upstream_job && cause.upstream_build !== null) {
-            batchRelationships.push({ type: 'TRIGGERED_BY', from_label: 'Build', from_key: buildKey, to_label: 'Build', to_key: `${jobKey(cause.upstream_job)}#${cause.upstream_build}` });
+            batchRelationships.push({
+              type: 'TRIGGERED_BY',
+              from_label: 'Build',
+              from_key: buildKey,
+              to_label: 'Build',
+              to_key: `${jobKey(cause.upstream_job)}#${cause.upstream_build}`,
+            });
           }
         }
       }

@@ -10,11 +10,7 @@ const refused = (message: string, details: Record<string, unknown>): ValidationR
 export async function validateJenkins(raw: Readonly<Record<string, unknown>>, signal: AbortSignal, net?: NetPort): Promise<ValidationResult> {
   signal.throwIfAborted();
   const config = jenkinsConfigOf(raw);
-  const missing = [
-    ...(config.url === '' ? ['url'] : []),
-    ...(config.username === '' ? ['username'] : []),
-    ...(config.apiToken === '' ? ['api_token'] : []),
-  ];
+  const missing = [...(config.url === '' ? ['url'] : []), ...(config.username === '' ? ['username'] : []), ...(config.apiToken === '' ? ['api_token'] : [])];
   if (missing.length > 0) return refused('the Jenkins config is incomplete', { reason: 'missing_fields', missing_fields: missing });
   const client = jenkinsClient(config, net);
   try {
@@ -32,7 +28,8 @@ export async function validateJenkins(raw: Readonly<Record<string, unknown>>, si
     signal.throwIfAborted();
     if (!ToolError.is(error)) throw error;
     if (error.code === 'unauthorized') return refused('Jenkins refused the username or API token (401)', { reason: 'bad_credentials', status: 401 });
-    if (error.code === 'forbidden') return refused('the user lacks the Overall/Read permission', { reason: 'missing_permissions', missing_permissions: ['Overall/Read'], status: 403 });
+    if (error.code === 'forbidden')
+      return refused('the user lacks the Overall/Read permission', { reason: 'missing_permissions', missing_permissions: ['Overall/Read'], status: 403 });
     if (error.code === 'not_found') return refused(`no Jenkins answers at ${config.baseUrl} (404 for /me/api/json)`, { reason: 'not_jenkins', status: 404 });
     return refused(error.message, { reason: error.code, ...error.details });
   }

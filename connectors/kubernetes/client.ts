@@ -43,7 +43,9 @@ class GuardedKubeConfig extends KubeConfig {
   override async applySecurityAuthentication(context: RequestContext): Promise<void> {
     await super.applySecurityAuthentication(context);
     if (this.getCurrentCluster()?.proxyUrl) {
-      throw new ToolError('invalid_config', 'a kubeconfig proxy-url is not supported: set base_url to reach the cluster through a proxy', { field: 'auth.kubeconfig' });
+      throw new ToolError('invalid_config', 'a kubeconfig proxy-url is not supported: set base_url to reach the cluster through a proxy', {
+        field: 'auth.kubeconfig',
+      });
     }
     const built = context.getAgent();
     const tls = built instanceof HttpsAgent ? built.options : undefined;
@@ -61,7 +63,11 @@ const kubeConfig = (net: NetPort | undefined): KubeConfig => (net === undefined 
  */
 function refuseHostReach(kc: KubeConfig): void {
   const refuse = (what: string): never => {
-    throw new ToolError('invalid_config', `the kubeconfig uses ${what}, which would run a command or read a file on this server: give credentials inline (token, client-certificate-data, client-key-data, certificate-authority-data)`, { field: 'auth.kubeconfig' });
+    throw new ToolError(
+      'invalid_config',
+      `the kubeconfig uses ${what}, which would run a command or read a file on this server: give credentials inline (token, client-certificate-data, client-key-data, certificate-authority-data)`,
+      { field: 'auth.kubeconfig' },
+    );
   };
   for (const user of kc.users) {
     if (user.exec !== undefined && user.exec !== null) refuse(`an exec credential plugin (user "${user.name}")`);
@@ -76,7 +82,7 @@ function refuseHostReach(kc: KubeConfig): void {
 }
 
 /** Builds the KubeConfig; throws a ToolError `invalid_config` when the kubeconfig cannot be used. */
-export function kubeConfigOf(config: KubernetesConfig, net?: NetPort): KubeConfig {
+function kubeConfigOf(config: KubernetesConfig, net?: NetPort): KubeConfig {
   const kc = kubeConfig(net);
   try {
     if (config.auth.kind === 'in_cluster') kc.loadFromCluster();
@@ -94,7 +100,9 @@ export function kubeConfigOf(config: KubernetesConfig, net?: NetPort): KubeConfi
   if (cluster === null) throw new ToolError('invalid_config', 'the kubeconfig names no current cluster', { field: 'auth.kubeconfig' });
   // loadFromCluster builds `https://undefined:undefined` outside a pod (no KUBERNETES_SERVICE_HOST)
   if (config.auth.kind === 'in_cluster' && config.base_url === undefined && cluster.server.includes('undefined')) {
-    throw new ToolError('invalid_config', 'the service does not run inside a Kubernetes pod: use auth.kind `kubeconfig`, or set base_url', { field: 'auth.kind' });
+    throw new ToolError('invalid_config', 'the service does not run inside a Kubernetes pod: use auth.kind `kubeconfig`, or set base_url', {
+      field: 'auth.kind',
+    });
   }
   if (config.base_url === undefined) return kc;
   // loadFromOptions keeps users and contexts; only the server of the current cluster changes
@@ -140,7 +148,7 @@ function statusOf(body: unknown): { message?: string; reason?: string } {
   };
 }
 
-export function toolErrorOf(error: unknown, server: string): unknown {
+function toolErrorOf(error: unknown, server: string): unknown {
   if (ToolError.is(error) || !(error instanceof Error) || error.name === 'AbortError') return error;
   if (!isApiException(error)) {
     const refused = ToolError.within(error);

@@ -19,7 +19,7 @@ import { validateKubernetes } from './validate.js';
  * offered only where the operator allows it, since every tenant would act
  * with that account.
  */
-export const kubernetesConfigSchema = (allowInCluster: boolean) => ({
+const kubernetesConfigSchema = (allowInCluster: boolean) => ({
   type: 'object',
   properties: {
     auth: {

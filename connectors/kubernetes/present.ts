@@ -1,8 +1,7 @@
 /** Compact, JSON-plain views of Kubernetes objects: what the model needs, not every field. */
 import type { CoreV1Event, V1Deployment, V1Namespace, V1Pod } from '@kubernetes/client-node';
 
-const iso = (value: Date | string | undefined): string | null =>
-  value === undefined ? null : value instanceof Date ? value.toISOString() : value;
+const iso = (value: Date | string | undefined): string | null => (value === undefined ? null : value instanceof Date ? value.toISOString() : value);
 
 export function namespaceView(ns: V1Namespace): Record<string, unknown> {
   return {

@@ -8,7 +8,7 @@ import type { GraphNodeInput, GraphRelationshipInput, SyncContext, SyncReport } 
 import { kubeCall, kubernetesApis, type KubernetesApis, type KubernetesConfig } from './client.js';
 
 /** label / annotation keys whose value names the team or person owning a workload, first match wins */
-export const OWNER_KEYS = ['owner', 'team', 'app.kubernetes.io/owner', 'app.kubernetes.io/team'] as const;
+const OWNER_KEYS = ['owner', 'team', 'app.kubernetes.io/owner', 'app.kubernetes.io/team'] as const;
 const PAGE = 250;
 
 /** Reads every page of a list call. */

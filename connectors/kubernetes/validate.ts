@@ -18,7 +18,7 @@ const permission = (verb: string, resource: string, group = '', subresource?: st
 });
 
 /** what the read tools and the sync need */
-export const REQUIRED_PERMISSIONS: readonly Permission[] = [
+const REQUIRED_PERMISSIONS: readonly Permission[] = [
   permission('list', 'namespaces'),
   permission('list', 'pods'),
   permission('get', 'pods', '', 'log'),
@@ -26,7 +26,7 @@ export const REQUIRED_PERMISSIONS: readonly Permission[] = [
   permission('list', 'deployments', 'apps'),
 ];
 /** what only the write tool needs: missing it is reported, not refused */
-export const WRITE_PERMISSIONS: readonly Permission[] = [permission('patch', 'deployments', 'apps')];
+const WRITE_PERMISSIONS: readonly Permission[] = [permission('patch', 'deployments', 'apps')];
 
 const refusal = (error: unknown, server: string): ValidationResult => {
   if (!ToolError.is(error)) throw error;

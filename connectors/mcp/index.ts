@@ -10,7 +10,7 @@ import { connectorToolOf, listServerTools } from './tools.js';
 
 const stringMap: JsonSchema = { type: 'object', additionalProperties: { type: 'string' }, default: {} };
 
-export const MCP_CONFIG_SCHEMA: JsonSchema = {
+const MCP_CONFIG_SCHEMA: JsonSchema = {
   type: 'object',
   properties: {
     transport: { enum: ['stdio', 'http'], description: '`stdio`: the service starts `command`; `http`: a streamable HTTP endpoint at `url`' },

@@ -12,7 +12,13 @@ import { basename } from 'node:path';
 import { ToolError, type NetPort } from '../contract.js';
 
 export type McpConfig =
-  | { readonly transport: 'stdio'; readonly command: string; readonly args: readonly string[]; readonly env: Readonly<Record<string, string>>; readonly cwd?: string }
+  | {
+      readonly transport: 'stdio';
+      readonly command: string;
+      readonly args: readonly string[];
+      readonly env: Readonly<Record<string, string>>;
+      readonly cwd?: string;
+    }
   | { readonly transport: 'http'; readonly url: string; readonly headers: Readonly<Record<string, string>> };
 
 export interface McpSessionOptions {
@@ -20,10 +26,10 @@ export interface McpSessionOptions {
   readonly stdioCommands: readonly string[];
 }
 
-export const CLIENT_INFO = { name: 'agent-context-service', version: '1.0.0' };
+const CLIENT_INFO = { name: 'agent-context-service', version: '1.0.0' };
 
 /** Refuses a stdio command the operator did not allow: a source must not run arbitrary programs on the server. */
-export function stdioRefusal(config: McpConfig, options: McpSessionOptions): string | null {
+function stdioRefusal(config: McpConfig, options: McpSessionOptions): string | null {
   if (config.transport !== 'stdio') return null;
   const allowed = options.stdioCommands;
   if (allowed.includes('*') || allowed.includes(config.command) || allowed.includes(basename(config.command))) return null;
@@ -44,12 +50,19 @@ function transportOf(config: McpConfig, net: NetPort | undefined): Transport {
     });
   }
   // the egress guard's fetch: the URL is the tenant's, and redirects are judged hop by hop
-  return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: { ...config.headers } }, ...(net === undefined ? {} : { fetch: net.fetch }) });
+  return new StreamableHTTPClientTransport(new URL(config.url), {
+    requestInit: { headers: { ...config.headers } },
+    ...(net === undefined ? {} : { fetch: net.fetch }),
+  });
 }
 
 /** Opens a session, runs `work`, closes the session whatever happens. */
 export async function withSession<T>(
-  config: McpConfig, options: McpSessionOptions, signal: AbortSignal, net: NetPort | undefined, work: (client: Client) => Promise<T>,
+  config: McpConfig,
+  options: McpSessionOptions,
+  signal: AbortSignal,
+  net: NetPort | undefined,
+  work: (client: Client) => Promise<T>,
 ): Promise<T> {
   signal.throwIfAborted();
   const refusal = stdioRefusal(config, options);

@@ -5,8 +5,11 @@ import { ToolError, type ConnectorTool, type JsonSchema } from '../contract.js';
 import { withSession, type McpConfig, type McpSessionOptions } from './session.js';
 
 /** `get-weather` -> `get_weather`: connector tool names are snake_case; the MCP name is kept for the call */
-export const toolNameOf = (mcpName: string): string => {
-  const name = mcpName.toLowerCase().replace(/[^a-z0-9_]+/g, '_').replace(/^_+|_+$/g, '');
+const toolNameOf = (mcpName: string): string => {
+  const name = mcpName
+    .toLowerCase()
+    .replace(/[^a-z0-9_]+/g, '_')
+    .replace(/^_+|_+$/g, '');
   return /^[a-z]/.test(name) ? name : `t_${name}`;
 };
 
@@ -35,7 +38,10 @@ function inputSchemaOf(tool: Tool): JsonSchema {
 function resultOf(mcpName: string, result: Record<string, unknown>): unknown {
   const content = Array.isArray(result['content']) ? (result['content'] as { type?: string; text?: string }[]) : [];
   if (result['isError'] === true) {
-    const text = content.filter((block) => block.type === 'text').map((block) => block.text).join('\n');
+    const text = content
+      .filter((block) => block.type === 'text')
+      .map((block) => block.text)
+      .join('\n');
     throw new ToolError('mcp_tool_error', text || `MCP tool ${mcpName} reported an error`);
   }
   if (result['structuredContent'] !== undefined) return result['structuredContent'];

@@ -33,7 +33,9 @@ function connectionOptions(connection: SqlConnection, address: string): mysql.Co
     user: connection.user,
     ...(connection.password === null ? {} : { password: connection.password }),
     ...(connection.database === null ? {} : { database: connection.database }),
-    ...(tls === null ? {} : { ssl: { rejectUnauthorized: tls.rejectUnauthorized, verifyIdentity: tls.rejectUnauthorized, ...(tls.ca === undefined ? {} : { ca: tls.ca }) } }),
+    ...(tls === null
+      ? {}
+      : { ssl: { rejectUnauthorized: tls.rejectUnauthorized, verifyIdentity: tls.rejectUnauthorized, ...(tls.ca === undefined ? {} : { ca: tls.ca }) } }),
     connectTimeout: CONNECT_TIMEOUT_MS,
     multipleStatements: false,
     supportBigNumbers: true,
@@ -46,7 +48,7 @@ function connectionOptions(connection: SqlConnection, address: string): mysql.Co
 const ERRNO = { accessDenied: 1045, badDb: 1049, readOnly: 1792, mariaTimeout: 1969, mysqlTimeout: 3024 } as const;
 
 /** the driver's failure as something the model (and the validation answer) can read */
-export function mysqlToolError(error: unknown, connection: SqlConnection): unknown {
+function mysqlToolError(error: unknown, connection: SqlConnection): unknown {
   const found = ToolError.within(error);
   if (found !== null) return found;
   if (!(error instanceof Error) || error.name === 'AbortError') return error;
@@ -63,7 +65,11 @@ export function mysqlToolError(error: unknown, connection: SqlConnection): unkno
         return new ToolError('read_only_violation', `the database refused a write: ${failure.sqlMessage} (this connector only reads)`, details);
       case ERRNO.mariaTimeout:
       case ERRNO.mysqlTimeout:
-        return new ToolError('statement_timeout', `the statement ran past the source's statement timeout (${connection.statementTimeoutMs} ms) and was stopped by the server: ${failure.sqlMessage}`, { ...details, timeout_ms: connection.statementTimeoutMs });
+        return new ToolError(
+          'statement_timeout',
+          `the statement ran past the source's statement timeout (${connection.statementTimeoutMs} ms) and was stopped by the server: ${failure.sqlMessage}`,
+          { ...details, timeout_ms: connection.statementTimeoutMs },
+        );
       default:
         return new ToolError('query_failed', `${failure.sqlMessage}`, details);
     }
@@ -72,7 +78,10 @@ export function mysqlToolError(error: unknown, connection: SqlConnection): unkno
     return new ToolError('tls_failed', `TLS with ${connection.host} failed: ${error.message}`, { ...where, tls: connection.tls });
   }
   if (typeof failure.code === 'string' && /^(E[A-Z]+|PROTOCOL_.*)$/.test(failure.code)) {
-    return new ToolError('upstream_unreachable', `the database at ${connection.host}:${connection.port} cannot be reached: ${error.message}`, { ...where, code: failure.code });
+    return new ToolError('upstream_unreachable', `the database at ${connection.host}:${connection.port} cannot be reached: ${error.message}`, {
+      ...where,
+      code: failure.code,
+    });
   }
   return error;
 }
@@ -112,19 +121,26 @@ export class MysqlSessions {
       }
       ctx.signal.throwIfAborted();
       const open = conn;
-      return await abortable((async () => {
-        const [[server]] = (await open.query('SELECT VERSION() AS version')) as unknown as [{ version: string }[]];
-        // values from the validated config: SET takes no bound parameters
-        await open.query(timeoutStatement(server?.version ?? '', connection.statementTimeoutMs));
-        // the session too, so a statement that commits implicitly leaves no read-write transaction behind
-        await open.query('SET SESSION TRANSACTION READ ONLY');
-        await open.query('START TRANSACTION READ ONLY');
-        return work(sessionOf(open, connection));
-      })(), ctx.signal);
+      return await abortable(
+        (async () => {
+          const [[server]] = (await open.query('SELECT VERSION() AS version')) as unknown as [{ version: string }[]];
+          // values from the validated config: SET takes no bound parameters
+          await open.query(timeoutStatement(server?.version ?? '', connection.statementTimeoutMs));
+          // the session too, so a statement that commits implicitly leaves no read-write transaction behind
+          await open.query('SET SESSION TRANSACTION READ ONLY');
+          await open.query('START TRANSACTION READ ONLY');
+          return work(sessionOf(open, connection));
+        })(),
+        ctx.signal,
+      );
     } catch (error) {
       throw mysqlToolError(error, connection);
     } finally {
-      if (conn !== undefined && !ctx.signal.aborted) reusable = await conn.query('ROLLBACK').then(() => true, () => false);
+      if (conn !== undefined && !ctx.signal.aborted)
+        reusable = await conn.query('ROLLBACK').then(
+          () => true,
+          () => false,
+        );
       else reusable = false;
       if (pooled && reusable) (conn as mysql.PoolConnection).release();
       else conn?.destroy();

@@ -17,7 +17,7 @@ import { locks } from './tools/locks.js';
 import { outline } from './tools/outline.js';
 import { slowQueries } from './tools/slow-queries.js';
 
-export function createMysqlEngine(): SqlEngine {
+function createMysqlEngine(): SqlEngine {
   return sqlEngine(new MysqlSessions(), {
     kind: 'mysql',
     label: 'MySQL/MariaDB',
@@ -28,13 +28,28 @@ export function createMysqlEngine(): SqlEngine {
       const mariadb = /mariadb/i.test(version);
       // MariaDB (to 11.0) names the access mode tx_read_only; MySQL 8 only transaction_read_only
       const [mode] = await session.rows(`SELECT @@session.${mariadb ? 'tx_read_only' : 'transaction_read_only'} AS read_only`);
-      return { server_version: version, flavor: mariadb ? 'mariadb' : 'mysql', read_only: Number(mode?.['read_only']) === 1, user: facts?.['user'], database: facts?.['database'] ?? null };
+      return {
+        server_version: version,
+        flavor: mariadb ? 'mariadb' : 'mysql',
+        read_only: Number(mode?.['read_only']) === 1,
+        user: facts?.['user'],
+        database: facts?.['database'] ?? null,
+      };
     },
-    listSchemas, describeTable, explain, slowQueries, locks, connections, outline,
+    listSchemas,
+    describeTable,
+    explain,
+    slowQueries,
+    locks,
+    connections,
+    outline,
   });
 }
 
 export function createMysqlPlugin(): ConnectorPlugin {
-  return sqlPlugin(createMysqlEngine(), MYSQL,
-    'MySQL or MariaDB database, read-only: schemas and tables, SQL queries in read-only transactions, query plans, slow statements, locks and connections.');
+  return sqlPlugin(
+    createMysqlEngine(),
+    MYSQL,
+    'MySQL or MariaDB database, read-only: schemas and tables, SQL queries in read-only transactions, query plans, slow statements, locks and connections.',
+  );
 }

@@ -36,7 +36,7 @@ function clientConfig(connection: SqlConnection, address: string): pg.ClientConf
 }
 
 /** the driver's failure as something the model (and the validation answer) can read */
-export function pgToolError(error: unknown, connection: SqlConnection): unknown {
+function pgToolError(error: unknown, connection: SqlConnection): unknown {
   const found = ToolError.within(error);
   if (found !== null) return found;
   if (!(error instanceof Error) || error.name === 'AbortError') return error;
@@ -50,7 +50,11 @@ export function pgToolError(error: unknown, connection: SqlConnection): unknown 
       case '3D000':
         return new ToolError('database_not_found', error.message, { ...details, ...where });
       case '57014':
-        return new ToolError('statement_timeout', `the statement ran past the source's statement timeout (${connection.statementTimeoutMs} ms) and was cancelled by PostgreSQL: ${error.message}`, { ...details, timeout_ms: connection.statementTimeoutMs });
+        return new ToolError(
+          'statement_timeout',
+          `the statement ran past the source's statement timeout (${connection.statementTimeoutMs} ms) and was cancelled by PostgreSQL: ${error.message}`,
+          { ...details, timeout_ms: connection.statementTimeoutMs },
+        );
       case '25006':
         return new ToolError('read_only_violation', `PostgreSQL refused a write: ${error.message} (this connector only reads)`, details);
       default:
@@ -61,15 +65,21 @@ export function pgToolError(error: unknown, connection: SqlConnection): unknown 
   if (/ssl|tls|certificate/i.test(error.message) || (typeof code === 'string' && /CERT|SSL|TLS/.test(code))) {
     return new ToolError('tls_failed', `TLS with ${connection.host} failed: ${error.message}`, { ...where, tls: connection.tls });
   }
-  if (typeof code === 'string' && /^E[A-Z]+$/.test(code) || /timeout|terminated/i.test(error.message)) {
-    return new ToolError('upstream_unreachable', `PostgreSQL at ${connection.host}:${connection.port} cannot be reached: ${error.message}`, { ...where, ...(code ? { code } : {}) });
+  if ((typeof code === 'string' && /^E[A-Z]+$/.test(code)) || /timeout|terminated/i.test(error.message)) {
+    return new ToolError('upstream_unreachable', `PostgreSQL at ${connection.host}:${connection.port} cannot be reached: ${error.message}`, {
+      ...where,
+      ...(code ? { code } : {}),
+    });
   }
   return error;
 }
 
 async function typeNames(client: pg.ClientBase, oids: readonly number[]): Promise<Map<number, string>> {
   if (oids.length === 0) return new Map();
-  const { rows } = await client.query<{ oid: number; name: string }>('SELECT oid::int AS oid, format_type(oid, NULL) AS name FROM pg_type WHERE oid = ANY($1::oid[])', [[...new Set(oids)]]);
+  const { rows } = await client.query<{ oid: number; name: string }>(
+    'SELECT oid::int AS oid, format_type(oid, NULL) AS name FROM pg_type WHERE oid = ANY($1::oid[])',
+    [[...new Set(oids)]],
+  );
   return new Map(rows.map((row) => [row.oid, row.name]));
 }
 
@@ -79,7 +89,10 @@ function sessionOf(client: pg.ClientBase, connection: SqlConnection): SqlSession
     rows: async (sql, params = []) => jsonRows((await client.query(sql, [...params])).rows as Record<string, unknown>[]),
     query: async (sql, params, limit): Promise<QueryResult> => {
       const result = await runLimited(client as pg.Client, new LimitedQuery(sql, params, limit + 1));
-      const types = await typeNames(client, result.fields.map((field) => field.dataTypeID));
+      const types = await typeNames(
+        client,
+        result.fields.map((field) => field.dataTypeID),
+      );
       const rows = result.rows.slice(0, limit).map((row) => row.map(jsonValue));
       return {
         columns: result.fields.map((field) => ({ name: field.name, type: types.get(field.dataTypeID) ?? String(field.dataTypeID) })),
@@ -118,17 +131,24 @@ export class PostgresSessions {
       // connecting is bounded by CONNECT_TIMEOUT_MS, not the signal: a connection it abandoned would never go back to the pool
       ctx.signal.throwIfAborted();
       const open = client;
-      return await abortable((async () => {
-        await open.query('BEGIN READ ONLY');
-        // an integer from the validated config: SET takes no bound parameters
-        await open.query(`SET LOCAL statement_timeout = ${Math.trunc(connection.statementTimeoutMs)}`);
-        return work(sessionOf(open, connection));
-      })(), ctx.signal);
+      return await abortable(
+        (async () => {
+          await open.query('BEGIN READ ONLY');
+          // an integer from the validated config: SET takes no bound parameters
+          await open.query(`SET LOCAL statement_timeout = ${Math.trunc(connection.statementTimeoutMs)}`);
+          return work(sessionOf(open, connection));
+        })(),
+        ctx.signal,
+      );
     } catch (error) {
       throw pgToolError(error, connection);
     } finally {
       // an aborted call may still have a statement in flight: the connection is dropped, not rolled back and reused
-      if (client !== undefined && !ctx.signal.aborted) reusable = await client.query('ROLLBACK').then(() => true, () => false);
+      if (client !== undefined && !ctx.signal.aborted)
+        reusable = await client.query('ROLLBACK').then(
+          () => true,
+          () => false,
+        );
       else reusable = false;
       if (pooled) (client as pg.PoolClient).release(!reusable);
       else if (client !== undefined) void client.end().catch(() => undefined);

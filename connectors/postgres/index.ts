@@ -16,7 +16,7 @@ import { locks } from './tools/locks.js';
 import { outline } from './tools/outline.js';
 import { slowQueries } from './tools/slow-queries.js';
 
-export function createPostgresEngine(): SqlEngine {
+function createPostgresEngine(): SqlEngine {
   return sqlEngine(new PostgresSessions(), {
     kind: 'postgres',
     label: 'PostgreSQL',
@@ -25,13 +25,28 @@ export function createPostgresEngine(): SqlEngine {
       const [facts] = await session.rows(
         "SELECT current_setting('server_version') AS server_version, current_setting('transaction_read_only') AS read_only, current_user AS user, current_database() AS database, (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) AS superuser",
       );
-      return { server_version: String(facts?.['server_version']), read_only: facts?.['read_only'] === 'on', user: facts?.['user'], database: facts?.['database'], superuser: facts?.['superuser'] === true };
+      return {
+        server_version: String(facts?.['server_version']),
+        read_only: facts?.['read_only'] === 'on',
+        user: facts?.['user'],
+        database: facts?.['database'],
+        superuser: facts?.['superuser'] === true,
+      };
     },
-    listSchemas, describeTable, explain, slowQueries, locks, connections, outline,
+    listSchemas,
+    describeTable,
+    explain,
+    slowQueries,
+    locks,
+    connections,
+    outline,
   });
 }
 
 export function createPostgresPlugin(): ConnectorPlugin {
-  return sqlPlugin(createPostgresEngine(), POSTGRES,
-    'PostgreSQL database, read-only: schemas and tables, SQL queries in read-only transactions, query plans, slow statements, locks and connections.');
+  return sqlPlugin(
+    createPostgresEngine(),
+    POSTGRES,
+    'PostgreSQL database, read-only: schemas and tables, SQL queries in read-only transactions, query plans, slow statements, locks and connections.',
+  );
 }

@@ -8,12 +8,14 @@ import { ToolError, type NetPort } from '../contract.js';
 import type { RunwaySettings } from './settings.js';
 
 /** Runway's public API; always passed, so that the SDK never falls back to RUNWAYML_BASE_URL from the environment */
-export const RUNWAY_API_URL = 'https://api.dev.runwayml.com';
+const RUNWAY_API_URL = 'https://api.dev.runwayml.com';
 
 /** `net`: the egress guard's fetch (the base URL is the tenant's; redirects are judged hop by hop) */
 export function runwayClient(settings: RunwaySettings, net: NetPort | undefined): RunwayML {
   return new RunwayML({
-    apiKey: settings.apiKey, baseURL: (settings.baseUrl ?? RUNWAY_API_URL).replace(/\/+$/, ''), maxRetries: 3,
+    apiKey: settings.apiKey,
+    baseURL: (settings.baseUrl ?? RUNWAY_API_URL).replace(/\/+$/, ''),
+    maxRetries: 3,
     ...(net === undefined ? {} : { fetch: net.fetch }),
   });
 }
@@ -32,7 +34,7 @@ function describe400(body: unknown): { message: string; fields: string[] } {
 }
 
 /** Maps an SDK failure to a ToolError; an abort stays an abort. */
-export function runwayFailure(error: unknown, signal: AbortSignal): unknown {
+function runwayFailure(error: unknown, signal: AbortSignal): unknown {
   if (error instanceof APIUserAbortError || signal.aborted) return signal.reason ?? error;
   const refused = ToolError.within(error); // the egress guard's refusal, under the SDK's connection error
   if (refused !== null) return refused;
@@ -45,7 +47,8 @@ export function runwayFailure(error: unknown, signal: AbortSignal): unknown {
     const { message, fields } = describe400(failure.error);
     const details = { status, upstream_message: message };
     if (/credit/i.test(message)) return new ToolError('insufficient_credits', 'the Runway account has not enough credits for this generation', details);
-    if (fields.includes('ratio') || /\bratio\b/i.test(message)) return new ToolError('unsupported_ratio', `Runway refused the ratio: ${message} (use 16:9, 1:1 or 9:16)`, details);
+    if (fields.includes('ratio') || /\bratio\b/i.test(message))
+      return new ToolError('unsupported_ratio', `Runway refused the ratio: ${message} (use 16:9, 1:1 or 9:16)`, details);
     if (fields.includes('promptImage') || /promptImage|asset|image url/i.test(message)) {
       return new ToolError('invalid_image_url', `the source image cannot be used: ${message}`, details);
     }
@@ -53,7 +56,8 @@ export function runwayFailure(error: unknown, signal: AbortSignal): unknown {
     return new ToolError('invalid_request', `Runway refused the request: ${message}`, { ...details, fields });
   }
   if (status === 404) return new ToolError('not_found', 'Runway has no such task (404): the job id is wrong or the task was deleted', { status });
-  if (status === 429) return new ToolError('rate_limited_upstream', 'Runway is rate limiting these requests (concurrency or daily limit); try again later', { status });
+  if (status === 429)
+    return new ToolError('rate_limited_upstream', 'Runway is rate limiting these requests (concurrency or daily limit); try again later', { status });
   return new ToolError('upstream_error', `Runway answered ${status}: ${error.message}`, { status });
 }
 

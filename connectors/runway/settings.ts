@@ -16,7 +16,7 @@ export const DEFAULT_RATIO: Ratio = '16:9';
 /** Runway's current models for each job; a source may name others */
 export const DEFAULT_TEXT_TO_VIDEO_MODEL = 'gen4.5';
 export const DEFAULT_IMAGE_TO_VIDEO_MODEL = 'gen4_turbo';
-export const DEFAULT_IMAGE_MODEL = 'gen4_image';
+const DEFAULT_IMAGE_MODEL = 'gen4_image';
 
 export interface RunwaySettings {
   readonly apiKey: string;
@@ -58,7 +58,11 @@ const MODEL_RATIOS: Record<string, readonly Ratio[]> = { 'gen4.5': ['16:9', '9:1
 export function pixelRatio(ratio: string, kind: MediaKind, model: string): string {
   const supported = MODEL_RATIOS[model] ?? RATIOS;
   if (!(supported as readonly string[]).includes(ratio)) {
-    throw new ToolError('unsupported_ratio', `unsupported ratio "${ratio}" for ${model}: use ${supported.join(', ')}`, { ratio, model, supported: [...supported] });
+    throw new ToolError('unsupported_ratio', `unsupported ratio "${ratio}" for ${model}: use ${supported.join(', ')}`, {
+      ratio,
+      model,
+      supported: [...supported],
+    });
   }
   return (kind === 'video' ? VIDEO_SIZES : IMAGE_SIZES)[ratio as Ratio];
 }

@@ -7,11 +7,19 @@ export async function validateRunway(config: Readonly<Record<string, unknown>>, 
   const settings = settingsOf(config);
   if (settings.apiKey === '') return { ok: false, message: 'api_key is required', details: { reason: 'missing_field', field: 'api_key' } };
   if (!(RATIOS as readonly string[]).includes(settings.ratio)) {
-    return { ok: false, message: `default_ratio must be one of ${RATIOS.join(', ')}`, details: { reason: 'unsupported_ratio', field: 'default_ratio', value: settings.ratio } };
+    return {
+      ok: false,
+      message: `default_ratio must be one of ${RATIOS.join(', ')}`,
+      details: { reason: 'unsupported_ratio', field: 'default_ratio', value: settings.ratio },
+    };
   }
   const unknownKinds = settings.enabled.filter((kind) => !(MEDIA_KINDS as readonly string[]).includes(kind));
   if (unknownKinds.length > 0) {
-    return { ok: false, message: `enabled_tools may hold only ${MEDIA_KINDS.join(', ')}`, details: { reason: 'invalid_field', field: 'enabled_tools', unknown: unknownKinds } };
+    return {
+      ok: false,
+      message: `enabled_tools may hold only ${MEDIA_KINDS.join(', ')}`,
+      details: { reason: 'invalid_field', field: 'enabled_tools', unknown: unknownKinds },
+    };
   }
   try {
     const organization = await runwayCall(signal, (options) => runwayClient(settings, net).organization.retrieve(options));

@@ -149,7 +149,13 @@ export class HttpClient {
       }
     }
     try {
-      return await (this.options.net?.fetch ?? fetch)(this.url(call.path, call.query), { method: call.method ?? 'GET', headers, body, signal: call.signal, redirect: 'manual' });
+      return await (this.options.net?.fetch ?? fetch)(this.url(call.path, call.query), {
+        method: call.method ?? 'GET',
+        headers,
+        body,
+        signal: call.signal,
+        redirect: 'manual',
+      });
     } catch (error) {
       call.signal.throwIfAborted();
       if (ToolError.is(error)) throw error; // the egress guard's refusal, `egress_refused`

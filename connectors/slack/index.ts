@@ -12,7 +12,7 @@ import { getChannelHistoryTool } from './tools/get-channel-history.js';
 import { getThreadRepliesTool } from './tools/get-thread-replies.js';
 import { postMessageTool } from './tools/post-message.js';
 
-export const SLACK_CONFIG_SCHEMA = {
+const SLACK_CONFIG_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   required: ['bot_token'],

@@ -29,7 +29,10 @@ const summarizeMessage = (message: SlackMessageLike): SlackMessageSummary => ({
 /** A page of `conversations.history` / `conversations.replies`: the messages and the cursor of the next page (null at the end). */
 export function messagePage(data: Readonly<Record<string, unknown>>): { messages: SlackMessageSummary[]; next_cursor: string | null } {
   const next = (data['response_metadata'] as { next_cursor?: string } | undefined)?.next_cursor;
-  return { messages: ((data['messages'] as SlackMessageLike[] | undefined) ?? []).map(summarizeMessage), next_cursor: next === undefined || next === '' ? null : next };
+  return {
+    messages: ((data['messages'] as SlackMessageLike[] | undefined) ?? []).map(summarizeMessage),
+    next_cursor: next === undefined || next === '' ? null : next,
+  };
 }
 
 /** JSON Schema of a channel id argument, shared by the tools */

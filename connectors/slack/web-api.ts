@@ -55,7 +55,10 @@ const wait = (ms: number, signal: AbortSignal): Promise<void> =>
 function platformError(method: string, data: Readonly<Record<string, unknown>>): ToolError {
   const code = typeof data['error'] === 'string' ? data['error'] : 'upstream_error';
   const needed = data['needed'];
-  return new ToolError(code, `Slack ${method} failed: ${EXPLANATIONS[code] ?? code}`, { method, ...(typeof needed === 'string' ? { needed_scope: needed } : {}) });
+  return new ToolError(code, `Slack ${method} failed: ${EXPLANATIONS[code] ?? code}`, {
+    method,
+    ...(typeof needed === 'string' ? { needed_scope: needed } : {}),
+  });
 }
 
 export function slackWebApi(config: Readonly<Record<string, unknown>>, net?: NetPort): SlackCall {
@@ -102,7 +105,10 @@ export function slackWebApi(config: Readonly<Record<string, unknown>>, net?: Net
       }
       const data = (await response.json()) as Record<string, unknown>;
       if (data['ok'] !== true) throw platformError(method, data);
-      const scopes = (response.headers.get('x-oauth-scopes') ?? '').split(',').map((scope) => scope.trim()).filter((scope) => scope !== '');
+      const scopes = (response.headers.get('x-oauth-scopes') ?? '')
+        .split(',')
+        .map((scope) => scope.trim())
+        .filter((scope) => scope !== '');
       return { data, scopes };
     }
   };

@@ -2,7 +2,7 @@
 import { ToolError, type JsonSchema, type NetPort } from '../contract.js';
 import { HttpClient, type QueryValue } from '../shared/http-client.js';
 
-export const VERCEL_API_URL = 'https://api.vercel.com';
+const VERCEL_API_URL = 'https://api.vercel.com';
 
 export interface VercelConfig {
   readonly token: string;
@@ -36,7 +36,10 @@ export function vercelConfigOf(config: Readonly<Record<string, unknown>>): Verce
 export class VercelApi {
   private readonly client: HttpClient;
 
-  constructor(readonly config: VercelConfig, net: NetPort | undefined) {
+  constructor(
+    readonly config: VercelConfig,
+    net: NetPort | undefined,
+  ) {
     this.client = new HttpClient({ baseUrl: config.baseUrl, system: 'Vercel', headers: { authorization: `Bearer ${config.token}` }, net });
   }
 
@@ -65,7 +68,7 @@ export class VercelApi {
  * Vercel answers `{ error: { code, message, invalidToken? } }` (403, not 401,
  * for a bad token): its message and code reach the model.
  */
-export function vercelFailure(error: unknown): unknown {
+function vercelFailure(error: unknown): unknown {
   if (!ToolError.is(error) || typeof error.details?.['body'] !== 'string') return error;
   let body: { error?: { code?: string; message?: string; invalidToken?: boolean; missingToken?: boolean } };
   try {

@@ -70,7 +70,12 @@ export function presentDeployment(deployment: VercelDeploymentListed): Presented
 const PAGE = 100;
 
 /** Deployments newest first, following `pagination.next` as `until` until `limit` are found. */
-export async function listDeployments(api: VercelApi, signal: AbortSignal, filter: DeploymentFilter, limit: number): Promise<{ items: VercelDeploymentListed[]; truncated: boolean }> {
+export async function listDeployments(
+  api: VercelApi,
+  signal: AbortSignal,
+  filter: DeploymentFilter,
+  limit: number,
+): Promise<{ items: VercelDeploymentListed[]; truncated: boolean }> {
   const items: VercelDeploymentListed[] = [];
   let until: number | string | undefined;
   for (;;) {
@@ -102,7 +107,11 @@ interface VercelEvent {
 
 /** The last `lines` lines of a deployment's build output (stdout, stderr, commands). */
 export async function buildLogTail(api: VercelApi, signal: AbortSignal, deploymentId: string, lines: number): Promise<string[]> {
-  const events = await api.get<VercelEvent[]>(`/v3/deployments/${encodeURIComponent(deploymentId)}/events`, signal, { builds: 1, limit: -1, direction: 'forward' });
+  const events = await api.get<VercelEvent[]>(`/v3/deployments/${encodeURIComponent(deploymentId)}/events`, signal, {
+    builds: 1,
+    limit: -1,
+    direction: 'forward',
+  });
   const text = (Array.isArray(events) ? events : [])
     .filter((event) => event.type === 'stdout' || event.type === 'stderr' || event.type === 'command' || event.type === 'fatal')
     .map((event) => event.payload?.text ?? event.text ?? '')

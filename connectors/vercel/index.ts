@@ -19,8 +19,6 @@ import { redeployTool } from './tools/redeploy.js';
 import { rollbackTool } from './tools/rollback.js';
 import { validateVercel } from './validate.js';
 
-export { VERCEL_API_URL, VERCEL_CONFIG_SCHEMA, vercelConfigOf, type VercelConfig } from './config.js';
-
 export function createVercelPlugin(): ConnectorPlugin {
   return {
     kind: 'vercel',

@@ -12,7 +12,12 @@ export interface VercelProject {
 
 const PAGE = 100;
 
-export async function listProjects(api: VercelApi, signal: AbortSignal, limit: number, search?: string): Promise<{ items: VercelProject[]; truncated: boolean }> {
+export async function listProjects(
+  api: VercelApi,
+  signal: AbortSignal,
+  limit: number,
+  search?: string,
+): Promise<{ items: VercelProject[]; truncated: boolean }> {
   const items: VercelProject[] = [];
   let from: number | string | undefined;
   for (;;) {

@@ -17,7 +17,11 @@ export async function validateVercel(raw: Readonly<Record<string, unknown>>, sig
         await personal.get<{ id: string }>(`/v2/teams/${encodeURIComponent(config.teamId)}`, signal);
       } catch (error) {
         if (ToolError.is(error) && (error.code === 'forbidden' || error.code === 'not_found')) {
-          return refused(`the token cannot reach team ${config.teamId}`, { reason: 'team_not_accessible', team_id: config.teamId, status: error.details?.['status'] });
+          return refused(`the token cannot reach team ${config.teamId}`, {
+            reason: 'team_not_accessible',
+            team_id: config.teamId,
+            status: error.details?.['status'],
+          });
         }
         throw error;
       }

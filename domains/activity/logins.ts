@@ -23,24 +23,44 @@ interface Signed {
 }
 
 /** a login, or (`register`) the organization a registration created */
-export async function auditLogin(recorder: ActivityRecorder, attempt: LoginAttempt, result: Signed, status: number, action: 'login' | 'register' = 'login'): Promise<void> {
+export async function auditLogin(
+  recorder: ActivityRecorder,
+  attempt: LoginAttempt,
+  result: Signed,
+  status: number,
+  action: 'login' | 'register' = 'login',
+): Promise<void> {
   await recorder.audit(result.organization.id as OrgId, {
-    actor: { type: 'user', id: result.user.id, email: result.user.email }, action,
+    actor: { type: 'user', id: result.user.id, email: result.user.email },
+    action,
     resource: action === 'login' ? { kind: 'session', id: null } : { kind: 'organization', id: result.organization.id },
-    route: attempt.route, status, requestId: attempt.requestId,
+    route: attempt.route,
+    status,
+    requestId: attempt.requestId,
   });
 }
 
 /** never throws: the caller is answering the login's own error */
-export async function auditFailedLogin(recorder: ActivityRecorder, collections: Collections, attempt: LoginAttempt, status: number, code: string): Promise<void> {
+export async function auditFailedLogin(
+  recorder: ActivityRecorder,
+  collections: Collections,
+  attempt: LoginAttempt,
+  status: number,
+  code: string,
+): Promise<void> {
   const user = await collections.users.findOne({ email: attempt.email }).catch(() => null);
   if (!user) return;
   const memberships = await collections.memberships.findAcrossOrgs({ user_id: user.id }, 1000).catch(() => []);
   const named = memberships.filter((membership) => membership.org_id === attempt.organizationId);
   for (const membership of named.length > 0 ? named : memberships) {
     await recorder.audit(membership.org_id, {
-      actor: { type: 'user', id: user.id, email: user.email }, action: 'login_failed', resource: { kind: 'session', id: null },
-      route: attempt.route, status, requestId: attempt.requestId, details: { reason: code },
+      actor: { type: 'user', id: user.id, email: user.email },
+      action: 'login_failed',
+      resource: { kind: 'session', id: null },
+      route: attempt.route,
+      status,
+      requestId: attempt.requestId,
+      details: { reason: code },
     });
   }
 }

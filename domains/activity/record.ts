@@ -57,7 +57,14 @@ export class ActivityRecorder {
     const { id, at } = stampedId(this.collections.activity.spec.idPrefix);
     await this.safely('activity', org, () =>
       this.collections.activity.insert(org, {
-        id, at, kind: input.kind, actor: input.actor, actor_id: input.actor.id, subject: input.subject, summary: input.summary, details: input.details ?? {},
+        id,
+        at,
+        kind: input.kind,
+        actor: input.actor,
+        actor_id: input.actor.id,
+        subject: input.subject,
+        summary: input.summary,
+        details: input.details ?? {},
       }),
     );
   }
@@ -66,7 +73,8 @@ export class ActivityRecorder {
     const { id, at } = stampedId(this.collections.auditLog.spec.idPrefix);
     await this.safely('audit', org, () =>
       this.collections.auditLog.insert(org, {
-        id, at,
+        id,
+        at,
         actor: input.actor,
         actor_id: input.actor.id,
         action: input.action,
@@ -87,7 +95,15 @@ export class ActivityRecorder {
       const { id, at } = stampedId(this.collections.notifications.spec.idPrefix);
       await this.safely('notification', org, () =>
         this.collections.notifications.insert(org, {
-          id, at, user_id: userId, kind: input.kind, title: input.title, subject: input.subject, details: input.details ?? {}, read: false, read_at: null,
+          id,
+          at,
+          user_id: userId,
+          kind: input.kind,
+          title: input.title,
+          subject: input.subject,
+          details: input.details ?? {},
+          read: false,
+          read_at: null,
         }),
       );
     }

@@ -13,7 +13,6 @@ export type { ActivityRecorder };
 import type { EntryDetails } from './types.js';
 import type { RunEnding, RunFacts, RunObserver } from '../../runtime/agent/run-observer.js';
 
-
 /** `task`, `binding` or `chat` */
 const runKindOf = (run: RunFacts): string => (run.kind === 'task' ? 'task' : run.bindingId ? 'binding' : 'chat');
 
@@ -27,51 +26,78 @@ const runDetails = (run: RunFacts): EntryDetails => ({
 
 const subjectOf = (run: RunFacts) => ({ kind: 'run', id: run.runId });
 
-export async function reportRunStarted(recorder: ActivityRecorder, org: OrgId, run: RunFacts): Promise<void> {
+async function reportRunStarted(recorder: ActivityRecorder, org: OrgId, run: RunFacts): Promise<void> {
   await recorder.activity(org, {
-    kind: 'run.started', actor: await recorder.userActor(run.userId), subject: subjectOf(run),
-    summary: `${runKindOf(run)} run started`, details: runDetails(run),
+    kind: 'run.started',
+    actor: await recorder.userActor(run.userId),
+    subject: subjectOf(run),
+    summary: `${runKindOf(run)} run started`,
+    details: runDetails(run),
   });
 }
 
-export async function reportRunEnded(recorder: ActivityRecorder, org: OrgId, run: RunFacts, end: RunEnding): Promise<void> {
+async function reportRunEnded(recorder: ActivityRecorder, org: OrgId, run: RunFacts, end: RunEnding): Promise<void> {
   const details = { ...runDetails(run), status: end.status, reason: end.reason };
   await recorder.activity(org, {
-    kind: 'run.ended', actor: await recorder.userActor(run.userId), subject: subjectOf(run),
-    summary: `${runKindOf(run)} run ${end.status}${end.reason && end.reason !== end.status ? ` (${end.reason})` : ''}`, details,
+    kind: 'run.ended',
+    actor: await recorder.userActor(run.userId),
+    subject: subjectOf(run),
+    summary: `${runKindOf(run)} run ${end.status}${end.reason && end.reason !== end.status ? ` (${end.reason})` : ''}`,
+    details,
   });
   if (end.status !== 'failed') return;
   await recorder.notify(org, [run.userId], {
-    kind: 'run.failed', title: `A ${runKindOf(run)} run failed: ${end.reason ?? 'error'}`, subject: subjectOf(run),
+    kind: 'run.failed',
+    title: `A ${runKindOf(run)} run failed: ${end.reason ?? 'error'}`,
+    subject: subjectOf(run),
     details: { ...details, message: end.message },
   });
 }
 
 /** a task run that ended before its agent run started (no model configured, task deleted ...): it ran for the task's creator */
 export async function reportTaskRunEnded(
-  recorder: ActivityRecorder, tasks: Collections['tasks'], org: OrgId, run: { taskId: string; runId: string }, end: RunEnding,
+  recorder: ActivityRecorder,
+  tasks: Collections['tasks'],
+  org: OrgId,
+  run: { taskId: string; runId: string },
+  end: RunEnding,
 ): Promise<void> {
   const creator = (await tasks.get(org, run.taskId).catch(() => null))?.created_by;
   if (creator !== undefined) await reportRunEnded(recorder, org, { runId: run.runId, kind: 'task', userId: creator, taskId: run.taskId }, end);
 }
 
-export async function reportApprovalRequested(recorder: ActivityRecorder, org: OrgId, run: RunFacts, approvalId: string, tool: string): Promise<void> {
+async function reportApprovalRequested(recorder: ActivityRecorder, org: OrgId, run: RunFacts, approvalId: string, tool: string): Promise<void> {
   const details = { ...runDetails(run), approval_id: approvalId, tool };
   const subject = { kind: 'approval', id: approvalId };
   await recorder.activity(org, {
-    kind: 'approval.requested', actor: await recorder.userActor(run.userId), subject, summary: `approval requested for ${tool}`, details,
+    kind: 'approval.requested',
+    actor: await recorder.userActor(run.userId),
+    subject,
+    summary: `approval requested for ${tool}`,
+    details,
   });
   await recorder.notify(org, [run.userId, ...(await recorder.admins(org))], {
-    kind: 'approval.requested', title: `Approval needed: ${tool}`, subject, details,
+    kind: 'approval.requested',
+    title: `Approval needed: ${tool}`,
+    subject,
+    details,
   });
 }
 
-export async function reportApprovalDecided(
-  recorder: ActivityRecorder, org: OrgId, run: RunFacts, approvalId: string, decision: string, decidedBy: string | null,
+async function reportApprovalDecided(
+  recorder: ActivityRecorder,
+  org: OrgId,
+  run: RunFacts,
+  approvalId: string,
+  decision: string,
+  decidedBy: string | null,
 ): Promise<void> {
   await recorder.activity(org, {
-    kind: 'approval.decided', actor: await recorder.userActor(decidedBy), subject: { kind: 'approval', id: approvalId },
-    summary: `approval ${decision}`, details: { ...runDetails(run), approval_id: approvalId, decision },
+    kind: 'approval.decided',
+    actor: await recorder.userActor(decidedBy),
+    subject: { kind: 'approval', id: approvalId },
+    summary: `approval ${decision}`,
+    details: { ...runDetails(run), approval_id: approvalId, decision },
   });
 }
 

@@ -26,13 +26,20 @@ export class ActivityService {
 
   /** `kind` is a kind or its family (`run` = `run.started` and `run.ended`) */
   async feed(org: OrgId, options: ListOptions, query: WindowFilter & { readonly kind?: string | undefined }): Promise<Page<ActivityDoc>> {
-    const kind: Filter = query.kind === undefined ? {} : query.kind.includes('.')
-      ? { kind: query.kind }
-      : { kind: { in: ACTIVITY_KINDS.filter((candidate) => candidate.startsWith(`${query.kind}.`)) } };
+    const kind: Filter =
+      query.kind === undefined
+        ? {}
+        : query.kind.includes('.')
+          ? { kind: query.kind }
+          : { kind: { in: ACTIVITY_KINDS.filter((candidate) => candidate.startsWith(`${query.kind}.`)) } };
     return this.windowPage(this.collections.activity, org, options, { ...kind, ...(await this.actorFilter(query.actor)) }, query);
   }
 
-  async auditLog(org: OrgId, options: ListOptions, query: WindowFilter & { readonly kind?: string | undefined; readonly action?: string | undefined }): Promise<Page<AuditEntryDoc>> {
+  async auditLog(
+    org: OrgId,
+    options: ListOptions,
+    query: WindowFilter & { readonly kind?: string | undefined; readonly action?: string | undefined },
+  ): Promise<Page<AuditEntryDoc>> {
     const filter: Filter = {
       ...(query.kind === undefined ? {} : { kind: query.kind }),
       ...(query.action === undefined ? {} : { action: query.action }),
@@ -74,7 +81,13 @@ export class ActivityService {
     return { actor_id: user ? user.id : { in: [] } };
   }
 
-  private windowPage<T extends StoredFields>(collection: OrgCollection<T>, org: OrgId, options: ListOptions, filter: Filter, window: WindowFilter): Promise<Page<T>> {
+  private windowPage<T extends StoredFields>(
+    collection: OrgCollection<T>,
+    org: OrgId,
+    options: ListOptions,
+    filter: Filter,
+    window: WindowFilter,
+  ): Promise<Page<T>> {
     const idRange = idWindow(collection.spec.idPrefix, window.since, window.until);
     return collection.list(org, { ...options, filter: { ...options.filter, ...filter }, ...(idRange === undefined ? {} : { idRange }) });
   }

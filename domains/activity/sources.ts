@@ -18,12 +18,18 @@ async function onEvent(recorder: ActivityRecorder, event: PlatformEvent): Promis
   const name = text(event.data['source_name']) ?? text(event.data['source_id']) ?? 'a source';
   const subject = { kind: 'source', id: text(event.data['source_id']) };
   const details = {
-    source_id: subject.id, source_name: text(event.data['source_name']), connector: text(event.data['connector']), job_id: text(event.data['job_id']),
+    source_id: subject.id,
+    source_name: text(event.data['source_name']),
+    connector: text(event.data['connector']),
+    job_id: text(event.data['job_id']),
     ...(failed ? { error_code: code } : { nodes: Number(event.data['nodes'] ?? 0), relationships: Number(event.data['relationships'] ?? 0) }),
   };
   await recorder.activity(org, {
-    kind: failed ? 'source.sync_failed' : 'source.sync_succeeded', actor: SYSTEM_ACTOR, subject,
-    summary: failed ? `sync of ${name} failed${code ? ` (${code})` : ''}` : `sync of ${name} succeeded`, details,
+    kind: failed ? 'source.sync_failed' : 'source.sync_succeeded',
+    actor: SYSTEM_ACTOR,
+    subject,
+    summary: failed ? `sync of ${name} failed${code ? ` (${code})` : ''}` : `sync of ${name} succeeded`,
+    details,
   });
   if (failed) {
     await recorder.notify(org, await recorder.admins(org), { kind: 'source.sync_failed', title: `Sync of ${name} failed`, subject, details });

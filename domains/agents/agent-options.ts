@@ -11,12 +11,12 @@ import { recallMemories } from '../../domains/memory/recall.js';
 import { readOnlyInterceptorWith } from '../../domains/channels/read-only.js';
 import type { OrgCollection, OrgId } from '../../runtime/store/types.js';
 
-export const DEFAULT_MAX_TURNS = 20;
-export const DEFAULT_TEMPERATURE = 0.2;
+const DEFAULT_MAX_TURNS = 20;
+const DEFAULT_TEMPERATURE = 0.2;
 /** memory entries put in front of the model per message when recall is on */
-export const RECALLED_PER_MESSAGE = 5;
+const RECALLED_PER_MESSAGE = 5;
 
-export const READ_ONLY_AGENT_NOTICE =
+const READ_ONLY_AGENT_NOTICE =
   'This agent is read-only: write actions are not allowed for it, so nothing was changed. Say so and, if useful, what a person could do.';
 
 /** Built-in instructions of each type, after the launch site's own (system_prompt replaces both). */
@@ -57,8 +57,7 @@ export interface AgentOptionsInput {
 
 const text = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
 const num = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
-const strings = (value: unknown): string[] | null =>
-  Array.isArray(value) && value.every((item) => typeof item === 'string') ? value : null;
+const strings = (value: unknown): string[] | null => (Array.isArray(value) && value.every((item) => typeof item === 'string') ? value : null);
 
 /** Instructions derived from type options, appended whatever the system prompt. */
 function optionInstructions(type: string, config: Record<string, unknown>): string[] {

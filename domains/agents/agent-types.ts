@@ -20,11 +20,7 @@ const commonConfig = {
     .min(1)
     .max(32_768, { message: 'system_prompt is at most 32768 characters' })
     .describe('replaces the built-in instructions of the type (a task or channel system_prompt replaces this one)'),
-  model: z
-    .string()
-    .min(1)
-    .max(200)
-    .describe('LLM model for this agent; default: llm_model from the organization settings'),
+  model: z.string().min(1).max(200).describe('LLM model for this agent; default: llm_model from the organization settings'),
   max_turns: z
     .number()
     .int()
@@ -46,51 +42,55 @@ export const AGENT_TYPES: readonly AgentType[] = [
   {
     agent_type: 'assistant',
     description: 'General chat agent: answers questions with the connector tools, the context graph and memory.',
-    config: z.strictObject({
-      ...commonConfig,
-      recall_memory: z.boolean().describe('put the memory entries most relevant to each message (up to 5) in the system prompt; default true'),
-      memory_realms: realmNames.describe('realms the per-message recall searches; default: all'),
-    }).partial(),
+    config: z
+      .strictObject({
+        ...commonConfig,
+        recall_memory: z.boolean().describe('put the memory entries most relevant to each message (up to 5) in the system prompt; default true'),
+        memory_realms: realmNames.describe('realms the per-message recall searches; default: all'),
+      })
+      .partial(),
   },
   {
     agent_type: 'sre',
     description: 'Infrastructure diagnosis: reads builds, deployments, clusters and dashboards to explain failures.',
-    config: z.strictObject({
-      ...commonConfig,
-      read_only: z.boolean().describe('refuse write-type tools regardless of approval defaults; default true'),
-      escalation_channel: z
-        .string()
-        .min(1)
-        .max(200)
-        .describe('chat channel named in the instructions as where a diagnosis that needs a human goes'),
-    }).partial(),
+    config: z
+      .strictObject({
+        ...commonConfig,
+        read_only: z.boolean().describe('refuse write-type tools regardless of approval defaults; default true'),
+        escalation_channel: z.string().min(1).max(200).describe('chat channel named in the instructions as where a diagnosis that needs a human goes'),
+      })
+      .partial(),
   },
   {
     agent_type: 'code_reviewer',
     description: 'Reviews pull requests on the code host and comments on correctness, security and tests.',
-    config: z.strictObject({
-      ...commonConfig,
-      focus: z
-        .array(z.enum(['correctness', 'security', 'performance', 'style', 'tests']))
-        .min(1)
-        .max(5)
-        .describe('what the review looks at (an instruction to the model); default: correctness, security, tests'),
-    }).partial(),
+    config: z
+      .strictObject({
+        ...commonConfig,
+        focus: z
+          .array(z.enum(['correctness', 'security', 'performance', 'style', 'tests']))
+          .min(1)
+          .max(5)
+          .describe('what the review looks at (an instruction to the model); default: correctness, security, tests'),
+      })
+      .partial(),
   },
   {
     agent_type: 'summarizer',
     description: 'Condenses threads, documents and activity into short summaries.',
-    config: z.strictObject({
-      ...commonConfig,
-      format: z.enum(['paragraph', 'bullets']).describe('shape of the summary (an instruction to the model); default paragraph'),
-      max_words: z.number().int().min(20).max(5000).describe('upper bound on summary length (an instruction to the model); default 200'),
-    }).partial(),
+    config: z
+      .strictObject({
+        ...commonConfig,
+        format: z.enum(['paragraph', 'bullets']).describe('shape of the summary (an instruction to the model); default paragraph'),
+        max_words: z.number().int().min(20).max(5000).describe('upper bound on summary length (an instruction to the model); default 200'),
+      })
+      .partial(),
   },
 ];
 
 export const AGENT_TYPE_NAMES = AGENT_TYPES.map((type) => type.agent_type) as [string, ...string[]];
 
-export const agentType = (name: string): AgentType | undefined => AGENT_TYPES.find((type) => type.agent_type === name);
+const agentType = (name: string): AgentType | undefined => AGENT_TYPES.find((type) => type.agent_type === name);
 
 /** The JSON Schema of a type's config, as published in the catalog. */
 export function configJsonSchema(type: AgentType): Record<string, unknown> {
@@ -117,9 +117,7 @@ export function validateAgentConfig(typeName: string, config: Record<string, unk
     message: issue.message,
   }));
   const first = issues[0];
-  throw new ServiceError(
-    'validation_error',
-    `invalid config for agent_type ${typeName}: ${first ? `${first.path}: ${first.message}` : 'bad value'}`,
-    { issues },
-  );
+  throw new ServiceError('validation_error', `invalid config for agent_type ${typeName}: ${first ? `${first.path}: ${first.message}` : 'bad value'}`, {
+    issues,
+  });
 }

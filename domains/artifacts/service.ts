@@ -19,8 +19,6 @@ export interface ArtifactFilter {
   readonly created_after?: string | undefined;
 }
 
-export type ArtifactFile = FileInfo & { readonly ref: ArtifactRef };
-
 /** an artifact with the run that wrote it (undefined when no longer on record) */
 export interface Artifact {
   readonly file: FileInfo;
@@ -35,7 +33,12 @@ export class ArtifactService {
   ) {}
 
   /** every artifact the filter keeps, ordered by path, oldest run first; `after` is the last path of the previous page */
-  async list(org: OrgId, filter: ArtifactFilter, limit: number, after: string | null): Promise<{ readonly items: Artifact[]; readonly more: boolean; readonly total: number }> {
+  async list(
+    org: OrgId,
+    filter: ArtifactFilter,
+    limit: number,
+    after: string | null,
+  ): Promise<{ readonly items: Artifact[]; readonly more: boolean; readonly total: number }> {
     let runIds: string[] | undefined;
     if (filter.task_id !== undefined) {
       const taskRuns = (await this.collections.agentRuns.findAll(org, { task_id: filter.task_id })).map((run) => run.id);
@@ -52,7 +55,10 @@ export class ArtifactService {
     // keyset on the path: a file written or removed between pages neither repeats nor skips another
     const rest = after === null ? all : all.filter((file) => file.path > after);
     const page = rest.slice(0, limit);
-    const runs = await this.runsById(org, page.map((file) => file.ref.runId));
+    const runs = await this.runsById(
+      org,
+      page.map((file) => file.ref.runId),
+    );
     return {
       items: page.map((file) => ({ file, ref: file.ref, run: runs.get(file.ref.runId) })),
       more: rest.length > page.length,

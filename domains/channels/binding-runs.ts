@@ -46,7 +46,7 @@ export interface RunRequest {
 }
 
 /** The channel's own slack source: the reply tool and the thread tools of the run use the channel's bot. */
-export function channelSource(channel: ChannelDoc, credentials: ChannelCredentials): CatalogSource {
+function channelSource(channel: ChannelDoc, credentials: ChannelCredentials): CatalogSource {
   return {
     id: channel.id,
     kind: 'slack',
@@ -60,8 +60,7 @@ export const clientFor = (channel: ChannelDoc, credentials: ChannelCredentials, 
   createSlackClient({ bot_token: credentials.bot_token, base_url: channel.connection?.api_base_url ?? null }, net);
 
 /** `<@U123>` mentions of the bot are noise for the model */
-const withoutMention = (text: string, botUserId: string | null): string =>
-  (botUserId === null ? text : text.replaceAll(`<@${botUserId}>`, '')).trim();
+const withoutMention = (text: string, botUserId: string | null): string => (botUserId === null ? text : text.replaceAll(`<@${botUserId}>`, '')).trim();
 
 export class BindingRuns {
   constructor(private readonly deps: BindingRunDependencies) {}
@@ -75,7 +74,13 @@ export class BindingRuns {
     const agent = await collections.agents.get(org, binding.agent_id);
     let prepared: PreparedRun;
     try {
-      prepared = await launcher.prepare({ org, site: 'slack_thread', agent: agent ?? null, sitePrompt: channel.system_prompt, siteReadOnly: binding.read_only });
+      prepared = await launcher.prepare({
+        org,
+        site: 'slack_thread',
+        agent: agent ?? null,
+        sitePrompt: channel.system_prompt,
+        siteReadOnly: binding.read_only,
+      });
     } catch (error) {
       if (!(error instanceof ServiceError && error.code === 'llm_unconfigured')) throw error;
       await this.post(client, message.chatChannelId, replyThread, 'I cannot answer yet: no language model is configured for this organization.');
@@ -171,7 +176,12 @@ export class BindingRuns {
     let cursor: string | undefined;
     try {
       do {
-        const answer = await client.conversations.replies({ channel: message.chatChannelId, ts: message.threadTs ?? message.ts, limit: 200, ...(cursor ? { cursor } : {}) });
+        const answer = await client.conversations.replies({
+          channel: message.chatChannelId,
+          ts: message.threadTs ?? message.ts,
+          limit: 200,
+          ...(cursor ? { cursor } : {}),
+        });
         for (const item of answer.messages ?? []) {
           if (item.ts === message.ts || item.text === undefined || item.text === '') continue;
           const own = (botUserId !== null && item.user === botUserId) || (botId !== null && item.bot_id === botId);

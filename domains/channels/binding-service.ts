@@ -83,16 +83,20 @@ export class BindingService {
     const existing = await this.get(org, id);
     const rule = { ...existing.match_rule, ...stripUndefined(body.match_rule ?? {}) };
     const agentId = await this.checkReferences(org, body.agent, body.match_rule?.channel);
-    const updated = await this.collections.bindings.update(org, existing.id, stripUndefined({
-      agent: body.agent,
-      agent_id: agentId,
-      channel_id: rule.channel,
-      match_rule: { ...rule, slack_channel: rule.slack_channel ?? null },
-      read_only: body.read_only,
-      approval_write: body.approval_write,
-      allow_bots: body.allow_bots,
-      enabled: body.enabled,
-    }));
+    const updated = await this.collections.bindings.update(
+      org,
+      existing.id,
+      stripUndefined({
+        agent: body.agent,
+        agent_id: agentId,
+        channel_id: rule.channel,
+        match_rule: { ...rule, slack_channel: rule.slack_channel ?? null },
+        read_only: body.read_only,
+        approval_write: body.approval_write,
+        allow_bots: body.allow_bots,
+        enabled: body.enabled,
+      }),
+    );
     if (!updated) throw new ServiceError('not_found', `binding ${id} not found`);
     this.runtime.bindingSaved(org, updated);
     return updated;

@@ -14,11 +14,11 @@ import type { OrgId } from '../../runtime/store/types.js';
 import type { KindHandle, Supervisor } from '../../runtime/supervisor.js';
 import { CHANNEL_SOCKET_KIND, socketMachine, type SocketEventHandler } from './socket-mode.js';
 
-export const CHANNEL_BINDING_KIND = 'channel_binding';
+const CHANNEL_BINDING_KIND = 'channel_binding';
 
 const socketActorId = (channelId: string): string => `sock_${channelId}`;
 
-export function ruleOf(org: OrgId, binding: BindingDoc): BindingRule {
+function ruleOf(org: OrgId, binding: BindingDoc): BindingRule {
   return {
     orgId: org,
     bindingId: binding.id,

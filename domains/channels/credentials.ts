@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { deriveKey, seal, unseal } from '../../runtime/crypto.js';
 
-export const channelCredentialsSchema = z.object({
+const channelCredentialsSchema = z.object({
   bot_token: z.string().min(1),
   signing_secret: z.string().min(1),
   app_token: z.string().min(1).nullable(),

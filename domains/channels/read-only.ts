@@ -10,9 +10,7 @@ export const READ_ONLY_NOTICE =
   'This channel binding is read-only: write actions are not allowed here, so nothing was changed. Tell the person and, if useful, what they could do themselves.';
 
 /** Refuses write-effect calls with code `read_only` and `notice` (default: the binding's). */
-export const readOnlyInterceptorWith = (notice: string | null): ToolInterceptor => (call, next) =>
-  call.effect === 'write'
-    ? Promise.resolve(failedOutcome(toolErrorBody('read_only', notice ?? READ_ONLY_NOTICE, { tool: call.name })))
-    : next();
-
-export const readOnlyInterceptor: ToolInterceptor = readOnlyInterceptorWith(null);
+export const readOnlyInterceptorWith =
+  (notice: string | null): ToolInterceptor =>
+  (call, next) =>
+    call.effect === 'write' ? Promise.resolve(failedOutcome(toolErrorBody('read_only', notice ?? READ_ONLY_NOTICE, { tool: call.name }))) : next();

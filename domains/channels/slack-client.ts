@@ -76,7 +76,11 @@ export const postMessageTool = {
     const client = createSlackClient({ bot_token: String(ctx.config['bot_token']), base_url: typeof base === 'string' && base !== '' ? base : null }, ctx.net);
     const threadTs = typeof args['thread_ts'] === 'string' ? args['thread_ts'] : undefined;
     try {
-      await client.chat.postMessage({ channel: String(args['channel']), text: String(args['text']), ...(threadTs === undefined ? {} : { thread_ts: threadTs }) });
+      await client.chat.postMessage({
+        channel: String(args['channel']),
+        text: String(args['text']),
+        ...(threadTs === undefined ? {} : { thread_ts: threadTs }),
+      });
     } catch (error) {
       throw toToolError(error, 'chat.postMessage');
     }

@@ -6,7 +6,7 @@ import { z } from 'zod';
 
 export const urlVerificationSchema = z.object({ type: z.literal('url_verification'), challenge: z.string().max(500) });
 
-export const slackMessageEventSchema = z.object({
+const slackMessageEventSchema = z.object({
   type: z.enum(['message', 'app_mention']),
   subtype: z.string().optional(),
   channel: z.string().min(1),
@@ -36,7 +36,6 @@ export const blockActionsSchema = z.object({
   message: z.object({ ts: z.string(), thread_ts: z.string().optional() }).loose().optional(),
   actions: z.array(z.object({ action_id: z.string(), value: z.string().optional() }).loose()).min(1),
 });
-export type BlockActions = z.output<typeof blockActionsSchema>;
 
 /** Message subtypes that are a person (or bot) saying something; edits, joins, deletions are not. */
 const SPOKEN_SUBTYPES = new Set(['thread_broadcast', 'file_share', 'bot_message']);

@@ -12,7 +12,7 @@ export const REQUIRED_SCOPES = ['chat:write', 'channels:history'] as const;
 /** lets the bot post in public channels it has not joined */
 export const OPTIONAL_SCOPES = ['chat:write.public'] as const;
 
-export interface SlackIdentity {
+interface SlackIdentity {
   readonly team_id: string | null;
   readonly team: string | null;
   readonly bot_user_id: string | null;
@@ -31,7 +31,8 @@ export async function checkSlackToken(client: WebClient): Promise<SlackCheck> {
     answer = await client.auth.test();
   } catch (error) {
     const mapped = toToolError(error, 'auth.test');
-    if (ToolError.is(mapped)) return { ok: false, message: mapped.message, details: { ...(mapped.code === 'egress_refused' ? mapped.details : {}), reason: mapped.code } };
+    if (ToolError.is(mapped))
+      return { ok: false, message: mapped.message, details: { ...(mapped.code === 'egress_refused' ? mapped.details : {}), reason: mapped.code } };
     throw mapped;
   }
   const scopes = answer.response_metadata?.scopes ?? [];

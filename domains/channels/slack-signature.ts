@@ -12,12 +12,7 @@ export const MAX_REQUEST_AGE_SECS = 5 * 60;
 
 export type SignatureCheck = 'ok' | 'missing' | 'stale' | 'mismatch';
 
-export function checkSlackSignature(
-  signingSecret: string,
-  headers: Readonly<Record<string, string>>,
-  rawBody: Buffer,
-  nowMs: number,
-): SignatureCheck {
+export function checkSlackSignature(signingSecret: string, headers: Readonly<Record<string, string>>, rawBody: Buffer, nowMs: number): SignatureCheck {
   const timestamp = headers['x-slack-request-timestamp'];
   const signature = headers['x-slack-signature'];
   if (timestamp === undefined || signature === undefined) return 'missing';

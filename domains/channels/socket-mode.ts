@@ -61,7 +61,10 @@ export function socketMachine(onEvent: SocketEventHandler, logger: Logger, net: 
         const failed = (error: unknown): void => {
           // the WebSocket's own failure (refused by the egress guard, reset, TLS) names its cause
           const cause = (error as { original?: unknown })?.original;
-          const message = [error, cause].filter((part) => part instanceof Error).map((part) => part.message).join(': ');
+          const message = [error, cause]
+            .filter((part) => part instanceof Error)
+            .map((part) => part.message)
+            .join(': ');
           sendBack({ type: 'FAILED', message: message || String(error) });
         };
         // an 'error' event with no listener would throw out of the socket's callback and end the process

@@ -48,12 +48,26 @@ export class ChatReplies {
       this.launcher.begin(org, runId);
       const history = await this.history(org, conversation.id);
       await chatMessages.insert(org, {
-        conversation_id: conversation.id, role: 'user', content, status: 'complete',
-        run_id: null, finish_reason: null, usage: null, error: null, created_by: auth.userId,
+        conversation_id: conversation.id,
+        role: 'user',
+        content,
+        status: 'complete',
+        run_id: null,
+        finish_reason: null,
+        usage: null,
+        error: null,
+        created_by: auth.userId,
       });
       const reply = await chatMessages.insert(org, {
-        conversation_id: conversation.id, role: 'assistant', content: '', status: 'streaming',
-        run_id: runId, finish_reason: null, usage: null, error: null, created_by: auth.userId,
+        conversation_id: conversation.id,
+        role: 'assistant',
+        content: '',
+        status: 'streaming',
+        run_id: runId,
+        finish_reason: null,
+        usage: null,
+        error: null,
+        created_by: auth.userId,
       });
       await conversations.update(org, conversation.id, { last_message_at: nowIso() });
       const { feed } = await this.launcher.start(prepared, {

@@ -12,7 +12,7 @@ export interface ConversationDoc extends StoredFields {
   readonly last_message_at: string | null;
 }
 
-export type ChatMessageStatus = 'complete' | 'streaming' | 'failed' | 'cancelled';
+type ChatMessageStatus = 'complete' | 'streaming' | 'failed' | 'cancelled';
 
 export interface ChatMessageDoc extends StoredFields {
   readonly conversation_id: string;

@@ -10,7 +10,7 @@ import type { Filter, OrgCollection, OrgId } from '../../runtime/store/types.js'
 export const MAX_RECALL_LIMIT = 50;
 
 /** recall ranks more text hits than it returns, so importance can lift an entry into the top `limit` */
-export const RECALL_CANDIDATES_PER_RESULT = 4;
+const RECALL_CANDIDATES_PER_RESULT = 4;
 
 /**
  * Recall score: the store's text relevance scaled by importance,
@@ -19,7 +19,7 @@ export const RECALL_CANDIDATES_PER_RESULT = 4;
  * importance reorders entries of similar relevance without letting an
  * important but barely matching entry beat a strong match by much.
  */
-export const recallScore = (textScore: number, importance: number): number => textScore * (0.5 + importance);
+const recallScore = (textScore: number, importance: number): number => textScore * (0.5 + importance);
 
 export interface RecallQuery {
   readonly query: string;

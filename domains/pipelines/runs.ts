@@ -13,7 +13,7 @@ import type { OrgId } from '../../runtime/store/types.js';
 import { systemClock, type RuntimeClock } from '../../runtime/clock.js';
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'agent', 'graph'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+type LogLevel = (typeof LOG_LEVELS)[number];
 
 const EXPIRED_ERROR = 'the run token expired before the run reported an outcome';
 
@@ -61,7 +61,9 @@ export class PipelineRuns {
     if (!run) throw new ServiceError('not_found', `pipeline run ${runId} not found`);
     if (run.status === 'running' && Date.parse(run.token_expires_at) <= this.clock.now()) {
       const expired = await this.collections.pipelineRuns.update(org, run.id, {
-        status: 'failed', finished_at: run.token_expires_at, error: EXPIRED_ERROR,
+        status: 'failed',
+        finished_at: run.token_expires_at,
+        error: EXPIRED_ERROR,
       });
       return expired ?? run;
     }
@@ -101,9 +103,7 @@ export class PipelineRuns {
       await this.collections.pipelineRuns.update(org, run.id, {
         log_count: seq,
         phase: report.phase ?? run.phase,
-        ...(report.kind === 'progress'
-          ? { progress: { fraction: report.fraction, message: report.message, phase: report.phase, at: entry.created_at } }
-          : {}),
+        ...(report.kind === 'progress' ? { progress: { fraction: report.fraction, message: report.message, phase: report.phase, at: entry.created_at } } : {}),
       });
       return entry;
     });
@@ -112,7 +112,10 @@ export class PipelineRuns {
   /** Entries in order, `after` the given seq. */
   async entries(org: OrgId, runId: string, after: number, limit: number): Promise<PipelineRunEntryDoc[]> {
     const all = await this.collections.pipelineRunEntries.findAll(org, { run_id: runId });
-    return all.filter((entry) => entry.seq > after).sort((a, b) => a.seq - b.seq).slice(0, limit);
+    return all
+      .filter((entry) => entry.seq > after)
+      .sort((a, b) => a.seq - b.seq)
+      .slice(0, limit);
   }
 
   private async running(org: OrgId, runId: string): Promise<PipelineRunDoc> {

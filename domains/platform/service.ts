@@ -85,7 +85,12 @@ export class PlatformService {
   }
 
   /** refused for a member already in, or an email with a pending invite; the plaintext token is returned once */
-  async invite(caller: AuthContext, rawEmail: string, roleName: string, checkGrant: GrantCheck): Promise<{ readonly invite: InviteDoc; readonly token: string }> {
+  async invite(
+    caller: AuthContext,
+    rawEmail: string,
+    roleName: string,
+    checkGrant: GrantCheck,
+  ): Promise<{ readonly invite: InviteDoc; readonly token: string }> {
     const { invites, memberships, users } = this.collections;
     const org = caller.orgId;
     const role = await assignableRole(this.collections.roles, caller, roleName, checkGrant);

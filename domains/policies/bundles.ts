@@ -14,7 +14,7 @@ import type { FileStore } from '../../runtime/files/store.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import type { PolicySourceDoc, PolicySourceModule } from './types.js';
 
-export interface LoadedPolicy {
+interface LoadedPolicy {
   /** the policy's id, or the source's for a package that comes from a source */
   readonly id: string;
   readonly name: string;
@@ -85,7 +85,7 @@ export class PolicyBundles {
       return await text(stream);
     } catch (error) {
       if (error instanceof ServiceError && error.code === 'not_found') {
-        throw unresolved(file, 'no policy source of that name and no such file in the organization\'s files');
+        throw unresolved(file, "no policy source of that name and no such file in the organization's files");
       }
       throw error;
     }
@@ -117,10 +117,17 @@ export class PolicyBundles {
     for (const doc of docs) {
       const proposed = changes.policies?.get(doc.name);
       const source = proposed ?? (await this.sourceOf(org, doc, changes));
-      parts.push({ id: doc.id, name: doc.name, packagePath: doc.package_path, stamp: proposed === undefined ? doc.updated_at : 'proposed', module: { name: moduleNameOf(doc), source } });
+      parts.push({
+        id: doc.id,
+        name: doc.name,
+        packagePath: doc.package_path,
+        stamp: proposed === undefined ? doc.updated_at : 'proposed',
+        module: { name: moduleNameOf(doc), source },
+      });
     }
     for (const [name, source] of changes.policies ?? []) {
-      if (!docs.some((doc) => doc.name === name)) parts.push({ id: `proposed:${name}`, name, packagePath: packagePathOf(name), stamp: 'proposed', module: { name: moduleNameOf({ name }), source } });
+      if (!docs.some((doc) => doc.name === name))
+        parts.push({ id: `proposed:${name}`, name, packagePath: packagePathOf(name), stamp: 'proposed', module: { name: moduleNameOf({ name }), source } });
     }
     // a file a policy's rego_file names is governed by that policy (its enabled flag), not added twice
     const claimed = new Set(all.map((doc) => doc.rego_file).filter((file): file is string => file !== null));
@@ -128,7 +135,12 @@ export class PolicyBundles {
     const sources = (await this.collections.policySources.findAll(org))
       .filter((source) => source.enabled || source.id === changes.source?.id)
       .sort((a, b) => (a.id < b.id ? -1 : 1));
-    const entries = sources.map((source) => ({ id: source.id, name: source.name, stamp: `${source.updated_at}\0${source.commit ?? ''}`, modules: this.modulesOf(source, changes) }));
+    const entries = sources.map((source) => ({
+      id: source.id,
+      name: source.name,
+      stamp: `${source.updated_at}\0${source.commit ?? ''}`,
+      modules: this.modulesOf(source, changes),
+    }));
     if (changes.source !== undefined && !sources.some((source) => source.id === changes.source?.id)) entries.push({ ...changes.source, stamp: 'proposed' });
     for (const source of entries) {
       for (const module of source.modules) {
@@ -147,7 +159,12 @@ export class PolicyBundles {
     parts.forEach((part, index) => {
       const packagePath = part.packagePath ?? bundle?.modules[index]?.pkg.join('.') ?? '';
       if (policies.has(packagePath)) return;
-      policies.set(packagePath, { id: part.id, name: part.packagePath === null ? `${part.name}:${packagePath}` : part.name, packagePath, definesAllow: rulePaths.has(`${packagePath}.allow`) });
+      policies.set(packagePath, {
+        id: part.id,
+        name: part.packagePath === null ? `${part.name}:${packagePath}` : part.name,
+        packagePath,
+        definesAllow: rulePaths.has(`${packagePath}.allow`),
+      });
     });
     return { revision: parts.length === 0 ? 'empty' : hash.digest('hex').slice(0, 16), policies: [...policies.values()], modules, bundle };
   }

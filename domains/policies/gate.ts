@@ -33,9 +33,7 @@ export function maskSecrets(value: unknown, depth = 0): unknown {
   if (depth > MAX_MASK_DEPTH) return '[too deep]';
   if (Array.isArray(value)) return value.map((item) => maskSecrets(item, depth + 1));
   if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.entries(value).map(([key, item]) => [key, SECRET_KEY.test(key) ? '****' : maskSecrets(item, depth + 1)]),
-    );
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, SECRET_KEY.test(key) ? '****' : maskSecrets(item, depth + 1)]));
   }
   return value;
 }
@@ -50,7 +48,10 @@ const denyMessages = (value: unknown, policy: string): string[] => {
   if (value === undefined || value === false) return [];
   if (Array.isArray(value)) return value.map((message) => (typeof message === 'string' ? message : JSON.stringify(message)));
   // the spec's `deny[msg] { … }` is, in Rego v1, an object of `msg: true`: its keys are the messages
-  if (value !== null && typeof value === 'object') return Object.entries(value).filter(([, on]) => on !== false).map(([message]) => message);
+  if (value !== null && typeof value === 'object')
+    return Object.entries(value)
+      .filter(([, on]) => on !== false)
+      .map(([message]) => message);
   return [typeof value === 'string' ? value : `denied by policy ${policy}`];
 };
 
@@ -120,12 +121,21 @@ export class PolicyGate implements ToolCallGate {
       run_id: call.runId ?? null,
       at,
     });
-    if (subject.task && call.runId) await this.audit(org, call.runId, { decision_id: logged.id, revision: decision.revision, tool: call.name, result, messages: decision.messages, at });
+    if (subject.task && call.runId)
+      await this.audit(org, call.runId, { decision_id: logged.id, revision: decision.revision, tool: call.name, result, messages: decision.messages, at });
     if (decision.allowed) return null;
     if (this.activity) {
       await this.activity.audit(org, {
-        actor: await this.activity.userActor(subject.user ?? null), action: 'deny', resource: { kind: 'tool_call', id: call.name },
-        details: { decision_id: logged.id, run_id: call.runId ?? null, task_id: subject.task ?? null, binding_id: subject.binding ?? null, revision: decision.revision },
+        actor: await this.activity.userActor(subject.user ?? null),
+        action: 'deny',
+        resource: { kind: 'tool_call', id: call.name },
+        details: {
+          decision_id: logged.id,
+          run_id: call.runId ?? null,
+          task_id: subject.task ?? null,
+          binding_id: subject.binding ?? null,
+          revision: decision.revision,
+        },
       });
     }
     return failedOutcome(

@@ -56,7 +56,12 @@ function git(args: readonly string[], env: NodeJS.ProcessEnv, deadline: number, 
     execFile('git', args, { env, timeout, killSignal: 'SIGKILL', maxBuffer, encoding: 'utf8' }, (error, stdout, stderr) => {
       if (error === null) return resolve(stdout);
       const killed = (error as { killed?: boolean }).killed === true;
-      const detail = stderr.trim().split('\n').filter((line) => line !== '').slice(-3).join('; ');
+      const detail = stderr
+        .trim()
+        .split('\n')
+        .filter((line) => line !== '')
+        .slice(-3)
+        .join('; ');
       reject(new GitSyncError(killed ? `git did not finish within the sync's ${SYNC_TIMEOUT_MS / 1000} s` : `git failed: ${detail || error.message}`));
     });
   });
@@ -103,7 +108,11 @@ export async function fetchRegoModules(request: GitFetchRequest): Promise<Fetche
     await mkdir(request.repoDir, { recursive: true, mode: 0o700 });
     if (!existsSync(join(request.repoDir, 'HEAD'))) await git(['init', '--bare', '--quiet', request.repoDir], env, deadline);
     const repo = ['-C', request.repoDir, ...transportConfig(request.remote, request.address)];
-    await git([...repo, 'fetch', '--quiet', '--no-tags', '--depth=1', '--end-of-options', request.remote.url, `+refs/heads/${request.branch}:refs/heads/synced`], env, deadline);
+    await git(
+      [...repo, 'fetch', '--quiet', '--no-tags', '--depth=1', '--end-of-options', request.remote.url, `+refs/heads/${request.branch}:refs/heads/synced`],
+      env,
+      deadline,
+    );
     const commit = (await git([...repo, 'rev-parse', '--verify', '--end-of-options', 'refs/heads/synced^{commit}'], env, deadline)).trim();
     return { commit, modules: await readModules(repo, commit, request.path, env, deadline) };
   } finally {

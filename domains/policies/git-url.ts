@@ -8,8 +8,7 @@
 import { ServiceError } from '../../runtime/errors.js';
 
 export type GitRemote =
-  | { readonly kind: 'https' | 'ssh'; readonly url: string; readonly host: string; readonly port: number }
-  | { readonly kind: 'local'; readonly url: string };
+  { readonly kind: 'https' | 'ssh'; readonly url: string; readonly host: string; readonly port: number } | { readonly kind: 'local'; readonly url: string };
 
 const SCP_LIKE = /^([A-Za-z0-9._-]+)@([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\]):(?!\/\/)(\S+)$/;
 /** a branch name git accepts and that cannot be read as an option or a ref expression */
@@ -60,6 +59,7 @@ export function checkBranch(branch: string): string {
 /** The folder normalized to `a/b` ('' = the root). @throws 400 validation_error naming git_path */
 export function normalizeGitPath(path: string): string {
   const trimmed = path.replace(/^\.\/?/, '').replace(/\/+$/, '');
-  if (trimmed.length > 500 || !FOLDER.test(trimmed) || trimmed.includes('//')) refuse('git_path', 'must be a relative folder without ".." (empty: the repository root)');
+  if (trimmed.length > 500 || !FOLDER.test(trimmed) || trimmed.includes('//'))
+    refuse('git_path', 'must be a relative folder without ".." (empty: the repository root)');
   return trimmed;
 }

@@ -10,7 +10,7 @@ import { RegoError } from '../../runtime/policy/index.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import type { PolicyBundles } from './bundles.js';
 
-export interface PolicyTestResult {
+interface PolicyTestResult {
   readonly name: string;
   readonly result: 'pass' | 'fail' | 'error';
   readonly message?: string;
@@ -33,7 +33,8 @@ export async function runPolicyTests(bundles: PolicyBundles, org: OrgId, policy:
     for (const rule of module.rules) {
       const path = rule.path ?? [];
       const name = path[pkg.length];
-      if (rule.args === null && path.length === pkg.length + 1 && pkg.every((part, index) => path[index] === part) && name?.startsWith('test_') === true) names.add(name);
+      if (rule.args === null && path.length === pkg.length + 1 && pkg.every((part, index) => path[index] === part) && name?.startsWith('test_') === true)
+        names.add(name);
     }
   }
   const results: PolicyTestResult[] = [];
@@ -42,7 +43,8 @@ export async function runPolicyTests(bundles: PolicyBundles, org: OrgId, policy:
     let outcome: Pick<PolicyTestResult, 'result' | 'message'>;
     try {
       const value = bundle?.eval(`data.${policy.package_path}.${name}`);
-      outcome = value === true ? { result: 'pass' } : { result: 'fail', message: value === undefined ? 'undefined' : `value ${JSON.stringify(value)}, not true` };
+      outcome =
+        value === true ? { result: 'pass' } : { result: 'fail', message: value === undefined ? 'undefined' : `value ${JSON.stringify(value)}, not true` };
     } catch (error) {
       if (!(error instanceof RegoError)) throw error;
       outcome = { result: 'error', message: error.message };

@@ -17,7 +17,7 @@ import { getOr404, rejectImmutable, unique } from '../../runtime/store/documents
 import type { OrgId } from '../../runtime/store/types.js';
 
 /** a RegoError as the API's error (its code when the catalogue has it) */
-export function regoFailure(error: unknown): never {
+function regoFailure(error: unknown): never {
   if (error instanceof RegoError) {
     const code = (error.code in ERROR_CATALOG ? error.code : 'validation_error') as ErrorCode;
     throw new ServiceError(code, error.message, error.location ? { line: error.location.line, column: error.location.column } : undefined);
@@ -82,7 +82,13 @@ export class PolicyService {
     const source = { rego_code: body.rego_code ?? null, rego_file: body.rego_file ?? null };
     await this.checkSource(org, body.name, source);
     const policy = await unique('policy', () =>
-      this.collections.policies.insert(org, { name: body.name, package_path: packagePathOf(body.name), ...source, enabled: body.enabled, created_by: createdBy }),
+      this.collections.policies.insert(org, {
+        name: body.name,
+        package_path: packagePathOf(body.name),
+        ...source,
+        enabled: body.enabled,
+        created_by: createdBy,
+      }),
     );
     this.bundles.invalidate(org);
     return policy;
@@ -103,9 +109,11 @@ export class PolicyService {
     rejectImmutable(policy, body, ['name', 'package_path']);
     if (body.rego_code !== undefined && body.rego_file !== undefined) exactlyOneSource(body.rego_code, body.rego_file);
     const source =
-      body.rego_code !== undefined ? { rego_code: body.rego_code, rego_file: null }
-      : body.rego_file !== undefined ? { rego_code: null, rego_file: body.rego_file }
-      : null;
+      body.rego_code !== undefined
+        ? { rego_code: body.rego_code, rego_file: null }
+        : body.rego_file !== undefined
+          ? { rego_code: null, rego_file: body.rego_file }
+          : null;
     if (source) await this.checkSource(org, policy.name, source);
     const updated = await policies.update(org, policy.id, {
       ...(source ?? {}),
@@ -144,7 +152,10 @@ export class PolicyService {
   }
 
   /** replays the decisions of the last `days` against the proposed policies (each package service.<name>, proposed once) */
-  async simulate(org: OrgId, request: { readonly policies: readonly { readonly name: string; readonly rego: string }[]; readonly days: number; readonly limit: number }): Promise<SimulationReport> {
+  async simulate(
+    org: OrgId,
+    request: { readonly policies: readonly { readonly name: string; readonly rego: string }[]; readonly days: number; readonly limit: number },
+  ): Promise<SimulationReport> {
     const proposed = new Map<string, string>();
     for (const policy of request.policies) {
       if (proposed.has(policy.name)) throw new ServiceError('validation_error', `policy ${policy.name} is proposed twice`, { field: 'policies' });
@@ -155,7 +166,9 @@ export class PolicyService {
         regoFailure(error);
       }
       if (pkg !== packagePathOf(policy.name)) {
-        throw new ServiceError('validation_error', `the proposed policy ${policy.name} must be package ${packagePathOf(policy.name)}, not ${pkg ?? '(none)'}`, { field: 'policies' });
+        throw new ServiceError('validation_error', `the proposed policy ${policy.name} must be package ${packagePathOf(policy.name)}, not ${pkg ?? '(none)'}`, {
+          field: 'policies',
+        });
       }
       proposed.set(policy.name, policy.rego);
     }

@@ -25,7 +25,7 @@ export interface SimulationRequest {
   readonly now: number;
 }
 
-export interface SimulationChange {
+interface SimulationChange {
   readonly decision_id: string;
   readonly tool: string;
   readonly at: string;
@@ -50,7 +50,8 @@ export async function simulate(collections: Collections, bundles: PolicyBundles,
   const proposed = await bundles.build(org, { policies: request.policies });
   const cap = Math.min(request.limit, SIMULATE_MAX_DECISIONS);
   // ids sort by creation time: the smallest id of the window's first millisecond
-  let after: string | null = `${collections.policyDecisions.spec.idPrefix}_${encodeTime(Math.max(0, request.now - request.days * 86_400_000), 10).toLowerCase()}`;
+  let after: string | null =
+    `${collections.policyDecisions.spec.idPrefix}_${encodeTime(Math.max(0, request.now - request.days * 86_400_000), 10).toLowerCase()}`;
   const changed: SimulationChange[] = [];
   let evaluated = 0;
   let truncated = false;
@@ -73,7 +74,14 @@ export async function simulate(collections: Collections, bundles: PolicyBundles,
       const result = outcome.allowed ? 'allow' : 'deny';
       if (result !== decision.result) {
         const resource = decision.input['resource'] as { tool?: unknown } | undefined;
-        changed.push({ decision_id: decision.id, tool: typeof resource?.tool === 'string' ? resource.tool : '', at: decision.at, before: decision.result, after: result, messages: outcome.messages });
+        changed.push({
+          decision_id: decision.id,
+          tool: typeof resource?.tool === 'string' ? resource.tool : '',
+          at: decision.at,
+          before: decision.result,
+          after: result,
+          messages: outcome.messages,
+        });
       }
     }
     after = truncated ? null : page.nextAfter;

@@ -137,7 +137,9 @@ export class PolicySourceService {
     const source = await this.get(org, id);
     const users = (await collections.policies.findAll(org)).filter((policy) => policy.rego_file?.startsWith(`${source.name}/`) === true);
     if (users.length > 0) {
-      throw new ServiceError('conflict', `policies ${users.map((policy) => policy.name).join(', ')} read their rego_file from this source`, { policies: users.map((policy) => policy.id) });
+      throw new ServiceError('conflict', `policies ${users.map((policy) => policy.name).join(', ')} read their rego_file from this source`, {
+        policies: users.map((policy) => policy.id),
+      });
     }
     await collections.policySources.delete(org, source.id);
     await sync.remove(org, source.id);
@@ -147,20 +149,25 @@ export class PolicySourceService {
   /** a git source only */
   async sync(org: OrgId, id: string): Promise<PolicySourceDoc> {
     const source = await this.get(org, id);
-    if (source.source_type !== 'git_repo') throw new ServiceError('conflict', 'an inline policy source has nothing to sync', { source_type: source.source_type });
+    if (source.source_type !== 'git_repo')
+      throw new ServiceError('conflict', 'an inline policy source has nothing to sync', { source_type: source.source_type });
     return this.deps.sync.sync(org, source);
   }
 
   /** a git URL's transport is allowed and a literal IP host passes the egress guard (names are judged at sync) */
   private checkUrl(url: string): void {
     const remote = parseGitUrl(url, this.deps.allowLocal);
-    if (remote.kind !== 'local') assertEgressAllowed(this.deps.egress, `${remote.kind}://${remote.host.includes(':') ? `[${remote.host}]` : remote.host}/`, 'git_url');
+    if (remote.kind !== 'local')
+      assertEgressAllowed(this.deps.egress, `${remote.kind}://${remote.host.includes(':') ? `[${remote.host}]` : remote.host}/`, 'git_url');
   }
 
   /** inline modules compile, each on its own and with the organization's bundle (400 with positions) */
   private async checkModules(org: OrgId, id: string, name: string, modules: readonly PolicySourceModule[]): Promise<void> {
-    const errors = modules.flatMap((module) => validate(module.rego, `${name}/${module.path}`).map(({ line, column, message }) => ({ file: `${name}/${module.path}`, line, column, message })));
-    if (new Set(modules.map((module) => module.path)).size !== modules.length) errors.push({ file: name, line: 1, column: 1, message: 'two modules share a path' });
+    const errors = modules.flatMap((module) =>
+      validate(module.rego, `${name}/${module.path}`).map(({ line, column, message }) => ({ file: `${name}/${module.path}`, line, column, message })),
+    );
+    if (new Set(modules.map((module) => module.path)).size !== modules.length)
+      errors.push({ file: name, line: 1, column: 1, message: 'two modules share a path' });
     if (errors.length === 0) {
       try {
         await this.deps.bundles.build(org, { source: { id, name, modules } });
@@ -169,6 +176,10 @@ export class PolicySourceService {
         errors.push({ file: error.location?.file ?? name, line: error.location?.line ?? 1, column: error.location?.column ?? 1, message: error.detail });
       }
     }
-    if (errors.length > 0) throw new ServiceError('validation_error', `the modules do not compile: ${errors[0]?.file ?? ''}: ${errors[0]?.message ?? ''}`, { field: 'modules', errors });
+    if (errors.length > 0)
+      throw new ServiceError('validation_error', `the modules do not compile: ${errors[0]?.file ?? ''}: ${errors[0]?.message ?? ''}`, {
+        field: 'modules',
+        errors,
+      });
   }
 }

@@ -97,7 +97,12 @@ export class PolicySourceSync {
       } catch (error) {
         if (!(error instanceof RegoError) && !(error instanceof ServiceError)) throw error;
         const location = error instanceof RegoError ? error.location : undefined;
-        errors.push({ message: error instanceof RegoError ? error.detail : error.message, file: location?.file ?? null, line: location?.line ?? null, column: location?.column ?? null });
+        errors.push({
+          message: error instanceof RegoError ? error.detail : error.message,
+          file: location?.file ?? null,
+          line: location?.line ?? null,
+          column: location?.column ?? null,
+        });
       }
     }
     if (errors.length > 0) {
@@ -143,13 +148,22 @@ export class PolicySourceSync {
 /** every module checked on its own first, so each error names its file */
 function moduleErrors(source: PolicySourceDoc, modules: readonly PolicySourceModule[]): SyncError[] {
   return modules.flatMap((module) =>
-    validate(module.rego, `${source.name}/${module.path}`).map(({ line, column, message }) => ({ message, file: `${source.name}/${module.path}`, line, column })),
+    validate(module.rego, `${source.name}/${module.path}`).map(({ line, column, message }) => ({
+      message,
+      file: `${source.name}/${module.path}`,
+      line,
+      column,
+    })),
   );
 }
 
 const failed = (source: PolicySourceDoc, errors: readonly SyncError[], commit: string | null): ServiceError =>
-  new ServiceError('policy_sync_failed', `policy source ${source.name} did not sync: ${errors[0]?.file ? `${errors[0].file}:${errors[0].line ?? 0}:${errors[0].column ?? 0}: ` : ''}${errors[0]?.message ?? ''}`, {
-    source_id: source.id,
-    commit,
-    errors,
-  });
+  new ServiceError(
+    'policy_sync_failed',
+    `policy source ${source.name} did not sync: ${errors[0]?.file ? `${errors[0].file}:${errors[0].line ?? 0}:${errors[0].column ?? 0}: ` : ''}${errors[0]?.message ?? ''}`,
+    {
+      source_id: source.id,
+      commit,
+      errors,
+    },
+  );

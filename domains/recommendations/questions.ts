@@ -6,24 +6,49 @@
  */
 
 /** two questions whose word sets overlap at least this much are the same question */
-export const SIMILARITY_THRESHOLD = 0.6;
+const SIMILARITY_THRESHOLD = 0.6;
 
 const STOPWORDS = new Set(
-  ('a an and are as at be been by can could did do does for from had has have how i in is it its me my of on or our please ' +
+  (
+    'a an and are as at be been by can could did do does for from had has have how i in is it its me my of on or our please ' +
     'show tell that the their them there these this those to us was we were what when where which who why will with would you your ' +
-    'any all some get give list let know about today now currently current').split(' '),
+    'any all some get give list let know about today now currently current'
+  ).split(' '),
 );
 
 /** synonyms folded to one word, for the systems this service talks to */
 const SYNONYMS: Readonly<Record<string, string>> = {
-  pr: 'pull', prs: 'pull', pull: 'pull', pulls: 'pull', request: 'pull', requests: 'pull', mr: 'pull', mrs: 'pull',
-  build: 'build', builds: 'build', pipeline: 'build', pipelines: 'build', ci: 'build',
-  deploy: 'deploy', deploys: 'deploy', deployment: 'deploy', deployments: 'deploy', deployed: 'deploy', release: 'deploy', releases: 'deploy',
-  failing: 'fail', failed: 'fail', fails: 'fail', failure: 'fail', failures: 'fail', broken: 'fail', red: 'fail',
+  pr: 'pull',
+  prs: 'pull',
+  pull: 'pull',
+  pulls: 'pull',
+  request: 'pull',
+  requests: 'pull',
+  mr: 'pull',
+  mrs: 'pull',
+  build: 'build',
+  builds: 'build',
+  pipeline: 'build',
+  pipelines: 'build',
+  ci: 'build',
+  deploy: 'deploy',
+  deploys: 'deploy',
+  deployment: 'deploy',
+  deployments: 'deploy',
+  deployed: 'deploy',
+  release: 'deploy',
+  releases: 'deploy',
+  failing: 'fail',
+  failed: 'fail',
+  fails: 'fail',
+  failure: 'fail',
+  failures: 'fail',
+  broken: 'fail',
+  red: 'fail',
 };
 
 /** The content words of a question, folded: lowercase, no accents or punctuation, no stopwords, simple plural stripping. */
-export function questionTerms(text: string): Set<string> {
+function questionTerms(text: string): Set<string> {
   const words = text
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')
@@ -38,7 +63,7 @@ export function questionTerms(text: string): Set<string> {
   return terms;
 }
 
-export function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
+function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
   if (a.size === 0 && b.size === 0) return 0;
   let shared = 0;
   for (const term of a) if (b.has(term)) shared += 1;

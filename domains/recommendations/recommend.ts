@@ -23,7 +23,7 @@ import { clusterPatterns, realmLabelCounts, type ClusterPattern } from './graph-
 import { clusterQuestions, type Question } from './questions.js';
 
 /** weekday mornings, 08:00 UTC */
-export const WEEKDAY_MORNING_CRON = '0 8 * * 1-5';
+const WEEKDAY_MORNING_CRON = '0 8 * * 1-5';
 const CODE_HOST = ['github'];
 const BUILD_SERVER = ['jenkins'];
 const DEPLOY_PLATFORM = ['vercel'];
@@ -39,7 +39,7 @@ export interface RecommendationOptions {
   readonly now: Date;
 }
 
-export interface TaskBody {
+interface TaskBody {
   readonly name: string;
   readonly realm?: string;
   readonly trigger: { readonly kind: 'schedule'; readonly cron: string } | { readonly kind: 'webhook' };
@@ -49,7 +49,7 @@ export interface TaskBody {
   readonly enabled: boolean;
 }
 
-export interface Recommendation {
+interface Recommendation {
   /** stable for the same suggestion, so a client can dismiss it */
   readonly id: string;
   readonly kind: 'recurring_question' | 'weekday_summary' | 'failure_diagnosis' | 'cluster_health';
@@ -129,9 +129,14 @@ function unpinned(sources: readonly SourceRef[], tasks: readonly TaskRef[], kind
 
 const chatSources = (sources: readonly SourceRef[]): SourceRef[] => sources.filter((source) => CHAT.includes(source.connector));
 const postStep = (chat: readonly SourceRef[]): string =>
-  chat.length > 0 ? ' Post it to the team\'s chat channel.' : ' Reply with it (add a chat source to have it posted).';
+  chat.length > 0 ? " Post it to the team's chat channel." : ' Reply with it (add a chat source to have it posted).';
 
-function recurringQuestions(questions: readonly Question[], tasks: readonly TaskRef[], sources: readonly SourceRef[], minOccurrences: number): Recommendation[] {
+function recurringQuestions(
+  questions: readonly Question[],
+  tasks: readonly TaskRef[],
+  sources: readonly SourceRef[],
+  minOccurrences: number,
+): Recommendation[] {
   const instructions = tasks.map((task) => {
     const instruction = task.input_template?.['instruction'];
     return typeof instruction === 'string' ? instruction.toLowerCase() : '';
@@ -148,29 +153,31 @@ function recurringQuestions(questions: readonly Question[], tasks: readonly Task
       // a task already asking it: nothing to suggest
       if (instructions.some((instruction) => instruction.includes(question.toLowerCase()))) return [];
       const terms = [...cluster.terms].sort();
-      return [{
-        id: stableId('recurring_question', terms.join(' ')),
-        kind: 'recurring_question',
-        title: `Answer "${truncate(question, 80)}" every weekday morning`,
-        reason: `asked ${cluster.questions.length} times in ${conversations} conversations`,
-        evidence: {
-          count: cluster.questions.length,
-          conversations,
-          examples,
-          terms,
-          first_asked_at: cluster.questions[0]?.at ?? null,
-          last_asked_at: cluster.questions.at(-1)?.at ?? null,
-        },
-        task: {
-          name: truncate(`Recurring: ${question}`, 100),
-          trigger: { kind: 'schedule', cron: WEEKDAY_MORNING_CRON },
-          input_template: {
-            instruction: `The team asks this often: "${question}". Answer it with current data from the connected systems, briefly.${postStep(chat)}`,
+      return [
+        {
+          id: stableId('recurring_question', terms.join(' ')),
+          kind: 'recurring_question',
+          title: `Answer "${truncate(question, 80)}" every weekday morning`,
+          reason: `asked ${cluster.questions.length} times in ${conversations} conversations`,
+          evidence: {
+            count: cluster.questions.length,
+            conversations,
+            examples,
+            terms,
+            first_asked_at: cluster.questions[0]?.at ?? null,
+            last_asked_at: cluster.questions.at(-1)?.at ?? null,
           },
-          approval_defaults: { write: 'ask' },
-          enabled: true,
+          task: {
+            name: truncate(`Recurring: ${question}`, 100),
+            trigger: { kind: 'schedule', cron: WEEKDAY_MORNING_CRON },
+            input_template: {
+              instruction: `The team asks this often: "${question}". Answer it with current data from the connected systems, briefly.${postStep(chat)}`,
+            },
+            approval_defaults: { write: 'ask' },
+            enabled: true,
+          },
         },
-      }];
+      ];
     });
 }
 
@@ -181,7 +188,13 @@ function fromConnectorState(sources: readonly SourceRef[], tasks: readonly TaskR
   if (summarySources.length > 0) {
     const ids = [...summarySources, ...chat].map((source) => source.id);
     out.push({
-      id: stableId('weekday_summary', summarySources.map((source) => source.id).sort().join(',')),
+      id: stableId(
+        'weekday_summary',
+        summarySources
+          .map((source) => source.id)
+          .sort()
+          .join(','),
+      ),
       kind: 'weekday_summary',
       title: 'Weekday-morning engineering summary',
       reason: `${summarySources.length} code-host, build or deployment source(s) that no scheduled task uses`,

@@ -16,7 +16,7 @@ export const BUILTIN_PREFIX = 'builtin:';
 /** API-key callers carry this role name (runtime/auth/identity.ts); a custom role may not take it. */
 const RESERVED_NAMES = new Set(['api_key']);
 
-export const builtinById = (id: string): BuiltinRole | undefined => BUILTIN_ROLES.find((role) => BUILTIN_PREFIX + role.name === id);
+const builtinById = (id: string): BuiltinRole | undefined => BUILTIN_ROLES.find((role) => BUILTIN_PREFIX + role.name === id);
 
 const builtinModified = (): ServiceError => new ServiceError('conflict', 'built-in roles cannot be modified');
 
@@ -24,12 +24,7 @@ const builtinModified = (): ServiceError => new ServiceError('conflict', 'built-
 export type GrantCheck = (permissions: readonly Permission[]) => void;
 
 /** The role a caller may give someone: it must exist (400), `owner` only from an owner, no wider than the caller (403). */
-export async function assignableRole(
-  roles: Collections['roles'],
-  caller: AuthContext,
-  name: string,
-  checkGrant: GrantCheck,
-): Promise<ResolvedRole> {
+export async function assignableRole(roles: Collections['roles'], caller: AuthContext, name: string, checkGrant: GrantCheck): Promise<ResolvedRole> {
   const role = await resolveRole(roles, caller.orgId, name);
   if (!role) throw new ServiceError('validation_error', `unknown role "${name}" (GET /roles lists them)`, { role: name });
   if (role.name === 'owner' && !(caller.kind === 'user' && caller.role === 'owner')) {

@@ -114,7 +114,9 @@ export class SettingsService {
     const key = given === MASKED_LLM_API_KEY ? undefined : given;
     if (nextUrl === null) {
       if (typeof key === 'string') {
-        throw keyRefused("an organization's own key goes with its own llm_base_url: set llm_base_url in the same request (without one, runs use the operator's endpoint and key)");
+        throw keyRefused(
+          "an organization's own key goes with its own llm_base_url: set llm_base_url in the same request (without one, runs use the operator's endpoint and key)",
+        );
       }
       return null;
     }

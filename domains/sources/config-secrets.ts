@@ -10,7 +10,7 @@ import type { JsonSchema } from '../../connectors/contract.js';
 import { deriveKey, seal, unseal } from '../../runtime/crypto.js';
 
 /** What a masked secret reads as; sent back unchanged in an update, it keeps the stored value. */
-export const MASKED = '********';
+const MASKED = '********';
 
 /** Field names that hold secrets even when a plugin forgets `writeOnly`. */
 const SECRET_NAME = /(token|secret|password|passwd|api_?key|private_?key|credential|authorization|cookie)/i;
@@ -104,9 +104,7 @@ export function changedEndpoints(next: unknown, stored: unknown, schema: JsonSch
 /** Paths of the values an update sends back as MASKED (the stored secrets it would keep). */
 export function maskedPaths(value: unknown, prefix = ''): string[] {
   if (value === MASKED) return [prefix];
-  const entries: [string, unknown][] = Array.isArray(value)
-    ? value.map((item, index) => [String(index), item])
-    : isRecord(value) ? Object.entries(value) : [];
+  const entries: [string, unknown][] = Array.isArray(value) ? value.map((item, index) => [String(index), item]) : isRecord(value) ? Object.entries(value) : [];
   return entries.flatMap(([key, inner]) => maskedPaths(inner, prefix === '' ? key : `${prefix}.${key}`));
 }
 

@@ -12,7 +12,7 @@ import { ToolError } from '../../connectors/contract.js';
 import type { SourceDoc, SourceError } from './types.js';
 
 /** the code of any failure that is not the connector's own ToolError */
-export const CONNECTOR_FAILURE_CODE = 'sync_failed';
+const CONNECTOR_FAILURE_CODE = 'sync_failed';
 
 const systemCodeOf = (error: unknown): string | null => {
   for (let current: unknown = error, depth = 0; current instanceof Error && depth < 4; current = current.cause, depth++) {

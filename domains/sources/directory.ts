@@ -8,6 +8,3 @@ export interface SourceDirectory {
   /** the organization's sources (only those in `ids` when given), config decrypted */
   catalogSources(orgId: string, ids: readonly string[] | null): Promise<CatalogSource[]>;
 }
-
-/** Until the sources resource is wired: runs see no source. */
-export const NO_SOURCES: SourceDirectory = { catalogSources: () => Promise.resolve([]) };

@@ -17,8 +17,11 @@ const FAILURE_TTL_MS = 5_000;
 const LIST_TIMEOUT_MS = 15_000;
 
 /** `My Server` -> `my_server`: the prefix of a source's tools (`<source>.<tool>`) */
-export function toolPrefixOf(sourceName: string): string {
-  const slug = sourceName.toLowerCase().replace(/[^a-z0-9_]+/g, '_').replace(/^_+|_+$/g, '');
+function toolPrefixOf(sourceName: string): string {
+  const slug = sourceName
+    .toLowerCase()
+    .replace(/[^a-z0-9_]+/g, '_')
+    .replace(/^_+|_+$/g, '');
   return /^[a-z]/.test(slug) ? slug : `s_${slug}`;
 }
 
@@ -39,7 +42,12 @@ export class DynamicToolCache {
   ) {}
 
   /** The source's tools (checked, named `<source>.<tool>`); a listing that fails yields none and is logged. */
-  tools(plugin: LoadedPlugin, source: { id: string; name: string; updated_at: string }, config: Readonly<Record<string, unknown>>, net?: NetPort): Promise<readonly LoadedTool[]> {
+  tools(
+    plugin: LoadedPlugin,
+    source: { id: string; name: string; updated_at: string },
+    config: Readonly<Record<string, unknown>>,
+    net?: NetPort,
+  ): Promise<readonly LoadedTool[]> {
     const version = `${source.updated_at}\u0000${source.name}`;
     const cached = this.entries.get(source.id);
     if (cached && cached.version === version && cached.expiresAt > this.now()) return cached.tools;
@@ -52,7 +60,12 @@ export class DynamicToolCache {
     this.entries.delete(sourceId);
   }
 
-  private async list(plugin: LoadedPlugin, source: { id: string; name: string }, config: Readonly<Record<string, unknown>>, net: NetPort | undefined): Promise<readonly LoadedTool[]> {
+  private async list(
+    plugin: LoadedPlugin,
+    source: { id: string; name: string },
+    config: Readonly<Record<string, unknown>>,
+    net: NetPort | undefined,
+  ): Promise<readonly LoadedTool[]> {
     if (!plugin.plugin.listTools) return plugin.tools;
     try {
       const listed = await plugin.plugin.listTools(config, AbortSignal.timeout(LIST_TIMEOUT_MS), net);

@@ -50,13 +50,26 @@ export class McpApprovals {
         const approval = await this.collections.mcpApprovals.get(caller.orgId, approvalId);
         const matches = approval && approval.tool === call.tool.name && approval.source_id === (call.source?.id ?? null) && approval.args_hash === argsHash;
         if (!approval || !matches) {
-          return answer(failedOutcome(toolErrorBody('approval_mismatch', `approval ${approvalId} is not for this tool, source and arguments; call without approval_id to ask for a new one`)));
+          return answer(
+            failedOutcome(
+              toolErrorBody(
+                'approval_mismatch',
+                `approval ${approvalId} is not for this tool, source and arguments; call without approval_id to ask for a new one`,
+              ),
+            ),
+          );
         }
         if (approval.status === 'pending' && Date.parse(approval.expires_at) <= this.now()) {
           return answer(failedOutcome(toolErrorBody('approval_timeout', 'nobody answered the approval in time; ask again')));
         }
         if (approval.status === 'pending') {
-          return answer(failedOutcome(toolErrorBody('approval_pending', `approval ${approval.id} is still waiting for a person; call again once it is approved`, { approval_id: approval.id })));
+          return answer(
+            failedOutcome(
+              toolErrorBody('approval_pending', `approval ${approval.id} is still waiting for a person; call again once it is approved`, {
+                approval_id: approval.id,
+              }),
+            ),
+          );
         }
         if (approval.status === 'denied') return answer(failedOutcome(toolErrorBody('approval_denied', 'a person denied this write: do not retry it')));
         if (approval.status === 'used') return answer(failedOutcome(toolErrorBody('approval_used', 'this approval was already used; ask for a new one')));
@@ -78,7 +91,9 @@ export class McpApprovals {
     if (approval.status !== 'pending') throw new ServiceError('conflict', `approval ${approvalId} is already ${approval.status}`, { status: approval.status });
     if (Date.parse(approval.expires_at) <= this.now()) throw new ServiceError('conflict', `approval ${approvalId} expired`, { status: 'expired' });
     const updated = await this.collections.mcpApprovals.update(org, approval.id, {
-      status: approved ? 'approved' : 'denied', decided_by: userId, decided_at: nowIso(),
+      status: approved ? 'approved' : 'denied',
+      decided_by: userId,
+      decided_at: nowIso(),
     });
     return updated ?? approval;
   }

@@ -8,23 +8,23 @@
 import type { Logger } from 'pino';
 import { ToolError, type SyncReport } from '../../connectors/contract.js';
 import type { CatalogSource } from '../../runtime/tools/catalog.js';
-import { validateCopy, type SchemaIssue } from '../../runtime/tools/json-schema.js';
+import { validateCopy } from '../../runtime/tools/json-schema.js';
 import type { LoadedPlugin, PluginRegistry } from '../../runtime/tools/registry.js';
 import type { Collections } from '../collections.js';
 import { ServiceError } from '../../runtime/errors.js';
-import { assertEgressAllowed, type EgressGuard } from '../../runtime/net/egress.js';
+import type { EgressGuard } from '../../runtime/net/egress.js';
 import type { PlatformEvents } from '../../runtime/events.js';
 import type { GraphStore } from '../../runtime/graph/store.js';
 import { newId, nowIso } from '../../runtime/ids.js';
 import { DEFAULT_REALM } from '../../runtime/graph/names.js';
 import { assertReferences } from '../references.js';
 import { asOrgId, type ListOptions, type OrgId, type Page } from '../../runtime/store/types.js';
-import { ConfigVault, endpointValues, restoreMasked } from './config-secrets.js';
+import { ConfigVault, restoreMasked } from './config-secrets.js';
 import { connectorFailure, isUnexpected, validationFailed } from './connector-failure.js';
 import type { SourceDirectory } from './directory.js';
 import { DYNAMIC_TOOLS_TTL_MS, DynamicToolCache } from './dynamic-tools.js';
 import { SyncSchedule } from './sync-schedule.js';
-import { checkedSchedule, checkSecretsFollowEndpoint, invalid } from './config-rules.js';
+import { checkedConfig, checkedSchedule, checkSecretsFollowEndpoint, configIssues, invalid } from './config-rules.js';
 import type { SourceDoc, SourceError, SourceSyncJobDoc, SourceVisibility } from './types.js';
 import { systemClock, type RuntimeClock } from '../../runtime/clock.js';
 
@@ -71,10 +71,6 @@ interface RunningSync {
 
 /** what a sync the service stopped in the middle of ends with */
 const INTERRUPTED: SourceError = { code: 'interrupted', message: 'the service stopped during the sync' };
-
-/** schema issues as paths of the request body (`config.auth.kind`) */
-const configIssues = (issues: readonly SchemaIssue[]): { path: string; message: string }[] =>
-  issues.map((issue) => ({ path: issue.path === '' ? 'config' : `config.${issue.path}`, message: issue.message }));
 
 export class SourceService implements SourceDirectory {
   private readonly collections: Collections;
@@ -149,7 +145,7 @@ export class SourceService implements SourceDirectory {
   async create(org: OrgId, userId: string, input: SourceInput): Promise<SourceDoc> {
     const plugin = this.pluginOf(input.connector);
     const realm = await this.checkedRealm(org, input.realm ?? DEFAULT_REALM);
-    const config = this.checkedConfig(plugin, input.config);
+    const config = checkedConfig(this.egress, plugin, input.config);
     const schedule = checkedSchedule(plugin, input.schedule ?? '');
     const id = newId('src');
     const source = await this.collections.sources.insert(org, {
@@ -197,7 +193,7 @@ export class SourceService implements SourceDirectory {
     if (patch.config !== undefined) {
       const stored = this.configOf(source, org);
       checkSecretsFollowEndpoint(plugin, patch.config, stored);
-      const config = this.checkedConfig(plugin, restoreMasked(patch.config, stored) as Record<string, unknown>);
+      const config = checkedConfig(this.egress, plugin, restoreMasked(patch.config, stored) as Record<string, unknown>);
       changes.config_sealed = this.vault.seal(org, source.id, config);
       if (JSON.stringify(config) !== JSON.stringify(stored) && source.status !== 'syncing') {
         changes.status = 'pending';
@@ -226,7 +222,10 @@ export class SourceService implements SourceDirectory {
   /** a changed or deleted source: its listed tools are asked again, and its connector lets go of what it holds (a pool) */
   private forget(source: SourceDoc): void {
     this.dynamicTools.forget(source.id);
-    this.registry.plugin(source.connector)?.plugin.releaseSource?.(source.id).catch((error: unknown) => this.logger.warn({ err: error, source_id: source.id }, 'releasing a source failed'));
+    this.registry
+      .plugin(source.connector)
+      ?.plugin.releaseSource?.(source.id)
+      .catch((error: unknown) => this.logger.warn({ err: error, source_id: source.id }, 'releasing a source failed'));
   }
 
   /**
@@ -258,7 +257,11 @@ export class SourceService implements SourceDirectory {
     const now = nowIso();
     const status = failure ? 'failed' : source.status === 'syncing' ? 'syncing' : 'synced';
     const updated = await this.collections.sources.update(org, source.id, { status, last_error: failure, last_validated_at: now });
-    if (failure) throw new ServiceError(failure.code === 'egress_refused' ? 'egress_refused' : 'source_validation_failed', failure.message, { source_id: source.id, ...failure.details });
+    if (failure)
+      throw new ServiceError(failure.code === 'egress_refused' ? 'egress_refused' : 'source_validation_failed', failure.message, {
+        source_id: source.id,
+        ...failure.details,
+      });
     return updated ?? source;
   }
 
@@ -283,8 +286,18 @@ export class SourceService implements SourceDirectory {
     let job: SourceSyncJobDoc;
     try {
       job = await this.collections.sourceSyncJobs.insert(org, {
-        source_id: source.id, status: 'running', trigger, progress: 0, message: null, nodes: 0, relationships: 0,
-        details: null, error: null, started_at: nowIso(), finished_at: null, created_by: userId,
+        source_id: source.id,
+        status: 'running',
+        trigger,
+        progress: 0,
+        message: null,
+        nodes: 0,
+        relationships: 0,
+        details: null,
+        error: null,
+        started_at: nowIso(),
+        finished_at: null,
+        created_by: userId,
       });
       await this.collections.sources.update(org, source.id, { status: 'syncing' });
     } catch (error) {
@@ -310,9 +323,12 @@ export class SourceService implements SourceDirectory {
   /** SourceDirectory: the sources a run may see, configs decrypted, with their listed tools where the connector lists them. */
   async catalogSources(orgId: string, ids: readonly string[] | null): Promise<CatalogSource[]> {
     const org = asOrgId(orgId);
-    const docs = ids === null
-      ? (await this.collections.sources.findAll(org)).filter((source) => source.visibility === 'organization')
-      : ids.length === 0 ? [] : await this.collections.sources.findAll(org, { id: { in: [...ids] } });
+    const docs =
+      ids === null
+        ? (await this.collections.sources.findAll(org)).filter((source) => source.visibility === 'organization')
+        : ids.length === 0
+          ? []
+          : await this.collections.sources.findAll(org, { id: { in: [...ids] } });
     const visible: CatalogSource[] = [];
     for (const source of docs) {
       const plugin = this.registry.plugin(source.connector);
@@ -337,7 +353,12 @@ export class SourceService implements SourceDirectory {
   }
 
   private async runSync(
-    org: OrgId, source: SourceDoc, plugin: LoadedPlugin, config: Record<string, unknown>, job: SourceSyncJobDoc, signal: AbortSignal,
+    org: OrgId,
+    source: SourceDoc,
+    plugin: LoadedPlugin,
+    config: Record<string, unknown>,
+    job: SourceSyncJobDoc,
+    signal: AbortSignal,
   ): Promise<void> {
     // progress writes are chained so they land in order and before the final write
     let writes = Promise.resolve();
@@ -345,14 +366,21 @@ export class SourceService implements SourceDirectory {
       const bounded = Math.min(Math.max(Number.isFinite(fraction) ? fraction : 0, 0), 1);
       writes = writes
         .then(() => this.collections.sourceSyncJobs.update(org, job.id, { progress: bounded, message: message ?? null }))
-        .then(() => undefined, (error: unknown) => this.logger.warn({ err: error, job_id: job.id }, 'sync progress not recorded'));
+        .then(
+          () => undefined,
+          (error: unknown) => this.logger.warn({ err: error, job_id: job.id }, 'sync progress not recorded'),
+        );
     };
     let report: SyncReport | null = null;
     let failure: SourceError | null = null;
     try {
       if (!plugin.plugin.sync) throw new ToolError('sync_unsupported', `connector ${plugin.kind} has no sync`);
       report = await plugin.plugin.sync({
-        orgId: org, sourceId: source.id, realm: source.realm, config, signal,
+        orgId: org,
+        sourceId: source.id,
+        realm: source.realm,
+        config,
+        signal,
         graph: this.graph()?.sinkFor(org, source.realm) ?? null,
         ...(this.registry.net === undefined ? {} : { net: this.registry.net }),
         progress,
@@ -383,7 +411,11 @@ export class SourceService implements SourceDirectory {
     return connectorFailure(error, source.connector);
   }
 
-  private async finishJob(org: OrgId, jobId: string, patch: Partial<Pick<SourceSyncJobDoc, 'status' | 'error' | 'nodes' | 'relationships' | 'details' | 'progress'>>): Promise<void> {
+  private async finishJob(
+    org: OrgId,
+    jobId: string,
+    patch: Partial<Pick<SourceSyncJobDoc, 'status' | 'error' | 'nodes' | 'relationships' | 'details' | 'progress'>>,
+  ): Promise<void> {
     await this.collections.sourceSyncJobs.update(org, jobId, { ...patch, finished_at: nowIso() });
   }
 
@@ -400,23 +432,11 @@ export class SourceService implements SourceDirectory {
   private usableConfig(plugin: LoadedPlugin, source: SourceDoc, org: OrgId): Record<string, unknown> {
     const checked = validateCopy(plugin.validateConfig, this.configOf(source, org));
     if (!checked.ok) {
-      throw new ServiceError('conflict', `source ${source.name} has a config connector ${plugin.kind} no longer accepts; update it`, { issues: configIssues(checked.issues) });
+      throw new ServiceError('conflict', `source ${source.name} has a config connector ${plugin.kind} no longer accepts; update it`, {
+        issues: configIssues(checked.issues),
+      });
     }
     return checked.value;
-  }
-
-  private checkedConfig(plugin: LoadedPlugin, config: Record<string, unknown>): Record<string, unknown> {
-    // validated for the error, but stored as given: defaults are filled at use, so a later default change applies
-    const checked = validateCopy(plugin.validateConfig, config);
-    if (!checked.ok) {
-      const issues = configIssues(checked.issues);
-      throw new ServiceError('validation_error', `invalid body: ${issues.map((issue) => `${issue.path} ${issue.message}`).join('; ')}`, { issues });
-    }
-    // a refused literal address (127.0.0.1, 0x7f000001, [::1], 169.254.169.254) fails now; names fail when they resolve
-    for (const [path, value] of endpointValues(config, plugin.plugin.configSchema)) {
-      assertEgressAllowed(this.egress, URL.canParse(value) ? value : `http://${value}/`, `config.${path}`);
-    }
-    return config;
   }
 
   private async checkedRealm(org: OrgId, realm: string): Promise<string> {

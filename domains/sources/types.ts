@@ -8,7 +8,7 @@ import type { StoredFields } from '../../runtime/store/types.js';
  * - `failed`: the last validation or sync failed (`last_error` says why)
  * - `syncing`: a sync job is running
  */
-export type SourceStatus = 'pending' | 'synced' | 'failed' | 'syncing';
+type SourceStatus = 'pending' | 'synced' | 'failed' | 'syncing';
 
 /**
  * Who sees a source's tools: `organization` (every run of the organization),
@@ -40,7 +40,7 @@ export interface SourceDoc extends StoredFields {
   readonly created_by: string;
 }
 
-export type SyncJobStatus = 'running' | 'succeeded' | 'failed';
+type SyncJobStatus = 'running' | 'succeeded' | 'failed';
 
 /** One sync of a source: its history is the list of these. */
 export interface SourceSyncJobDoc extends StoredFields {
@@ -61,7 +61,7 @@ export interface SourceSyncJobDoc extends StoredFields {
 }
 
 /** pending -> approved | denied (by a person) | expired; approved -> used (the write ran once) */
-export type McpApprovalStatus = 'pending' | 'approved' | 'denied' | 'used';
+type McpApprovalStatus = 'pending' | 'approved' | 'denied' | 'used';
 
 /** A write asked for through the /mcp endpoint, waiting for (or carrying) a person's decision. */
 export interface McpApprovalDoc extends StoredFields {

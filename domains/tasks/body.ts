@@ -17,7 +17,7 @@ export class BodyParseError extends Error {
   }
 }
 
-export interface MultipartFile {
+interface MultipartFile {
   readonly filename: string;
   readonly content_type: string;
   readonly size: number;

@@ -33,7 +33,7 @@ import type { TaskService } from './service.js';
 import type { InboundDeliveryDoc, TaskDoc, VerificationResult } from './types.js';
 
 /** Sender headers that carry a delivery id, most specific first. */
-export const SENDER_DELIVERY_HEADERS = ['x-github-delivery', 'webhook-id', 'x-gitlab-event-uuid', 'x-delivery-id'] as const;
+const SENDER_DELIVERY_HEADERS = ['x-github-delivery', 'webhook-id', 'x-gitlab-event-uuid', 'x-delivery-id'] as const;
 /** never stored: credentials a sender (or a proxy) may add */
 const UNSTORED_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization', 'x-webhook-token']);
 /** a resolved trigger is reused this long (task edits invalidate it at once) */
@@ -253,7 +253,10 @@ const VERIFIED: ReadonlySet<VerificationResult> = new Set(['valid', 'valid_previ
  * unsigned posts would otherwise sit in the store for the retention period),
  * only its size and SHA-256, and its signature headers are redacted.
  */
-function storedRequest(request: InboundRequest, verification: VerificationResult): Pick<InboundDeliveryDoc, 'headers' | 'body_base64' | 'size_bytes' | 'body_sha256'> {
+function storedRequest(
+  request: InboundRequest,
+  verification: VerificationResult,
+): Pick<InboundDeliveryDoc, 'headers' | 'body_base64' | 'size_bytes' | 'body_sha256'> {
   const headers = storedHeaders(request.headers);
   if (VERIFIED.has(verification)) return { headers, body_base64: request.body.toString('base64'), size_bytes: request.body.length };
   return { headers: redactHeaders(headers), body_base64: '', size_bytes: request.body.length, body_sha256: sha256Hex(request.body) };

@@ -50,9 +50,8 @@ export class TaskRunLedger {
     const runs = await this.collections.taskRuns.findAcrossOrgs({ status: 'running' }, 1_000_000);
     for (const run of runs) {
       const agentRun = await this.collections.agentRuns.get(run.org_id, run.id);
-      const status: TaskRunStatus = agentRun && agentRun.status !== 'pending' && agentRun.status !== 'running' && agentRun.status !== 'awaiting_approval'
-        ? agentRun.status
-        : 'failed';
+      const status: TaskRunStatus =
+        agentRun && agentRun.status !== 'pending' && agentRun.status !== 'running' && agentRun.status !== 'awaiting_approval' ? agentRun.status : 'failed';
       await this.collections.taskRuns.update(run.org_id, run.id, {
         status,
         reason: agentRun?.reason ?? 'interrupted',

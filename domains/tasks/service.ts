@@ -33,9 +33,9 @@ import { launchTaskRun } from './task-launch.js';
 import { renderInputTemplate } from './template.js';
 import type { TaskDoc, TaskRunStatus } from './types.js';
 
-export const TASK_KIND = 'task';
+const TASK_KIND = 'task';
 /** pending fires kept per task beyond its running ones */
-export const MAX_PENDING_FIRES = 100;
+const MAX_PENDING_FIRES = 100;
 
 export interface TaskServiceDeps {
   readonly config: ServiceConfig;

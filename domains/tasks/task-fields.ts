@@ -49,8 +49,8 @@ export type TaskFields = { -readonly [K in keyof Omit<TaskDoc, 'id' | 'created_a
 
 /** The fields a body sets; throws 400 `validation_error` for what its schema cannot tell. */
 export function taskFieldsOf(body: TaskInput, existing: TaskDoc | null, production: boolean): TaskFields {
-  const template = body.input_template === undefined ? existing?.input_template ?? null : body.input_template;
-  const literal = body.input === undefined ? existing?.input ?? null : body.input;
+  const template = body.input_template === undefined ? (existing?.input_template ?? null) : body.input_template;
+  const literal = body.input === undefined ? (existing?.input ?? null) : body.input;
   if (body.input_template != null && body.input != null) {
     throw new ServiceError('validation_error', 'invalid body: give input_template or input, not both', {
       issues: [{ path: 'input_template', message: 'input_template and input are alternatives' }],

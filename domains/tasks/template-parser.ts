@@ -39,7 +39,7 @@ const NAME_RULE_SOURCE = String.raw`^(?:([^\s!"#%-,\.\/;->@\[-\^` + '`' + String
 /** the same rule, also ending before `[` */
 const INDEXED_NAME_RULE = new RegExp(String.raw`^(?:([^\s!"#%-,\.\/;->@\[-\^` + '`' + String.raw`\{-~]+(?=([=~}\s\/.)|\[]))))`);
 
-export class IndexError extends Error {}
+class IndexError extends Error {}
 
 type Queued = { readonly token: number | string; readonly yytext: string; readonly yyleng: number; readonly yylineno: number; readonly yylloc: unknown };
 

@@ -7,7 +7,7 @@ import type { TriggerOrigin } from './firing.js';
 import type { SignatureScheme } from './signatures/types.js';
 
 export const TRIGGER_KINDS = ['schedule', 'webhook', 'lifecycle'] as const;
-export type TriggerKind = (typeof TRIGGER_KINDS)[number];
+type TriggerKind = (typeof TRIGGER_KINDS)[number];
 
 /** Values a task gets when its create body leaves them out. */
 export const TASK_DEFAULTS = {

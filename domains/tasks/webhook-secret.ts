@@ -35,11 +35,18 @@ export function patchedSecret(existing: TaskDoc, trigger: Extract<TriggerInput, 
  * the answer) and the fields that store it; 409 when the task has no secret
  * or its sender generates it.
  */
-export function rotatedSecret(task: TaskDoc, secrets: SecretBox, nowMs: number, overlapSecs = DEFAULT_ROTATION_OVERLAP_SECS): { readonly secret: string; readonly fields: SecretFields } {
+export function rotatedSecret(
+  task: TaskDoc,
+  secrets: SecretBox,
+  nowMs: number,
+  overlapSecs = DEFAULT_ROTATION_OVERLAP_SECS,
+): { readonly secret: string; readonly fields: SecretFields } {
   if (task.trigger_kind !== 'webhook' || task.secret_sealed === null) throw conflict('only webhook tasks have a secret', { kind: task.trigger_kind });
   const scheme = task.signature_scheme ?? 'service';
   if (verifierOf(scheme).userSecret === 'required') {
-    throw conflict(`the ${scheme} sender generates this secret: set the new one with PATCH /tasks/:id {trigger: {kind: "webhook", secret}}`, { signature_scheme: scheme });
+    throw conflict(`the ${scheme} sender generates this secret: set the new one with PATCH /tasks/:id {trigger: {kind: "webhook", secret}}`, {
+      signature_scheme: scheme,
+    });
   }
   const secret = newWebhookSecret();
   const overlapMs = overlapSecs * 1000;

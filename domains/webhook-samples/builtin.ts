@@ -56,7 +56,7 @@ const JENKINS_BUILD_FAILED: Record<string, unknown> = {
       culprits: ['Codertocat'],
     },
     parameters: { DEPLOY_ENV: 'staging' },
-    log: '[ERROR] Tests run: 412, Failures: 3, Errors: 0, Skipped: 2\n[ERROR] RefundServiceTest.refundsPartialAmount:88 expected <40.00> but was <39.99>\nBuild step \'Invoke top-level Maven targets\' marked build as failure\nFinished: FAILURE',
+    log: "[ERROR] Tests run: 412, Failures: 3, Errors: 0, Skipped: 2\n[ERROR] RefundServiceTest.refundsPartialAmount:88 expected <40.00> but was <39.99>\nBuild step 'Invoke top-level Maven targets' marked build as failure\nFinished: FAILURE",
     notes: '',
     artifacts: {},
   },
@@ -107,7 +107,10 @@ export function builtinSamples(): readonly WebhookSample[] {
     {
       name: 'github.push',
       description: 'Code host: a push of one commit to a branch (GitHub `push` event)',
-      body: octokitExample('push', (example) => String(example['ref']).startsWith('refs/heads/') && Array.isArray(example['commits']) && example['commits'].length > 0),
+      body: octokitExample(
+        'push',
+        (example) => String(example['ref']).startsWith('refs/heads/') && Array.isArray(example['commits']) && example['commits'].length > 0,
+      ),
       headers: { 'x-github-event': 'push', 'content-type': 'application/json' },
     },
     {

@@ -25,9 +25,9 @@ import type { ActivityRecorder } from '../activity/record.js';
 import { signatureHeaders } from './signing.js';
 import { isoAt, type RuntimeClock } from '../../runtime/clock.js';
 
-export const DELIVERY_ACTOR_KIND = 'webhook_delivery';
+const DELIVERY_ACTOR_KIND = 'webhook_delivery';
 /** one attempt waits at most this long for the receiver's answer */
-export const ATTEMPT_TIMEOUT_MS = 10_000;
+const ATTEMPT_TIMEOUT_MS = 10_000;
 const USER_AGENT = 'agent-context-service-webhooks/1';
 const RESUME_BATCH = 500;
 
@@ -219,7 +219,9 @@ export class WebhookDispatcher {
   ): Promise<{ answer: { status: number | null; error: string | null; retryAfterMs: number | null; refused?: boolean }; latencyMs: number }> {
     const { secrets } = this.options;
     const body = Buffer.from(delivery.body, 'utf8');
-    const overlap = webhook.previous_secret_sealed !== null && webhook.previous_secret_expires_at !== null &&
+    const overlap =
+      webhook.previous_secret_sealed !== null &&
+      webhook.previous_secret_expires_at !== null &&
       Date.parse(webhook.previous_secret_expires_at) > this.clock.now();
     const headers = signatureHeaders({
       id: delivery.id,

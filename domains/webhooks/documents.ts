@@ -16,7 +16,7 @@ export interface OutboundWebhookDoc extends StoredFields {
   readonly created_by: string;
 }
 
-export type WebhookDeliveryStatus = 'queued' | 'in_flight' | 'delivered' | 'failed';
+type WebhookDeliveryStatus = 'queued' | 'in_flight' | 'delivered' | 'failed';
 
 /** One HTTP attempt of an outbound delivery. */
 export interface WebhookAttempt {

@@ -62,17 +62,19 @@ export class OutboundWebhooks {
     this.checkUrl(input.url);
     const id = newId('owh');
     const secret = input.secret ?? generateWebhookSecret();
-    const webhook = await unique('webhook', () => this.collections.outboundWebhooks.insert(org, {
-      id,
-      name: input.name,
-      url: input.url,
-      secret_sealed: this.secrets.seal(org, id, secret),
-      secret_hint: secretHint(secret),
-      previous_secret_sealed: null,
-      previous_secret_expires_at: null,
-      retries: input.retries,
-      created_by: input.createdBy,
-    }));
+    const webhook = await unique('webhook', () =>
+      this.collections.outboundWebhooks.insert(org, {
+        id,
+        name: input.name,
+        url: input.url,
+        secret_sealed: this.secrets.seal(org, id, secret),
+        secret_hint: secretHint(secret),
+        previous_secret_sealed: null,
+        previous_secret_expires_at: null,
+        retries: input.retries,
+        created_by: input.createdBy,
+      }),
+    );
     return { webhook, secret };
   }
 

@@ -24,7 +24,7 @@ import { signHmac } from '../../runtime/crypto.js';
 const WHSEC = 'whsec_';
 
 /** The HMAC key of the Standard Webhooks signature for one of our secrets. */
-export function standardWebhooksKey(secret: string): Buffer {
+function standardWebhooksKey(secret: string): Buffer {
   if (secret.startsWith(WHSEC)) {
     const decoded = Buffer.from(secret.slice(WHSEC.length), 'base64');
     if (decoded.length > 0) return decoded;

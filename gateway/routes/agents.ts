@@ -15,13 +15,7 @@ import { route, type AnyRoute } from '../route.js';
 import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
 
-const AGENT_NAME = safeName(
-  z
-    .string()
-    .trim()
-    .min(1, { message: 'name must not be empty' })
-    .max(100, { message: 'name is at most 100 characters' }),
-);
+const AGENT_NAME = safeName(z.string().trim().min(1, { message: 'name must not be empty' }).max(100, { message: 'name is at most 100 characters' }));
 
 const AGENT_TYPE = z.enum(AGENT_TYPE_NAMES, { message: `agent_type must be one of ${AGENT_TYPE_NAMES.join(', ')}` });
 
@@ -81,13 +75,24 @@ export function agentRoutes({ agents }: Services): AnyRoute[] {
 
   return [
     route({
-      method: 'GET', path: '/agents/types', tag: 'agents', summary: 'The agent-type catalog with each type\'s config schema',
-      auth: 'bearer', permission: 'agent:read', response: z.object({ items: z.array(agentTypeSchema) }),
+      method: 'GET',
+      path: '/agents/types',
+      tag: 'agents',
+      summary: "The agent-type catalog with each type's config schema",
+      auth: 'bearer',
+      permission: 'agent:read',
+      response: z.object({ items: z.array(agentTypeSchema) }),
       handler: async () => ({ status: 200, json: { items: catalog } }),
     }),
     route({
-      method: 'GET', path: '/agents', tag: 'agents', summary: 'List agents (filters: enabled, agent_type)', auth: 'bearer',
-      permission: 'agent:read', query: agentQuery, response: pageSchema(agentSchema),
+      method: 'GET',
+      path: '/agents',
+      tag: 'agents',
+      summary: 'List agents (filters: enabled, agent_type)',
+      auth: 'bearer',
+      permission: 'agent:read',
+      query: agentQuery,
+      response: pageSchema(agentSchema),
       handler: async ({ auth, query }) => {
         const filter: Record<string, Filter[string]> = {};
         if (query.enabled !== undefined) filter['enabled'] = query.enabled;
@@ -96,23 +101,50 @@ export function agentRoutes({ agents }: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'POST', path: '/agents', tag: 'agents', summary: 'Create an agent', auth: 'bearer', permission: 'agent:manage',
-      body: agentCreate, response: agentSchema, status: 201, creates: true,
+      method: 'POST',
+      path: '/agents',
+      tag: 'agents',
+      summary: 'Create an agent',
+      auth: 'bearer',
+      permission: 'agent:manage',
+      body: agentCreate,
+      response: agentSchema,
+      status: 201,
+      creates: true,
       handler: async ({ auth, body }) => ({ status: 201, json: present(await agents.create(auth.orgId, body)) }),
     }),
     route({
-      method: 'GET', path: '/agents/:id', tag: 'agents', summary: 'Get an agent by id or name', auth: 'bearer',
-      permission: 'agent:read', params: idParams, response: agentSchema,
+      method: 'GET',
+      path: '/agents/:id',
+      tag: 'agents',
+      summary: 'Get an agent by id or name',
+      auth: 'bearer',
+      permission: 'agent:read',
+      params: idParams,
+      response: agentSchema,
       handler: async ({ auth, params }) => ({ status: 200, json: present(await agents.get(auth.orgId, params.id)) }),
     }),
     route({
-      method: 'PATCH', path: '/agents/:id', tag: 'agents', summary: 'Update an agent (agent_type is immutable; config is replaced whole)',
-      auth: 'bearer', permission: 'agent:manage', params: idParams, body: agentPatch, response: agentSchema,
+      method: 'PATCH',
+      path: '/agents/:id',
+      tag: 'agents',
+      summary: 'Update an agent (agent_type is immutable; config is replaced whole)',
+      auth: 'bearer',
+      permission: 'agent:manage',
+      params: idParams,
+      body: agentPatch,
+      response: agentSchema,
       handler: async ({ auth, params, body }) => ({ status: 200, json: present(await agents.update(auth.orgId, params.id, body)) }),
     }),
     route({
-      method: 'DELETE', path: '/agents/:id', tag: 'agents', summary: 'Delete an agent (not `default`)', auth: 'bearer',
-      permission: 'agent:manage', params: idParams, status: 204,
+      method: 'DELETE',
+      path: '/agents/:id',
+      tag: 'agents',
+      summary: 'Delete an agent (not `default`)',
+      auth: 'bearer',
+      permission: 'agent:manage',
+      params: idParams,
+      status: 204,
       handler: async ({ auth, params }) => {
         await agents.delete(auth.orgId, params.id);
         return { status: 204, json: null };

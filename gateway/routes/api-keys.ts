@@ -16,7 +16,10 @@ import { route, type AnyRoute } from '../route.js';
 import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
 
-const sourceIds = z.array(z.string().min(1).max(100)).max(1000).transform((ids) => [...new Set(ids)]);
+const sourceIds = z
+  .array(z.string().min(1).max(100))
+  .max(1000)
+  .transform((ids) => [...new Set(ids)]);
 
 const apiKeyCreate = z.strictObject({
   name: safeName(z.string().trim().min(1, { message: 'name is required' }).max(200, { message: 'name is at most 200 characters' })),
@@ -76,40 +79,78 @@ export function apiKeyRoutes({ apiKeys }: Services): AnyRoute[] {
   const listPage = createPageResponder(apiKeys.listing, present);
   return [
     route({
-      method: 'GET', path: '/api-keys', tag: 'api-keys', summary: 'List API keys (revoked ones included)', auth: 'bearer',
-      permission: 'api_key:read', query: pageQuery, response: pageSchema(apiKeySchema),
+      method: 'GET',
+      path: '/api-keys',
+      tag: 'api-keys',
+      summary: 'List API keys (revoked ones included)',
+      auth: 'bearer',
+      permission: 'api_key:read',
+      query: pageQuery,
+      response: pageSchema(apiKeySchema),
       handler: async ({ auth, query }) => listPage(auth.orgId, query),
     }),
     route({
-      method: 'POST', path: '/api-keys', tag: 'api-keys', summary: 'Create an API key; the plaintext `key` is answered only here',
-      auth: 'bearer', permission: 'api_key:manage', body: apiKeyCreate, response: apiKeyWithSecret, status: 201, creates: true,
+      method: 'POST',
+      path: '/api-keys',
+      tag: 'api-keys',
+      summary: 'Create an API key; the plaintext `key` is answered only here',
+      auth: 'bearer',
+      permission: 'api_key:manage',
+      body: apiKeyCreate,
+      response: apiKeyWithSecret,
+      status: 201,
+      creates: true,
       handler: async ({ auth, body }) => {
         const { record, key } = await apiKeys.create(auth, body, guardOf(auth));
         return { status: 201, json: { ...present(record), key } };
       },
     }),
     route({
-      method: 'GET', path: '/api-keys/:id', tag: 'api-keys', summary: 'Get an API key', auth: 'bearer',
-      permission: 'api_key:read', params: idParams, response: apiKeySchema,
+      method: 'GET',
+      path: '/api-keys/:id',
+      tag: 'api-keys',
+      summary: 'Get an API key',
+      auth: 'bearer',
+      permission: 'api_key:read',
+      params: idParams,
+      response: apiKeySchema,
       handler: async ({ auth, params }) => ({ status: 200, json: present(await apiKeys.get(auth.orgId, params.id)) }),
     }),
     route({
-      method: 'PATCH', path: '/api-keys/:id', tag: 'api-keys', summary: 'Rename or re-scope an API key (expires_in_days is immutable)',
-      auth: 'bearer', permission: 'api_key:manage', params: idParams, body: apiKeyPatch, response: apiKeySchema,
+      method: 'PATCH',
+      path: '/api-keys/:id',
+      tag: 'api-keys',
+      summary: 'Rename or re-scope an API key (expires_in_days is immutable)',
+      auth: 'bearer',
+      permission: 'api_key:manage',
+      params: idParams,
+      body: apiKeyPatch,
+      response: apiKeySchema,
       handler: async ({ auth, params, body }) => ({ status: 200, json: present(await apiKeys.update(auth, params.id, body, guardOf(auth))) }),
     }),
     route({
-      method: 'POST', path: '/api-keys/:id/rotate', tag: 'api-keys',
+      method: 'POST',
+      path: '/api-keys/:id/rotate',
+      tag: 'api-keys',
       summary: 'Replace the secret of an API key; the old key stops working at once, the new one is answered only here',
-      auth: 'bearer', permission: 'api_key:manage', params: idParams, response: apiKeyWithSecret,
+      auth: 'bearer',
+      permission: 'api_key:manage',
+      params: idParams,
+      response: apiKeyWithSecret,
       handler: async ({ auth, params }) => {
         const { record, key } = await apiKeys.rotate(auth, params.id, guardOf(auth));
         return { status: 200, json: { ...present(record), key } };
       },
     }),
     route({
-      method: 'DELETE', path: '/api-keys/:id', tag: 'api-keys', summary: 'Revoke an API key (the record stays, inactive)',
-      auth: 'bearer', permission: 'api_key:manage', params: idParams, response: apiKeySchema,
+      method: 'DELETE',
+      path: '/api-keys/:id',
+      tag: 'api-keys',
+      summary: 'Revoke an API key (the record stays, inactive)',
+      auth: 'bearer',
+      permission: 'api_key:manage',
+      params: idParams,
+      response: apiKeySchema,
       handler: async ({ auth, params }) => ({ status: 200, json: present(await apiKeys.revoke(auth, params.id, guardOf(auth))) }),
     }),
   ];

@@ -58,9 +58,14 @@ const present = ({ file, ref, run }: Artifact) => ({
 export function artifactRoutes({ artifacts }: Services): AnyRoute[] {
   return [
     route({
-      method: 'GET', path: '/artifacts', tag: 'artifacts', auth: 'bearer', permission: 'file:read',
+      method: 'GET',
+      path: '/artifacts',
+      tag: 'artifacts',
+      auth: 'bearer',
+      permission: 'file:read',
       summary: 'Files runs wrote, oldest run first; filters `run_id`, `task_id`, `content_type` (a prefix), `created_after`',
-      query: listQuery, response: pageSchema(artifactSchema),
+      query: listQuery,
+      response: pageSchema(artifactSchema),
       handler: async ({ auth, query }) => {
         const from = query.cursor === undefined ? null : decodeCursor(query, query.cursor);
         const page = await artifacts.list(auth.orgId, query, query.limit, from);
@@ -76,17 +81,27 @@ export function artifactRoutes({ artifacts }: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'GET', path: '/artifacts/:id', tag: 'artifacts', auth: 'bearer', permission: 'file:read',
+      method: 'GET',
+      path: '/artifacts/:id',
+      tag: 'artifacts',
+      auth: 'bearer',
+      permission: 'file:read',
       summary: 'One artifact: its run (and task), path, size, content type and SHA-256',
-      params: artifactParams, response: artifactSchema.extend({ sha256: z.string() }),
+      params: artifactParams,
+      response: artifactSchema.extend({ sha256: z.string() }),
       handler: async ({ auth, params }) => {
         const artifact = await artifacts.get(auth.orgId, params.id);
         return { status: 200, json: { ...present(artifact), sha256: artifact.sha256 } };
       },
     }),
     route({
-      method: 'GET', path: '/artifacts/:id/content', tag: 'artifacts', auth: 'bearer', permission: 'file:read',
-      summary: 'Download an artifact (Content-Length, Content-Disposition: attachment)', params: artifactParams,
+      method: 'GET',
+      path: '/artifacts/:id/content',
+      tag: 'artifacts',
+      auth: 'bearer',
+      permission: 'file:read',
+      summary: 'Download an artifact (Content-Length, Content-Disposition: attachment)',
+      params: artifactParams,
       handler: async ({ auth, params }) => {
         const { ref, info, stream } = await artifacts.open(auth.orgId, params.id);
         const baseName = ref.name.slice(ref.name.lastIndexOf('/') + 1);
@@ -109,8 +124,14 @@ export function artifactRoutes({ artifacts }: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'DELETE', path: '/artifacts/:id', tag: 'artifacts', auth: 'bearer', permission: 'file:write',
-      summary: 'Delete an artifact', params: artifactParams, response: z.object({ id: z.string(), deleted: z.boolean() }),
+      method: 'DELETE',
+      path: '/artifacts/:id',
+      tag: 'artifacts',
+      auth: 'bearer',
+      permission: 'file:write',
+      summary: 'Delete an artifact',
+      params: artifactParams,
+      response: z.object({ id: z.string(), deleted: z.boolean() }),
       handler: async ({ auth, params }) => ({ status: 200, json: { id: artifactId(await artifacts.delete(auth.orgId, params.id)), deleted: true } }),
     }),
   ];

@@ -14,11 +14,12 @@ import { route, type AnyRoute } from '../route.js';
 import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
 
-export const EMAIL = z.string().trim().max(254).pipe(z.email({ message: 'email is not a valid address' }));
-export const PASSWORD = z
+export const EMAIL = z
   .string()
-  .min(8, { message: 'password needs at least 8 characters' })
-  .max(1024, { message: 'password is at most 1024 characters' });
+  .trim()
+  .max(254)
+  .pipe(z.email({ message: 'email is not a valid address' }));
+export const PASSWORD = z.string().min(8, { message: 'password needs at least 8 characters' }).max(1024, { message: 'password is at most 1024 characters' });
 
 export const loginResult = z.object({
   token: z.string(),
@@ -42,9 +43,14 @@ export function authRoutes({ identity, collections, config, supervisor, activity
     const address = clientAddress(request);
     const wait = throttle.retryAfterSeconds(account, address);
     if (wait > 0) {
-      throw new ServiceError('rate_limited', `too many failed logins; try again in ${wait} seconds`, { retry_after_seconds: wait }, {
-        'retry-after': String(wait),
-      });
+      throw new ServiceError(
+        'rate_limited',
+        `too many failed logins; try again in ${wait} seconds`,
+        { retry_after_seconds: wait },
+        {
+          'retry-after': String(wait),
+        },
+      );
     }
     try {
       const result = await check();
@@ -58,7 +64,12 @@ export function authRoutes({ identity, collections, config, supervisor, activity
 
   return [
     route({
-      method: 'POST', path: '/auth/register', tag: 'auth', auth: 'public', status: 201, creates: true,
+      method: 'POST',
+      path: '/auth/register',
+      tag: 'auth',
+      auth: 'public',
+      status: 201,
+      creates: true,
       summary: 'Create an organization and its owner; answers like login',
       body: z.strictObject({
         email: EMAIL,
@@ -68,14 +79,22 @@ export function authRoutes({ identity, collections, config, supervisor, activity
       response: loginResult,
       // registering with a known email checks its password (409 when wrong): throttled like login
       handler: async ({ request, body }) => {
-        const result = await throttled(request, body.email, () => identity.register(body), (error) => error.code === 'conflict');
+        const result = await throttled(
+          request,
+          body.email,
+          () => identity.register(body),
+          (error) => error.code === 'conflict',
+        );
         const attempt = { email: result.user.email, requestId: request.requestId, route: 'POST /auth/register' };
         await auditLogin(activity, attempt, result, 201, 'register');
         return { status: 201, json: result };
       },
     }),
     route({
-      method: 'POST', path: '/auth/login', tag: 'auth', auth: 'public',
+      method: 'POST',
+      path: '/auth/login',
+      tag: 'auth',
+      auth: 'public',
       summary: 'Exchange email and password for a token scoped to one organization',
       body: z.strictObject({
         email: EMAIL,
@@ -87,22 +106,37 @@ export function authRoutes({ identity, collections, config, supervisor, activity
       handler: async ({ request, body }) => {
         const attempt = { email: normalizeEmail(body.email), organizationId: body.organization_id, requestId: request.requestId, route: 'POST /auth/login' };
         try {
-          const result = await throttled(request, body.email, () => identity.login(body), (error) => error.code === 'invalid_credentials');
+          const result = await throttled(
+            request,
+            body.email,
+            () => identity.login(body),
+            (error) => error.code === 'invalid_credentials',
+          );
           await auditLogin(activity, attempt, result, 200);
           return { status: 200, json: result };
         } catch (error) {
-          if (error instanceof ServiceError && error.code === 'invalid_credentials') await auditFailedLogin(activity, collections, attempt, error.status, error.code);
+          if (error instanceof ServiceError && error.code === 'invalid_credentials')
+            await auditFailedLogin(activity, collections, attempt, error.status, error.code);
           throw error;
         }
       },
     }),
     route({
-      method: 'GET', path: '/auth/me', tag: 'auth', auth: 'bearer', summary: 'The caller',
+      method: 'GET',
+      path: '/auth/me',
+      tag: 'auth',
+      auth: 'bearer',
+      summary: 'The caller',
       response: z.object({
-        id: z.string(), email: z.string(), role: z.string(), kind: z.enum(['user', 'api_key']),
-        permissions: z.array(z.string()), organization: z.object({ id: z.string(), name: z.string() }),
+        id: z.string(),
+        email: z.string(),
+        role: z.string(),
+        kind: z.enum(['user', 'api_key']),
+        permissions: z.array(z.string()),
+        organization: z.object({ id: z.string(), name: z.string() }),
         /** an API key only: its id, and the sources it is scoped to (null: all) */
-        api_key_id: z.string().optional(), source_ids: z.array(z.string()).nullable().optional(),
+        api_key_id: z.string().optional(),
+        source_ids: z.array(z.string()).nullable().optional(),
       }),
       handler: async ({ auth }) => {
         const user = await collections.users.get(auth.userId);

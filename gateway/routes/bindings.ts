@@ -79,8 +79,14 @@ export function bindingRoutes({ bindings }: Services): AnyRoute[] {
   const listPage = createPageResponder(bindings.listing, present);
   return [
     route({
-      method: 'GET', path: '/bindings', tag: 'bindings', summary: 'List bindings (query channel: of one channel)', auth: 'bearer',
-      permission: 'binding:read', query: listQuery, response: pageSchema(bindingSchema),
+      method: 'GET',
+      path: '/bindings',
+      tag: 'bindings',
+      summary: 'List bindings (query channel: of one channel)',
+      auth: 'bearer',
+      permission: 'binding:read',
+      query: listQuery,
+      response: pageSchema(bindingSchema),
       handler: async ({ auth, query }) => {
         // the query object itself (not a copy): it carries the request's cursor scope
         const { channel } = query;
@@ -88,26 +94,53 @@ export function bindingRoutes({ bindings }: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'POST', path: '/bindings', tag: 'bindings', summary: 'Bind an agent to a chat channel', auth: 'bearer',
-      permission: 'binding:manage', body: bindingCreate, response: bindingSchema, status: 201, creates: true,
+      method: 'POST',
+      path: '/bindings',
+      tag: 'bindings',
+      summary: 'Bind an agent to a chat channel',
+      auth: 'bearer',
+      permission: 'binding:manage',
+      body: bindingCreate,
+      response: bindingSchema,
+      status: 201,
+      creates: true,
       handler: async ({ auth, body }) => ({ status: 201, json: present(await bindings.create(auth.orgId, auth.userId, body)) }),
     }),
     route({
-      method: 'GET', path: '/bindings/:id', tag: 'bindings', summary: 'Get a binding, with the state of its actor', auth: 'bearer',
-      permission: 'binding:read', params: idParams, response: bindingSchema.extend({ actor_state: z.string().nullable() }),
+      method: 'GET',
+      path: '/bindings/:id',
+      tag: 'bindings',
+      summary: 'Get a binding, with the state of its actor',
+      auth: 'bearer',
+      permission: 'binding:read',
+      params: idParams,
+      response: bindingSchema.extend({ actor_state: z.string().nullable() }),
       handler: async ({ auth, params }) => {
         const binding = await bindings.get(auth.orgId, params.id);
         return { status: 200, json: { ...present(binding), actor_state: bindings.actorState(binding.id) } };
       },
     }),
     route({
-      method: 'PATCH', path: '/bindings/:id', tag: 'bindings', summary: 'Change a binding (its actor takes the new rule)', auth: 'bearer',
-      permission: 'binding:manage', params: idParams, body: bindingPatch, response: bindingSchema,
+      method: 'PATCH',
+      path: '/bindings/:id',
+      tag: 'bindings',
+      summary: 'Change a binding (its actor takes the new rule)',
+      auth: 'bearer',
+      permission: 'binding:manage',
+      params: idParams,
+      body: bindingPatch,
+      response: bindingSchema,
       handler: async ({ auth, params, body }) => ({ status: 200, json: present(await bindings.update(auth.orgId, params.id, body)) }),
     }),
     route({
-      method: 'DELETE', path: '/bindings/:id', tag: 'bindings', summary: 'Delete a binding (its actor stops)', auth: 'bearer',
-      permission: 'binding:manage', params: idParams, status: 204,
+      method: 'DELETE',
+      path: '/bindings/:id',
+      tag: 'bindings',
+      summary: 'Delete a binding (its actor stops)',
+      auth: 'bearer',
+      permission: 'binding:manage',
+      params: idParams,
+      status: 204,
       handler: async ({ auth, params }) => {
         await bindings.delete(auth.orgId, params.id);
         return { status: 204, json: null };

@@ -22,7 +22,7 @@ import type { Services } from '../services.js';
 import type { HttpRequest } from '../http.js';
 import { publicBaseUrl } from '../public-url.js';
 
-export const CHANNEL_TYPES = ['slack'] as const;
+const CHANNEL_TYPES = ['slack'] as const;
 const RESPONSE_MODES = ['disabled', 'enabled', 'agent'] as const;
 
 const displayName = safeName(z.string().trim().min(1, { message: 'display_name must not be empty' }).max(200));
@@ -81,7 +81,12 @@ const channelSchema = z.object({
 });
 
 const slugOf = (text: string): string =>
-  text.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'channel';
+  text
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40) || 'channel';
 
 /** Server-derived, unique within the organization: type, a slug of the name, and the id's tail. */
 const instanceNameOf = (type: string, name: string, id: string): string => `${type}-${slugOf(name)}-${id.slice(-6).toLowerCase()}`;
@@ -98,16 +103,19 @@ const present = (channel: ChannelDoc, baseUrl: string) => ({
   filter_config: channel.filter_config,
   instance_name: channel.instance_name,
   // credentials are never shown, not even sealed
-  connection: channel.connection === null ? null : {
-    kind: channel.connection.kind,
-    status: channel.connection.status,
-    socket_mode: channel.connection.socket_mode,
-    api_base_url: channel.connection.api_base_url,
-    team_id: channel.connection.team_id,
-    bot_user_id: channel.connection.bot_user_id,
-    scopes: channel.connection.scopes,
-    connected_at: channel.connection.connected_at,
-  },
+  connection:
+    channel.connection === null
+      ? null
+      : {
+          kind: channel.connection.kind,
+          status: channel.connection.status,
+          socket_mode: channel.connection.socket_mode,
+          api_base_url: channel.connection.api_base_url,
+          team_id: channel.connection.team_id,
+          bot_user_id: channel.connection.bot_user_id,
+          scopes: channel.connection.scopes,
+          connected_at: channel.connection.connected_at,
+        },
   events_url: `${baseUrl}/api/v1/chat/incoming/${channel.channel_type}/${channel.id}`,
   interactivity_url: `${baseUrl}/api/v1/chat/incoming/${channel.channel_type}/${channel.id}/interactivity`,
   created_at: channel.created_at,
@@ -137,49 +145,71 @@ export function channelRoutes({ collections, channels: runtime, config }: Servic
 
   return [
     route({
-      method: 'GET', path: '/channels/catalog', tag: 'channels', summary: 'Channel types, how they connect, the scopes their bots need',
-      auth: 'bearer', permission: 'binding:read',
+      method: 'GET',
+      path: '/channels/catalog',
+      tag: 'channels',
+      summary: 'Channel types, how they connect, the scopes their bots need',
+      auth: 'bearer',
+      permission: 'binding:read',
       response: z.object({
-        items: z.array(z.object({
-          channel_type: z.string(),
-          display_name: z.string(),
-          connection_kinds: z.array(z.string()),
-          connect_fields: z.record(z.string(), z.string()),
-          required_scopes: z.array(z.string()),
-          optional_scopes: z.array(z.string()),
-          events: z.array(z.string()),
-          default_rate_limits: z.record(z.string(), z.unknown()),
-        })),
+        items: z.array(
+          z.object({
+            channel_type: z.string(),
+            display_name: z.string(),
+            connection_kinds: z.array(z.string()),
+            connect_fields: z.record(z.string(), z.string()),
+            required_scopes: z.array(z.string()),
+            optional_scopes: z.array(z.string()),
+            events: z.array(z.string()),
+            default_rate_limits: z.record(z.string(), z.unknown()),
+          }),
+        ),
       }),
       handler: async () => ({
         status: 200,
         json: {
-          items: [{
-            channel_type: 'slack',
-            display_name: 'Slack',
-            connection_kinds: ['tokens'],
-            connect_fields: {
-              bot_token: 'bot user OAuth token (xoxb-...), required',
-              signing_secret: 'the app signing secret, required: inbound requests are verified with it',
-              app_token: 'app-level token (xapp-...) with connections:write, optional: Socket Mode instead of the Events URL',
-              api_base_url: 'Slack-compatible Web API base, optional (default https://slack.com/api/)',
+          items: [
+            {
+              channel_type: 'slack',
+              display_name: 'Slack',
+              connection_kinds: ['tokens'],
+              connect_fields: {
+                bot_token: 'bot user OAuth token (xoxb-...), required',
+                signing_secret: 'the app signing secret, required: inbound requests are verified with it',
+                app_token: 'app-level token (xapp-...) with connections:write, optional: Socket Mode instead of the Events URL',
+                api_base_url: 'Slack-compatible Web API base, optional (default https://slack.com/api/)',
+              },
+              required_scopes: REQUIRED_SCOPES,
+              optional_scopes: OPTIONAL_SCOPES,
+              events: ['app_mention', 'message.channels'],
+              default_rate_limits: DEFAULT_RATE_LIMITS,
             },
-            required_scopes: REQUIRED_SCOPES,
-            optional_scopes: OPTIONAL_SCOPES,
-            events: ['app_mention', 'message.channels'],
-            default_rate_limits: DEFAULT_RATE_LIMITS,
-          }],
+          ],
         },
       }),
     }),
     route({
-      method: 'GET', path: '/channels', tag: 'channels', summary: 'List channels', auth: 'bearer', permission: 'binding:read',
-      query: pageQuery, response: pageSchema(channelSchema),
+      method: 'GET',
+      path: '/channels',
+      tag: 'channels',
+      summary: 'List channels',
+      auth: 'bearer',
+      permission: 'binding:read',
+      query: pageQuery,
+      response: pageSchema(channelSchema),
       handler: async ({ auth, query, request }) => listPage(request)(auth.orgId, query),
     }),
     route({
-      method: 'POST', path: '/channels', tag: 'channels', summary: 'Create a channel (connect it afterwards)', auth: 'bearer',
-      permission: 'binding:manage', body: channelCreate, response: channelSchema, status: 201, creates: true,
+      method: 'POST',
+      path: '/channels',
+      tag: 'channels',
+      summary: 'Create a channel (connect it afterwards)',
+      auth: 'bearer',
+      permission: 'binding:manage',
+      body: channelCreate,
+      response: channelSchema,
+      status: 201,
+      creates: true,
       handler: async ({ auth, body, request }) => {
         await checkSources(auth.orgId, body.source_ids);
         const id = newId('chn');
@@ -202,13 +232,29 @@ export function channelRoutes({ collections, channels: runtime, config }: Servic
       },
     }),
     route({
-      method: 'GET', path: '/channels/:id', tag: 'channels', summary: 'Get a channel', auth: 'bearer', permission: 'binding:read',
-      params: idParams, response: channelSchema,
-      handler: async ({ auth, params, request }) => ({ status: 200, json: present(await getOr404(channels, auth.orgId, params.id, 'channel'), baseUrl(request)) }),
+      method: 'GET',
+      path: '/channels/:id',
+      tag: 'channels',
+      summary: 'Get a channel',
+      auth: 'bearer',
+      permission: 'binding:read',
+      params: idParams,
+      response: channelSchema,
+      handler: async ({ auth, params, request }) => ({
+        status: 200,
+        json: present(await getOr404(channels, auth.orgId, params.id, 'channel'), baseUrl(request)),
+      }),
     }),
     route({
-      method: 'PATCH', path: '/channels/:id', tag: 'channels', summary: 'Change a channel (channel_type is immutable)', auth: 'bearer',
-      permission: 'binding:manage', params: idParams, body: channelPatch, response: channelSchema,
+      method: 'PATCH',
+      path: '/channels/:id',
+      tag: 'channels',
+      summary: 'Change a channel (channel_type is immutable)',
+      auth: 'bearer',
+      permission: 'binding:manage',
+      params: idParams,
+      body: channelPatch,
+      response: channelSchema,
       handler: async ({ auth, params, body, request }) => {
         const existing = await getOr404(channels, auth.orgId, params.id, 'channel');
         rejectImmutable(existing, body, ['channel_type']);
@@ -221,8 +267,14 @@ export function channelRoutes({ collections, channels: runtime, config }: Servic
       },
     }),
     route({
-      method: 'DELETE', path: '/channels/:id', tag: 'channels', summary: 'Delete a channel and its bindings', auth: 'bearer',
-      permission: 'binding:manage', params: idParams, status: 204,
+      method: 'DELETE',
+      path: '/channels/:id',
+      tag: 'channels',
+      summary: 'Delete a channel and its bindings',
+      auth: 'bearer',
+      permission: 'binding:manage',
+      params: idParams,
+      status: 204,
       handler: async ({ auth, params }) => {
         const channel = await getOr404(channels, auth.orgId, params.id, 'channel');
         await runtime.channelRemoved(channel.id);
@@ -232,9 +284,14 @@ export function channelRoutes({ collections, channels: runtime, config }: Servic
       },
     }),
     route({
-      method: 'POST', path: '/channels/:id/connect', tag: 'channels', auth: 'bearer', permission: 'binding:manage',
+      method: 'POST',
+      path: '/channels/:id/connect',
+      tag: 'channels',
+      auth: 'bearer',
+      permission: 'binding:manage',
       summary: 'Connect by pasting the bot token and signing secret (app_token: Socket Mode); tokens are checked with auth.test',
-      params: idParams, body: connectBody,
+      params: idParams,
+      body: connectBody,
       response: channelSchema.extend({ check: z.object({ ok: z.boolean(), message: z.string().nullable(), details: z.record(z.string(), z.unknown()) }) }),
       handler: async ({ auth, params, body, request }) => {
         const channel = await getOr404(channels, auth.orgId, params.id, 'channel');
@@ -246,7 +303,11 @@ export function channelRoutes({ collections, channels: runtime, config }: Servic
       },
     }),
     route({
-      method: 'POST', path: '/channels/:id/test', tag: 'channels', auth: 'bearer', permission: 'binding:read',
+      method: 'POST',
+      path: '/channels/:id/test',
+      tag: 'channels',
+      auth: 'bearer',
+      permission: 'binding:read',
       summary: 'Check the stored tokens and the bot scopes (chat:write, channels:history; chat:write.public optional); 422 names what is missing',
       params: idParams,
       response: z.object({ ok: z.literal(true), details: z.record(z.string(), z.unknown()) }),
@@ -258,8 +319,13 @@ export function channelRoutes({ collections, channels: runtime, config }: Servic
       },
     }),
     route({
-      method: 'POST', path: '/channels/:id/reload', tag: 'channels', auth: 'bearer', permission: 'binding:manage',
-      summary: 'Re-read the channel and its bindings into the runtime (reconnects Socket Mode)', params: idParams,
+      method: 'POST',
+      path: '/channels/:id/reload',
+      tag: 'channels',
+      auth: 'bearer',
+      permission: 'binding:manage',
+      summary: 'Re-read the channel and its bindings into the runtime (reconnects Socket Mode)',
+      params: idParams,
       response: z.object({ reloaded: z.literal(true), bindings: z.number().int(), socket_mode: z.boolean() }),
       handler: async ({ auth, params }) => {
         const channel = await getOr404(channels, auth.orgId, params.id, 'channel');

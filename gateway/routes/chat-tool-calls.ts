@@ -93,10 +93,21 @@ function toolCallsOfRun(runId: string, messageId: string, events: readonly Agent
         const args = record(data['arguments']);
         const executed = name === EXECUTE_CONNECTOR_TOOL ? text(args['tool']) : null;
         const call: ToolCallView = {
-          id: callId(runId, event.seq), tool_call_id: toolCallId, run_id: runId, message_id: messageId, name,
-          tool: executed ?? name, arguments: executed === null ? args : record(args['arguments']),
-          status: 'running', result: null, error: null, approval_id: null, approval_decision: null, decided_by: null,
-          started_at: event.at, finished_at: null,
+          id: callId(runId, event.seq),
+          tool_call_id: toolCallId,
+          run_id: runId,
+          message_id: messageId,
+          name,
+          tool: executed ?? name,
+          arguments: executed === null ? args : record(args['arguments']),
+          status: 'running',
+          result: null,
+          error: null,
+          approval_id: null,
+          approval_decision: null,
+          decided_by: null,
+          started_at: event.at,
+          finished_at: null,
         };
         calls.push(call);
         open.set(toolCallId, call);
@@ -107,9 +118,12 @@ function toolCallsOfRun(runId: string, messageId: string, events: readonly Agent
         const approvalId = text(data['approval_id']);
         if (!call || approvalId === null) break;
         const next = replace(call, {
-          ...call, status: 'pending_approval', approval_id: approvalId,
+          ...call,
+          status: 'pending_approval',
+          approval_id: approvalId,
           // what will run once approved: the tool and arguments as resolved
-          tool: text(data['tool']) ?? call.tool, arguments: data['args'] === undefined ? call.arguments : record(data['args']),
+          tool: text(data['tool']) ?? call.tool,
+          arguments: data['args'] === undefined ? call.arguments : record(data['args']),
         });
         byApproval.set(approvalId, next);
         break;
@@ -119,7 +133,9 @@ function toolCallsOfRun(runId: string, messageId: string, events: readonly Agent
         if (!call) break;
         const decision = text(data['decision']);
         replace(call, {
-          ...call, approval_decision: decision, decided_by: text(data['decided_by']),
+          ...call,
+          approval_decision: decision,
+          decided_by: text(data['decided_by']),
           status: decision === 'approved' ? 'approved' : 'denied',
         });
         break;
@@ -131,7 +147,9 @@ function toolCallsOfRun(runId: string, messageId: string, events: readonly Agent
         const failed = 'error' in outcome;
         const status: ToolCallStatus = call.status === 'denied' ? 'denied' : failed ? 'failed' : 'succeeded';
         replace(call, {
-          ...call, status, finished_at: event.at,
+          ...call,
+          status,
+          finished_at: event.at,
           ...(failed ? { error: toolError(outcome['error']) } : { result: outcome['result'] ?? null }),
         });
         open.delete(call.tool_call_id);
@@ -143,7 +161,9 @@ function toolCallsOfRun(runId: string, messageId: string, events: readonly Agent
         for (const call of [...open.values()]) {
           replace(call, {
             // a call that never got its approval never ran: denied; one that was running failed
-            ...call, status: call.status === 'pending_approval' || call.status === 'denied' ? 'denied' : 'failed', finished_at: event.at,
+            ...call,
+            status: call.status === 'pending_approval' || call.status === 'denied' ? 'denied' : 'failed',
+            finished_at: event.at,
             error: toolErrorBody(ended === 'cancelled' ? 'cancelled' : 'interrupted', `the run ended (${ended ?? 'unknown'}) before the tool call finished`),
           });
         }
@@ -186,9 +206,15 @@ export function chatToolCallRoutes({ collections }: Services): AnyRoute[] {
 
   return [
     route({
-      method: 'GET', path: '/chat/conversations/:id/tool-calls', tag: 'chat', auth: 'bearer', permission: 'chat:use',
-      summary: 'The tool calls of the conversation\'s replies, oldest first, with approvals and results; `status` filters',
-      params: idParams, query: listQuery, response: pageSchema(toolCallSchema),
+      method: 'GET',
+      path: '/chat/conversations/:id/tool-calls',
+      tag: 'chat',
+      auth: 'bearer',
+      permission: 'chat:use',
+      summary: "The tool calls of the conversation's replies, oldest first, with approvals and results; `status` filters",
+      params: idParams,
+      query: listQuery,
+      response: pageSchema(toolCallSchema),
       handler: async ({ auth, params, query }) => {
         const conversation = await getOr404(conversations, auth.orgId, params.id, 'conversation');
         const byMessage = await toolCallsByMessage(agentRunEvents, auth.orgId, await replies(auth.orgId, conversation.id));
@@ -205,8 +231,14 @@ export function chatToolCallRoutes({ collections }: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'GET', path: '/chat/conversations/:id/tool-calls/:call_id', tag: 'chat', auth: 'bearer', permission: 'chat:use',
-      summary: 'One tool call of the conversation: arguments, approval, result or error', params: callParams, response: toolCallSchema,
+      method: 'GET',
+      path: '/chat/conversations/:id/tool-calls/:call_id',
+      tag: 'chat',
+      auth: 'bearer',
+      permission: 'chat:use',
+      summary: 'One tool call of the conversation: arguments, approval, result or error',
+      params: callParams,
+      response: toolCallSchema,
       handler: async ({ auth, params }) => {
         const conversation = await getOr404(conversations, auth.orgId, params.id, 'conversation');
         const notFound = new ServiceError('not_found', `tool call ${params.call_id} not found`);

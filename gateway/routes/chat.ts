@@ -104,13 +104,22 @@ export function chatRoutes({ collections, agentRuntime, launcher, chatReplies }:
 
   return [
     route({
-      method: 'POST', path: '/chat/conversations', tag: 'chat', summary: 'Start a conversation', auth: 'bearer', permission: 'chat:use',
-      body: conversationCreate, response: conversationSchema, status: 201, creates: true,
+      method: 'POST',
+      path: '/chat/conversations',
+      tag: 'chat',
+      summary: 'Start a conversation',
+      auth: 'bearer',
+      permission: 'chat:use',
+      body: conversationCreate,
+      response: conversationSchema,
+      status: 201,
+      creates: true,
       handler: async ({ auth, body }) => {
         // a named agent must be the organization's; without one, the default agent answers (or none, if it was deleted)
-        const agent = body.agent === undefined
-          ? await agents.findOne(auth.orgId, { name: DEFAULT_AGENT })
-          : (await assertReferences(collections, auth.orgId, { agent: { path: 'agent', value: body.agent } })).agent;
+        const agent =
+          body.agent === undefined
+            ? await agents.findOne(auth.orgId, { name: DEFAULT_AGENT })
+            : (await assertReferences(collections, auth.orgId, { agent: { path: 'agent', value: body.agent } })).agent;
         const agentId = agent?.id ?? null;
         const conversation = await conversations.insert(auth.orgId, {
           title: body.title,
@@ -123,13 +132,25 @@ export function chatRoutes({ collections, agentRuntime, launcher, chatReplies }:
       },
     }),
     route({
-      method: 'GET', path: '/chat/conversations', tag: 'chat', summary: 'List conversations', auth: 'bearer', permission: 'chat:use',
-      query: pageQuery, response: pageSchema(conversationSchema),
+      method: 'GET',
+      path: '/chat/conversations',
+      tag: 'chat',
+      summary: 'List conversations',
+      auth: 'bearer',
+      permission: 'chat:use',
+      query: pageQuery,
+      response: pageSchema(conversationSchema),
       handler: async ({ auth, query }) => listConversations(auth.orgId, query),
     }),
     route({
-      method: 'GET', path: '/chat/conversations/:id', tag: 'chat', summary: 'A conversation with its message history', auth: 'bearer',
-      permission: 'chat:use', params: idParams, response: conversationSchema.extend({ messages: z.array(messageWithToolsSchema) }),
+      method: 'GET',
+      path: '/chat/conversations/:id',
+      tag: 'chat',
+      summary: 'A conversation with its message history',
+      auth: 'bearer',
+      permission: 'chat:use',
+      params: idParams,
+      response: conversationSchema.extend({ messages: z.array(messageWithToolsSchema) }),
       handler: async ({ auth, params }) => {
         const conversation = await getOr404(conversations, auth.orgId, params.id, 'conversation');
         const messages = await chatMessages.findAll(auth.orgId, { conversation_id: conversation.id });
@@ -139,8 +160,15 @@ export function chatRoutes({ collections, agentRuntime, launcher, chatReplies }:
       },
     }),
     route({
-      method: 'GET', path: '/chat/conversations/:id/messages', tag: 'chat', summary: 'Messages of a conversation, oldest first',
-      auth: 'bearer', permission: 'chat:use', params: idParams, query: pageQuery, response: pageSchema(messageWithToolsSchema),
+      method: 'GET',
+      path: '/chat/conversations/:id/messages',
+      tag: 'chat',
+      summary: 'Messages of a conversation, oldest first',
+      auth: 'bearer',
+      permission: 'chat:use',
+      params: idParams,
+      query: pageQuery,
+      response: pageSchema(messageWithToolsSchema),
       handler: async ({ auth, params, query }) => {
         const conversation = await getOr404(conversations, auth.orgId, params.id, 'conversation');
         // not the cached page responder: a reply's tool calls change with its transcript, not with the message
@@ -150,9 +178,14 @@ export function chatRoutes({ collections, agentRuntime, launcher, chatReplies }:
       },
     }),
     route({
-      method: 'POST', path: '/chat/conversations/:id/messages', tag: 'chat', auth: 'bearer', permission: 'chat:use',
+      method: 'POST',
+      path: '/chat/conversations/:id/messages',
+      tag: 'chat',
+      auth: 'bearer',
+      permission: 'chat:use',
       summary: 'Send a message; the reply streams as Server-Sent Events (message_start ... message_end)',
-      params: idParams, body: messageCreate,
+      params: idParams,
+      body: messageCreate,
       handler: async ({ auth, params, body }) => {
         const conversation = await getOr404(conversations, auth.orgId, params.id, 'conversation');
         const { reply, runId, feed } = await chatReplies.send(auth, conversation, body.content);
@@ -160,9 +193,14 @@ export function chatRoutes({ collections, agentRuntime, launcher, chatReplies }:
       },
     }),
     route({
-      method: 'GET', path: '/chat/conversations/:id/messages/:message_id/events', tag: 'chat', auth: 'bearer', permission: 'chat:use',
-      summary: 'Reconnect to a reply\'s event stream: the events after Last-Event-ID (header) or last_event_id (query), then live ones',
-      params: messageParams, query: eventsQuery,
+      method: 'GET',
+      path: '/chat/conversations/:id/messages/:message_id/events',
+      tag: 'chat',
+      auth: 'bearer',
+      permission: 'chat:use',
+      summary: "Reconnect to a reply's event stream: the events after Last-Event-ID (header) or last_event_id (query), then live ones",
+      params: messageParams,
+      query: eventsQuery,
       handler: async ({ auth, params, query, request }) => {
         const conversation = await getOr404(conversations, auth.orgId, params.id, 'conversation');
         const message = await messageOf(auth.orgId, conversation.id, params.message_id);
@@ -180,9 +218,16 @@ export function chatRoutes({ collections, agentRuntime, launcher, chatReplies }:
       },
     }),
     route({
-      method: 'POST', path: '/chat/conversations/:id/messages/:message_id/cancel', tag: 'chat', auth: 'bearer', permission: 'chat:use',
-      summary: 'Cancel a reply being written: its run stops after the current step and ends as cancelled', params: messageParams,
-      status: 202, errors: [409], response: z.object({ message_id: z.string(), run_id: z.string(), status: z.literal('cancelling') }),
+      method: 'POST',
+      path: '/chat/conversations/:id/messages/:message_id/cancel',
+      tag: 'chat',
+      auth: 'bearer',
+      permission: 'chat:use',
+      summary: 'Cancel a reply being written: its run stops after the current step and ends as cancelled',
+      params: messageParams,
+      status: 202,
+      errors: [409],
+      response: z.object({ message_id: z.string(), run_id: z.string(), status: z.literal('cancelling') }),
       handler: async ({ auth, params }) => {
         const conversation = await getOr404(conversations, auth.orgId, params.id, 'conversation');
         const message = await messageOf(auth.orgId, conversation.id, params.message_id);
@@ -195,9 +240,15 @@ export function chatRoutes({ collections, agentRuntime, launcher, chatReplies }:
       },
     }),
     route({
-      method: 'POST', path: '/chat/conversations/:id/approvals/:approval_id', tag: 'chat', auth: 'bearer', permission: 'chat:use', audit: { action: 'decide' },
+      method: 'POST',
+      path: '/chat/conversations/:id/approvals/:approval_id',
+      tag: 'chat',
+      auth: 'bearer',
+      permission: 'chat:use',
+      audit: { action: 'decide' },
       summary: 'Answer an approval_required event: approved runs the tool, denied gives the model approval_denied',
-      params: approvalParams, body: approvalBody,
+      params: approvalParams,
+      body: approvalBody,
       response: z.object({ approval_id: z.string(), approved: z.boolean(), decision: z.enum(['approved', 'denied']) }),
       handler: async ({ auth, params, body }) => {
         const org = auth.orgId;

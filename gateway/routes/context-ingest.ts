@@ -45,8 +45,14 @@ export function contextIngestRoutes({ collections, config, contextTables, events
   const signingSecrets = new SigningSecrets(config.auth.jwtSecret);
   return [
     route({
-      method: 'POST', path: '/context/ingest/webhook/:token', tag: 'context', auth: 'public', bodyKind: 'raw', ndjson: true,
-      maxBodyBytes: config.contextIngestMaxBytes, secretParams: ['token'],
+      method: 'POST',
+      path: '/context/ingest/webhook/:token',
+      tag: 'context',
+      auth: 'public',
+      bodyKind: 'raw',
+      ndjson: true,
+      maxBodyBytes: config.contextIngestMaxBytes,
+      secretParams: ['token'],
       summary: 'Ingest NDJSON (one JSON object per line) into the pipeline table; answers after the rows are committed',
       // any string: a malformed token is just an unknown one (401), never a validation error
       params: z.object({ token: z.string() }),
@@ -67,23 +73,35 @@ export function contextIngestRoutes({ collections, config, contextTables, events
         };
         const signingSecret = pipeline.require_signature ? signingSecrets.open({ ...token, org_id: orgId }) : null;
         // a secret that does not open verifies nothing (the operator hears of it: was JWT_SECRET changed?)
-        if (pipeline.require_signature && signingSecret === null) logger.warn({ token_id: token.id, pipeline_id: pipeline.id }, 'an ingest signing secret does not decrypt');
-        if (pipeline.require_signature && (signingSecret === null || !verifyHmacSignature(signingSecret, request.body, request.headers['x-service-signature']))) {
+        if (pipeline.require_signature && signingSecret === null)
+          logger.warn({ token_id: token.id, pipeline_id: pipeline.id }, 'an ingest signing secret does not decrypt');
+        if (
+          pipeline.require_signature &&
+          (signingSecret === null || !verifyHmacSignature(signingSecret, request.body, request.headers['x-service-signature']))
+        ) {
           throw await contextTables.writer.refuse(
             target,
-            new ServiceError('bad_signature', 'X-Service-Signature is missing or is not sha256=<hex HMAC-SHA256 of the body keyed by the token signing secret>'),
+            new ServiceError(
+              'bad_signature',
+              'X-Service-Signature is missing or is not sha256=<hex HMAC-SHA256 of the body keyed by the token signing secret>',
+            ),
           );
         }
         const idempotencyKey = request.headers['idempotency-key'] ?? null;
         if (idempotencyKey !== null && !KEY_PATTERN.test(idempotencyKey)) {
           throw new ServiceError('validation_error', 'Idempotency-Key must be 1-255 printable ASCII characters');
         }
-        const outcome = await reported(events, orgId, pipeline.id, contextTables.writer.ingest({
-          ...target,
-          autoCreate: booleanHeader(request.headers, 'x-auto-create'),
-          schemaEvolve: booleanHeader(request.headers, 'x-schema-evolve'),
-          idempotencyKey,
-        }));
+        const outcome = await reported(
+          events,
+          orgId,
+          pipeline.id,
+          contextTables.writer.ingest({
+            ...target,
+            autoCreate: booleanHeader(request.headers, 'x-auto-create'),
+            schemaEvolve: booleanHeader(request.headers, 'x-schema-evolve'),
+            idempotencyKey,
+          }),
+        );
         const headers: Record<string, string> = outcome.replayed ? { 'idempotent-replayed': 'true' } : {};
         return { status: 200, json: { rows_in: outcome.rows_in, rows_out: outcome.rows_out, run_id: outcome.run_id }, headers };
       },

@@ -123,13 +123,27 @@ export function contextPipelineRoutes({ collections, config, contextTables }: Se
 
   return [
     route({
-      method: 'GET', path: '/context/pipelines', tag: 'context', summary: 'List ingest pipelines', auth: 'bearer',
-      permission: 'pipeline:read', query: pageQuery, response: pageSchema(pipelineSchema),
+      method: 'GET',
+      path: '/context/pipelines',
+      tag: 'context',
+      summary: 'List ingest pipelines',
+      auth: 'bearer',
+      permission: 'pipeline:read',
+      query: pageQuery,
+      response: pageSchema(pipelineSchema),
       handler: async ({ auth, query }) => ({ status: 200, json: pageEnvelope(query, await pipelines.list(auth.orgId, listOptions(query)), present) }),
     }),
     route({
-      method: 'POST', path: '/context/pipelines', tag: 'context', summary: 'Create an ingest pipeline', auth: 'bearer',
-      permission: 'pipeline:manage', body: pipelineCreate, response: pipelineSchema, status: 201, creates: true,
+      method: 'POST',
+      path: '/context/pipelines',
+      tag: 'context',
+      summary: 'Create an ingest pipeline',
+      auth: 'bearer',
+      permission: 'pipeline:manage',
+      body: pipelineCreate,
+      response: pipelineSchema,
+      status: 201,
+      creates: true,
       handler: async ({ auth, body }) => {
         await requireRealm(auth.orgId, body.realm);
         const pipeline = await unique('pipeline', () =>
@@ -146,13 +160,26 @@ export function contextPipelineRoutes({ collections, config, contextTables }: Se
       },
     }),
     route({
-      method: 'GET', path: '/context/pipelines/:id', tag: 'context', summary: 'Get an ingest pipeline', auth: 'bearer',
-      permission: 'pipeline:read', params: idParams, response: pipelineSchema,
+      method: 'GET',
+      path: '/context/pipelines/:id',
+      tag: 'context',
+      summary: 'Get an ingest pipeline',
+      auth: 'bearer',
+      permission: 'pipeline:read',
+      params: idParams,
+      response: pipelineSchema,
       handler: async ({ auth, params }) => ({ status: 200, json: present(await getOr404(pipelines, auth.orgId, params.id, 'pipeline')) }),
     }),
     route({
-      method: 'PATCH', path: '/context/pipelines/:id', tag: 'context', summary: 'Update an ingest pipeline (kind is fixed)',
-      auth: 'bearer', permission: 'pipeline:manage', params: idParams, body: pipelinePatch, response: pipelineSchema,
+      method: 'PATCH',
+      path: '/context/pipelines/:id',
+      tag: 'context',
+      summary: 'Update an ingest pipeline (kind is fixed)',
+      auth: 'bearer',
+      permission: 'pipeline:manage',
+      params: idParams,
+      body: pipelinePatch,
+      response: pipelineSchema,
       handler: async ({ auth, params, body }) => {
         const pipeline = await getOr404(pipelines, auth.orgId, params.id, 'pipeline');
         rejectImmutable(pipeline, body, ['kind']);
@@ -164,9 +191,14 @@ export function contextPipelineRoutes({ collections, config, contextTables }: Se
       },
     }),
     route({
-      method: 'DELETE', path: '/context/pipelines/:id', tag: 'context',
-      summary: 'Delete an ingest pipeline and its tokens (its tables and rows stay)', auth: 'bearer',
-      permission: 'pipeline:manage', params: idParams, status: 204,
+      method: 'DELETE',
+      path: '/context/pipelines/:id',
+      tag: 'context',
+      summary: 'Delete an ingest pipeline and its tokens (its tables and rows stay)',
+      auth: 'bearer',
+      permission: 'pipeline:manage',
+      params: idParams,
+      status: 204,
       handler: async ({ auth, params }) => {
         const pipeline = await getOr404(pipelines, auth.orgId, params.id, 'pipeline');
         await tokens.deleteWhere(auth.orgId, { pipeline_id: pipeline.id });
@@ -175,9 +207,17 @@ export function contextPipelineRoutes({ collections, config, contextTables }: Se
       },
     }),
     route({
-      method: 'POST', path: '/context/pipelines/:id/tokens', tag: 'context',
-      summary: 'Create an ingest token (the token and signing secret are answered only now)', auth: 'bearer',
-      permission: 'pipeline:manage', params: idParams, body: tokenCreate.optional(), response: tokenCreated, status: 201, creates: true,
+      method: 'POST',
+      path: '/context/pipelines/:id/tokens',
+      tag: 'context',
+      summary: 'Create an ingest token (the token and signing secret are answered only now)',
+      auth: 'bearer',
+      permission: 'pipeline:manage',
+      params: idParams,
+      body: tokenCreate.optional(),
+      response: tokenCreated,
+      status: 201,
+      creates: true,
       handler: async ({ auth, params, body }) => {
         const pipeline = await getOr404(pipelines, auth.orgId, params.id, 'pipeline');
         const fresh = newIngestToken();
@@ -196,17 +236,29 @@ export function contextPipelineRoutes({ collections, config, contextTables }: Se
       },
     }),
     route({
-      method: 'GET', path: '/context/pipelines/:id/tokens', tag: 'context', summary: 'List the tokens of a pipeline (no plaintext)',
-      auth: 'bearer', permission: 'pipeline:read', params: idParams, query: pageQuery, response: pageSchema(tokenSchema),
+      method: 'GET',
+      path: '/context/pipelines/:id/tokens',
+      tag: 'context',
+      summary: 'List the tokens of a pipeline (no plaintext)',
+      auth: 'bearer',
+      permission: 'pipeline:read',
+      params: idParams,
+      query: pageQuery,
+      response: pageSchema(tokenSchema),
       handler: async ({ auth, params, query }) => {
         const pipeline = await getOr404(pipelines, auth.orgId, params.id, 'pipeline');
         return { status: 200, json: pageEnvelope(query, await tokens.list(auth.orgId, listOptions(query, { pipeline_id: pipeline.id })), presentToken) };
       },
     }),
     route({
-      method: 'DELETE', path: '/context/pipelines/:id/tokens/:token_id', tag: 'context',
-      summary: 'Revoke one token (the others keep working)', auth: 'bearer', permission: 'pipeline:manage',
-      params: tokenParams, status: 204,
+      method: 'DELETE',
+      path: '/context/pipelines/:id/tokens/:token_id',
+      tag: 'context',
+      summary: 'Revoke one token (the others keep working)',
+      auth: 'bearer',
+      permission: 'pipeline:manage',
+      params: tokenParams,
+      status: 204,
       handler: async ({ auth, params }) => {
         const pipeline = await getOr404(pipelines, auth.orgId, params.id, 'pipeline');
         const token = await tokens.get(auth.orgId, params.token_id);
@@ -216,8 +268,15 @@ export function contextPipelineRoutes({ collections, config, contextTables }: Se
       },
     }),
     route({
-      method: 'GET', path: '/context/pipelines/:id/runs', tag: 'context', summary: 'Ingest runs of a pipeline, newest first',
-      auth: 'bearer', permission: 'pipeline:read', params: idParams, query: pageQuery, response: pageSchema(runSchema),
+      method: 'GET',
+      path: '/context/pipelines/:id/runs',
+      tag: 'context',
+      summary: 'Ingest runs of a pipeline, newest first',
+      auth: 'bearer',
+      permission: 'pipeline:read',
+      params: idParams,
+      query: pageQuery,
+      response: pageSchema(runSchema),
       handler: async ({ auth, params, query }) => {
         const pipeline = await getOr404(pipelines, auth.orgId, params.id, 'pipeline');
         let before: number | null = null;

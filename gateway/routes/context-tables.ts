@@ -25,8 +25,13 @@ const TABLE_NAME = z.string().min(1).max(200);
 export function contextTableRoutes({ contextTables }: Services): AnyRoute[] {
   return [
     route({
-      method: 'GET', path: '/context/tables', tag: 'context', summary: 'Context tables per realm: columns with types, row counts',
-      auth: 'bearer', permission: 'graph:read', query: z.object({ realm: REALM_NAME.optional() }),
+      method: 'GET',
+      path: '/context/tables',
+      tag: 'context',
+      summary: 'Context tables per realm: columns with types, row counts',
+      auth: 'bearer',
+      permission: 'graph:read',
+      query: z.object({ realm: REALM_NAME.optional() }),
       response: z.object({ items: z.array(tableSchema), next_cursor: z.null(), total: z.number().int() }),
       handler: async ({ auth, query }) => {
         const items = await contextTables.listTables(auth.orgId, query.realm ?? null);
@@ -34,9 +39,13 @@ export function contextTableRoutes({ contextTables }: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'GET', path: '/context/tables/:table/rows', tag: 'context',
-      summary: 'Rows of a context table, newest first (JSON, or Arrow IPC stream by Accept)', auth: 'bearer',
-      permission: 'graph:read', params: z.object({ table: TABLE_NAME }),
+      method: 'GET',
+      path: '/context/tables/:table/rows',
+      tag: 'context',
+      summary: 'Rows of a context table, newest first (JSON, or Arrow IPC stream by Accept)',
+      auth: 'bearer',
+      permission: 'graph:read',
+      params: z.object({ table: TABLE_NAME }),
       query: pageQuery.extend({ realm: REALM_NAME.default('default') }),
       response: z.object({ items: z.array(z.record(z.string(), z.unknown())), next_cursor: z.string().nullable(), total: z.number().int() }),
       handler: async ({ auth, params, query, request }) => {

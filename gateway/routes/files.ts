@@ -17,7 +17,10 @@ import type { Services } from '../services.js';
 
 const fileSchema = z.object({ path: z.string(), size: z.number().int(), content_type: z.string(), modified_at: z.string() });
 const pathQuery = z.object({ path: z.string().min(1).max(2048) });
-const flag = z.enum(['true', 'false', '1', '0', '']).default('false').transform((value) => value === 'true' || value === '1' || value === '');
+const flag = z
+  .enum(['true', 'false', '1', '0', ''])
+  .default('false')
+  .transform((value) => value === 'true' || value === '1' || value === '');
 
 const listQuery = pageQuery.extend({
   filter: z.string().min(1).max(500).optional(),
@@ -32,7 +35,7 @@ const listQuery = pageQuery.extend({
  * A glob over the path; a pattern without `/` matches the file name at any
  * depth (`*.csv`). Thrown when the pattern does not compile (unbalanced brackets).
  */
-export function globMatcher(pattern: string): (path: string) => boolean {
+function globMatcher(pattern: string): (path: string) => boolean {
   try {
     return picomatch(pattern, { strictBrackets: true, dot: true, basename: !pattern.includes('/') });
   } catch (error) {
@@ -57,9 +60,14 @@ function offsetOf(query: { readonly cursor?: string | undefined }): number {
 export function fileRoutes({ files, config }: Services): AnyRoute[] {
   return [
     route({
-      method: 'GET', path: '/files', tag: 'files', auth: 'bearer', permission: 'file:read',
+      method: 'GET',
+      path: '/files',
+      tag: 'files',
+      auth: 'bearer',
+      permission: 'file:read',
       summary: 'List files; `filter` is a glob, `sort` name|size|modified, `desc` reverses',
-      query: listQuery, response: pageSchema(fileSchema),
+      query: listQuery,
+      response: pageSchema(fileSchema),
       handler: async ({ auth, query }) => {
         const matches = query.filter === undefined ? null : globMatcher(query.filter);
         const all = (await files.list(auth.orgId, query.prefix)).filter((file) => matches === null || matches(file.path));
@@ -72,17 +80,27 @@ export function fileRoutes({ files, config }: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'GET', path: '/files/info', tag: 'files', auth: 'bearer', permission: 'file:read',
+      method: 'GET',
+      path: '/files/info',
+      tag: 'files',
+      auth: 'bearer',
+      permission: 'file:read',
       summary: 'Size, content type, modification time and SHA-256 of one file',
-      query: pathQuery, response: fileSchema.extend({ sha256: z.string() }),
+      query: pathQuery,
+      response: fileSchema.extend({ sha256: z.string() }),
       handler: async ({ auth, query }) => {
         const info = await files.info(auth.orgId, query.path);
         return { status: 200, json: { ...info, sha256: await files.sha256(auth.orgId, info.path) } };
       },
     }),
     route({
-      method: 'GET', path: '/files/content', tag: 'files', auth: 'bearer', permission: 'file:read',
-      summary: 'Download one file (streamed)', query: pathQuery,
+      method: 'GET',
+      path: '/files/content',
+      tag: 'files',
+      auth: 'bearer',
+      permission: 'file:read',
+      summary: 'Download one file (streamed)',
+      query: pathQuery,
       handler: async ({ auth, query }) => {
         const { info, stream } = await files.open(auth.orgId, query.path);
         const name = info.path.slice(info.path.lastIndexOf('/') + 1);
@@ -100,10 +118,17 @@ export function fileRoutes({ files, config }: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'PUT', path: '/files/content', tag: 'files', auth: 'bearer', permission: 'file:write', bodyKind: 'stream',
-      maxBodyBytes: config.filesMaxUploadBytes, status: 201,
+      method: 'PUT',
+      path: '/files/content',
+      tag: 'files',
+      auth: 'bearer',
+      permission: 'file:write',
+      bodyKind: 'stream',
+      maxBodyBytes: config.filesMaxUploadBytes,
+      status: 201,
       summary: 'Upload (create or replace) one file; the body is the content',
-      query: pathQuery, response: fileSchema.extend({ sha256: z.string() }),
+      query: pathQuery,
+      response: fileSchema.extend({ sha256: z.string() }),
       handler: async ({ auth, query, request }) => {
         // what a run wrote is its record: only the run writes there (files.write_artifact)
         const path = normalizeRemotePath(query.path);
@@ -114,8 +139,14 @@ export function fileRoutes({ files, config }: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'DELETE', path: '/files/content', tag: 'files', auth: 'bearer', permission: 'file:write',
-      summary: 'Delete one file', query: pathQuery, response: z.object({ path: z.string(), deleted: z.boolean() }),
+      method: 'DELETE',
+      path: '/files/content',
+      tag: 'files',
+      auth: 'bearer',
+      permission: 'file:write',
+      summary: 'Delete one file',
+      query: pathQuery,
+      response: z.object({ path: z.string(), deleted: z.boolean() }),
       handler: async ({ auth, query }) => {
         const removed = await files.remove(auth.orgId, query.path);
         return { status: 200, json: { path: removed.path, deleted: true } };

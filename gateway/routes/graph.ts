@@ -15,7 +15,7 @@ import { decimalInteger, queryFlag } from '../pagination.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
 
-export const MAX_BATCH = 10_000;
+const MAX_BATCH = 10_000;
 const MAX_SEARCH_LIMIT = 100;
 const MAX_EXPAND_LIMIT = 1000;
 
@@ -28,7 +28,12 @@ const INPUT_PROPERTIES = z.looseObject({});
 /** `A,B` in a query string */
 const NAME_LIST = z
   .string()
-  .transform((text) => text.split(',').map((item) => item.trim()).filter((item) => item.length > 0))
+  .transform((text) =>
+    text
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item.length > 0),
+  )
   .pipe(z.array(NAME).max(50));
 
 const nodesBody = z.strictObject({
@@ -46,7 +51,12 @@ const relationshipsBody = z.strictObject({
     .max(MAX_BATCH, { message: `at most ${MAX_BATCH} relationships per request` }),
 });
 const realmQuery = z.object({ realm: REALM });
-const nodeParams = z.object({ id: z.string().min(1).max(MAX_KEY_LENGTH + 70) });
+const nodeParams = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(MAX_KEY_LENGTH + 70),
+});
 const searchQuery = z.object({
   realm: REALM,
   query: z.string().trim().min(1, { message: 'query must not be empty' }).max(1000),
@@ -88,8 +98,14 @@ export function graphRoutes({ graph, collections }: Services): AnyRoute[] {
 
   return [
     route({
-      method: 'POST', path: '/graph/nodes', tag: 'graph', auth: 'bearer', permission: 'graph:write',
-      summary: 'Upsert nodes by (label, _key), up to 10,000 in one transaction', body: nodesBody, maxBodyBytes: 32 * 1024 * 1024,
+      method: 'POST',
+      path: '/graph/nodes',
+      tag: 'graph',
+      auth: 'bearer',
+      permission: 'graph:write',
+      summary: 'Upsert nodes by (label, _key), up to 10,000 in one transaction',
+      body: nodesBody,
+      maxBodyBytes: 32 * 1024 * 1024,
       response: z.object({ realm: z.string(), upserted: z.number().int() }),
       handler: async ({ auth, body }) => {
         const { store, scope } = await scopeOf(auth.orgId, body.realm);
@@ -98,9 +114,14 @@ export function graphRoutes({ graph, collections }: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'POST', path: '/graph/relationships', tag: 'graph', auth: 'bearer', permission: 'graph:write',
+      method: 'POST',
+      path: '/graph/relationships',
+      tag: 'graph',
+      auth: 'bearer',
+      permission: 'graph:write',
       summary: 'Upsert relationships by (type, from, to); missing end nodes are created with only their _key',
-      body: relationshipsBody, maxBodyBytes: 32 * 1024 * 1024,
+      body: relationshipsBody,
+      maxBodyBytes: 32 * 1024 * 1024,
       response: z.object({ realm: z.string(), upserted: z.number().int() }),
       handler: async ({ auth, body }) => {
         const { store, scope } = await scopeOf(auth.orgId, body.realm);
@@ -109,8 +130,13 @@ export function graphRoutes({ graph, collections }: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'GET', path: '/graph/search', tag: 'graph', auth: 'bearer', permission: 'graph:read',
-      summary: 'Full-text search over string properties, best first', query: searchQuery,
+      method: 'GET',
+      path: '/graph/search',
+      tag: 'graph',
+      auth: 'bearer',
+      permission: 'graph:read',
+      summary: 'Full-text search over string properties, best first',
+      query: searchQuery,
       response: z.object({ items: z.array(nodeSchema.extend({ score: z.number() })), total: z.number().int() }),
       handler: async ({ auth, query }) => {
         const { store, scope } = await scopeOf(auth.orgId, query.realm);
@@ -119,11 +145,19 @@ export function graphRoutes({ graph, collections }: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'GET', path: '/graph/stats', tag: 'graph', auth: 'bearer', permission: 'graph:read',
-      summary: 'Node and relationship counts (per label and type with labels=true)', query: statsQuery,
+      method: 'GET',
+      path: '/graph/stats',
+      tag: 'graph',
+      auth: 'bearer',
+      permission: 'graph:read',
+      summary: 'Node and relationship counts (per label and type with labels=true)',
+      query: statsQuery,
       response: z.object({
-        realm: z.string(), node_count: z.number().int(), relationship_count: z.number().int(),
-        labels: z.record(z.string(), z.number().int()).optional(), relationship_types: z.record(z.string(), z.number().int()).optional(),
+        realm: z.string(),
+        node_count: z.number().int(),
+        relationship_count: z.number().int(),
+        labels: z.record(z.string(), z.number().int()).optional(),
+        relationship_types: z.record(z.string(), z.number().int()).optional(),
       }),
       handler: async ({ auth, query }) => {
         const { store, scope } = await scopeOf(auth.orgId, query.realm);
@@ -131,8 +165,13 @@ export function graphRoutes({ graph, collections }: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'POST', path: '/graph/cypher', tag: 'graph', auth: 'bearer', permission: 'graph:read',
-      summary: 'Run one Cypher statement in a realm, judged by the engine\'s plan: reads; node/relationship writes need graph:write; files, other databases, extensions, settings, transactions and schema changes are refused (400)',
+      method: 'POST',
+      path: '/graph/cypher',
+      tag: 'graph',
+      auth: 'bearer',
+      permission: 'graph:read',
+      summary:
+        "Run one Cypher statement in a realm, judged by the engine's plan: reads; node/relationship writes need graph:write; files, other databases, extensions, settings, transactions and schema changes are refused (400)",
       body: cypherBody,
       response: z.object({ columns: z.array(z.string()), rows: z.array(z.record(z.string(), z.unknown())) }),
       handler: async ({ auth, body }) => {
@@ -142,8 +181,14 @@ export function graphRoutes({ graph, collections }: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'GET', path: '/graph/nodes/:id', tag: 'graph', auth: 'bearer', permission: 'graph:read',
-      summary: 'Get a node by its id Label:key (URL-encoded)', params: nodeParams, query: realmQuery,
+      method: 'GET',
+      path: '/graph/nodes/:id',
+      tag: 'graph',
+      auth: 'bearer',
+      permission: 'graph:read',
+      summary: 'Get a node by its id Label:key (URL-encoded)',
+      params: nodeParams,
+      query: realmQuery,
       response: nodeSchema.extend({ realm: z.string() }),
       handler: async ({ auth, params, query }) => {
         const { label, key } = parseNodeId(params.id);
@@ -154,8 +199,14 @@ export function graphRoutes({ graph, collections }: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'DELETE', path: '/graph/nodes/:id', tag: 'graph', auth: 'bearer', permission: 'graph:write',
-      summary: 'Delete a node and its relationships', params: nodeParams, query: realmQuery,
+      method: 'DELETE',
+      path: '/graph/nodes/:id',
+      tag: 'graph',
+      auth: 'bearer',
+      permission: 'graph:write',
+      summary: 'Delete a node and its relationships',
+      params: nodeParams,
+      query: realmQuery,
       response: z.object({ id: z.string(), deleted: z.literal(true), relationships_deleted: z.number().int() }),
       handler: async ({ auth, params, query }) => {
         const { label, key } = parseNodeId(params.id);
@@ -166,8 +217,14 @@ export function graphRoutes({ graph, collections }: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'GET', path: '/graph/nodes/:id/expand', tag: 'graph', auth: 'bearer', permission: 'graph:read',
-      summary: 'The subgraph around a node (depth 1-5, direction, relationship types)', params: nodeParams, query: expandQuery,
+      method: 'GET',
+      path: '/graph/nodes/:id/expand',
+      tag: 'graph',
+      auth: 'bearer',
+      permission: 'graph:read',
+      summary: 'The subgraph around a node (depth 1-5, direction, relationship types)',
+      params: nodeParams,
+      query: expandQuery,
       response: z.object({ nodes: z.array(nodeSchema), relationships: z.array(relationshipSchema) }),
       handler: async ({ auth, params, query }) => {
         const { label, key } = parseNodeId(params.id);

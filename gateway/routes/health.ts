@@ -17,7 +17,11 @@ export function healthRoutes({ health, policyBundles }: Services, allRoutes: () 
   let document: string | null = null;
   return [
     route({
-      method: 'GET', path: '/health', tag: 'meta', auth: 'public', summary: 'Service and dependency health',
+      method: 'GET',
+      path: '/health',
+      tag: 'meta',
+      auth: 'public',
+      summary: 'Service and dependency health',
       response: healthReport,
       // the same report when the metadata store is down
       responses: { 503: healthReport },
@@ -29,7 +33,11 @@ export function healthRoutes({ health, policyBundles }: Services, allRoutes: () 
       },
     }),
     route({
-      method: 'GET', path: '/openapi.json', tag: 'meta', auth: 'public', summary: 'This API as an OpenAPI 3.1 document',
+      method: 'GET',
+      path: '/openapi.json',
+      tag: 'meta',
+      auth: 'public',
+      summary: 'This API as an OpenAPI 3.1 document',
       response: z.looseObject({
         openapi: z.string(),
         info: z.looseObject({ title: z.string(), version: z.string() }),

@@ -56,9 +56,16 @@ export function hookRoutes({ config, taskRuntime, inboundEndpoints: endpoints }:
 
   return [
     route({
-      method: 'POST', path: '/hooks/:trigger_id', tag: 'hooks', auth: 'public', bodyKind: 'raw', status: 202,
-      maxBodyBytes: config.webhookMaxBodyBytes, secretParams: ['trigger_id'],
-      summary: 'Fire a webhook task, checked by its signature_scheme (X-Service-Signature by default; github, vercel, standard_webhooks, slack, token); JSON, form or multipart; 202 once stored',
+      method: 'POST',
+      path: '/hooks/:trigger_id',
+      tag: 'hooks',
+      auth: 'public',
+      bodyKind: 'raw',
+      status: 202,
+      maxBodyBytes: config.webhookMaxBodyBytes,
+      secretParams: ['trigger_id'],
+      summary:
+        'Fire a webhook task, checked by its signature_scheme (X-Service-Signature by default; github, vercel, standard_webhooks, slack, token); JSON, form or multipart; 202 once stored',
       // any string: a malformed id is just an unknown trigger (404)
       params: z.object({ trigger_id: z.string() }),
       // the second form: Slack's url_verification answered (slack scheme)
@@ -73,44 +80,84 @@ export function hookRoutes({ config, taskRuntime, inboundEndpoints: endpoints }:
       },
     }),
     route({
-      method: 'GET', path: '/hooks/deliveries/:delivery_id', tag: 'hooks', summary: 'One stored inbound delivery (headers, raw body, verification)',
-      auth: 'bearer', permission: 'task:read', params: z.object({ delivery_id: z.string().min(1).max(100) }), response: deliverySchema,
+      method: 'GET',
+      path: '/hooks/deliveries/:delivery_id',
+      tag: 'hooks',
+      summary: 'One stored inbound delivery (headers, raw body, verification)',
+      auth: 'bearer',
+      permission: 'task:read',
+      params: z.object({ delivery_id: z.string().min(1).max(100) }),
+      response: deliverySchema,
       handler: async ({ auth, params }) => ({
         status: 200,
         json: presentDelivery(await endpoints.delivery(auth.orgId, params.delivery_id)),
       }),
     }),
     route({
-      method: 'POST', path: '/hooks/deliveries/:delivery_id/replay', tag: 'hooks', status: 202,
+      method: 'POST',
+      path: '/hooks/deliveries/:delivery_id/replay',
+      tag: 'hooks',
+      status: 202,
       summary: 'Fire a stored delivery into its task again: a new run linked to the original delivery',
-      auth: 'bearer', permission: 'webhook:manage', params: z.object({ delivery_id: z.string().min(1).max(100) }), response: acceptedSchema,
+      auth: 'bearer',
+      permission: 'webhook:manage',
+      params: z.object({ delivery_id: z.string().min(1).max(100) }),
+      response: acceptedSchema,
       handler: async ({ auth, params }) => ({ status: 202, json: await inbound.replay(auth.orgId, params.delivery_id) }),
     }),
     route({
-      method: 'POST', path: '/inbound-webhooks', tag: 'hooks', status: 201, creates: true,
+      method: 'POST',
+      path: '/inbound-webhooks',
+      tag: 'hooks',
+      status: 201,
+      creates: true,
       summary: 'Provision an inbound webhook endpoint (service_webhook); secret_token is shown only now (rotate by delete and recreate)',
-      auth: 'bearer', permission: 'webhook:manage', body: inboundCreate, response: inboundSchema,
+      auth: 'bearer',
+      permission: 'webhook:manage',
+      body: inboundCreate,
+      response: inboundSchema,
       handler: async ({ auth, body, request }) => {
         const { task, secret } = await endpoints.create(auth.orgId, auth.userId, body);
         return { status: 201, json: presentInbound(task, publicBaseUrl(config, request), secret) };
       },
     }),
     route({
-      method: 'GET', path: '/inbound-webhooks', tag: 'hooks', summary: 'Provisioned inbound webhook endpoints (no secrets)',
-      auth: 'bearer', permission: 'webhook:read', query: pageQuery, response: pageSchema(inboundSchema),
+      method: 'GET',
+      path: '/inbound-webhooks',
+      tag: 'hooks',
+      summary: 'Provisioned inbound webhook endpoints (no secrets)',
+      auth: 'bearer',
+      permission: 'webhook:read',
+      query: pageQuery,
+      response: pageSchema(inboundSchema),
       handler: async ({ auth, query, request }) => ({
         status: 200,
         json: pageEnvelope(query, await endpoints.list(auth.orgId, listOptions(query)), (task) => presentInbound(task, publicBaseUrl(config, request))),
       }),
     }),
     route({
-      method: 'GET', path: '/inbound-webhooks/:id', tag: 'hooks', summary: 'One provisioned inbound webhook endpoint (no secret)',
-      auth: 'bearer', permission: 'webhook:read', params: idParams, response: inboundSchema,
-      handler: async ({ auth, params, request }) => ({ status: 200, json: presentInbound(await endpoints.get(auth.orgId, params.id), publicBaseUrl(config, request)) }),
+      method: 'GET',
+      path: '/inbound-webhooks/:id',
+      tag: 'hooks',
+      summary: 'One provisioned inbound webhook endpoint (no secret)',
+      auth: 'bearer',
+      permission: 'webhook:read',
+      params: idParams,
+      response: inboundSchema,
+      handler: async ({ auth, params, request }) => ({
+        status: 200,
+        json: presentInbound(await endpoints.get(auth.orgId, params.id), publicBaseUrl(config, request)),
+      }),
     }),
     route({
-      method: 'DELETE', path: '/inbound-webhooks/:id', tag: 'hooks', summary: 'Remove a provisioned inbound endpoint (its URL answers 404)',
-      auth: 'bearer', permission: 'webhook:manage', params: idParams, status: 204,
+      method: 'DELETE',
+      path: '/inbound-webhooks/:id',
+      tag: 'hooks',
+      summary: 'Remove a provisioned inbound endpoint (its URL answers 404)',
+      auth: 'bearer',
+      permission: 'webhook:manage',
+      params: idParams,
+      status: 204,
       handler: async ({ auth, params }) => {
         await endpoints.delete(auth.orgId, params.id);
         return { status: 204, json: null };

@@ -42,19 +42,25 @@ const jsonRpc = z.looseObject({ jsonrpc: z.literal('2.0'), id: z.union([z.string
 const mcpAnswer = z.union([jsonRpc, z.array(jsonRpc)]);
 
 const presentApproval = (approval: McpApprovalDoc) => ({
-  id: approval.id, tool: approval.tool, source_id: approval.source_id, args: approval.args, status: approval.status,
-  requested_by: approval.requested_by, api_key_id: approval.api_key_id, decided_by: approval.decided_by,
-  decided_at: approval.decided_at, expires_at: approval.expires_at, created_at: approval.created_at, updated_at: approval.updated_at,
+  id: approval.id,
+  tool: approval.tool,
+  source_id: approval.source_id,
+  args: approval.args,
+  status: approval.status,
+  requested_by: approval.requested_by,
+  api_key_id: approval.api_key_id,
+  decided_by: approval.decided_by,
+  decided_at: approval.decided_at,
+  expires_at: approval.expires_at,
+  created_at: approval.created_at,
+  updated_at: approval.updated_at,
 });
 
 /** with the feature on, policies decide a write before anybody is asked to approve it */
 function policyFirst(policies: PolicyGate, gate: WriteGate, orgId: string, subject: PolicySubject): WriteGate {
   return {
     check: async (call, approvalId) => {
-      const denied = await policies.precheck(
-        { name: call.tool.name, connector: call.tool.connector, effect: call.effect, args: call.args, orgId },
-        subject,
-      );
+      const denied = await policies.precheck({ name: call.tool.name, connector: call.tool.connector, effect: call.effect, args: call.args, orgId }, subject);
       return denied ? { kind: 'answer', outcome: denied } : gate.check(call, approvalId);
     },
   };
@@ -72,7 +78,11 @@ async function withoutDeniedTools(policies: PolicyGate, catalog: ToolCatalog, or
   return {
     ...catalog,
     entries: () => entries,
-    search: (query, limit) => catalog.search(query, 100).filter((tool) => !hidden.has(keyOf(tool))).slice(0, Math.min(Math.max(Math.trunc(limit ?? 10) || 10, 1), 100)),
+    search: (query, limit) =>
+      catalog
+        .search(query, 100)
+        .filter((tool) => !hidden.has(keyOf(tool)))
+        .slice(0, Math.min(Math.max(Math.trunc(limit ?? 10) || 10, 1), 100)),
   };
 }
 
@@ -80,11 +90,18 @@ export function mcpRoutes({ collections, sources, sourceService, config, policie
   const approvals = new McpApprovals(collections, () => clock.now());
   return [
     route({
-      method: 'POST', path: '/mcp', tag: 'mcp', auth: 'bearer', permission: 'chat:use', bodyKind: 'raw', maxBodyBytes: MCP_MAX_BODY_BYTES,
+      method: 'POST',
+      path: '/mcp',
+      tag: 'mcp',
+      auth: 'bearer',
+      permission: 'chat:use',
+      bodyKind: 'raw',
+      maxBodyBytes: MCP_MAX_BODY_BYTES,
       // a protocol endpoint: its tool calls are decided (and denials audited) by the policy gate
       audit: false,
       summary: 'MCP streamable HTTP endpoint (stateless): search_connector_tools and execute_connector_tool over your sources',
-      response: mcpAnswer, responses: { 400: mcpAnswer, 406: mcpAnswer, 415: mcpAnswer },
+      response: mcpAnswer,
+      responses: { 400: mcpAnswer, 406: mcpAnswer, 415: mcpAnswer },
       handler: async ({ auth, request }) => {
         const subject: PolicySubject = { user: auth.userId };
         const full = createCatalog(sourceService.registry, {
@@ -105,7 +122,9 @@ export function mcpRoutes({ collections, sources, sourceService, config, policie
         try {
           const answer = await transport.handleRequest(
             new Request(`http://${request.headers['host'] ?? 'localhost'}${request.path}`, {
-              method: 'POST', headers: request.headers, body: new Uint8Array(request.body),
+              method: 'POST',
+              headers: request.headers,
+              body: new Uint8Array(request.body),
             }),
           );
           const response: HttpResponse = {
@@ -120,16 +139,27 @@ export function mcpRoutes({ collections, sources, sourceService, config, policie
       },
     }),
     route({
-      method: 'GET', path: '/mcp/approvals', tag: 'mcp', auth: 'bearer', permission: 'chat:use',
+      method: 'GET',
+      path: '/mcp/approvals',
+      tag: 'mcp',
+      auth: 'bearer',
+      permission: 'chat:use',
       summary: 'Writes asked for through /mcp, with their decisions (filter by status)',
       query: z.object({ status: z.enum(['pending', 'approved', 'denied', 'used']).optional() }),
       response: z.object({ items: z.array(approvalSchema) }),
       handler: async ({ auth, query }) => ({ status: 200, json: { items: (await approvals.list(auth.orgId, query.status)).map(presentApproval) } }),
     }),
     route({
-      method: 'POST', path: '/mcp/approvals/:id', tag: 'mcp', auth: 'bearer', permission: 'chat:use', audit: { action: 'decide' },
+      method: 'POST',
+      path: '/mcp/approvals/:id',
+      tag: 'mcp',
+      auth: 'bearer',
+      permission: 'chat:use',
+      audit: { action: 'decide' },
       summary: 'Approve or deny a write asked for through /mcp (a person only: an API key cannot approve)',
-      params: idParams, body: z.strictObject({ approved: z.boolean() }), response: approvalSchema,
+      params: idParams,
+      body: z.strictObject({ approved: z.boolean() }),
+      response: approvalSchema,
       handler: async ({ auth, params, body }) => {
         if (auth.kind !== 'user') throw new ServiceError('forbidden', 'approvals are answered by a person signed in, not by an API key');
         return { status: 200, json: presentApproval(await approvals.decide(auth.orgId, params.id, body.approved, auth.userId)) };

@@ -48,7 +48,12 @@ const recallBody = z.strictObject({
   query: z.string().trim().min(1, { message: 'query must not be empty' }).max(1000, { message: 'query is at most 1000 characters' }),
   realm: REALM.optional(),
   kind: KIND.optional(),
-  limit: z.number().int().min(1).max(MAX_RECALL_LIMIT, { message: `limit is at most ${MAX_RECALL_LIMIT}` }).default(10),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_RECALL_LIMIT, { message: `limit is at most ${MAX_RECALL_LIMIT}` })
+    .default(10),
 });
 
 const memorySchema = z.object({
@@ -88,21 +93,41 @@ export function memoryRoutes({ memory }: Services): AnyRoute[] {
 
   return [
     route({
-      method: 'GET', path: '/memory', tag: 'memory', summary: 'List memory entries (filters: realm, kind)', auth: 'bearer',
-      permission: 'memory:read', query: memoryQuery, response: pageSchema(memorySchema),
+      method: 'GET',
+      path: '/memory',
+      tag: 'memory',
+      summary: 'List memory entries (filters: realm, kind)',
+      auth: 'bearer',
+      permission: 'memory:read',
+      query: memoryQuery,
+      response: pageSchema(memorySchema),
       handler: async ({ auth, query }) => {
         if (query.realm !== undefined) await memory.requireRealm(auth.orgId, query.realm);
         return listPage(auth.orgId, query, filterOf(query));
       },
     }),
     route({
-      method: 'POST', path: '/memory', tag: 'memory', summary: 'Store a memory entry', auth: 'bearer', permission: 'memory:manage',
-      body: memoryCreate, response: memorySchema, status: 201, creates: true,
+      method: 'POST',
+      path: '/memory',
+      tag: 'memory',
+      summary: 'Store a memory entry',
+      auth: 'bearer',
+      permission: 'memory:manage',
+      body: memoryCreate,
+      response: memorySchema,
+      status: 201,
+      creates: true,
       handler: async ({ auth, body }) => ({ status: 201, json: present(await memory.create(auth.orgId, auth.userId, body)) }),
     }),
     route({
-      method: 'POST', path: '/memory/recall', tag: 'memory', auth: 'bearer', permission: 'memory:read',
-      summary: 'Recall entries by full-text relevance weighted by importance', body: recallBody, response: recallSchema,
+      method: 'POST',
+      path: '/memory/recall',
+      tag: 'memory',
+      auth: 'bearer',
+      permission: 'memory:read',
+      summary: 'Recall entries by full-text relevance weighted by importance',
+      body: recallBody,
+      response: recallSchema,
       handler: async ({ auth, body }) => {
         const recalled = await memory.recall(auth.orgId, body);
         const items = recalled.map(({ doc, score }) => ({ memory: present(doc), score }));
@@ -110,18 +135,37 @@ export function memoryRoutes({ memory }: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'GET', path: '/memory/:id', tag: 'memory', summary: 'Get a memory entry', auth: 'bearer',
-      permission: 'memory:read', params: idParams, response: memorySchema,
+      method: 'GET',
+      path: '/memory/:id',
+      tag: 'memory',
+      summary: 'Get a memory entry',
+      auth: 'bearer',
+      permission: 'memory:read',
+      params: idParams,
+      response: memorySchema,
       handler: async ({ auth, params }) => ({ status: 200, json: present(await memory.get(auth.orgId, params.id)) }),
     }),
     route({
-      method: 'PATCH', path: '/memory/:id', tag: 'memory', summary: 'Update a memory entry', auth: 'bearer',
-      permission: 'memory:manage', params: idParams, body: memoryPatch, response: memorySchema,
+      method: 'PATCH',
+      path: '/memory/:id',
+      tag: 'memory',
+      summary: 'Update a memory entry',
+      auth: 'bearer',
+      permission: 'memory:manage',
+      params: idParams,
+      body: memoryPatch,
+      response: memorySchema,
       handler: async ({ auth, params, body }) => ({ status: 200, json: present(await memory.update(auth.orgId, params.id, body)) }),
     }),
     route({
-      method: 'DELETE', path: '/memory/:id', tag: 'memory', summary: 'Delete a memory entry', auth: 'bearer',
-      permission: 'memory:manage', params: idParams, status: 204,
+      method: 'DELETE',
+      path: '/memory/:id',
+      tag: 'memory',
+      summary: 'Delete a memory entry',
+      auth: 'bearer',
+      permission: 'memory:manage',
+      params: idParams,
+      status: 204,
       handler: async ({ auth, params }) => {
         await memory.delete(auth.orgId, params.id);
         return { status: 204, json: null };

@@ -26,8 +26,16 @@ const notificationSchema = z.object({
 });
 
 const present = (entry: NotificationDoc) => ({
-  id: entry.id, kind: entry.kind, title: entry.title, subject: entry.subject, details: entry.details, read: entry.read, read_at: entry.read_at,
-  at: entry.at, created_at: entry.created_at, updated_at: entry.updated_at,
+  id: entry.id,
+  kind: entry.kind,
+  title: entry.title,
+  subject: entry.subject,
+  details: entry.details,
+  read: entry.read,
+  read_at: entry.read_at,
+  at: entry.at,
+  created_at: entry.created_at,
+  updated_at: entry.updated_at,
 });
 
 /** the user whose inbox this is */
@@ -40,22 +48,40 @@ export function notificationRoutes({ activityService }: Services): AnyRoute[] {
   const listPage = createPageResponder(activityService.notificationListing, present);
   return [
     route({
-      method: 'GET', path: '/notifications', tag: 'notifications', auth: 'bearer', errors: [403],
+      method: 'GET',
+      path: '/notifications',
+      tag: 'notifications',
+      auth: 'bearer',
+      errors: [403],
       summary: "The caller's notifications (`unread=true`: only those not yet read)",
-      query: pageQuery.extend({ unread: queryFlag('unread').optional() }), response: pageSchema(notificationSchema),
+      query: pageQuery.extend({ unread: queryFlag('unread').optional() }),
+      response: pageSchema(notificationSchema),
       handler: async ({ auth, query }) => {
         const user = inboxOf(auth);
         return listPage(auth.orgId, query, query.unread === true ? { user_id: user, read: false } : { user_id: user });
       },
     }),
     route({
-      method: 'POST', path: '/notifications/read-all', tag: 'notifications', auth: 'bearer', errors: [403], audit: false,
-      summary: "Marks every unread notification of the caller read", response: z.object({ updated: z.number().int() }),
+      method: 'POST',
+      path: '/notifications/read-all',
+      tag: 'notifications',
+      auth: 'bearer',
+      errors: [403],
+      audit: false,
+      summary: 'Marks every unread notification of the caller read',
+      response: z.object({ updated: z.number().int() }),
       handler: async ({ auth }) => ({ status: 200, json: { updated: await activityService.readAll(auth.orgId, inboxOf(auth)) } }),
     }),
     route({
-      method: 'POST', path: '/notifications/:id/read', tag: 'notifications', auth: 'bearer', errors: [403], audit: false,
-      summary: 'Marks one notification of the caller read', params: idParams, response: notificationSchema,
+      method: 'POST',
+      path: '/notifications/:id/read',
+      tag: 'notifications',
+      auth: 'bearer',
+      errors: [403],
+      audit: false,
+      summary: 'Marks one notification of the caller read',
+      params: idParams,
+      response: notificationSchema,
       handler: async ({ auth, params }) => ({ status: 200, json: present(await activityService.read(auth.orgId, inboxOf(auth), params.id)) }),
     }),
   ];

@@ -45,8 +45,15 @@ function reportingRun(auth: AuthContext, named: string | undefined): string {
 export function pipelineAgentRoutes({ pipelineRuns }: Services): AnyRoute[] {
   return [
     route({
-      method: 'POST', path: '/pipeline-agent/log', tag: 'pipeline-agent', auth: 'bearer', status: 201, audit: false,
-      summary: 'Append a log line to the pipeline run', body: logBody, response: entryResponse,
+      method: 'POST',
+      path: '/pipeline-agent/log',
+      tag: 'pipeline-agent',
+      auth: 'bearer',
+      status: 201,
+      audit: false,
+      summary: 'Append a log line to the pipeline run',
+      body: logBody,
+      response: entryResponse,
       handler: async ({ auth, body }) => {
         const runId = reportingRun(auth, body.run_id);
         const entry = await pipelineRuns.report(auth.orgId, runId, { kind: 'log', level: body.level, message: body.message, phase: body.phase ?? null });
@@ -54,20 +61,34 @@ export function pipelineAgentRoutes({ pipelineRuns }: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'POST', path: '/pipeline-agent/progress', tag: 'pipeline-agent', auth: 'bearer', status: 201, audit: false,
-      summary: 'Report progress (a fraction from 0.0 to 1.0) of the pipeline run', body: progressBody, response: entryResponse,
+      method: 'POST',
+      path: '/pipeline-agent/progress',
+      tag: 'pipeline-agent',
+      auth: 'bearer',
+      status: 201,
+      audit: false,
+      summary: 'Report progress (a fraction from 0.0 to 1.0) of the pipeline run',
+      body: progressBody,
+      response: entryResponse,
       handler: async ({ auth, body }) => {
         const runId = reportingRun(auth, body.run_id);
         const entry = await pipelineRuns.report(auth.orgId, runId, {
-          kind: 'progress', fraction: body.fraction, message: body.message ?? null, phase: body.phase ?? null,
+          kind: 'progress',
+          fraction: body.fraction,
+          message: body.message ?? null,
+          phase: body.phase ?? null,
         });
         return { status: 201, json: { run_id: runId, seq: entry.seq } };
       },
     }),
     route({
-      method: 'GET', path: '/pipeline-agent/status', tag: 'pipeline-agent', auth: 'bearer',
+      method: 'GET',
+      path: '/pipeline-agent/status',
+      tag: 'pipeline-agent',
+      auth: 'bearer',
       summary: 'Who the token is and, for a pipeline token, its run with the latest entry',
-      query: z.object({ run_id: RUN_ID.optional() }), errors: [403],
+      query: z.object({ run_id: RUN_ID.optional() }),
+      errors: [403],
       response: z.object({
         connected: z.literal(true),
         organization_id: z.string(),

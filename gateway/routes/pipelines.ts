@@ -13,7 +13,11 @@ import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
 import { REALM_NAME } from './realms.js';
 
-const NAME = z.string().min(1).max(100).regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, { message: 'name uses letters, digits, ".", "-" and "_"' });
+const NAME = z
+  .string()
+  .min(1)
+  .max(100)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, { message: 'name uses letters, digits, ".", "-" and "_"' });
 const definition = z.record(z.string(), z.unknown());
 /** 6 hours by default; a week at most */
 const DEFAULT_TOKEN_TTL_SECONDS = 21_600;
@@ -122,13 +126,27 @@ export function pipelineRoutes({ collections, pipelineRuns }: Services): AnyRout
   };
   return [
     route({
-      method: 'GET', path: '/pipelines', tag: 'pipelines', summary: 'List pipeline definitions', auth: 'bearer',
-      permission: 'pipeline:read', query: pageQuery, response: pageSchema(pipelineSchema),
+      method: 'GET',
+      path: '/pipelines',
+      tag: 'pipelines',
+      summary: 'List pipeline definitions',
+      auth: 'bearer',
+      permission: 'pipeline:read',
+      query: pageQuery,
+      response: pageSchema(pipelineSchema),
       handler: async ({ auth, query }) => listPage(auth.orgId, query),
     }),
     route({
-      method: 'POST', path: '/pipelines', tag: 'pipelines', summary: 'Create a pipeline definition', auth: 'bearer',
-      permission: 'pipeline:manage', body: pipelineCreate, response: pipelineSchema, status: 201, creates: true,
+      method: 'POST',
+      path: '/pipelines',
+      tag: 'pipelines',
+      summary: 'Create a pipeline definition',
+      auth: 'bearer',
+      permission: 'pipeline:manage',
+      body: pipelineCreate,
+      response: pipelineSchema,
+      status: 201,
+      creates: true,
       handler: async ({ auth, body }) => {
         const pipeline = await unique('pipeline', () =>
           pipelines.insert(auth.orgId, {
@@ -144,31 +162,54 @@ export function pipelineRoutes({ collections, pipelineRuns }: Services): AnyRout
       },
     }),
     route({
-      method: 'GET', path: '/pipelines/:id', tag: 'pipelines', summary: 'Get a pipeline definition', auth: 'bearer',
-      permission: 'pipeline:read', params: idParams, response: pipelineSchema,
+      method: 'GET',
+      path: '/pipelines/:id',
+      tag: 'pipelines',
+      summary: 'Get a pipeline definition',
+      auth: 'bearer',
+      permission: 'pipeline:read',
+      params: idParams,
+      response: pipelineSchema,
       handler: async ({ auth, params }) => ({ status: 200, json: present(await getOr404(pipelines, auth.orgId, params.id, 'pipeline')) }),
     }),
     route({
-      method: 'PATCH', path: '/pipelines/:id', tag: 'pipelines', summary: 'Change a pipeline definition (bumps its version)',
-      auth: 'bearer', permission: 'pipeline:manage', params: idParams, body: pipelinePatch, response: pipelineSchema,
+      method: 'PATCH',
+      path: '/pipelines/:id',
+      tag: 'pipelines',
+      summary: 'Change a pipeline definition (bumps its version)',
+      auth: 'bearer',
+      permission: 'pipeline:manage',
+      params: idParams,
+      body: pipelinePatch,
+      response: pipelineSchema,
       handler: async ({ auth, params, body }) => {
         const existing = await getOr404(pipelines, auth.orgId, params.id, 'pipeline');
         const updated = await unique('pipeline', () =>
-          pipelines.update(auth.orgId, existing.id, stripUndefined({
-            name: body.name,
-            description: body.description,
-            realm: body.realm,
-            definition: body.definition,
-            version: existing.version + 1,
-          })),
+          pipelines.update(
+            auth.orgId,
+            existing.id,
+            stripUndefined({
+              name: body.name,
+              description: body.description,
+              realm: body.realm,
+              definition: body.definition,
+              version: existing.version + 1,
+            }),
+          ),
         );
         if (!updated) throw new ServiceError('not_found', `pipeline ${params.id} not found`);
         return { status: 200, json: present(updated) };
       },
     }),
     route({
-      method: 'DELETE', path: '/pipelines/:id', tag: 'pipelines', summary: 'Delete a pipeline definition (409 while a run is running)',
-      auth: 'bearer', permission: 'pipeline:manage', params: idParams, status: 204,
+      method: 'DELETE',
+      path: '/pipelines/:id',
+      tag: 'pipelines',
+      summary: 'Delete a pipeline definition (409 while a run is running)',
+      auth: 'bearer',
+      permission: 'pipeline:manage',
+      params: idParams,
+      status: 204,
       handler: async ({ auth, params }) => {
         const pipeline = await getOr404(pipelines, auth.orgId, params.id, 'pipeline');
         await pipelineRuns.settleExpired(auth.orgId, pipeline.id);
@@ -180,9 +221,16 @@ export function pipelineRoutes({ collections, pipelineRuns }: Services): AnyRout
       },
     }),
     route({
-      method: 'POST', path: '/pipelines/:id/runs', tag: 'pipelines', auth: 'bearer', permission: 'pipeline:manage',
+      method: 'POST',
+      path: '/pipelines/:id/runs',
+      tag: 'pipelines',
+      auth: 'bearer',
+      permission: 'pipeline:manage',
       summary: 'Start a run; answers the run and its pipeline-scoped token (shown once) for SERVICE_TOKEN',
-      params: idParams, body: runStart, status: 201, creates: true,
+      params: idParams,
+      body: runStart,
+      status: 201,
+      creates: true,
       response: z.object({ run: runSchema, token: z.string() }),
       handler: async ({ auth, params, body }) => {
         const pipeline = await getOr404(pipelines, auth.orgId, params.id, 'pipeline');
@@ -191,8 +239,15 @@ export function pipelineRoutes({ collections, pipelineRuns }: Services): AnyRout
       },
     }),
     route({
-      method: 'GET', path: '/pipelines/:id/runs', tag: 'pipelines', summary: 'List the runs of a pipeline', auth: 'bearer',
-      permission: 'pipeline:read', params: idParams, query: pageQuery, response: pageSchema(runSchema),
+      method: 'GET',
+      path: '/pipelines/:id/runs',
+      tag: 'pipelines',
+      summary: 'List the runs of a pipeline',
+      auth: 'bearer',
+      permission: 'pipeline:read',
+      params: idParams,
+      query: pageQuery,
+      response: pageSchema(runSchema),
       handler: async ({ auth, params, query }) => {
         const pipeline = await getOr404(pipelines, auth.orgId, params.id, 'pipeline');
         await pipelineRuns.settleExpired(auth.orgId, pipeline.id);
@@ -200,8 +255,13 @@ export function pipelineRoutes({ collections, pipelineRuns }: Services): AnyRout
       },
     }),
     route({
-      method: 'GET', path: '/pipelines/:id/runs/:run_id', tag: 'pipelines', auth: 'bearer', permission: 'pipeline:read',
-      summary: `A run with its latest ${RECENT_ENTRIES} log and progress entries`, params: runParams,
+      method: 'GET',
+      path: '/pipelines/:id/runs/:run_id',
+      tag: 'pipelines',
+      auth: 'bearer',
+      permission: 'pipeline:read',
+      summary: `A run with its latest ${RECENT_ENTRIES} log and progress entries`,
+      params: runParams,
       response: runSchema.extend({ entries: z.array(entrySchema) }),
       handler: async ({ auth, params }) => {
         const run = await runOf(auth.orgId, params.id, params.run_id);
@@ -210,8 +270,13 @@ export function pipelineRoutes({ collections, pipelineRuns }: Services): AnyRout
       },
     }),
     route({
-      method: 'GET', path: '/pipelines/:id/runs/:run_id/entries', tag: 'pipelines', auth: 'bearer', permission: 'pipeline:read',
-      summary: 'Log and progress entries of a run, in order, after `after` (a seq)', params: runParams,
+      method: 'GET',
+      path: '/pipelines/:id/runs/:run_id/entries',
+      tag: 'pipelines',
+      auth: 'bearer',
+      permission: 'pipeline:read',
+      summary: 'Log and progress entries of a run, in order, after `after` (a seq)',
+      params: runParams,
       query: z.object({ after: decimalInteger('after', 0, Number.MAX_SAFE_INTEGER).default(0), limit: decimalInteger('limit', 1, 1000).default(200) }),
       response: z.object({ items: z.array(entrySchema), next_after: z.number().int().nullable() }),
       handler: async ({ auth, params, query }) => {
@@ -222,16 +287,29 @@ export function pipelineRoutes({ collections, pipelineRuns }: Services): AnyRout
       },
     }),
     route({
-      method: 'POST', path: '/pipelines/:id/runs/:run_id/finish', tag: 'pipelines', auth: 'bearer', permission: 'pipeline:manage',
-      summary: 'Record the outcome of a running run (409 when it has ended)', params: runParams, body: runFinish, response: runSchema,
+      method: 'POST',
+      path: '/pipelines/:id/runs/:run_id/finish',
+      tag: 'pipelines',
+      auth: 'bearer',
+      permission: 'pipeline:manage',
+      summary: 'Record the outcome of a running run (409 when it has ended)',
+      params: runParams,
+      body: runFinish,
+      response: runSchema,
       handler: async ({ auth, params, body }) => {
         await runOf(auth.orgId, params.id, params.run_id);
         return { status: 200, json: presentRun(await pipelineRuns.finish(auth.orgId, params.run_id, body.status, body.error ?? null)) };
       },
     }),
     route({
-      method: 'POST', path: '/pipelines/:id/runs/:run_id/cancel', tag: 'pipelines', auth: 'bearer', permission: 'pipeline:manage',
-      summary: 'Cancel a running run; its token can no longer report (409 when it has ended)', params: runParams, response: runSchema,
+      method: 'POST',
+      path: '/pipelines/:id/runs/:run_id/cancel',
+      tag: 'pipelines',
+      auth: 'bearer',
+      permission: 'pipeline:manage',
+      summary: 'Cancel a running run; its token can no longer report (409 when it has ended)',
+      params: runParams,
+      response: runSchema,
       handler: async ({ auth, params }) => {
         await runOf(auth.orgId, params.id, params.run_id);
         return { status: 200, json: presentRun(await pipelineRuns.finish(auth.orgId, params.run_id, 'cancelled', null)) };

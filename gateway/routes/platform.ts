@@ -71,7 +71,12 @@ export function platformRoutes({ platform, identity }: Services): AnyRoute[] {
 
   return [
     route({
-      method: 'GET', path: '/platform/users', tag: 'platform', auth: 'bearer', query: pageQuery, response: pageSchema(platformUserSchema),
+      method: 'GET',
+      path: '/platform/users',
+      tag: 'platform',
+      auth: 'bearer',
+      query: pageQuery,
+      response: pageSchema(platformUserSchema),
       summary: 'Every user of the service with their organizations and roles, oldest first (platform operators only)',
       handler: async ({ auth, query }) => {
         await requireOperator(auth);
@@ -89,7 +94,12 @@ export function platformRoutes({ platform, identity }: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'GET', path: '/platform/users/:id', tag: 'platform', auth: 'bearer', params: idParams, response: platformUserSchema,
+      method: 'GET',
+      path: '/platform/users/:id',
+      tag: 'platform',
+      auth: 'bearer',
+      params: idParams,
+      response: platformUserSchema,
       summary: 'One user with their organizations and roles (platform operators only)',
       handler: async ({ auth, params }) => {
         await requireOperator(auth);
@@ -97,8 +107,12 @@ export function platformRoutes({ platform, identity }: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'GET', path: '/platform/organizations', tag: 'platform', summary: 'The organizations the caller belongs to',
-      auth: 'bearer', response: pageSchema(organizationSchema),
+      method: 'GET',
+      path: '/platform/organizations',
+      tag: 'platform',
+      summary: 'The organizations the caller belongs to',
+      auth: 'bearer',
+      response: pageSchema(organizationSchema),
       handler: async ({ auth }) => {
         requireUser(auth);
         const items = await platform.organizationsOf(auth.userId);
@@ -106,9 +120,15 @@ export function platformRoutes({ platform, identity }: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'POST', path: '/platform/organizations', tag: 'platform', summary: 'Create another organization owned by the caller',
-      auth: 'bearer', body: z.strictObject({ name: safeName(z.string().trim().min(1).max(200)) }), response: organizationSchema,
-      status: 201, creates: true,
+      method: 'POST',
+      path: '/platform/organizations',
+      tag: 'platform',
+      summary: 'Create another organization owned by the caller',
+      auth: 'bearer',
+      body: z.strictObject({ name: safeName(z.string().trim().min(1).max(200)) }),
+      response: organizationSchema,
+      status: 201,
+      creates: true,
       handler: async ({ auth, body }) => {
         requireUser(auth);
         const organization = await identity.createOrganization(body.name, auth.userId);
@@ -116,9 +136,14 @@ export function platformRoutes({ platform, identity }: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'POST', path: '/platform/invites', tag: 'platform',
+      method: 'POST',
+      path: '/platform/invites',
+      tag: 'platform',
       summary: 'Invite someone to this organization; the plaintext `token` is answered only here',
-      auth: 'bearer', permission: 'user:manage', status: 201, creates: true,
+      auth: 'bearer',
+      permission: 'user:manage',
+      status: 201,
+      creates: true,
       body: z.strictObject({ email: EMAIL, role: z.string().min(1).max(64) }),
       response: inviteSchema.extend({ token: z.string() }),
       handler: async ({ auth, body }) => {
@@ -127,20 +152,36 @@ export function platformRoutes({ platform, identity }: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'GET', path: '/platform/invites', tag: 'platform', summary: 'Invites not yet accepted (expired ones included until revoked)',
-      auth: 'bearer', permission: 'user:read', query: pageQuery, response: pageSchema(inviteSchema),
+      method: 'GET',
+      path: '/platform/invites',
+      tag: 'platform',
+      summary: 'Invites not yet accepted (expired ones included until revoked)',
+      auth: 'bearer',
+      permission: 'user:read',
+      query: pageQuery,
+      response: pageSchema(inviteSchema),
       handler: async ({ auth, query }) => listPage(auth.orgId, query, { accepted_at: null }),
     }),
     route({
-      method: 'DELETE', path: '/platform/invites/:id', tag: 'platform', summary: 'Revoke an invite', auth: 'bearer',
-      permission: 'user:manage', params: idParams, status: 204,
+      method: 'DELETE',
+      path: '/platform/invites/:id',
+      tag: 'platform',
+      summary: 'Revoke an invite',
+      auth: 'bearer',
+      permission: 'user:manage',
+      params: idParams,
+      status: 204,
       handler: async ({ auth, params }) => {
         await platform.revokeInvite(auth.orgId, params.id);
         return { status: 204, json: null };
       },
     }),
     route({
-      method: 'POST', path: '/auth/invites/accept', tag: 'auth', auth: 'public', status: 201,
+      method: 'POST',
+      path: '/auth/invites/accept',
+      tag: 'auth',
+      auth: 'public',
+      status: 201,
       summary: 'Redeem an invite token: joins the organization (creating the user if new); answers like login',
       body: z.strictObject({ token: z.string().min(1).max(200), password: PASSWORD }),
       response: loginResult,

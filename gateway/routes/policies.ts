@@ -20,8 +20,9 @@ const POLICY_NAME = z
 /** 256 KiB of Rego per policy */
 const REGO_SOURCE = z.string().min(1).max(262_144);
 const REGO_FILE = z.string().min(1).max(1024);
-const REGO_FILE_HELP = '`<policy source name>/<path>`: a module of that policy source (its last good sync, or its inline modules); '
-  + 'when no policy source has that name, a path in the organization\'s files. Read at save (422 rego_file_unresolved when it does not resolve) and whenever the bundle is built';
+const REGO_FILE_HELP =
+  '`<policy source name>/<path>`: a module of that policy source (its last good sync, or its inline modules); ' +
+  "when no policy source has that name, a path in the organization's files. Read at save (422 rego_file_unresolved when it does not resolve) and whenever the bundle is built";
 
 const policyCreate = z.strictObject({
   name: POLICY_NAME,
@@ -65,7 +66,10 @@ const evalBody = z.strictObject({
   query: z.string().min(1).max(65_536),
   input: z.unknown().optional(),
   data: z.record(z.string(), z.unknown()).optional(),
-  modules: z.array(z.strictObject({ name: z.string().min(1).max(200).optional(), rego: REGO_SOURCE })).max(50).optional(),
+  modules: z
+    .array(z.strictObject({ name: z.string().min(1).max(200).optional(), rego: REGO_SOURCE }))
+    .max(50)
+    .optional(),
   strict_builtin_errors: z.boolean().optional(),
 });
 
@@ -99,18 +103,40 @@ export function policyRoutes({ policyService }: Services): AnyRoute[] {
   const listDecisions = createPageResponder(policyService.decisionListing, presentDecision);
   return [
     route({
-      method: 'GET', path: '/policies', tag: 'policies', summary: 'List policies', auth: 'bearer', permission: 'policy:read', feature: 'policies',
-      query: pageQuery, response: pageSchema(policySchema),
+      method: 'GET',
+      path: '/policies',
+      tag: 'policies',
+      summary: 'List policies',
+      auth: 'bearer',
+      permission: 'policy:read',
+      feature: 'policies',
+      query: pageQuery,
+      response: pageSchema(policySchema),
       handler: async ({ auth, query }) => listPage(auth.orgId, query),
     }),
     route({
-      method: 'POST', path: '/policies', tag: 'policies', summary: 'Create a policy (compiled at save; package service.<name>)', auth: 'bearer',
-      permission: 'policy:manage', feature: 'policies', body: policyCreate, response: policySchema, status: 201, creates: true, errors: [422],
+      method: 'POST',
+      path: '/policies',
+      tag: 'policies',
+      summary: 'Create a policy (compiled at save; package service.<name>)',
+      auth: 'bearer',
+      permission: 'policy:manage',
+      feature: 'policies',
+      body: policyCreate,
+      response: policySchema,
+      status: 201,
+      creates: true,
+      errors: [422],
       handler: async ({ auth, body }) => ({ status: 201, json: present(await policyService.create(auth.orgId, auth.userId, body)) }),
     }),
     route({
-      method: 'POST', path: '/policies/policies/validate', tag: 'policies', summary: 'Validate a Rego source (200 with the errors and their positions)',
-      auth: 'bearer', permission: 'policy:read', feature: 'policies',
+      method: 'POST',
+      path: '/policies/policies/validate',
+      tag: 'policies',
+      summary: 'Validate a Rego source (200 with the errors and their positions)',
+      auth: 'bearer',
+      permission: 'policy:read',
+      feature: 'policies',
       body: z.strictObject({ rego_code: REGO_SOURCE }),
       response: z.object({ valid: z.boolean(), errors: z.array(sourceError) }),
       handler: async ({ body }) => {
@@ -119,15 +145,27 @@ export function policyRoutes({ policyService }: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'POST', path: '/policies/eval', tag: 'policies', auth: 'bearer', permission: 'policy:read', feature: 'policies',
+      method: 'POST',
+      path: '/policies/eval',
+      tag: 'policies',
+      auth: 'bearer',
+      permission: 'policy:read',
+      feature: 'policies',
       summary: 'Evaluate a Rego query (OPA query API) with the enabled policies plus inline modules',
-      body: evalBody, response: z.object({ result: z.array(z.record(z.string(), z.unknown())) }),
+      body: evalBody,
+      response: z.object({ result: z.array(z.record(z.string(), z.unknown())) }),
       handler: async ({ auth, body }) => ({ status: 200, json: { result: await policyService.evaluate(auth.orgId, body) } }),
     }),
     route({
-      method: 'GET', path: '/policies/decisions', tag: 'policies', auth: 'bearer', permission: 'policy:read', feature: 'policies',
+      method: 'GET',
+      path: '/policies/decisions',
+      tag: 'policies',
+      auth: 'bearer',
+      permission: 'policy:read',
+      feature: 'policies',
       summary: 'The decision log: one entry per policy decision on a tool call (filter by result)',
-      query: pageQuery.extend({ result: z.enum(['allow', 'deny']).optional() }), response: pageSchema(decisionSchema),
+      query: pageQuery.extend({ result: z.enum(['allow', 'deny']).optional() }),
+      response: pageSchema(decisionSchema),
       handler: async ({ auth, query }) => {
         // the query object itself (not a copy): it carries the request's cursor scope
         const { result } = query;
@@ -135,18 +173,41 @@ export function policyRoutes({ policyService }: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'GET', path: '/policies/:id', tag: 'policies', summary: 'Get a policy by id or name', auth: 'bearer', permission: 'policy:read',
-      feature: 'policies', params: idParams, response: policySchema,
+      method: 'GET',
+      path: '/policies/:id',
+      tag: 'policies',
+      summary: 'Get a policy by id or name',
+      auth: 'bearer',
+      permission: 'policy:read',
+      feature: 'policies',
+      params: idParams,
+      response: policySchema,
       handler: async ({ auth, params }) => ({ status: 200, json: present(await policyService.get(auth.orgId, params.id)) }),
     }),
     route({
-      method: 'PATCH', path: '/policies/:id', tag: 'policies', summary: 'Update a policy (name and package_path are immutable; recompiled at save)',
-      auth: 'bearer', permission: 'policy:manage', feature: 'policies', params: idParams, body: policyPatch, response: policySchema, errors: [422],
+      method: 'PATCH',
+      path: '/policies/:id',
+      tag: 'policies',
+      summary: 'Update a policy (name and package_path are immutable; recompiled at save)',
+      auth: 'bearer',
+      permission: 'policy:manage',
+      feature: 'policies',
+      params: idParams,
+      body: policyPatch,
+      response: policySchema,
+      errors: [422],
       handler: async ({ auth, params, body }) => ({ status: 200, json: present(await policyService.update(auth.orgId, params.id, body)) }),
     }),
     route({
-      method: 'DELETE', path: '/policies/:id', tag: 'policies', summary: 'Delete a policy', auth: 'bearer', permission: 'policy:manage',
-      feature: 'policies', params: idParams, status: 204,
+      method: 'DELETE',
+      path: '/policies/:id',
+      tag: 'policies',
+      summary: 'Delete a policy',
+      auth: 'bearer',
+      permission: 'policy:manage',
+      feature: 'policies',
+      params: idParams,
+      status: 204,
       handler: async ({ auth, params }) => {
         await policyService.delete(auth.orgId, params.id);
         return { status: 204, json: null };

@@ -16,7 +16,7 @@ import { route, type AnyRoute } from '../route.js';
 import { safeText } from '../safe-text.js';
 import type { Services } from '../services.js';
 
-export const ROLE_NAME = z
+const ROLE_NAME = z
   .string()
   .min(1)
   .max(64, { message: 'role name is at most 64 characters' })
@@ -78,12 +78,22 @@ export function roleRoutes({ roles }: Services): AnyRoute[] {
 
   return [
     route({
-      method: 'GET', path: '/roles', tag: 'roles', summary: 'List roles: built-ins first, then custom roles', auth: 'bearer',
-      permission: 'role:read', query: pageQuery, response: pageSchema(roleSchema),
+      method: 'GET',
+      path: '/roles',
+      tag: 'roles',
+      summary: 'List roles: built-ins first, then custom roles',
+      auth: 'bearer',
+      permission: 'role:read',
+      query: pageQuery,
+      response: pageSchema(roleSchema),
       handler: async ({ auth, query }) => ({ status: 200, json: await listRoles(auth.orgId, query) }),
     }),
     route({
-      method: 'GET', path: '/roles/permissions', tag: 'roles', summary: 'The catalog of permission strings', auth: 'bearer',
+      method: 'GET',
+      path: '/roles/permissions',
+      tag: 'roles',
+      summary: 'The catalog of permission strings',
+      auth: 'bearer',
       permission: 'role:read',
       response: z.object({
         items: z.array(z.object({ name: z.string(), description: z.string(), implies: z.array(z.string()) })),
@@ -95,29 +105,56 @@ export function roleRoutes({ roles }: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'POST', path: '/roles', tag: 'roles', summary: 'Create a custom role', auth: 'bearer', permission: 'role:manage',
-      body: roleCreate, response: roleSchema, status: 201, creates: true,
+      method: 'POST',
+      path: '/roles',
+      tag: 'roles',
+      summary: 'Create a custom role',
+      auth: 'bearer',
+      permission: 'role:manage',
+      body: roleCreate,
+      response: roleSchema,
+      status: 201,
+      creates: true,
       handler: async ({ auth, body }) => ({
         status: 201,
         json: presentCustom(await roles.create(auth.orgId, body, (permissions) => assertGrantable(auth, permissions))),
       }),
     }),
     route({
-      method: 'GET', path: '/roles/:id', tag: 'roles', summary: 'Get a role (built-in ids are `builtin:<name>`)', auth: 'bearer',
-      permission: 'role:read', params: idParams, response: roleSchema,
+      method: 'GET',
+      path: '/roles/:id',
+      tag: 'roles',
+      summary: 'Get a role (built-in ids are `builtin:<name>`)',
+      auth: 'bearer',
+      permission: 'role:read',
+      params: idParams,
+      response: roleSchema,
       handler: async ({ auth, params }) => ({ status: 200, json: present(await roles.get(auth.orgId, params.id)) }),
     }),
     route({
-      method: 'PATCH', path: '/roles/:id', tag: 'roles', summary: 'Change a custom role (name is immutable; built-ins are fixed)',
-      auth: 'bearer', permission: 'role:manage', params: idParams, body: rolePatch, response: roleSchema,
+      method: 'PATCH',
+      path: '/roles/:id',
+      tag: 'roles',
+      summary: 'Change a custom role (name is immutable; built-ins are fixed)',
+      auth: 'bearer',
+      permission: 'role:manage',
+      params: idParams,
+      body: rolePatch,
+      response: roleSchema,
       handler: async ({ auth, params, body }) => ({
         status: 200,
         json: presentCustom(await roles.update(auth.orgId, params.id, body, (permissions) => assertGrantable(auth, permissions))),
       }),
     }),
     route({
-      method: 'DELETE', path: '/roles/:id', tag: 'roles', summary: 'Delete a custom role nobody holds', auth: 'bearer',
-      permission: 'role:manage', params: idParams, status: 204,
+      method: 'DELETE',
+      path: '/roles/:id',
+      tag: 'roles',
+      summary: 'Delete a custom role nobody holds',
+      auth: 'bearer',
+      permission: 'role:manage',
+      params: idParams,
+      status: 204,
       handler: async ({ auth, params }) => {
         await roles.delete(auth.orgId, params.id);
         return { status: 204, json: null };

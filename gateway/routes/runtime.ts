@@ -23,8 +23,14 @@ const actorsQuery = pageQuery.extend({ kind: z.string().min(1).max(100).optional
 export function runtimeRoutes({ supervisor }: Services): AnyRoute[] {
   return [
     route({
-      method: 'GET', path: '/runtime/actors', tag: 'runtime', summary: 'Live actors of the organization (the supervisor registry)',
-      auth: 'bearer', permission: 'runtime:read', query: actorsQuery, response: pageSchema(actorSchema),
+      method: 'GET',
+      path: '/runtime/actors',
+      tag: 'runtime',
+      summary: 'Live actors of the organization (the supervisor registry)',
+      auth: 'bearer',
+      permission: 'runtime:read',
+      query: actorsQuery,
+      response: pageSchema(actorSchema),
       handler: async ({ auth, query }) => {
         const all = supervisor.list({ orgId: auth.orgId, ...(query.kind === undefined ? {} : { kind: query.kind }) });
         const after = query.cursor === undefined ? null : decodeCursor(query, query.cursor);

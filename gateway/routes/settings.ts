@@ -77,19 +77,36 @@ const present = ({ settings, organizationName }: OrgSettings) => ({
 export function settingsRoutes({ settings }: Services): AnyRoute[] {
   return [
     route({
-      method: 'GET', path: '/settings', tag: 'settings', summary: 'The organization settings', auth: 'bearer',
-      permission: 'settings:read', response: settingsSchema,
+      method: 'GET',
+      path: '/settings',
+      tag: 'settings',
+      summary: 'The organization settings',
+      auth: 'bearer',
+      permission: 'settings:read',
+      response: settingsSchema,
       handler: async ({ auth }) => ({ status: 200, json: present(await settings.get(auth.orgId)) }),
     }),
     route({
-      method: 'PUT', path: '/settings', tag: 'settings', auth: 'bearer', permission: 'settings:manage',
-      summary: 'Write the whole desired state (omitted fields reset to defaults; organization_name kept when omitted; llm_api_key kept while llm_base_url stays)',
-      body: settingsBody, response: settingsSchema,
+      method: 'PUT',
+      path: '/settings',
+      tag: 'settings',
+      auth: 'bearer',
+      permission: 'settings:manage',
+      summary:
+        'Write the whole desired state (omitted fields reset to defaults; organization_name kept when omitted; llm_api_key kept while llm_base_url stays)',
+      body: settingsBody,
+      response: settingsSchema,
       handler: async ({ auth, body }) => ({ status: 200, json: present(await settings.replace(auth, body)) }),
     }),
     route({
-      method: 'PATCH', path: '/settings', tag: 'settings', auth: 'bearer', permission: 'settings:manage',
-      summary: 'Change the fields given (a changed llm_base_url needs llm_api_key in the same request)', body: settingsBody, response: settingsSchema,
+      method: 'PATCH',
+      path: '/settings',
+      tag: 'settings',
+      auth: 'bearer',
+      permission: 'settings:manage',
+      summary: 'Change the fields given (a changed llm_base_url needs llm_api_key in the same request)',
+      body: settingsBody,
+      response: settingsSchema,
       handler: async ({ auth, body }) => ({ status: 200, json: present(await settings.change(auth, body)) }),
     }),
   ];

@@ -19,13 +19,7 @@ import { route, type AnyRoute } from '../route.js';
 import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
 
-const SOURCE_NAME = safeName(
-  z
-    .string()
-    .trim()
-    .min(1)
-    .max(100, { message: 'source name is at most 100 characters' }),
-);
+const SOURCE_NAME = safeName(z.string().trim().min(1).max(100, { message: 'source name is at most 100 characters' }));
 const configBody = z.record(z.string(), z.unknown());
 const schedule = z.string().max(200);
 const visibility = z.enum(['organization', 'restricted'], { message: 'visibility is "organization" or "restricted"' });
@@ -91,7 +85,9 @@ const catalogSchema = z.object({
       config_schema: z.record(z.string(), z.unknown()),
       supports_sync: z.boolean(),
       dynamic_tools: z.boolean(),
-      tools: z.array(z.object({ name: z.string(), description: z.string(), effect: z.enum(['read', 'write']), input_schema: z.record(z.string(), z.unknown()) })),
+      tools: z.array(
+        z.object({ name: z.string(), description: z.string(), effect: z.enum(['read', 'write']), input_schema: z.record(z.string(), z.unknown()) }),
+      ),
     }),
   ),
   problems: z.array(z.object({ plugin: z.string(), origin: z.string(), problems: z.array(z.string()) })),
@@ -158,8 +154,14 @@ export function sourceRoutes({ sourceService }: Services): AnyRoute[] {
 
   return [
     route({
-      method: 'GET', path: '/sources', tag: 'sources', summary: 'List sources (configs masked)', auth: 'bearer', permission: 'source:read',
-      query: pageQuery.extend({ connector: z.string().max(100).optional() }), response: pageSchema(sourceSchema),
+      method: 'GET',
+      path: '/sources',
+      tag: 'sources',
+      summary: 'List sources (configs masked)',
+      auth: 'bearer',
+      permission: 'source:read',
+      query: pageQuery.extend({ connector: z.string().max(100).optional() }),
+      response: pageSchema(sourceSchema),
       handler: async ({ auth, query }) => {
         const filter = query.connector === undefined ? undefined : { connector: query.connector };
         const page = await service.list(auth.orgId, listOptions(query, filter));
@@ -167,16 +169,27 @@ export function sourceRoutes({ sourceService }: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'POST', path: '/sources', tag: 'sources', auth: 'bearer', permission: 'source:manage', creates: true, status: 201,
+      method: 'POST',
+      path: '/sources',
+      tag: 'sources',
+      auth: 'bearer',
+      permission: 'source:manage',
+      creates: true,
+      status: 201,
       summary: 'Create a source (status `pending` until validated with GET /sources/:id/test)',
-      body: sourceCreate, response: sourceSchema,
+      body: sourceCreate,
+      response: sourceSchema,
       handler: async ({ auth, body }) => {
         const source = await unique('source', () => service.create(auth.orgId, auth.userId, body));
         return { status: 201, json: present(auth.orgId)(source) };
       },
     }),
     route({
-      method: 'GET', path: '/sources/catalog', tag: 'sources', auth: 'bearer', permission: 'source:read',
+      method: 'GET',
+      path: '/sources/catalog',
+      tag: 'sources',
+      auth: 'bearer',
+      permission: 'source:read',
       summary: 'Connector kinds a source can use, with their config schemas and tools; `problems` lists plugins refused at start',
       response: catalogSchema,
       handler: async () => ({
@@ -188,14 +201,26 @@ export function sourceRoutes({ sourceService }: Services): AnyRoute[] {
       }),
     }),
     route({
-      method: 'GET', path: '/sources/:id', tag: 'sources', summary: 'A source (config masked)', auth: 'bearer', permission: 'source:read',
-      params: idParams, response: sourceSchema,
+      method: 'GET',
+      path: '/sources/:id',
+      tag: 'sources',
+      summary: 'A source (config masked)',
+      auth: 'bearer',
+      permission: 'source:read',
+      params: idParams,
+      response: sourceSchema,
       handler: async ({ auth, params }) => ({ status: 200, json: present(auth.orgId)(await service.get(auth.orgId, params.id)) }),
     }),
     route({
-      method: 'PATCH', path: '/sources/:id', tag: 'sources', auth: 'bearer', permission: 'source:manage',
+      method: 'PATCH',
+      path: '/sources/:id',
+      tag: 'sources',
+      auth: 'bearer',
+      permission: 'source:manage',
       summary: 'Change a source (connector is immutable; masked secrets sent back keep their stored value; a new config returns it to `pending`)',
-      params: idParams, body: sourcePatch, response: sourceSchema,
+      params: idParams,
+      body: sourcePatch,
+      response: sourceSchema,
       handler: async ({ auth, params, body }) => {
         const source = await service.get(auth.orgId, params.id);
         rejectImmutable(source, body, ['connector']);
@@ -204,42 +229,72 @@ export function sourceRoutes({ sourceService }: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'DELETE', path: '/sources/:id', tag: 'sources', summary: 'Delete a source and its sync history (409 while it syncs)',
-      auth: 'bearer', permission: 'source:manage', params: idParams, status: 204,
+      method: 'DELETE',
+      path: '/sources/:id',
+      tag: 'sources',
+      summary: 'Delete a source and its sync history (409 while it syncs)',
+      auth: 'bearer',
+      permission: 'source:manage',
+      params: idParams,
+      status: 204,
       handler: async ({ auth, params }) => {
         await service.remove(auth.orgId, params.id);
         return { status: 204, json: null };
       },
     }),
     route({
-      method: 'GET', path: '/sources/:id/test', tag: 'sources', auth: 'bearer', permission: 'source:manage',
+      method: 'GET',
+      path: '/sources/:id/test',
+      tag: 'sources',
+      auth: 'bearer',
+      permission: 'source:manage',
       summary: 'Validate the source against its system: ok lists it as `synced`; bad credentials answer 422 `source_validation_failed` with details',
-      params: idParams, response: z.object({ ok: z.literal(true), source: sourceSchema }),
+      params: idParams,
+      response: z.object({ ok: z.literal(true), source: sourceSchema }),
       handler: async ({ auth, params }) => {
         const source = await service.test(auth.orgId, params.id);
         return { status: 200, json: { ok: true, source: present(auth.orgId)(source) } };
       },
     }),
     route({
-      method: 'POST', path: '/sources/:id/sync', tag: 'sources', auth: 'bearer', permission: 'source:manage', status: 202,
+      method: 'POST',
+      path: '/sources/:id/sync',
+      tag: 'sources',
+      auth: 'bearer',
+      permission: 'source:manage',
+      status: 202,
       summary: 'Start a sync job (409 when one is running or the connector has no sync); follow it at /sources/:id/jobs/:job_id',
-      params: idParams, response: jobSchema,
+      params: idParams,
+      response: jobSchema,
       handler: async ({ auth, params }) => {
         const job = await service.startSync(auth.orgId, params.id, 'manual', auth.userId);
         return { status: 202, json: presentJob(job), headers: { location: `/api/v1/sources/${job.source_id}/jobs/${job.id}` } };
       },
     }),
     route({
-      method: 'GET', path: '/sources/:id/jobs', tag: 'sources', summary: 'Sync history of a source, oldest first', auth: 'bearer',
-      permission: 'source:read', params: idParams, query: pageQuery, response: pageSchema(jobSchema),
+      method: 'GET',
+      path: '/sources/:id/jobs',
+      tag: 'sources',
+      summary: 'Sync history of a source, oldest first',
+      auth: 'bearer',
+      permission: 'source:read',
+      params: idParams,
+      query: pageQuery,
+      response: pageSchema(jobSchema),
       handler: async ({ auth, params, query }) => {
         const source = await service.get(auth.orgId, params.id);
         return { status: 200, json: pageEnvelope(query, await service.jobs(auth.orgId, source.id, listOptions(query)), presentJob) };
       },
     }),
     route({
-      method: 'GET', path: '/sources/:id/jobs/:job_id', tag: 'sources', summary: 'One sync job', auth: 'bearer', permission: 'source:read',
-      params: jobParams, response: jobSchema,
+      method: 'GET',
+      path: '/sources/:id/jobs/:job_id',
+      tag: 'sources',
+      summary: 'One sync job',
+      auth: 'bearer',
+      permission: 'source:read',
+      params: jobParams,
+      response: jobSchema,
       handler: async ({ auth, params }) => {
         const source = await service.get(auth.orgId, params.id);
         return { status: 200, json: presentJob(await service.job(auth.orgId, source.id, params.job_id)) };

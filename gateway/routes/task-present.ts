@@ -84,7 +84,9 @@ export function presentRun(run: TaskRunDoc, events: readonly AgentRunEventDoc[],
     replay_of: run.replay_of,
     input: run.input,
     cost_usd: run.cost_usd,
-    transcript: sorted.filter((event) => TRANSCRIPT_TYPES.has(event.type)).map((event) => ({ seq: event.seq, type: event.type, data: event.data, at: event.at })),
+    transcript: sorted
+      .filter((event) => TRANSCRIPT_TYPES.has(event.type))
+      .map((event) => ({ seq: event.seq, type: event.type, data: event.data, at: event.at })),
     artifacts: artifacts.map((file) => ({ path: file.path, size: file.size, content_type: file.content_type, modified_at: file.modified_at })),
     // the decisions taken during the run about its tool calls (approvals asked, granted, denied, timed out)
     // and the policy decisions on them (feature `policies`), in time order

@@ -38,9 +38,14 @@ const recommendationsSchema = z.object({
 export function taskRecommendationRoutes({ recommender, clock }: Services): AnyRoute[] {
   return [
     route({
-      method: 'GET', path: '/task-recommendations', tag: 'tasks', auth: 'bearer', permission: 'task:read',
+      method: 'GET',
+      path: '/task-recommendations',
+      tag: 'tasks',
+      auth: 'bearer',
+      permission: 'task:read',
       summary: 'Suggested tasks (each with a body for POST /tasks and its evidence) from recurring chat questions, connector state and graph patterns',
-      query: recommendationQuery, response: recommendationsSchema,
+      query: recommendationQuery,
+      response: recommendationsSchema,
       handler: async ({ auth, query }) => {
         const recommendations = await recommender.recommend(auth.orgId, {
           now: new Date(clock.now()),

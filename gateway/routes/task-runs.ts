@@ -36,15 +36,20 @@ export function taskRunRoutes({ taskRunService: runs, agentRuntime, taskRuntime 
 
   return [
     route({
-      method: 'GET', path: '/tasks/:id/runs', tag: 'tasks', summary: 'Run history, newest last: status, input, transcript, artifacts, policy audit',
-      auth: 'bearer', permission: 'task:read', params: idParams, query: pageQuery, response: pageSchema(runSchema),
+      method: 'GET',
+      path: '/tasks/:id/runs',
+      tag: 'tasks',
+      summary: 'Run history, newest last: status, input, transcript, artifacts, policy audit',
+      auth: 'bearer',
+      permission: 'task:read',
+      params: idParams,
+      query: pageQuery,
+      response: pageSchema(runSchema),
       handler: async ({ auth, params, query }) => {
         const task = await runs.task(auth.orgId, params.id);
         const page = await runs.list(auth.orgId, listOptions(query, { task_id: task.id }));
         // per run on the page, one event query and one walk of its artifact folder, all at once
-        const details = await Promise.all(
-          page.items.map((run) => runs.details(auth.orgId, run.id)),
-        );
+        const details = await Promise.all(page.items.map((run) => runs.details(auth.orgId, run.id)));
         const byRun = new Map(page.items.map((run, index) => [run.id, details[index]]));
         return {
           status: 200,
@@ -56,8 +61,14 @@ export function taskRunRoutes({ taskRunService: runs, agentRuntime, taskRuntime 
       },
     }),
     route({
-      method: 'GET', path: '/tasks/:id/runs/:run_id', tag: 'tasks', summary: 'One run with its transcript',
-      auth: 'bearer', permission: 'task:read', params: runParams, response: runSchema,
+      method: 'GET',
+      path: '/tasks/:id/runs/:run_id',
+      tag: 'tasks',
+      summary: 'One run with its transcript',
+      auth: 'bearer',
+      permission: 'task:read',
+      params: runParams,
+      response: runSchema,
       handler: async ({ auth, params }) => {
         const run = await runs.run(auth.orgId, params.id, params.run_id);
         const [events, artifacts] = await runs.details(auth.orgId, run.id);
@@ -65,9 +76,14 @@ export function taskRunRoutes({ taskRunService: runs, agentRuntime, taskRuntime 
       },
     }),
     route({
-      method: 'GET', path: '/tasks/:id/runs/:run_id/events', tag: 'tasks',
+      method: 'GET',
+      path: '/tasks/:id/runs/:run_id/events',
+      tag: 'tasks',
       summary: 'Server-Sent Events of a run: live with approvals inline; a finished (or not yet started) run replays its events and closes',
-      auth: 'bearer', permission: 'task:read', params: runParams, query: eventsQuery,
+      auth: 'bearer',
+      permission: 'task:read',
+      params: runParams,
+      query: eventsQuery,
       handler: async ({ auth, params, query, request }) => {
         const run = await runs.run(auth.orgId, params.id, params.run_id);
         const header = request.headers['last-event-id']?.trim();
@@ -83,9 +99,14 @@ export function taskRunRoutes({ taskRunService: runs, agentRuntime, taskRuntime 
       },
     }),
     route({
-      method: 'POST', path: '/tasks/:id/runs/:run_id/cancel', tag: 'tasks',
+      method: 'POST',
+      path: '/tasks/:id/runs/:run_id/cancel',
+      tag: 'tasks',
       summary: 'Cancel a run: a pending fire leaves the queue, a running run stops after its current step',
-      auth: 'bearer', permission: 'task:manage', params: runParams, status: 202,
+      auth: 'bearer',
+      permission: 'task:manage',
+      params: runParams,
+      status: 202,
       response: z.object({ run_id: z.string(), status: z.enum(['cancelled', 'cancelling']) }),
       handler: async ({ auth, params }) => {
         await runs.task(auth.orgId, params.id);
@@ -94,8 +115,14 @@ export function taskRunRoutes({ taskRunService: runs, agentRuntime, taskRuntime 
       },
     }),
     route({
-      method: 'POST', path: '/tasks/:id/runs/:run_id/approvals/:approval_id', tag: 'tasks', audit: { action: 'decide' },
-      summary: 'Answer an approval_required event of a task run', auth: 'bearer', permission: 'task:manage', params: approvalParams,
+      method: 'POST',
+      path: '/tasks/:id/runs/:run_id/approvals/:approval_id',
+      tag: 'tasks',
+      audit: { action: 'decide' },
+      summary: 'Answer an approval_required event of a task run',
+      auth: 'bearer',
+      permission: 'task:manage',
+      params: approvalParams,
       body: z.strictObject({ approved: z.boolean({ message: 'approved must be true or false' }) }),
       response: z.object({ approval_id: z.string(), approved: z.boolean(), decision: z.enum(['approved', 'denied']) }),
       handler: async ({ auth, params, body }) => {

@@ -14,10 +14,13 @@ import { safeName } from '../safe-text.js';
 const name = safeName(z.string().trim().min(1, { message: 'name must not be empty' }).max(200, { message: 'name is at most 200 characters' }));
 const scheduleTrigger = z.strictObject({
   kind: z.literal('schedule'),
-  cron: z.string().max(200).superRefine((value, ctx) => {
-    const error = cronError(value);
-    if (error !== null) ctx.addIssue({ code: 'custom', message: `invalid cron "${value}": ${error}` });
-  }),
+  cron: z
+    .string()
+    .max(200)
+    .superRefine((value, ctx) => {
+      const error = cronError(value);
+      if (error !== null) ctx.addIssue({ code: 'custom', message: `invalid cron "${value}": ${error}` });
+    }),
 });
 const webhookTrigger = z.strictObject({
   kind: z.literal('webhook'),
@@ -32,7 +35,10 @@ const webhookTrigger = z.strictObject({
 });
 const lifecycleTrigger = z.strictObject({
   kind: z.literal('lifecycle'),
-  events: z.array(z.enum(PLATFORM_EVENT_TYPES, { message: `events are among ${PLATFORM_EVENT_TYPES.join(', ')}` })).min(1).max(PLATFORM_EVENT_TYPES.length),
+  events: z
+    .array(z.enum(PLATFORM_EVENT_TYPES, { message: `events are among ${PLATFORM_EVENT_TYPES.join(', ')}` }))
+    .min(1)
+    .max(PLATFORM_EVENT_TYPES.length),
 });
 const trigger = z.discriminatedUnion('kind', [scheduleTrigger, webhookTrigger, lifecycleTrigger], {
   message: 'trigger.kind is "schedule", "webhook" or "lifecycle"',
@@ -74,15 +80,17 @@ export const taskSchema = z.object({
     secret: z.string().optional(),
     signature_scheme: z.enum(SIGNATURE_SCHEMES).optional(),
     /** what to configure on the sender */
-    webhook_signature: z.object({
-      scheme: z.enum(SIGNATURE_SCHEMES),
-      header: z.string(),
-      headers: z.array(z.string()),
-      algorithm: z.string(),
-      format: z.string(),
-      secret_source: z.enum(['service', 'sender', 'service_or_sender']),
-      timestamp_tolerance_secs: z.number().int().optional(),
-    }).optional(),
+    webhook_signature: z
+      .object({
+        scheme: z.enum(SIGNATURE_SCHEMES),
+        header: z.string(),
+        headers: z.array(z.string()),
+        algorithm: z.string(),
+        format: z.string(),
+        secret_source: z.enum(['service', 'sender', 'service_or_sender']),
+        timestamp_tolerance_secs: z.number().int().optional(),
+      })
+      .optional(),
     verify_signature: z.boolean().optional(),
     require_timestamp: z.boolean().optional(),
     timestamp_tolerance_secs: z.number().optional(),

@@ -44,8 +44,16 @@ export function taskRoutes(services: Services): AnyRoute[] {
 
   return [
     route({
-      method: 'POST', path: '/tasks', tag: 'tasks', summary: 'Create a task; a webhook task answers its trigger.url and trigger.secret (shown only now)',
-      auth: 'bearer', permission: 'task:manage', body: taskCreate, response: taskSchema, status: 201, creates: true,
+      method: 'POST',
+      path: '/tasks',
+      tag: 'tasks',
+      summary: 'Create a task; a webhook task answers its trigger.url and trigger.secret (shown only now)',
+      auth: 'bearer',
+      permission: 'task:manage',
+      body: taskCreate,
+      response: taskSchema,
+      status: 201,
+      creates: true,
       handler: async ({ auth, body, request }) => {
         const fields = taskFieldsOf(body, null, config.production);
         await checkReferences(auth.orgId, body);
@@ -56,24 +64,43 @@ export function taskRoutes(services: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'GET', path: '/tasks', tag: 'tasks', summary: 'List tasks (secrets masked)', auth: 'bearer', permission: 'task:read',
-      query: pageQuery, response: pageSchema(taskSchema),
+      method: 'GET',
+      path: '/tasks',
+      tag: 'tasks',
+      summary: 'List tasks (secrets masked)',
+      auth: 'bearer',
+      permission: 'task:read',
+      query: pageQuery,
+      response: pageSchema(taskSchema),
       handler: async ({ auth, query, request }) => ({
         status: 200,
         json: pageEnvelope(query, await tasks.list(auth.orgId, listOptions(query)), (task) => presentTask(task, baseUrl(request))),
       }),
     }),
     route({
-      method: 'GET', path: '/tasks/:id', tag: 'tasks', summary: 'A task (secret masked), with its actor state and queue',
-      auth: 'bearer', permission: 'task:read', params: idParams, response: taskWithRuntimeSchema,
+      method: 'GET',
+      path: '/tasks/:id',
+      tag: 'tasks',
+      summary: 'A task (secret masked), with its actor state and queue',
+      auth: 'bearer',
+      permission: 'task:read',
+      params: idParams,
+      response: taskWithRuntimeSchema,
       handler: async ({ auth, params, request }) => {
         const task = await getOr404(tasks, auth.orgId, params.id, 'task');
         return { status: 200, json: { ...presentTask(task, baseUrl(request)), runtime: service.actorView(task.id) } };
       },
     }),
     route({
-      method: 'PATCH', path: '/tasks/:id', tag: 'tasks', summary: 'Change a task (partial); the trigger kind is fixed at creation',
-      auth: 'bearer', permission: 'task:manage', params: idParams, body: taskPatch, response: taskSchema,
+      method: 'PATCH',
+      path: '/tasks/:id',
+      tag: 'tasks',
+      summary: 'Change a task (partial); the trigger kind is fixed at creation',
+      auth: 'bearer',
+      permission: 'task:manage',
+      params: idParams,
+      body: taskPatch,
+      response: taskSchema,
       handler: async ({ auth, params, body, request }) => {
         const existing = await getOr404(tasks, auth.orgId, params.id, 'task');
         if (body.trigger !== undefined && body.trigger.kind !== existing.trigger_kind) {
@@ -89,8 +116,14 @@ export function taskRoutes(services: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'DELETE', path: '/tasks/:id', tag: 'tasks', summary: 'Delete a task: its trigger stops, pending fires are cancelled',
-      auth: 'bearer', permission: 'task:manage', params: idParams, status: 204,
+      method: 'DELETE',
+      path: '/tasks/:id',
+      tag: 'tasks',
+      summary: 'Delete a task: its trigger stops, pending fires are cancelled',
+      auth: 'bearer',
+      permission: 'task:manage',
+      params: idParams,
+      status: 204,
       handler: async ({ auth, params }) => {
         const task = await getOr404(tasks, auth.orgId, params.id, 'task');
         await tasks.delete(auth.orgId, task.id);
@@ -100,10 +133,15 @@ export function taskRoutes(services: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'POST', path: '/tasks/:id/rotate-secret', tag: 'tasks',
+      method: 'POST',
+      path: '/tasks/:id/rotate-secret',
+      tag: 'tasks',
       summary: 'New webhook secret (shown only now); the previous one keeps verifying for overlap_secs (default 3600)',
-      auth: 'bearer', permission: 'task:manage', params: idParams,
-      body: z.strictObject({ overlap_secs: z.number().int().min(0).max(604_800).optional() }).optional(), response: taskSchema,
+      auth: 'bearer',
+      permission: 'task:manage',
+      params: idParams,
+      body: z.strictObject({ overlap_secs: z.number().int().min(0).max(604_800).optional() }).optional(),
+      response: taskSchema,
       handler: async ({ auth, params, body, request }) => {
         const task = await getOr404(tasks, auth.orgId, params.id, 'task');
         const { secret, fields } = rotatedSecret(task, secrets, taskRuntime.now(), body?.overlap_secs);
@@ -114,8 +152,14 @@ export function taskRoutes(services: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'POST', path: '/tasks/:id/run', tag: 'tasks', summary: 'Fire the task now; `body` is what its template sees as trigger.body',
-      auth: 'bearer', permission: 'task:manage', params: idParams, status: 202,
+      method: 'POST',
+      path: '/tasks/:id/run',
+      tag: 'tasks',
+      summary: 'Fire the task now; `body` is what its template sees as trigger.body',
+      auth: 'bearer',
+      permission: 'task:manage',
+      params: idParams,
+      status: 202,
       body: z.strictObject({ body: z.unknown().optional() }).optional(),
       response: z.object({ run_id: z.string(), status: z.enum(['pending', 'running']) }),
       handler: async ({ auth, params, body }) => {
@@ -125,8 +169,15 @@ export function taskRoutes(services: Services): AnyRoute[] {
     }),
     ...taskRunRoutes(services),
     route({
-      method: 'GET', path: '/tasks/:id/deliveries', tag: 'tasks', summary: 'Inbound webhook deliveries of the task, oldest first',
-      auth: 'bearer', permission: 'task:read', params: idParams, query: pageQuery, response: pageSchema(deliverySchema),
+      method: 'GET',
+      path: '/tasks/:id/deliveries',
+      tag: 'tasks',
+      summary: 'Inbound webhook deliveries of the task, oldest first',
+      auth: 'bearer',
+      permission: 'task:read',
+      params: idParams,
+      query: pageQuery,
+      response: pageSchema(deliverySchema),
       handler: async ({ auth, params, query }) => {
         const task = await getOr404(tasks, auth.orgId, params.id, 'task');
         return { status: 200, json: pageEnvelope(query, await inboundDeliveries.list(auth.orgId, listOptions(query, { task_id: task.id })), presentDelivery) };

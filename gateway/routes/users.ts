@@ -25,8 +25,14 @@ const present = ({ membership, user }: Member) => ({
 export function userRoutes({ users }: Services): AnyRoute[] {
   return [
     route({
-      method: 'GET', path: '/users', tag: 'users', summary: 'Members of the organization', auth: 'bearer', permission: 'user:read',
-      query: pageQuery, response: pageSchema(userSchema),
+      method: 'GET',
+      path: '/users',
+      tag: 'users',
+      summary: 'Members of the organization',
+      auth: 'bearer',
+      permission: 'user:read',
+      query: pageQuery,
+      response: pageSchema(userSchema),
       handler: async ({ auth, query }) => {
         const page = await users.list(auth.orgId, listOptions(query));
         return {
@@ -40,21 +46,40 @@ export function userRoutes({ users }: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'GET', path: '/users/:id', tag: 'users', summary: 'A member of the organization', auth: 'bearer',
-      permission: 'user:read', params: idParams, response: userSchema,
+      method: 'GET',
+      path: '/users/:id',
+      tag: 'users',
+      summary: 'A member of the organization',
+      auth: 'bearer',
+      permission: 'user:read',
+      params: idParams,
+      response: userSchema,
       handler: async ({ auth, params }) => ({ status: 200, json: present(await users.get(auth.orgId, params.id)) }),
     }),
     route({
-      method: 'PATCH', path: '/users/:id', tag: 'users', summary: "Change a member's role", auth: 'bearer', permission: 'user:manage',
-      params: idParams, body: z.strictObject({ role: z.string().min(1).max(64) }), response: userSchema,
+      method: 'PATCH',
+      path: '/users/:id',
+      tag: 'users',
+      summary: "Change a member's role",
+      auth: 'bearer',
+      permission: 'user:manage',
+      params: idParams,
+      body: z.strictObject({ role: z.string().min(1).max(64) }),
+      response: userSchema,
       handler: async ({ auth, params, body }) => ({
         status: 200,
         json: present(await users.changeRole(auth, params.id, body.role, (permissions) => assertGrantable(auth, permissions))),
       }),
     }),
     route({
-      method: 'DELETE', path: '/users/:id', tag: 'users', summary: 'Remove a member from the organization (the user account stays)',
-      auth: 'bearer', permission: 'user:manage', params: idParams, status: 204,
+      method: 'DELETE',
+      path: '/users/:id',
+      tag: 'users',
+      summary: 'Remove a member from the organization (the user account stays)',
+      auth: 'bearer',
+      permission: 'user:manage',
+      params: idParams,
+      status: 204,
       handler: async ({ auth, params }) => {
         await users.remove(auth, params.id);
         return { status: 204, json: null };

@@ -15,7 +15,14 @@ const SAMPLE_NAME = z
   .max(100, { message: 'name is at most 100 characters' })
   .regex(/^[a-z0-9][a-z0-9._-]*$/, { message: 'name uses lowercase a-z, 0-9, ".", "_" and "-", starting with a letter or digit' });
 const HEADERS = z
-  .record(z.string().min(1).max(100).regex(/^[A-Za-z0-9-]+$/, { message: 'header names use letters, digits and "-"' }), z.string().max(2000))
+  .record(
+    z
+      .string()
+      .min(1)
+      .max(100)
+      .regex(/^[A-Za-z0-9-]+$/, { message: 'header names use letters, digits and "-"' }),
+    z.string().max(2000),
+  )
   .refine((headers) => Object.keys(headers).length <= 50, { message: 'at most 50 headers' });
 
 const sampleCreate = z.strictObject({
@@ -53,7 +60,11 @@ const presentSaved = (sample: WebhookSampleDoc) => ({
 export function webhookSampleRoutes({ webhookSamples }: Services): AnyRoute[] {
   return [
     route({
-      method: 'GET', path: '/webhook-samples', tag: 'webhook-samples', auth: 'bearer', permission: 'webhook:read',
+      method: 'GET',
+      path: '/webhook-samples',
+      tag: 'webhook-samples',
+      auth: 'bearer',
+      permission: 'webhook:read',
       summary: 'Built-in samples (code host push and pull request, build failure, deployment failure), then the saved ones',
       response: listSchema,
       handler: async ({ auth }) => {
@@ -63,22 +74,42 @@ export function webhookSampleRoutes({ webhookSamples }: Services): AnyRoute[] {
       },
     }),
     route({
-      method: 'POST', path: '/webhook-samples', tag: 'webhook-samples', auth: 'bearer', permission: 'webhook:manage',
-      summary: 'Save a custom sample for this organization (kept until deleted)', body: sampleCreate, response: sampleSchema,
-      status: 201, creates: true,
+      method: 'POST',
+      path: '/webhook-samples',
+      tag: 'webhook-samples',
+      auth: 'bearer',
+      permission: 'webhook:manage',
+      summary: 'Save a custom sample for this organization (kept until deleted)',
+      body: sampleCreate,
+      response: sampleSchema,
+      status: 201,
+      creates: true,
       handler: async ({ auth, body }) => ({ status: 201, json: presentSaved(await webhookSamples.save(auth.orgId, auth.userId, body)) }),
     }),
     route({
-      method: 'DELETE', path: '/webhook-samples/:sample_name', tag: 'webhook-samples', auth: 'bearer', permission: 'webhook:manage',
-      summary: 'Delete a saved sample (built-in ones cannot be deleted)', params: nameParams, status: 204,
+      method: 'DELETE',
+      path: '/webhook-samples/:sample_name',
+      tag: 'webhook-samples',
+      auth: 'bearer',
+      permission: 'webhook:manage',
+      summary: 'Delete a saved sample (built-in ones cannot be deleted)',
+      params: nameParams,
+      status: 204,
       handler: async ({ auth, params }) => {
         await webhookSamples.delete(auth.orgId, params.sample_name);
         return { status: 204, json: null };
       },
     }),
     route({
-      method: 'POST', path: '/webhook-samples/:sample_name/run', tag: 'webhook-samples', auth: 'bearer', permission: 'task:manage',
-      summary: 'Fire a sample into a task, as if its sender had posted it', params: nameParams, body: runBody, response: runSchema,
+      method: 'POST',
+      path: '/webhook-samples/:sample_name/run',
+      tag: 'webhook-samples',
+      auth: 'bearer',
+      permission: 'task:manage',
+      summary: 'Fire a sample into a task, as if its sender had posted it',
+      params: nameParams,
+      body: runBody,
+      response: runSchema,
       status: 202,
       handler: async ({ auth, params, body }) => {
         const fired = await webhookSamples.run(auth.orgId, params.sample_name, body.task_id);

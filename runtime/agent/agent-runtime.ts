@@ -34,7 +34,7 @@ import { RunFeed } from './run-feed.js';
 import { toolStep } from './tool-step.js';
 import { recordEntry } from './transcript.js';
 
-export const AGENT_RUN_KIND = 'agent_run';
+const AGENT_RUN_KIND = 'agent_run';
 
 export interface AgentRuntimeOptions {
   readonly supervisor: Supervisor;
@@ -54,8 +54,12 @@ export interface AgentRuntimeOptions {
 export type ApprovalAnswer = 'accepted' | 'unknown' | 'not_pending';
 
 const factsOf = (runId: string, request: StartRunRequest): RunFacts => ({
-  runId, kind: request.kind, userId: request.userId, taskId: request.taskId ?? null,
-  conversationId: request.conversationId ?? null, bindingId: request.bindingId ?? null,
+  runId,
+  kind: request.kind,
+  userId: request.userId,
+  taskId: request.taskId ?? null,
+  conversationId: request.conversationId ?? null,
+  bindingId: request.bindingId ?? null,
 });
 
 const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
@@ -95,8 +99,7 @@ export class AgentRuntime {
       policy: { onFailure: 'fail' },
       describe: runStatusOf,
       shutdownEvent: { type: 'SHUTDOWN' },
-      onFailed: (info, error) =>
-        this.endOutside(info, 'internal_error', `the run crashed: ${error instanceof Error ? error.message : String(error)}`),
+      onFailed: (info, error) => this.endOutside(info, 'internal_error', `the run crashed: ${error instanceof Error ? error.message : String(error)}`),
       onAbandoned: (info) => this.endOutside(info, 'interrupted', 'the service stopped before the run reached a safe point'),
       drain: () => this.drain(),
     });
@@ -244,7 +247,9 @@ export class AgentRuntime {
           if (entry.type === 'approval_required') {
             this.report(run, (observer, org, facts) => observer.approvalRequested(org, facts, entry.data.approval_id, entry.data.tool));
           } else if (entry.type === 'approval_decision') {
-            this.report(run, (observer, org, facts) => observer.approvalDecided(org, facts, entry.data.approval_id, entry.data.decision, entry.data.decided_by));
+            this.report(run, (observer, org, facts) =>
+              observer.approvalDecided(org, facts, entry.data.approval_id, entry.data.decision, entry.data.decided_by),
+            );
           }
         },
         setStatus: ({ context }, { status }: { status: 'running' | 'awaiting_approval' }) => {
@@ -279,7 +284,11 @@ export class AgentRuntime {
     // task runs report as `task.run_failed` (the task runtime): a lifecycle task on `run.failed` must not fire on its own runs
     if (request.kind !== 'task' && (end.status === 'succeeded' || end.status === 'failed')) {
       this.events?.emit(end.status === 'succeeded' ? 'run.succeeded' : 'run.failed', request.orgId, {
-        run_id: run.id, kind: request.kind, task_id: request.taskId ?? null, reason: end.reason ?? null, message: end.message ?? null,
+        run_id: run.id,
+        kind: request.kind,
+        task_id: request.taskId ?? null,
+        reason: end.reason ?? null,
+        message: end.message ?? null,
       });
     }
     this.report(run, (observer, org, facts) => observer.runEnded(org, facts, { status: end.status, reason: end.reason, message: end.message }));

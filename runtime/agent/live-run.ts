@@ -52,7 +52,6 @@ export interface LiveRun {
   finished: boolean;
 }
 
-
 /** who a run's policies judge */
 export const subjectOf = (request: StartRunRequest): PolicySubject => ({
   task: request.taskId ?? null,

@@ -37,7 +37,14 @@ export async function toolStep(run: LiveRun, call: ToolCall, policies: ToolCallG
   if (policies) {
     // before the approval gate: a denied write never asks anybody
     const denied = await policies.precheck(
-      { name: resolution.tool.name, connector: resolution.tool.connector, effect: resolution.effect, args: resolution.args, orgId: run.request.orgId, runId: run.id },
+      {
+        name: resolution.tool.name,
+        connector: resolution.tool.connector,
+        effect: resolution.effect,
+        args: resolution.args,
+        orgId: run.request.orgId,
+        runId: run.id,
+      },
       subjectOf(run.request),
     );
     if (denied) return { kind: 'result', outcome: denied };

@@ -6,15 +6,7 @@
  * creator of an API key (a key never does more than its creator can now) and
  * for the run of a pipeline token (the token dies when its run ends).
  */
-import {
-  createRemoteJWKSet,
-  decodeProtectedHeader,
-  errors as joseErrors,
-  jwtVerify,
-  SignJWT,
-  type JWTPayload,
-  type JWTVerifyGetKey,
-} from 'jose';
+import { createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVerify, SignJWT, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import type { PlatformCollections as Collections } from '../collections.js';
 import type { MembershipDoc, OrganizationDoc, UserDoc } from '../collections.js';
 import type { ServiceConfig } from '../config.js';
@@ -28,7 +20,7 @@ import { resolveRole } from './roles.js';
 import { isoAt, systemClock, type RuntimeClock } from '../clock.js';
 
 const LOCAL_ISSUER = 'agent-context-service';
-export const API_KEY_PREFIX = 'sk_';
+const API_KEY_PREFIX = 'sk_';
 const API_KEY_LENGTH = 40;
 const INVITE_TOKEN_PREFIX = 'inv_';
 const INVITE_TOKEN_LENGTH = 40;
@@ -54,7 +46,7 @@ interface VerifiedToken {
 
 /** Hook run when an organization is created (default realm, settings, default agent). */
 /** the pipeline run a pipeline token belongs to: the token lives only while the run runs */
-export interface PipelineRunState extends StoredFields {
+interface PipelineRunState extends StoredFields {
   readonly status: string;
   readonly token_expires_at: string;
 }
@@ -278,9 +270,7 @@ export class IdentityService {
   }
 
   private async verifyLocal(token: string): Promise<VerifiedToken> {
-    const payload = await this.guardJose(() =>
-      jwtVerify(token, this.config.auth.jwtSecret, { algorithms: ['HS256'], issuer: LOCAL_ISSUER }),
-    );
+    const payload = await this.guardJose(() => jwtVerify(token, this.config.auth.jwtSecret, { algorithms: ['HS256'], issuer: LOCAL_ISSUER }));
     if (typeof payload.sub !== 'string' || typeof payload['org'] !== 'string' || typeof payload.exp !== 'number') {
       throw new ServiceError('unauthorized', 'token lacks sub, org or exp');
     }
@@ -322,11 +312,7 @@ export class IdentityService {
     const memberships = await this.collections.memberships.findAcrossOrgs({ user_id: user.id }, 1000);
     const claimedOrg = payload['org_id'];
     const membership =
-      typeof claimedOrg === 'string'
-        ? memberships.find((candidate) => candidate.org_id === claimedOrg)
-        : memberships.length === 1
-          ? memberships[0]
-          : undefined;
+      typeof claimedOrg === 'string' ? memberships.find((candidate) => candidate.org_id === claimedOrg) : memberships.length === 1 ? memberships[0] : undefined;
     if (!membership) {
       throw new ServiceError('unauthorized', 'cannot tell the organization: add an org_id claim naming one the user belongs to');
     }

@@ -12,7 +12,7 @@ import type { FileInfo, FileStore } from './store.js';
 export const ARTIFACTS_FOLDER = 'artifacts';
 
 /** `artifacts/<run id>`: where one run's files live. */
-export const artifactsFolder = (runId: string): string => `${ARTIFACTS_FOLDER}/${runId}`;
+const artifactsFolder = (runId: string): string => `${ARTIFACTS_FOLDER}/${runId}`;
 
 /**
  * A path segment as the most lenient file system would read it: percent-decoded
@@ -36,7 +36,11 @@ function foldSegment(segment: string): string {
   }
   // a decoded separator starts a new segment for whoever decoded it
   const first = text.split(/[\\/]/, 1)[0] ?? '';
-  return first.normalize('NFKC').replace(/\p{Default_Ignorable_Code_Point}/gu, '').toLowerCase().replace(/[. ]+$/, '');
+  return first
+    .normalize('NFKC')
+    .replace(/\p{Default_Ignorable_Code_Point}/gu, '')
+    .toLowerCase()
+    .replace(/[. ]+$/, '');
 }
 
 /**
@@ -56,7 +60,9 @@ export const isArtifactPath = (path: string): boolean => foldSegment(path.split(
  */
 export function artifactPath(runId: string, relative: string): string {
   if (relative.startsWith('/')) {
-    throw new ServiceError('validation_error', `invalid file path "${relative}": give a path relative to the run's folder, without a leading "/"`, { field: 'path' });
+    throw new ServiceError('validation_error', `invalid file path "${relative}": give a path relative to the run's folder, without a leading "/"`, {
+      field: 'path',
+    });
   }
   return `${artifactsFolder(runId)}/${normalizeRemotePath(relative)}`;
 }
@@ -111,7 +117,7 @@ export function parseArtifactId(id: string): ArtifactRef | null {
 }
 
 /** The artifact a listed file-store path is, or null for a path outside any run's folder. */
-export function artifactOfPath(path: string): ArtifactRef | null {
+function artifactOfPath(path: string): ArtifactRef | null {
   const prefix = `${ARTIFACTS_FOLDER}/`;
   if (!path.startsWith(prefix)) return null;
   const rest = path.slice(prefix.length);

@@ -20,13 +20,15 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
  * climbs out, or holds NUL, a backslash or a lone surrogate.
  */
 export function normalizeRemotePath(raw: string): string {
-  const invalid = (reason: string): ServiceError =>
-    new ServiceError('validation_error', `invalid file path "${raw}": ${reason}`, { field: 'path' });
+  const invalid = (reason: string): ServiceError => new ServiceError('validation_error', `invalid file path "${raw}": ${reason}`, { field: 'path' });
   if (raw.includes('\0')) throw invalid('contains a NUL character');
   if (LONE_SURROGATE.test(raw)) throw invalid('contains a lone UTF-16 surrogate');
   // a backslash is a separator on some clients: refusing it keeps one meaning per path
   if (raw.includes('\\')) throw invalid('use "/" as the separator');
-  const segments = raw.normalize('NFC').split('/').filter((segment) => segment.length > 0 && segment !== '.');
+  const segments = raw
+    .normalize('NFC')
+    .split('/')
+    .filter((segment) => segment.length > 0 && segment !== '.');
   if (segments.length === 0) throw invalid('it names no file');
   for (const segment of segments) {
     if (segment === '..') throw invalid('".." is not allowed');
@@ -39,13 +41,37 @@ export function normalizeRemotePath(raw: string): string {
 }
 
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
-  txt: 'text/plain', md: 'text/markdown', csv: 'text/csv', tsv: 'text/tab-separated-values', html: 'text/html',
-  css: 'text/css', js: 'text/javascript', mjs: 'text/javascript', ts: 'text/plain', py: 'text/x-python',
-  json: 'application/json', ndjson: 'application/x-ndjson', jsonl: 'application/x-ndjson', xml: 'application/xml',
-  yaml: 'application/yaml', yml: 'application/yaml', pdf: 'application/pdf', zip: 'application/zip',
-  gz: 'application/gzip', tar: 'application/x-tar', parquet: 'application/vnd.apache.parquet',
-  png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', svg: 'image/svg+xml', webp: 'image/webp',
-  mp4: 'video/mp4', webm: 'video/webm', mp3: 'audio/mpeg', wav: 'audio/wav',
+  txt: 'text/plain',
+  md: 'text/markdown',
+  csv: 'text/csv',
+  tsv: 'text/tab-separated-values',
+  html: 'text/html',
+  css: 'text/css',
+  js: 'text/javascript',
+  mjs: 'text/javascript',
+  ts: 'text/plain',
+  py: 'text/x-python',
+  json: 'application/json',
+  ndjson: 'application/x-ndjson',
+  jsonl: 'application/x-ndjson',
+  xml: 'application/xml',
+  yaml: 'application/yaml',
+  yml: 'application/yaml',
+  pdf: 'application/pdf',
+  zip: 'application/zip',
+  gz: 'application/gzip',
+  tar: 'application/x-tar',
+  parquet: 'application/vnd.apache.parquet',
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  svg: 'image/svg+xml',
+  webp: 'image/webp',
+  mp4: 'video/mp4',
+  webm: 'video/webm',
+  mp3: 'audio/mpeg',
+  wav: 'audio/wav',
 };
 
 /** By extension: what a browser or client needs to open the download; unknown = octet-stream. */

@@ -84,7 +84,10 @@ export class BoltGraphStore implements GraphStore {
   }
 
   async search(scope: GraphScope, options: Parameters<GraphStore['search']>[1]): Promise<Awaited<ReturnType<GraphStore['search']>>> {
-    const terms = options.query.toLowerCase().split(/\s+/).filter((term) => term.length > 0);
+    const terms = options.query
+      .toLowerCase()
+      .split(/\s+/)
+      .filter((term) => term.length > 0);
     const labels = options.labels ? [...options.labels] : null;
     const records = await this.read(
       'MATCH (n) WHERE n._org = $org AND n._realm = $realm AND ($labels IS NULL OR any(l IN labels(n) WHERE l IN $labels)) ' +
@@ -94,7 +97,10 @@ export class BoltGraphStore implements GraphStore {
     );
     const scored = records.map((record) => {
       const node = toNode(record['n'] as Node);
-      const text = Object.values(node.properties).filter((value) => typeof value === 'string').join(' ').toLowerCase();
+      const text = Object.values(node.properties)
+        .filter((value) => typeof value === 'string')
+        .join(' ')
+        .toLowerCase();
       const score = terms.reduce((sum, term) => sum + (text.split(term).length - 1), 0);
       return { ...node, score };
     });
@@ -143,9 +149,15 @@ export class BoltGraphStore implements GraphStore {
   }
 
   cypher(): Promise<never> {
-    return Promise.reject(new ServiceError('forbidden', 'raw Cypher is not available on a shared Bolt graph server (GRAPH_URL): it could read other realms; use search, get and expand', {
-      engine: 'bolt',
-    }));
+    return Promise.reject(
+      new ServiceError(
+        'forbidden',
+        'raw Cypher is not available on a shared Bolt graph server (GRAPH_URL): it could read other realms; use search, get and expand',
+        {
+          engine: 'bolt',
+        },
+      ),
+    );
   }
 
   async stats(scope: GraphScope, perLabel: boolean): Promise<Awaited<ReturnType<GraphStore['stats']>>> {

@@ -3,10 +3,10 @@
  * work: the engine converts parameters value by value, and a deeply nested
  * or huge object used to hold the event loop for minutes.
  */
-export const MAX_PARAM_DEPTH = 16;
+const MAX_PARAM_DEPTH = 16;
 /** every value counts: scalars, list items, map entries */
-export const MAX_PARAM_VALUES = 100_000;
-export const MAX_PARAM_KEYS = 1_000;
+const MAX_PARAM_VALUES = 100_000;
+const MAX_PARAM_KEYS = 1_000;
 
 /** why `params` is refused, or null when it is within bounds (walked without recursion) */
 export function paramsProblem(params: Record<string, unknown>): string | null {

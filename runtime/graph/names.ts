@@ -23,17 +23,25 @@ export const isValidKey = (key: unknown): key is string => typeof key === 'strin
 
 export function assertLabel(name: string, what: 'label' | 'relationship type', field: string): void {
   if (!isValidLabel(name)) {
-    throw new ServiceError('validation_error', `invalid ${what} "${String(name).slice(0, 80)}": use letters, digits and "_", starting with a letter (at most 64)`, {
-      issues: [{ path: field, message: `not a valid ${what}` }],
-    });
+    throw new ServiceError(
+      'validation_error',
+      `invalid ${what} "${String(name).slice(0, 80)}": use letters, digits and "_", starting with a letter (at most 64)`,
+      {
+        issues: [{ path: field, message: `not a valid ${what}` }],
+      },
+    );
   }
 }
 
 export function assertProperty(name: string, field: string): void {
   if (!isValidProperty(name)) {
-    throw new ServiceError('validation_error', `invalid property name "${name.slice(0, 80)}": use letters, digits and "_" (at most 64; ${[...RESERVED_PROPERTIES].join(', ')} are reserved)`, {
-      issues: [{ path: field, message: 'not a valid property name' }],
-    });
+    throw new ServiceError(
+      'validation_error',
+      `invalid property name "${name.slice(0, 80)}": use letters, digits and "_" (at most 64; ${[...RESERVED_PROPERTIES].join(', ')} are reserved)`,
+      {
+        issues: [{ path: field, message: 'not a valid property name' }],
+      },
+    );
   }
 }
 

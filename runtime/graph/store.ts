@@ -6,7 +6,15 @@
  * scope see another's records. Errors a caller can fix are ServiceErrors
  * (validation_error, invalid_node_id, cypher_syntax_error, forbidden).
  */
-import { GRAPH_WRITE_FAILED, ToolError, type GraphNode, type GraphNodeInput, type GraphRelationship, type GraphRelationshipInput, type GraphSink } from '../../connectors/contract.js';
+import {
+  GRAPH_WRITE_FAILED,
+  ToolError,
+  type GraphNode,
+  type GraphNodeInput,
+  type GraphRelationship,
+  type GraphRelationshipInput,
+  type GraphSink,
+} from '../../connectors/contract.js';
 import { ServiceError } from '../errors.js';
 
 // nodes and relationships as the contract's graph port spells them: one definition for the store and the port
@@ -31,7 +39,7 @@ export interface SearchResult {
   readonly total: number;
 }
 
-export type ExpandDirection = 'both' | 'out' | 'in';
+type ExpandDirection = 'both' | 'out' | 'in';
 
 export interface ExpandOptions {
   /** 1..5 hops */

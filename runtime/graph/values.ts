@@ -101,9 +101,7 @@ export function propertiesOf(record: Record<string, unknown>): Record<string, un
 function presentNode(record: Record<string, unknown>): Record<string, unknown> {
   const label = String(record['_label']);
   const key = record['_key'];
-  return typeof key === 'string'
-    ? { id: `${label}:${key}`, label, key, properties: propertiesOf(record) }
-    : { label, properties: propertiesOf(record) };
+  return typeof key === 'string' ? { id: `${label}:${key}`, label, key, properties: propertiesOf(record) } : { label, properties: propertiesOf(record) };
 }
 
 function presentRel(record: Record<string, unknown>): Record<string, unknown> {

@@ -13,7 +13,7 @@ import { toolCallFrom } from './tool-arguments.js';
 import type { ProviderClientOptions } from './provider-options.js';
 import { LlmError, type ChatMessage, type FinishReason, type LlmEvent, type LlmProvider, type LlmRequest, type ToolDefinition } from './types.js';
 
-export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
+const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
 
 const FINISH: Readonly<Record<string, FinishReason>> = {
   end_turn: 'end_turn',
@@ -29,7 +29,7 @@ const FINISH: Readonly<Record<string, FinishReason>> = {
 type Turn = { role: 'user' | 'assistant'; content: ContentBlockParam[] };
 
 /** Consecutive messages of one role merge into one turn: the API expects user and assistant to alternate. */
-export function toAnthropicMessages(messages: readonly ChatMessage[]): { system: string | null; messages: MessageParam[] } {
+function toAnthropicMessages(messages: readonly ChatMessage[]): { system: string | null; messages: MessageParam[] } {
   const system: string[] = [];
   const turns: Turn[] = [];
   const push = (role: Turn['role'], blocks: ContentBlockParam[]): void => {
@@ -61,7 +61,7 @@ export function toAnthropicMessages(messages: readonly ChatMessage[]): { system:
   return { system: system.length > 0 ? system.join('\n\n') : null, messages: turns };
 }
 
-export function toAnthropicTools(tools: readonly ToolDefinition[]): Tool[] {
+function toAnthropicTools(tools: readonly ToolDefinition[]): Tool[] {
   return tools.map((tool) => ({
     name: tool.name,
     description: tool.description,

@@ -11,8 +11,7 @@ import type { RetryOptions } from './retry.js';
 import { LlmError, type LlmProvider } from './types.js';
 
 export * from './types.js';
-export { costUsd, priceOf, DEFAULT_PRICES, FALLBACK_PRICE, type ModelPrice, type PriceTable } from './prices.js';
-export type { RetryOptions } from './retry.js';
+export { costUsd, priceOf, FALLBACK_PRICE } from './prices.js';
 export { OrgLlmKeys, MASKED_LLM_API_KEY } from './org-key.js';
 
 /** The model fields of the organization settings (SettingsDoc fits). */
@@ -59,9 +58,9 @@ export interface CreateLlmProviderOptions {
   readonly fetch?: typeof fetch;
 }
 
-export const LLM_PROVIDERS = ['openai', 'anthropic'] as const;
+const LLM_PROVIDERS = ['openai', 'anthropic'] as const;
 
-export const ORG_KEY_MISSING = "the organization's llm_base_url needs its own llm_api_key in /settings";
+const ORG_KEY_MISSING = "the organization's llm_base_url needs its own llm_api_key in /settings";
 
 function blank(value: string | null | undefined): value is null | undefined {
   return value === null || value === undefined || value.trim() === '';
@@ -75,7 +74,7 @@ function blank(value: string | null | undefined): value is null | undefined {
  * never goes to an organization's URL.
  * @throws LlmError `llm_unconfigured` when the organization's URL has no key, or its key does not open
  */
-export function resolveLlmEndpoint(orgId: string, settings: OrgLlmSettings, operator: LlmOperatorConfig): LlmEndpoint {
+function resolveLlmEndpoint(orgId: string, settings: OrgLlmSettings, operator: LlmOperatorConfig): LlmEndpoint {
   if (blank(settings.llm_base_url)) {
     return { baseUrl: operator.llmBaseUrl, apiKey: operator.llmApiKey, owner: 'operator' };
   }

@@ -4,17 +4,14 @@
  * `index`; each call is emitted once, when the next call starts or the turn ends.
  */
 import OpenAI from 'openai';
-import type {
-  ChatCompletionMessageParam,
-  ChatCompletionTool,
-} from 'openai/resources/chat/completions';
+import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { withRetry } from './retry.js';
 import { toAttemptError } from './sdk-errors.js';
 import { toolCallFrom } from './tool-arguments.js';
 import type { ProviderClientOptions } from './provider-options.js';
 import { LlmError, type ChatMessage, type FinishReason, type LlmEvent, type LlmProvider, type LlmRequest, type ToolDefinition, type Usage } from './types.js';
 
-export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
 const FINISH: Readonly<Record<string, FinishReason>> = {
   stop: 'end_turn',
@@ -25,7 +22,7 @@ const FINISH: Readonly<Record<string, FinishReason>> = {
   content_filter: 'end_turn',
 };
 
-export function toOpenAiMessages(messages: readonly ChatMessage[]): ChatCompletionMessageParam[] {
+function toOpenAiMessages(messages: readonly ChatMessage[]): ChatCompletionMessageParam[] {
   return messages.map((message): ChatCompletionMessageParam => {
     switch (message.role) {
       case 'system':
@@ -50,7 +47,7 @@ export function toOpenAiMessages(messages: readonly ChatMessage[]): ChatCompleti
   });
 }
 
-export function toOpenAiTools(tools: readonly ToolDefinition[]): ChatCompletionTool[] {
+function toOpenAiTools(tools: readonly ToolDefinition[]): ChatCompletionTool[] {
   return tools.map((tool) => ({
     type: 'function',
     function: { name: tool.name, description: tool.description, parameters: tool.input_schema },

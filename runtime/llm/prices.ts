@@ -21,7 +21,7 @@ export type PriceTable = Readonly<Record<string, ModelPrice>>;
 
 const price = (input: number, output: number): ModelPrice => ({ input_per_mtok: input, output_per_mtok: output });
 
-export const DEFAULT_PRICES: PriceTable = Object.freeze({
+const DEFAULT_PRICES: PriceTable = Object.freeze({
   // OpenAI
   'gpt-5': price(1.25, 10),
   'gpt-5.1': price(1.25, 10),

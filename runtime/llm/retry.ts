@@ -42,7 +42,7 @@ export class LlmAttemptError extends LlmError {
   }
 }
 
-export function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
+function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted) {
       resolve();
@@ -59,7 +59,7 @@ export function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /** Backoff before attempt `attempt + 1`: base * 2^(attempt-1), with the upper half jittered. */
-export function backoffMs(attempt: number, options: RetryOptions = {}): number {
+function backoffMs(attempt: number, options: RetryOptions = {}): number {
   const base = options.baseDelayMs ?? 500;
   const max = options.maxDelayMs ?? 20_000;
   const exponential = Math.min(max, base * 2 ** (attempt - 1));

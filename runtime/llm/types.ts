@@ -4,8 +4,6 @@
  * events; the agent loop never sees a wire format.
  */
 
-export type Role = 'system' | 'user' | 'assistant' | 'tool';
-
 export interface ToolCall {
   /** provider-issued id, echoed back in the tool result message */
   readonly id: string;

@@ -21,7 +21,7 @@ import { ServiceError } from '../errors.js';
 import { canonicalAddress, classifyAddress, type AddressClass } from './address-class.js';
 import { createGuardedFetch } from './guarded-fetch.js';
 
-export { classifyAddress, type AddressClass } from './address-class.js';
+export { classifyAddress } from './address-class.js';
 
 /** Why an address is refused; `address` is the IP judged, `host` the name asked for. */
 export interface EgressRefusal {
@@ -37,7 +37,11 @@ export interface EgressRefusal {
 export class EgressRefusedError extends ToolError {
   constructor(readonly refusal: EgressRefusal) {
     const named = refusal.host === refusal.address ? refusal.address : `${refusal.host} (${refusal.address})`;
-    super('egress_refused', `outbound call to ${named} refused: ${refusal.address_class.replace('_', '-')} addresses are not reachable from here (an operator can open it with EGRESS_ALLOW)`, { ...refusal });
+    super(
+      'egress_refused',
+      `outbound call to ${named} refused: ${refusal.address_class.replace('_', '-')} addresses are not reachable from here (an operator can open it with EGRESS_ALLOW)`,
+      { ...refusal },
+    );
     this.name = 'EgressRefusedError';
   }
 }
@@ -124,7 +128,11 @@ export function createEgressGuard(options: { readonly allow: readonly string[] }
     return kind === 'public' ? null : { address_class: kind, address: canonical.address, host: name };
   };
 
-  const lookup = ((hostname: string, lookupOptions: LookupOptions, callback: (error: Error | null, address: string | LookupAddress[], family?: number) => void): void => {
+  const lookup = ((
+    hostname: string,
+    lookupOptions: LookupOptions,
+    callback: (error: Error | null, address: string | LookupAddress[], family?: number) => void,
+  ): void => {
     dnsLookup(hostname, { ...lookupOptions, all: true }, (error, addresses) => {
       if (error !== null) {
         callback(error, []);
@@ -187,11 +195,25 @@ export function createEgressGuard(options: { readonly allow: readonly string[] }
       return refusal === null ? Promise.resolve(bare) : Promise.reject(new EgressRefusedError(refusal));
     }
     return new Promise((done, fail) => {
-      lookup(bare, {}, (error, address) => (error === null && typeof address === 'string' ? done(address) : fail(error ?? new Error(`${bare} has no address`))));
+      lookup(bare, {}, (error, address) =>
+        error === null && typeof address === 'string' ? done(address) : fail(error ?? new Error(`${bare} has no address`)),
+      );
     });
   };
 
-  return { judge, checkUrl, lookup, agent, resolve, fetch: createGuardedFetch({ agent, checkUrl, refused: (refusal) => new EgressRefusedError(refusal), isRefusal: (error) => error instanceof EgressRefusedError }) };
+  return {
+    judge,
+    checkUrl,
+    lookup,
+    agent,
+    resolve,
+    fetch: createGuardedFetch({
+      agent,
+      checkUrl,
+      refused: (refusal) => new EgressRefusedError(refusal),
+      isRefusal: (error) => error instanceof EgressRefusedError,
+    }),
+  };
 }
 
 /**

@@ -32,7 +32,8 @@ export interface GuardedFetchPorts {
 const fetchFailed = (cause: unknown): TypeError => new TypeError('fetch failed', { cause });
 
 /** what an aborted fetch rejects with: the signal's reason (an AbortError or TimeoutError DOMException) */
-const abortReason = (signal: AbortSignal): Error => (signal.reason instanceof Error ? signal.reason : new DOMException('This operation was aborted', 'AbortError'));
+const abortReason = (signal: AbortSignal): Error =>
+  signal.reason instanceof Error ? signal.reason : new DOMException('This operation was aborted', 'AbortError');
 
 function decoded(response: http.IncomingMessage): Readable {
   let decoder: Transform;
@@ -71,31 +72,35 @@ function send(hop: Hop, signal: AbortSignal, ports: GuardedFetchPorts): Promise<
       outgoing.destroy();
       reject(abortReason(signal));
     };
-    const outgoing = (protocol === 'https:' ? httpsRequest : httpRequest)(hop.url, { method: hop.method, headers, agent: ports.agent(protocol) }, (incoming) => {
-      signal.removeEventListener('abort', onAbort);
-      const responseHeaders = new Headers();
-      for (let i = 0; i + 1 < incoming.rawHeaders.length; i += 2) responseHeaders.append(incoming.rawHeaders[i]!, incoming.rawHeaders[i + 1]!);
-      const status = incoming.statusCode ?? 502;
-      let body: ReadableStream<Uint8Array> | null = null;
-      if (NULL_BODY.has(status) || hop.method === 'HEAD') incoming.resume();
-      else {
-        const stream = decoded(incoming);
-        // an abort after the headers ends the body stream with the abort's reason
-        const stop = (): void => void stream.destroy(abortReason(signal));
-        signal.addEventListener('abort', stop, { once: true });
-        stream.once('close', () => signal.removeEventListener('abort', stop));
-        body = Readable.toWeb(stream) as ReadableStream<Uint8Array>;
-      }
-      try {
-        const response = new Response(body, { status, statusText: incoming.statusMessage ?? '', headers: responseHeaders });
-        Object.defineProperty(response, 'url', { value: hop.url.href });
-        resolve(response);
-      } catch (error) {
-        // a status fetch cannot represent (e.g. 999 from a hostile endpoint) is a failed fetch, not a crash
-        incoming.destroy();
-        reject(fetchFailed(error));
-      }
-    });
+    const outgoing = (protocol === 'https:' ? httpsRequest : httpRequest)(
+      hop.url,
+      { method: hop.method, headers, agent: ports.agent(protocol) },
+      (incoming) => {
+        signal.removeEventListener('abort', onAbort);
+        const responseHeaders = new Headers();
+        for (let i = 0; i + 1 < incoming.rawHeaders.length; i += 2) responseHeaders.append(incoming.rawHeaders[i]!, incoming.rawHeaders[i + 1]!);
+        const status = incoming.statusCode ?? 502;
+        let body: ReadableStream<Uint8Array> | null = null;
+        if (NULL_BODY.has(status) || hop.method === 'HEAD') incoming.resume();
+        else {
+          const stream = decoded(incoming);
+          // an abort after the headers ends the body stream with the abort's reason
+          const stop = (): void => void stream.destroy(abortReason(signal));
+          signal.addEventListener('abort', stop, { once: true });
+          stream.once('close', () => signal.removeEventListener('abort', stop));
+          body = Readable.toWeb(stream) as ReadableStream<Uint8Array>;
+        }
+        try {
+          const response = new Response(body, { status, statusText: incoming.statusMessage ?? '', headers: responseHeaders });
+          Object.defineProperty(response, 'url', { value: hop.url.href });
+          resolve(response);
+        } catch (error) {
+          // a status fetch cannot represent (e.g. 999 from a hostile endpoint) is a failed fetch, not a crash
+          incoming.destroy();
+          reject(fetchFailed(error));
+        }
+      },
+    );
     outgoing.on('error', (error) => {
       signal.removeEventListener('abort', onAbort);
       if (signal.aborted) reject(abortReason(signal));

@@ -39,7 +39,7 @@ export interface Expr {
 
 export type Body = Expr[];
 
-export type RuleKind = 'complete' | 'set' | 'object' | 'func';
+type RuleKind = 'complete' | 'set' | 'object' | 'func';
 
 export interface Rule {
   kind: RuleKind;

@@ -18,7 +18,7 @@ export interface RuleNode {
   defaultFunc: Rule | null;
 }
 
-export const newNode = (): RuleNode => ({ children: new Map(), rules: [], funcs: [], defaultRule: null, defaultFunc: null });
+const newNode = (): RuleNode => ({ children: new Map(), rules: [], funcs: [], defaultRule: null, defaultFunc: null });
 
 export function nodeAt(root: RuleNode, path: readonly string[]): RuleNode | undefined {
   let n: RuleNode | undefined = root;
@@ -41,7 +41,7 @@ function staticPath(rule: Rule): string[] {
   });
 }
 
-export function makeArity(root: RuleNode): Arity {
+function makeArity(root: RuleNode): Arity {
   return (call) => {
     const target = call.target;
     if (!target) return undefined;
@@ -101,7 +101,10 @@ export function compileModules(modules: Module[]): Compiled {
     const resolved = resolveRule(rule, scope, arity);
     Object.assign(rule, resolved);
   }
-  checkRecursion(root, pending.map((p) => p.rule));
+  checkRecursion(
+    root,
+    pending.map((p) => p.rule),
+  );
   return { root, modules };
 }
 

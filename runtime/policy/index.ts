@@ -15,9 +15,8 @@ import { fromJSON, RObject, toJSON, type Value } from './value.js';
 import { evalTerm } from './eval/terms.js';
 
 export { RegoError } from './errors.js';
-export type { RegoErrorCode } from './errors.js';
 export { UnsupportedBuiltin } from './builtins/index.js';
-export { toJSON, fromJSON, type Value } from './value.js';
+export { toJSON, type Value } from './value.js';
 
 export interface SourceError {
   readonly line: number;

@@ -1,7 +1,7 @@
 /** Rego lexer: tokens with 1-based line/column; `nl` marks a newline before the token (a body separator). */
 import { RegoError } from './errors.js';
 
-export type TokKind = 'ident' | 'string' | 'number' | 'op' | 'eof';
+type TokKind = 'ident' | 'string' | 'number' | 'op' | 'eof';
 export interface Token {
   readonly kind: TokKind;
   readonly text: string;

@@ -332,7 +332,7 @@ export class TermParser {
   }
 }
 
-export function parseNumber(text: string): number | bigint {
+function parseNumber(text: string): number | bigint {
   if (/^-?[0-9]+$/.test(text)) {
     const n = Number(text);
     return Number.isSafeInteger(n) ? n : BigInt(text);

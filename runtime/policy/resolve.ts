@@ -22,7 +22,7 @@ const dataRef = (path: string[], loc?: Term['loc']): Term => ({
   ...(loc ? { loc } : {}),
 });
 
-export function resolveCall(fn: string, scope: Scope, loc?: Term['loc']): CallTarget {
+function resolveCall(fn: string, scope: Scope, loc?: Term['loc']): CallTarget {
   const parts = fn.split('.');
   const head = parts[0]!;
   if (head === 'data') return { kind: 'user', path: parts.slice(1) };
@@ -147,7 +147,7 @@ function resolveWithValue(t: Term, scope: Scope): Term {
   return resolveTerm(t, scope);
 }
 
-export function resolveExpr(ex: Expr, scope: Scope): Expr {
+function resolveExpr(ex: Expr, scope: Scope): Expr {
   const e = ex.e;
   let out: ExprBody;
   switch (e.k) {
@@ -190,7 +190,12 @@ export function resolveBody(body: Body, scope: Scope): Body {
   return body.map((ex) => resolveExpr(ex, scope));
 }
 
-export function moduleScope(m: Module, ruleNames: Set<string>, isBuiltin: (n: string) => boolean, arity?: (n: string) => number | undefined): Omit<Scope, 'locals'> {
+export function moduleScope(
+  m: Module,
+  ruleNames: Set<string>,
+  isBuiltin: (n: string) => boolean,
+  arity?: (n: string) => number | undefined,
+): Omit<Scope, 'locals'> {
   const imports = new Map<string, string[]>();
   for (const imp of m.imports) {
     const names = refToStrings(imp.path);

@@ -76,7 +76,7 @@ export function normInt(b: bigint): number | bigint {
 const numKey = (n: number | bigint): string => (typeof n === 'bigint' ? n.toString() : Object.is(n, -0) ? '0' : String(n));
 
 /** canonical key: equal Rego values have equal keys (a bare string needs no escaping on its own) */
-export function keyOf(v: Value): string {
+function keyOf(v: Value): string {
   return typeof v === 'string' ? '"' + v : keyInner(v);
 }
 
@@ -93,7 +93,14 @@ function keyInner(v: Value): string {
   }
   if (Array.isArray(v)) return '[' + v.map(keyInner).join(',') + ']';
   if (v instanceof RSet) return '<' + [...v.items.values()].map(keyInner).sort().join(',') + '>';
-  return '{' + [...v.items.values()].map(([k, e]) => keyInner(k) + ':' + keyInner(e)).sort().join(',') + '}';
+  return (
+    '{' +
+    [...v.items.values()]
+      .map(([k, e]) => keyInner(k) + ':' + keyInner(e))
+      .sort()
+      .join(',') +
+    '}'
+  );
 }
 
 export const equal = (a: Value, b: Value): boolean => a === b || keyOf(a) === keyOf(b);
@@ -207,7 +214,14 @@ export function formatValue(v: Value): string {
   if (typeof v !== 'object') return String(v);
   if (Array.isArray(v)) return '[' + v.map(formatValue).join(', ') + ']';
   if (v instanceof RSet) return v.size === 0 ? 'set()' : '{' + v.sorted().map(formatValue).join(', ') + '}';
-  return '{' + v.sortedEntries().map(([k, e]) => formatValue(k) + ': ' + formatValue(e)).join(', ') + '}';
+  return (
+    '{' +
+    v
+      .sortedEntries()
+      .map(([k, e]) => formatValue(k) + ': ' + formatValue(e))
+      .join(', ') +
+    '}'
+  );
 }
 
 export function formatNumber(n: number): string {

@@ -33,5 +33,4 @@ export async function getOr404<T extends StoredFields>(collection: OrgCollection
   return doc;
 }
 
-export const stripUndefined = <T extends object>(value: T): T =>
-  Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as T;
+export const stripUndefined = <T extends object>(value: T): T => Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as T;

@@ -126,7 +126,11 @@ class MongoCollection<T extends StoredFields> {
     const query = Object.keys(bounds).length === 0 ? ranged : { ...ranged, _id: bounds };
     const paged = options.after ? { ...query, _id: { ...bounds, $gt: options.after } } : query;
     const [rows, total] = await Promise.all([
-      this.collection.find(paged).sort({ _id: 1 }).limit(options.limit + 1).toArray(),
+      this.collection
+        .find(paged)
+        .sort({ _id: 1 })
+        .limit(options.limit + 1)
+        .toArray(),
       this.collection.countDocuments(query),
     ]);
     const more = rows.length > options.limit;

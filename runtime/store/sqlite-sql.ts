@@ -1,7 +1,7 @@
 /** The SQL the SQLite store builds from filters, id ranges and text queries: field names checked, values always bound. */
 import type { Filter, IdRange, Scalar } from './types.js';
 
-export const FIELD_NAME = /^[a-z_][a-z0-9_]*$/;
+const FIELD_NAME = /^[a-z_][a-z0-9_]*$/;
 
 export function checkField(field: string): string {
   if (!FIELD_NAME.test(field)) throw new Error(`invalid field name "${field}"`);
@@ -11,7 +11,7 @@ export function checkField(field: string): string {
 export const jsonPath = (field: string): string => `json_extract(data, '$.${checkField(field)}')`;
 
 /** SQLite keeps JSON booleans as 1/0 in json_extract. */
-export function bindable(value: Scalar): string | number | null {
+function bindable(value: Scalar): string | number | null {
   if (typeof value === 'boolean') return value ? 1 : 0;
   return value;
 }

@@ -72,9 +72,7 @@ class SqliteCollection<T extends StoredFields> {
       get: db.prepare(`SELECT rowid, data FROM ${this.table} WHERE org_id = ? AND id = ?`),
       update: db.prepare(`UPDATE ${this.table} SET data = ? WHERE org_id = ? AND id = ?`),
       delete: db.prepare(`DELETE FROM ${this.table} WHERE org_id = ? AND id = ? RETURNING rowid`),
-      ftsInsert: this.fts
-        ? db.prepare(`INSERT INTO ${this.fts} (rowid, body) VALUES (?, ?)`)
-        : null,
+      ftsInsert: this.fts ? db.prepare(`INSERT INTO ${this.fts} (rowid, body) VALUES (?, ?)`) : null,
       ftsDelete: this.fts ? db.prepare(`DELETE FROM ${this.fts} WHERE rowid = ?`) : null,
     };
   }
@@ -160,25 +158,19 @@ class SqliteCollection<T extends StoredFields> {
 
   findOne(org: string, filter: Filter): T | null {
     const where = whereClause(filter);
-    const row = this
-      .sql(`SELECT data FROM ${this.table} WHERE org_id = ?${where.sql} ORDER BY id LIMIT 1`)
-      .get(org, ...where.params) as Row | undefined;
+    const row = this.sql(`SELECT data FROM ${this.table} WHERE org_id = ?${where.sql} ORDER BY id LIMIT 1`).get(org, ...where.params) as Row | undefined;
     return row ? (JSON.parse(row.data) as T) : null;
   }
 
   findAll(org: string, filter?: Filter): T[] {
     const where = whereClause(filter);
-    const rows = this
-      .sql(`SELECT data FROM ${this.table} WHERE org_id = ?${where.sql} ORDER BY id`)
-      .all(org, ...where.params) as Row[];
+    const rows = this.sql(`SELECT data FROM ${this.table} WHERE org_id = ?${where.sql} ORDER BY id`).all(org, ...where.params) as Row[];
     return rows.map((row) => JSON.parse(row.data) as T);
   }
 
   count(org: string, filter?: Filter): number {
     const where = whereClause(filter);
-    const row = this
-      .sql(`SELECT count(*) AS n FROM ${this.table} WHERE org_id = ?${where.sql}`)
-      .get(org, ...where.params) as { n: number };
+    const row = this.sql(`SELECT count(*) AS n FROM ${this.table} WHERE org_id = ?${where.sql}`).get(org, ...where.params) as { n: number };
     return row.n;
   }
 
@@ -186,14 +178,23 @@ class SqliteCollection<T extends StoredFields> {
     const where = whereClause(options.filter);
     const range = rangeClause(options.idRange);
     const after = options.after ?? '';
-    const rows = this
-      .sql(`SELECT data FROM ${this.table} WHERE org_id = ?${where.sql}${range.sql} AND id > ? ORDER BY id LIMIT ?`)
-      .all(org, ...where.params, ...range.params, after, options.limit + 1) as Row[];
+    const rows = this.sql(`SELECT data FROM ${this.table} WHERE org_id = ?${where.sql}${range.sql} AND id > ? ORDER BY id LIMIT ?`).all(
+      org,
+      ...where.params,
+      ...range.params,
+      after,
+      options.limit + 1,
+    ) as Row[];
     const more = rows.length > options.limit;
     const items = rows.slice(0, options.limit).map((row) => JSON.parse(row.data) as T);
-    const total = range.sql === ''
-      ? this.count(org, options.filter)
-      : (this.sql(`SELECT count(*) AS n FROM ${this.table} WHERE org_id = ?${where.sql}${range.sql}`).get(org, ...where.params, ...range.params) as { n: number }).n;
+    const total =
+      range.sql === ''
+        ? this.count(org, options.filter)
+        : (
+            this.sql(`SELECT count(*) AS n FROM ${this.table} WHERE org_id = ?${where.sql}${range.sql}`).get(org, ...where.params, ...range.params) as {
+              n: number;
+            }
+          ).n;
     return { items, total, nextAfter: more ? (items.at(-1)?.id ?? null) : null };
   }
 
@@ -239,9 +240,7 @@ class SqliteCollection<T extends StoredFields> {
   deleteWhere(org: string, filter: Filter): number {
     const where = whereClause(filter);
     const remove = this.db.transaction((): number => {
-      const rows = this
-      .sql(`DELETE FROM ${this.table} WHERE org_id = ?${where.sql} RETURNING rowid`)
-        .all(org, ...where.params) as { rowid: number }[];
+      const rows = this.sql(`DELETE FROM ${this.table} WHERE org_id = ?${where.sql} RETURNING rowid`).all(org, ...where.params) as { rowid: number }[];
       for (const row of rows) this.statements.ftsDelete?.run(row.rowid);
       return rows.length;
     });
@@ -255,23 +254,21 @@ class SqliteCollection<T extends StoredFields> {
     const match = ftsQuery(query);
     if (match === null) return [];
     const where = whereClause(options.filter);
-    const rows = this
-      .sql(
-        `SELECT c.data AS data, bm25(${this.fts}) AS rank FROM ${this.fts} f
+    const rows = this.sql(
+      `SELECT c.data AS data, bm25(${this.fts}) AS rank FROM ${this.fts} f
          JOIN ${this.table} c ON c.rowid = f.rowid
          WHERE ${this.fts} MATCH ? AND c.org_id = ?${where.sql.replaceAll('json_extract(data', 'json_extract(c.data')}
          ORDER BY rank LIMIT ?`,
-      )
-      .all(match, org, ...where.params, options.limit) as (Row & { rank: number })[];
+    ).all(match, org, ...where.params, options.limit) as (Row & { rank: number })[];
     // bm25() is lower-is-better and negative; flip it so higher is better
     return rows.map((row) => ({ doc: JSON.parse(row.data) as T, score: -row.rank }));
   }
 
   findAcrossOrgs(filter: Filter, limit: number): (T & { org_id: OrgId })[] {
     const where = whereClause(filter);
-    const rows = this
-      .sql(`SELECT org_id, data FROM ${this.table} WHERE 1 = 1${where.sql} ORDER BY id LIMIT ?`)
-      .all(...where.params, limit) as (Row & { org_id: OrgId })[];
+    const rows = this.sql(`SELECT org_id, data FROM ${this.table} WHERE 1 = 1${where.sql} ORDER BY id LIMIT ?`).all(...where.params, limit) as (Row & {
+      org_id: OrgId;
+    })[];
     return rows.map((row) => ({ ...(JSON.parse(row.data) as T), org_id: row.org_id }));
   }
 }

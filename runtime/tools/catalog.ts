@@ -44,7 +44,7 @@ export interface ToolSummary {
   readonly source_name?: string;
 }
 
-export interface SourceRef {
+interface SourceRef {
   readonly id: string;
   readonly name: string;
 }
@@ -59,7 +59,7 @@ export interface ResolvedToolCall {
   readonly source: SourceRef | null;
 }
 
-export interface ResolveFailure {
+interface ResolveFailure {
   readonly ok: false;
   readonly error: ToolErrorBody;
 }
@@ -160,8 +160,7 @@ function entryOf(plugin: LoadedPlugin, loaded: LoadedTool, source: CatalogSource
   };
 }
 
-const choicesOf = (entries: readonly Entry[]) =>
-  entries.map((entry) => ({ source_id: entry.source?.id ?? null, source_name: entry.source?.name ?? null }));
+const choicesOf = (entries: readonly Entry[]) => entries.map((entry) => ({ source_id: entry.source?.id ?? null, source_name: entry.source?.name ?? null }));
 
 const clip = (text: string): string => (text.length > MAX_FAILURE_MESSAGE ? `${text.slice(0, MAX_FAILURE_MESSAGE)}...` : text);
 
@@ -210,7 +209,13 @@ function raceAbort(work: Promise<unknown>, signal: AbortSignal): Promise<Settled
   });
 }
 
-async function invoke(entry: Entry, args: Record<string, unknown>, config: Record<string, unknown>, ctx: RunContext, host: Pick<PluginRegistry, 'net' | 'ports'>): Promise<ToolOutcome> {
+async function invoke(
+  entry: Entry,
+  args: Record<string, unknown>,
+  config: Record<string, unknown>,
+  ctx: RunContext,
+  host: Pick<PluginRegistry, 'net' | 'ports'>,
+): Promise<ToolOutcome> {
   const { net } = host;
   const toolContext: ToolContext = {
     orgId: ctx.orgId,

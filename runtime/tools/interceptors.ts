@@ -28,11 +28,7 @@ export interface ToolCallInfo {
 export type ToolInterceptor = (call: ToolCallInfo, next: () => Promise<ToolOutcome>) => Promise<ToolOutcome>;
 
 /** Wraps `terminal` in the interceptors; the first one given is the outermost. */
-export function composeInterceptors(
-  interceptors: readonly ToolInterceptor[],
-  call: ToolCallInfo,
-  terminal: () => Promise<ToolOutcome>,
-): Promise<ToolOutcome> {
+export function composeInterceptors(interceptors: readonly ToolInterceptor[], call: ToolCallInfo, terminal: () => Promise<ToolOutcome>): Promise<ToolOutcome> {
   const step = (index: number): Promise<ToolOutcome> => {
     const interceptor = interceptors[index];
     return interceptor ? interceptor(call, () => step(index + 1)) : terminal();

@@ -69,7 +69,7 @@ function issueOf(error: ErrorObject): SchemaIssue {
 }
 
 /** Every failing path once, in schema order (Ajv may report one path under several keywords). */
-export function issuesOf(errors: readonly ErrorObject[] | null | undefined): SchemaIssue[] {
+function issuesOf(errors: readonly ErrorObject[] | null | undefined): SchemaIssue[] {
   const seen = new Set<string>();
   const issues: SchemaIssue[] = [];
   for (const error of errors ?? []) {

@@ -37,7 +37,7 @@ export interface CatalogMcpServerOptions {
 
 const executeSchema = executeConnectorToolDefinition.input_schema as { properties: Record<string, unknown> } & Record<string, unknown>;
 
-export const MCP_TOOLS: readonly Tool[] = [
+const MCP_TOOLS: readonly Tool[] = [
   {
     name: SEARCH_CONNECTOR_TOOLS,
     description: searchConnectorToolsDefinition.description,
@@ -50,7 +50,10 @@ export const MCP_TOOLS: readonly Tool[] = [
     inputSchema: {
       ...executeSchema,
       type: 'object',
-      properties: { ...executeSchema.properties, approval_id: { type: 'string', description: 'the approval granted for this exact write (from an approval_required answer)' } },
+      properties: {
+        ...executeSchema.properties,
+        approval_id: { type: 'string', description: 'the approval granted for this exact write (from an approval_required answer)' },
+      },
     },
     // it may run write tools: clients should confirm with their user too
     annotations: { title: 'Execute a connector tool', readOnlyHint: false, destructiveHint: true, openWorldHint: true },
@@ -84,7 +87,11 @@ export function createCatalogMcpServer(options: CatalogMcpServerOptions): Server
     const args = request.params.arguments ?? {};
     if (request.params.name === SEARCH_CONNECTOR_TOOLS) return toResult(applySearchConnectorTools(options.catalog, args));
     if (request.params.name === EXECUTE_CONNECTOR_TOOL) return toResult(await execute(options, args));
-    return toResult(failedOutcome(toolErrorBody('unknown_tool', `no tool named "${request.params.name}"; this server has ${SEARCH_CONNECTOR_TOOLS} and ${EXECUTE_CONNECTOR_TOOL}`)));
+    return toResult(
+      failedOutcome(
+        toolErrorBody('unknown_tool', `no tool named "${request.params.name}"; this server has ${SEARCH_CONNECTOR_TOOLS} and ${EXECUTE_CONNECTOR_TOOL}`),
+      ),
+    );
   });
   return server;
 }

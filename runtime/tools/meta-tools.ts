@@ -18,8 +18,8 @@ export const SEARCH_CONNECTOR_TOOLS = 'search_connector_tools';
 export const EXECUTE_CONNECTOR_TOOL = 'execute_connector_tool';
 export type MetaToolName = typeof SEARCH_CONNECTOR_TOOLS | typeof EXECUTE_CONNECTOR_TOOL;
 
-export const MAX_SEARCH_RESULTS = 25;
-export const DEFAULT_SEARCH_RESULTS = 8;
+const MAX_SEARCH_RESULTS = 25;
+const DEFAULT_SEARCH_RESULTS = 8;
 
 export const searchConnectorToolsDefinition: ToolDefinition = {
   name: SEARCH_CONNECTOR_TOOLS,
@@ -27,7 +27,7 @@ export const searchConnectorToolsDefinition: ToolDefinition = {
     'Find the tools you can use in this run: tools of the connected systems (code host, issue tracker, chat, ...) and built-ins such as memory.',
     'Returns tools ranked by how well their name, description, connector and source name match `query`.',
     'Each result has `name` (`<connector>.<tool>`, pass it to execute_connector_tool), `description`, `input_schema` (JSON Schema of its arguments),',
-    '`effect` (`read`, or `write` which may need a person\'s approval) and, for tools of a configured source, `source_id` and `source_name`.',
+    "`effect` (`read`, or `write` which may need a person's approval) and, for tools of a configured source, `source_id` and `source_name`.",
     'Search with a few keywords of what you want to do (e.g. "open pull requests", "recall user preferences") before executing a tool you have not seen in this conversation.',
     'An empty query lists the tools by name.',
   ].join(' '),
@@ -52,7 +52,7 @@ export const executeConnectorToolDefinition: ToolDefinition = {
     '`unknown_tool` (details.suggestions lists close names), `invalid_arguments` (details.issues lists every failing path: fix all of them and call again),',
     '`ambiguous_tool` / `unknown_source` (details.choices lists the source_id values), `approval_denied` or `approval_timeout` (a person did not allow this write: do not retry it; tell the user),',
     '`cancelled`, `tool_failed`, or a code of the tool itself explained by its message.',
-    'Write tools may wait for a person\'s approval before they run.',
+    "Write tools may wait for a person's approval before they run.",
   ].join(' '),
   input_schema: {
     type: 'object',

@@ -18,7 +18,8 @@ export function bindPorts(offers: PortOffers | undefined, requires: readonly Por
 
 /** A ServiceError the caller can fix as the ToolError with the same code, message and details (a port's failures reach plugins as contract errors). */
 export function toolErrorOf(error: unknown): unknown {
-  if (error instanceof ServiceError && error.fault === 'user') return new ToolError(error.code, error.message, error.details ? { ...error.details } : undefined);
+  if (error instanceof ServiceError && error.fault === 'user')
+    return new ToolError(error.code, error.message, error.details ? { ...error.details } : undefined);
   return error;
 }
 

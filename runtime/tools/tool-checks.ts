@@ -9,8 +9,7 @@ import type { LoadedTool } from './registry.js';
 
 export const NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
 
-export const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export const nonEmptyString = (value: unknown): value is string => typeof value === 'string' && value.trim().length > 0;
 

@@ -11,7 +11,7 @@ export interface SearchDocument {
   readonly fields: Readonly<Record<SearchField, readonly string[]>>;
 }
 
-export type SearchField = 'tool' | 'connector' | 'source' | 'description';
+type SearchField = 'tool' | 'connector' | 'source' | 'description';
 
 const FIELD_WEIGHTS: Readonly<Record<SearchField, number>> = { tool: 3, connector: 2, source: 2, description: 1 };
 const FIELDS = Object.keys(FIELD_WEIGHTS) as SearchField[];
@@ -22,8 +22,34 @@ const PREFIX_CREDIT = 0.5;
 const MIN_PREFIX = 3;
 
 const STOPWORDS = new Set([
-  'a', 'an', 'and', 'any', 'are', 'by', 'can', 'do', 'for', 'from', 'i', 'in', 'is', 'it', 'me', 'my',
-  'of', 'on', 'or', 'some', 'that', 'the', 'this', 'to', 'tool', 'tools', 'use', 'with',
+  'a',
+  'an',
+  'and',
+  'any',
+  'are',
+  'by',
+  'can',
+  'do',
+  'for',
+  'from',
+  'i',
+  'in',
+  'is',
+  'it',
+  'me',
+  'my',
+  'of',
+  'on',
+  'or',
+  'some',
+  'that',
+  'the',
+  'this',
+  'to',
+  'tool',
+  'tools',
+  'use',
+  'with',
 ]);
 
 /** `issues` -> `issue`, `searching` -> `search`: enough folding for short tool texts */
@@ -68,7 +94,11 @@ const byNameThenSource = (a: SearchDocument, b: SearchDocument): number =>
  */
 export function rankDocuments<T extends SearchDocument>(docs: readonly T[], query: string, limit: number): ScoredDocument<T>[] {
   const terms = [...new Set(tokenize(query))];
-  if (terms.length === 0) return [...docs].sort(byNameThenSource).slice(0, limit).map((doc) => ({ doc, score: 0 }));
+  if (terms.length === 0)
+    return [...docs]
+      .sort(byNameThenSource)
+      .slice(0, limit)
+      .map((doc) => ({ doc, score: 0 }));
 
   const averageLength = {} as Record<SearchField, number>;
   for (const field of FIELDS) {

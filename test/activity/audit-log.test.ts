@@ -43,20 +43,24 @@ describe('/activity/audit-log', () => {
 
     const log = await auditLog(ctx.owner);
     const entries = log.map((entry) => [entry.action, entry.resource.kind, entry.resource.id]);
-    expect(entries).toEqual(expect.arrayContaining([
-      ['create', 'realm', realm.body.id],
-      ['update', 'realm', realm.body.id],
-      ['delete', 'realm', realm.body.id],
-      ['create', 'memory', memory.body.id],
-      ['delete', 'memory', memory.body.id],
-      ['update', 'settings', null],
-      ['create', 'api_key', key.body.id],
-      ['rotate', 'api_key', key.body.id],
-    ]));
+    expect(entries).toEqual(
+      expect.arrayContaining([
+        ['create', 'realm', realm.body.id],
+        ['update', 'realm', realm.body.id],
+        ['delete', 'realm', realm.body.id],
+        ['create', 'memory', memory.body.id],
+        ['delete', 'memory', memory.body.id],
+        ['update', 'settings', null],
+        ['create', 'api_key', key.body.id],
+        ['rotate', 'api_key', key.body.id],
+      ]),
+    );
     const update = log.find((entry) => entry.action === 'update' && entry.resource.kind === 'realm');
     expect(update).toMatchObject({
       actor: { type: 'user', id: ctx.owner.user.id, email: ctx.owner.email },
-      route: 'PATCH /realms/:id', status: 200, request_id: patched.headers.get('x-request-id'),
+      route: 'PATCH /realms/:id',
+      status: 200,
+      request_id: patched.headers.get('x-request-id'),
     });
     expect(Date.parse(update.at)).toBeGreaterThan(0);
     // ids only: neither a body nor a key reaches the log
@@ -75,7 +79,9 @@ describe('/activity/audit-log', () => {
     const made = await auditLog(ctx.owner, `&actor=${key.body.id}`);
     expect(made).toHaveLength(1);
     expect(made[0]).toMatchObject({
-      action: 'create', resource: { kind: 'realm', id: realm.body.id }, actor: { type: 'api_key', id: key.body.id, email: null },
+      action: 'create',
+      resource: { kind: 'realm', id: realm.body.id },
+      actor: { type: 'api_key', id: key.body.id, email: null },
       details: { user_id: ctx.owner.user.id },
     });
     const revoked = await auditLog(ctx.owner, `&kind=api_key&action=delete`);
@@ -89,8 +95,11 @@ describe('/activity/audit-log', () => {
     const sessions = await auditLog(ctx.owner, '&kind=session');
     expect(sessions.map((entry) => entry.action)).toEqual(['login_failed', 'login']);
     expect(sessions[0]).toMatchObject({
-      actor: { type: 'user', id: ctx.owner.user.id, email: ctx.owner.email }, route: 'POST /auth/login', status: 401,
-      details: { reason: 'invalid_credentials' }, request_id: failed.headers.get('x-request-id'),
+      actor: { type: 'user', id: ctx.owner.user.id, email: ctx.owner.email },
+      route: 'POST /auth/login',
+      status: 401,
+      details: { reason: 'invalid_credentials' },
+      request_id: failed.headers.get('x-request-id'),
     });
     expect(JSON.stringify(sessions)).not.toContain('wrong password');
     // the registration that made the organization is its first entry
@@ -104,13 +113,18 @@ describe('/activity/audit-log', () => {
     const stream = await send(ctx.server, org, 'go');
     await stream.ended;
     const runId = stream.headers.get('x-run-id');
-    const denials = await eventually(async () => {
-      const found = await auditLog(org.session, '&action=deny');
-      return found.length > 0 ? found : undefined;
-    }, { what: 'the denial in the audit log' });
+    const denials = await eventually(
+      async () => {
+        const found = await auditLog(org.session, '&action=deny');
+        return found.length > 0 ? found : undefined;
+      },
+      { what: 'the denial in the audit log' },
+    );
     expect(denials).toHaveLength(1);
     expect(denials[0]).toMatchObject({
-      actor: { type: 'user', id: org.session.user.id }, resource: { kind: 'tool_call', id: 'memory.store' }, route: null,
+      actor: { type: 'user', id: org.session.user.id },
+      resource: { kind: 'tool_call', id: 'memory.store' },
+      route: null,
       details: { run_id: runId },
     });
     expect(denials[0].details.decision_id).toMatch(/^pdc_/);
@@ -132,7 +146,9 @@ describe('/activity/audit-log', () => {
     const window = await auditLog(org, `&kind=realm&since=${encodeURIComponent(realms[1].at)}&until=${encodeURIComponent(realms[3].at)}`);
     expect(window.map((entry) => entry.resource.id)).toEqual(expect.arrayContaining(ids.slice(1, 4)));
     expect(window.every((entry) => entry.at >= realms[1].at && entry.at <= realms[3].at)).toBe(true);
-    const after = await ctx.server.request('GET', `/activity/audit-log?since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`, { token: org.token });
+    const after = await ctx.server.request('GET', `/activity/audit-log?since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`, {
+      token: org.token,
+    });
     expect(after.body).toMatchObject({ items: [], total: 0 });
 
     const seen: string[] = [];

@@ -34,11 +34,14 @@ describe('audit targets of the route table', () => {
     expect(target('PATCH', '/settings').resource).toEqual({ kind: 'settings', id: null });
     expect(target('POST', '/chat/conversations', {}, { id: 'cnv_1' }).resource).toEqual({ kind: 'chat_conversation', id: 'cnv_1' });
     expect(target('POST', '/context/pipelines/:id/tokens', { id: 'cpl_1' }, { id: 'itk_1' })).toEqual({
-      action: 'create', resource: { kind: 'token', id: 'itk_1' }, parent: { kind: 'context_pipeline', id: 'cpl_1' },
+      action: 'create',
+      resource: { kind: 'token', id: 'itk_1' },
+      parent: { kind: 'context_pipeline', id: 'cpl_1' },
     });
     // declared where the pattern does not say it
     expect(target('POST', '/chat/conversations/:id/approvals/:approval_id', { id: 'cnv_1', approval_id: 'apr_1' })).toMatchObject({
-      action: 'decide', resource: { kind: 'approval', id: 'apr_1' },
+      action: 'decide',
+      resource: { kind: 'approval', id: 'apr_1' },
     });
   });
 
@@ -50,7 +53,11 @@ describe('audit targets of the route table', () => {
       expect(resource.kind, `${candidate.method} ${candidate.path}`).toMatch(/^[a-z][a-z_]*$/);
       expect(action, `${candidate.method} ${candidate.path}`).toMatch(/^[a-z][a-z_]*$/);
     }
-    for (const [method, path] of [['POST', '/mcp'], ['POST', '/pipeline-agent/log'], ['POST', '/notifications/read-all']]) {
+    for (const [method, path] of [
+      ['POST', '/mcp'],
+      ['POST', '/pipeline-agent/log'],
+      ['POST', '/notifications/read-all'],
+    ]) {
       expect(routeOf(method as string, path as string).audit).toBe(false);
     }
     for (const path of ['/memory/recall', '/policies/eval', '/policies/policies/validate']) {

@@ -24,7 +24,12 @@ describe('/activity and /notifications', () => {
     const llm = own(await startFakeLlmServer());
     const tracker = own(await startFakeTracker());
     const receiver = own(await startWebhookReceiver());
-    return { llm, tracker, receiver, server: own(await startTestServer({ LLM_API_KEY: FAKE_LLM_API_KEY, PLUGINS_FILE: ownPluginsFile(own, [trackerPlugin]) })) };
+    return {
+      llm,
+      tracker,
+      receiver,
+      server: own(await startTestServer({ LLM_API_KEY: FAKE_LLM_API_KEY, PLUGINS_FILE: ownPluginsFile(own, [trackerPlugin]) })),
+    };
   });
 
   const feed = async (session: Session, query = ''): Promise<any[]> => {
@@ -47,7 +52,11 @@ describe('/activity and /notifications', () => {
     ctx.llm.script([{ text: 'done' }]);
     const fire = await ctx.server.request('POST', `/tasks/${task.id}/run`, { token: org.session.token });
     await runReaches(ctx.server, org.session, task.id, fire.body.run_id, 'succeeded');
-    const ended = await waitFor(() => feed(org.session), (entry) => entry.kind === 'run.ended', 'run.ended');
+    const ended = await waitFor(
+      () => feed(org.session),
+      (entry) => entry.kind === 'run.ended',
+      'run.ended',
+    );
     const runs = await feed(org.session, '&kind=run');
     expect(runs.map((entry) => [entry.kind, entry.subject.id])).toEqual([
       ['run.started', fire.body.run_id],
@@ -67,12 +76,19 @@ describe('/activity and /notifications', () => {
     const task = await createTask(ctx.server, owner, { name: 'doomed', trigger: { kind: 'webhook' }, input: { instruction: 'go' } });
     const fire = await ctx.server.request('POST', `/tasks/${task.id}/run`, { token: owner.token });
     await runReaches(ctx.server, owner, task.id, fire.body.run_id, 'failed');
-    const ended = await waitFor(() => feed(owner, '&kind=run.ended'), () => true, 'run.ended');
+    const ended = await waitFor(
+      () => feed(owner, '&kind=run.ended'),
+      () => true,
+      'run.ended',
+    );
     expect(ended).toMatchObject({ subject: { kind: 'run', id: fire.body.run_id }, details: { status: 'failed', reason: 'llm_unconfigured' } });
-    const [notification] = await eventually(async () => {
-      const items = await inbox(owner);
-      return items.length > 0 ? items : undefined;
-    }, { what: 'the run.failed notification' });
+    const [notification] = await eventually(
+      async () => {
+        const items = await inbox(owner);
+        return items.length > 0 ? items : undefined;
+      },
+      { what: 'the run.failed notification' },
+    );
     expect(notification).toMatchObject({ kind: 'run.failed', read: false, read_at: null, subject: { kind: 'run', id: fire.body.run_id } });
     expect(notification.title).toContain('llm_unconfigured');
 
@@ -89,26 +105,39 @@ describe('/activity and /notifications', () => {
     const admin = await addMember(ctx.server, owner, 'admin');
     const member = await addMember(ctx.server, owner, 'member');
     const source = await ctx.server.request('POST', '/sources', {
-      token: owner.token, body: { name: 'Tracker', connector: 'tracker', config: { base_url: ctx.tracker.url, token: 'good-token', project: 'web' } },
+      token: owner.token,
+      body: { name: 'Tracker', connector: 'tracker', config: { base_url: ctx.tracker.url, token: 'good-token', project: 'web' } },
     });
     expect(source.status, source.text).toBe(201);
     ctx.tracker.failWith = 502;
     try {
       expect((await ctx.server.request('POST', `/sources/${source.body.id}/sync`, { token: owner.token })).status).toBe(202);
-      const failed = await waitFor(() => feed(owner, '&kind=source'), (entry) => entry.kind === 'source.sync_failed', 'source.sync_failed');
-      expect(failed).toMatchObject({ actor: { type: 'system' }, subject: { kind: 'source', id: source.body.id }, details: { connector: 'tracker', error_code: 'upstream_error' } });
+      const failed = await waitFor(
+        () => feed(owner, '&kind=source'),
+        (entry) => entry.kind === 'source.sync_failed',
+        'source.sync_failed',
+      );
+      expect(failed).toMatchObject({
+        actor: { type: 'system' },
+        subject: { kind: 'source', id: source.body.id },
+        details: { connector: 'tracker', error_code: 'upstream_error' },
+      });
       expect(JSON.stringify(failed)).not.toContain('good-token');
     } finally {
       ctx.tracker.failWith = null;
     }
     for (const session of [owner, admin]) {
-      const notice = await waitFor(() => inbox(session), (entry) => entry.kind === 'source.sync_failed', 'the sync notification');
+      const notice = await waitFor(
+        () => inbox(session),
+        (entry) => entry.kind === 'source.sync_failed',
+        'the sync notification',
+      );
       expect(notice.subject).toEqual({ kind: 'source', id: source.body.id });
     }
     expect(await inbox(member)).toEqual([]);
   });
 
-  it('a pending approval notifies the run\'s user and the admins; its decision is in the feed; read-all; others\' notifications are 404', async () => {
+  it("a pending approval notifies the run's user and the admins; its decision is in the feed; read-all; others' notifications are 404", async () => {
     const org = await wireOrganization(ctx.server, ctx.llm, { approvalWrite: 'ask' });
     const admin = await addMember(ctx.server, org.session, 'admin');
     const member = await addMember(ctx.server, org.session, 'member');
@@ -117,17 +146,26 @@ describe('/activity and /notifications', () => {
     const asked = await stream.waitFor((event) => event.event === 'approval_required');
     const approvalId = asked.data.approval_id as string;
     for (const session of [org.session, admin]) {
-      const notice = await waitFor(() => inbox(session, '&unread=true'), (entry) => entry.kind === 'approval.requested', 'the approval notification');
+      const notice = await waitFor(
+        () => inbox(session, '&unread=true'),
+        (entry) => entry.kind === 'approval.requested',
+        'the approval notification',
+      );
       expect(notice).toMatchObject({ subject: { kind: 'approval', id: approvalId }, details: { tool: 'memory.store', run_kind: 'chat' } });
     }
     expect(await inbox(member)).toEqual([]);
 
     const answer = await ctx.server.request('POST', `/chat/conversations/${org.conversationId}/approvals/${approvalId}`, {
-      token: org.session.token, body: { approved: true },
+      token: org.session.token,
+      body: { approved: true },
     });
     expect(answer.status, answer.text).toBe(200);
     await stream.ended;
-    const decided = await waitFor(() => feed(org.session, '&kind=approval'), (entry) => entry.kind === 'approval.decided', 'approval.decided');
+    const decided = await waitFor(
+      () => feed(org.session, '&kind=approval'),
+      (entry) => entry.kind === 'approval.decided',
+      'approval.decided',
+    );
     expect(decided).toMatchObject({ actor: { type: 'user', id: org.session.user.id }, details: { decision: 'approved', approval_id: approvalId } });
     expect((await feed(org.session, '&kind=approval.requested'))[0].subject.id).toBe(approvalId);
     // the answer is in the audit log as a decision
@@ -157,13 +195,25 @@ describe('/activity and /notifications', () => {
     ctx.receiver.acceptSecrets([secret]);
     const good = await ctx.server.request('POST', '/webhooks', { token: owner.token, body: { name: 'ops', url: ctx.receiver.url, secret, retries: 0 } });
     // the receiver does not know this secret: 401, and no retries
-    const bad = await ctx.server.request('POST', '/webhooks', { token: owner.token, body: { name: 'stale', url: ctx.receiver.url, secret: `${secret}-old`, retries: 0 } });
+    const bad = await ctx.server.request('POST', '/webhooks', {
+      token: owner.token,
+      body: { name: 'stale', url: ctx.receiver.url, secret: `${secret}-old`, retries: 0 },
+    });
     expect(good.status, good.text).toBe(201);
     expect(bad.status, bad.text).toBe(201);
-    for (const hook of [good, bad]) expect((await ctx.server.request('POST', `/webhooks/${hook.body.id}/test`, { token: owner.token })).status).toBeLessThan(300);
-    const delivered = await waitFor(() => feed(owner, '&kind=webhook'), (entry) => entry.kind === 'webhook.delivery_succeeded', 'the delivery');
+    for (const hook of [good, bad])
+      expect((await ctx.server.request('POST', `/webhooks/${hook.body.id}/test`, { token: owner.token })).status).toBeLessThan(300);
+    const delivered = await waitFor(
+      () => feed(owner, '&kind=webhook'),
+      (entry) => entry.kind === 'webhook.delivery_succeeded',
+      'the delivery',
+    );
     expect(delivered).toMatchObject({ details: { webhook_id: good.body.id, webhook_name: 'ops', event: 'webhook.test', http_status: 200, attempts: 1 } });
-    const failed = await waitFor(() => feed(owner, '&kind=webhook.delivery_failed'), () => true, 'the failed delivery');
+    const failed = await waitFor(
+      () => feed(owner, '&kind=webhook.delivery_failed'),
+      () => true,
+      'the failed delivery',
+    );
     expect(failed).toMatchObject({ subject: { kind: 'webhook_delivery' }, details: { webhook_id: bad.body.id, http_status: 401 } });
     expect(JSON.stringify(await feed(owner))).not.toContain(secret);
 

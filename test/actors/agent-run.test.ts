@@ -82,8 +82,7 @@ function startRun(script: Script, input: Partial<AgentRunInput> = {}) {
 }
 
 const types = (records: readonly RecordEntry[]) => records.map((entry) => entry.type);
-const toolResults = (records: readonly RecordEntry[]) =>
-  records.flatMap((entry) => (entry.type === 'tool_result' ? [entry.data.outcome] : []));
+const toolResults = (records: readonly RecordEntry[]) => records.flatMap((entry) => (entry.type === 'tool_result' ? [entry.data.outcome] : []));
 
 describe('agent run machine', () => {
   it('waits in pending until START, then runs a read tool without asking and succeeds', async () => {
@@ -99,7 +98,15 @@ describe('agent run machine', () => {
     expect(run.executed).toEqual(['c1']);
     // set once on entering `running`: tool steps inside it do not persist it again
     expect(run.statuses).toEqual(['running']);
-    const end = { status: 'succeeded', reason: null, message: null, finishReason: 'end_turn', usage: { input_tokens: 200, output_tokens: 20 }, costUsd: 0.02, turns: 2 };
+    const end = {
+      status: 'succeeded',
+      reason: null,
+      message: null,
+      finishReason: 'end_turn',
+      usage: { input_tokens: 200, output_tokens: 20 },
+      costUsd: 0.02,
+      turns: 2,
+    };
     expect(run.ends).toEqual([end]);
     expect(run.actor.getSnapshot().output).toEqual(end);
   });
@@ -114,7 +121,10 @@ describe('agent run machine', () => {
   });
 
   it('runs a write without asking when approvals are set to allow', async () => {
-    const run = startRun({ turns: [turn('', [call('c1', 'github.create_comment')]), turn('done')], steps: { c1: execute('github.create_comment', 'write') } }, { approvalWrite: 'allow' });
+    const run = startRun(
+      { turns: [turn('', [call('c1', 'github.create_comment')]), turn('done')], steps: { c1: execute('github.create_comment', 'write') } },
+      { approvalWrite: 'allow' },
+    );
     run.actor.send({ type: 'START' });
     await run.done();
     expect(run.executed).toEqual(['c1']);
@@ -122,13 +132,19 @@ describe('agent run machine', () => {
   });
 
   it('asks for a write, ignores another approval id, and executes once approved', async () => {
-    const run = startRun({ turns: [turn('', [call('c1', 'github.create_comment')]), turn('commented')], steps: { c1: execute('github.create_comment', 'write') } });
+    const run = startRun({
+      turns: [turn('', [call('c1', 'github.create_comment')]), turn('commented')],
+      steps: { c1: execute('github.create_comment', 'write') },
+    });
     run.actor.send({ type: 'START' });
     await run.awaiting();
     expect(runStatusOf(run.actor.getSnapshot())).toBe('awaiting_approval');
     expect(run.statuses).toEqual(['running', 'awaiting_approval']);
     const asked = run.records.at(-1);
-    expect(asked).toEqual({ type: 'approval_required', data: { approval_id: 'apr_01JTESTRUN_1', tool_call_id: 'c1', tool: 'github.create_comment', args: { q: 1 } } });
+    expect(asked).toEqual({
+      type: 'approval_required',
+      data: { approval_id: 'apr_01JTESTRUN_1', tool_call_id: 'c1', tool: 'github.create_comment', args: { q: 1 } },
+    });
     run.actor.send({ type: 'APPROVE', approvalId: 'apr_other_1', by: 'usr_1' });
     expect(run.actor.getSnapshot().matches({ active: 'awaiting_approval' })).toBe(true);
     run.actor.send({ type: 'APPROVE', approvalId: 'apr_01JTESTRUN_1', by: 'usr_1' });
@@ -139,10 +155,25 @@ describe('agent run machine', () => {
   });
 
   it.each([
-    { how: 'denied', decide: (run: ReturnType<typeof startRun>) => run.actor.send({ type: 'DENY', approvalId: 'apr_01JTESTRUN_1', by: 'usr_2' }), decision: 'denied', by: 'usr_2', code: 'approval_denied' },
-    { how: 'not answered in time', decide: (run: ReturnType<typeof startRun>) => run.clock.increment(60_000), decision: 'timeout', by: null, code: 'approval_timeout' },
+    {
+      how: 'denied',
+      decide: (run: ReturnType<typeof startRun>) => run.actor.send({ type: 'DENY', approvalId: 'apr_01JTESTRUN_1', by: 'usr_2' }),
+      decision: 'denied',
+      by: 'usr_2',
+      code: 'approval_denied',
+    },
+    {
+      how: 'not answered in time',
+      decide: (run: ReturnType<typeof startRun>) => run.clock.increment(60_000),
+      decision: 'timeout',
+      by: null,
+      code: 'approval_timeout',
+    },
   ])('a write that is $how becomes a failed tool result the model reads, and the run goes on', async ({ decide, decision, by, code }) => {
-    const run = startRun({ turns: [turn('', [call('c1', 'github.create_comment')]), turn('I could not comment')], steps: { c1: execute('github.create_comment', 'write') } });
+    const run = startRun({
+      turns: [turn('', [call('c1', 'github.create_comment')]), turn('I could not comment')],
+      steps: { c1: execute('github.create_comment', 'write') },
+    });
     run.actor.send({ type: 'START' });
     await run.awaiting();
     run.clock.increment(59_999);
@@ -162,7 +193,9 @@ describe('agent run machine', () => {
     expect(run.actor.getSnapshot().matches('active')).toBe(true);
     run.clock.increment(1);
     await run.done();
-    expect(run.ends).toEqual([expect.objectContaining({ status: 'failed', reason: 'timeout', message: 'the run took longer than 30000 ms', finishReason: 'error' })]);
+    expect(run.ends).toEqual([
+      expect.objectContaining({ status: 'failed', reason: 'timeout', message: 'the run took longer than 30000 ms', finishReason: 'error' }),
+    ]);
   });
 
   it.each([
@@ -217,7 +250,11 @@ describe('agent run machine', () => {
   });
 
   it.each([
-    { event: 'CANCEL' as const, value: 'cancelled', decisions: [{ type: 'approval_decision', data: { approval_id: 'apr_01JTESTRUN_1', decision: 'cancelled', decided_by: null } }] },
+    {
+      event: 'CANCEL' as const,
+      value: 'cancelled',
+      decisions: [{ type: 'approval_decision', data: { approval_id: 'apr_01JTESTRUN_1', decision: 'cancelled', decided_by: null } }],
+    },
     { event: 'SHUTDOWN' as const, value: 'failed', decisions: [] },
   ])('$event while waiting for an approval ends the run at once', async ({ event, value, decisions }) => {
     const run = startRun({ turns: [turn('', [call('c1', 'w')])], steps: { c1: execute('w', 'write') } });

@@ -23,7 +23,9 @@ const MESSAGE: InboundMessage = {
 
 function startBinding(rule: Partial<BindingRule> = {}) {
   const dispatched: { rule: BindingRule; message: InboundMessage }[] = [];
-  const machine = bindingMachine.provide({ actions: { dispatch: (_args, params: { rule: BindingRule; message: InboundMessage }) => void dispatched.push(params) } });
+  const machine = bindingMachine.provide({
+    actions: { dispatch: (_args, params: { rule: BindingRule; message: InboundMessage }) => void dispatched.push(params) },
+  });
   const actor = createActor(machine, { input: { ...RULE, ...rule } });
   actor.start();
   return { actor, dispatched };

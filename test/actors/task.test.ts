@@ -25,7 +25,17 @@ function startTask(input: Partial<TaskMachineInput>, startIso = '2026-03-02T08:5
   });
   const actor = createActor(machine, {
     clock,
-    input: { taskId: 'tsk_1', cron: null, maxConcurrentRuns: 1, maxPending: 2, lastFiredAt: null, pending: [], now: () => clock.now(), nextOccurrence, ...input },
+    input: {
+      taskId: 'tsk_1',
+      cron: null,
+      maxConcurrentRuns: 1,
+      maxPending: 2,
+      lastFiredAt: null,
+      pending: [],
+      now: () => clock.now(),
+      nextOccurrence,
+      ...input,
+    },
   });
   actor.start();
   const state = () => taskStateOf(actor.getSnapshot());

@@ -92,7 +92,10 @@ describe('/bindings', () => {
     const created = await world.server.request('POST', '/bindings', { token: owner.token, body: { agent: 'default', match_rule: { channel: channelId } } });
     const other = await world.server.register();
     for (const method of ['GET', 'PATCH', 'DELETE'] as const) {
-      const response = await world.server.request(method, `/bindings/${created.body.id}`, { token: other.token, ...(method === 'PATCH' ? { body: { enabled: false } } : {}) });
+      const response = await world.server.request(method, `/bindings/${created.body.id}`, {
+        token: other.token,
+        ...(method === 'PATCH' ? { body: { enabled: false } } : {}),
+      });
       expect(response.status, method).toBe(404);
     }
     const foreign = await world.server.request('POST', '/bindings', { token: other.token, body: { agent: 'default', match_rule: { channel: channelId } } });

@@ -68,7 +68,12 @@ describe('/channels', () => {
       body: { display_name: 'Renamed', system_prompt: 'Be brief.', response_mode: 'disabled', filter_config: { rate_limits: { per_user_per_minute: 2 } } },
     });
     expect(patched.status).toBe(200);
-    expect(patched.body).toMatchObject({ display_name: 'Renamed', system_prompt: 'Be brief.', response_mode: 'disabled', instance_name: created.body.instance_name });
+    expect(patched.body).toMatchObject({
+      display_name: 'Renamed',
+      system_prompt: 'Be brief.',
+      response_mode: 'disabled',
+      instance_name: created.body.instance_name,
+    });
   });
 
   it('lists channel types with the scopes their bots need', async () => {
@@ -89,7 +94,13 @@ describe('/channels', () => {
       body: { bot_token: world.slack.bot.token, signing_secret: world.slack.signingSecret, api_base_url: world.slack.apiUrl },
     });
     expect(connected.status).toBe(200);
-    expect(connected.body.connection).toMatchObject({ kind: 'tokens', status: 'connected', socket_mode: false, bot_user_id: world.slack.bot.user_id, team_id: world.slack.bot.team_id });
+    expect(connected.body.connection).toMatchObject({
+      kind: 'tokens',
+      status: 'connected',
+      socket_mode: false,
+      bot_user_id: world.slack.bot.user_id,
+      team_id: world.slack.bot.team_id,
+    });
     expect(connected.body.check).toMatchObject({ ok: true, details: { missing_optional_scopes: ['chat:write.public'] } });
     expect(connected.text).not.toContain(world.slack.bot.token);
     expect(connected.text).not.toContain(world.slack.signingSecret);
@@ -132,7 +143,10 @@ describe('/channels', () => {
     expect(connected.body.check).toMatchObject({ ok: false, details: { missing_scopes: ['channels:history'] } });
     const test = await world.server.request('POST', `/channels/${created.body.id}/test`, { token: owner.token });
     expect(test.status).toBe(422);
-    expect(test.body.error).toMatchObject({ code: 'source_validation_failed', details: { missing_scopes: ['channels:history'], missing_optional_scopes: ['chat:write.public'] } });
+    expect(test.body.error).toMatchObject({
+      code: 'source_validation_failed',
+      details: { missing_scopes: ['channels:history'], missing_optional_scopes: ['chat:write.public'] },
+    });
     expect(test.body.error.message).toContain('channels:history');
   });
 
@@ -145,7 +159,10 @@ describe('/channels', () => {
 
   it('deletes a channel with its bindings', async () => {
     const created = await create({ channel_type: 'slack', display_name: 'Short-lived' });
-    const binding = await world.server.request('POST', '/bindings', { token: owner.token, body: { agent: 'default', match_rule: { channel: created.body.id } } });
+    const binding = await world.server.request('POST', '/bindings', {
+      token: owner.token,
+      body: { agent: 'default', match_rule: { channel: created.body.id } },
+    });
     expect(binding.status).toBe(201);
     expect(world.server.service.services.supervisor.info(binding.body.id)?.state).toBe('active');
     const deleted = await world.server.request('DELETE', `/channels/${created.body.id}`, { token: owner.token });
@@ -165,7 +182,12 @@ describe('/channels', () => {
     const document = await world.server.request('GET', '/openapi.json');
     expect(document.status).toBe(200);
     const paths = Object.keys(document.body.paths as Record<string, unknown>);
-    for (const path of ['/api/v1/channels', '/api/v1/channels/{id}/connect', '/api/v1/bindings/{id}', '/api/v1/chat/incoming/slack/{channel_id}/interactivity']) {
+    for (const path of [
+      '/api/v1/channels',
+      '/api/v1/channels/{id}/connect',
+      '/api/v1/bindings/{id}',
+      '/api/v1/chat/incoming/slack/{channel_id}/interactivity',
+    ]) {
       expect(paths).toContain(path);
     }
   });

@@ -40,7 +40,11 @@ describe('composition: mention-only, thread-preserving binding with a read-only 
       { tool_calls: [execute('w1', 'memory.store', { kind: 'note', realm: 'default', text: 'asked about the api' })] },
       { text: ANSWER },
     ]);
-    const { message } = await ctx.world.slack.say({ channel: 'C0OPS0001', user: 'U0ALICE01', text: mention(ctx.world.slack, 'who owns the api? note that I asked') });
+    const { message } = await ctx.world.slack.say({
+      channel: 'C0OPS0001',
+      user: 'U0ALICE01',
+      text: mention(ctx.world.slack, 'who owns the api? note that I asked'),
+    });
     const reply = await waitForText(ctx.world.slack, 'C0OPS0001', ANSWER);
     expect(reply.args['thread_ts']).toBe(message.ts);
     await settle(ctx.world);

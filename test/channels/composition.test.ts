@@ -19,7 +19,8 @@ let github: FakeGithub;
 let grafana: FakeGrafanaServer;
 
 const execute = (id: string, tool: string, args: Record<string, unknown>) => ({ id, name: 'execute_connector_tool', arguments: { tool, arguments: args } });
-const ANSWER = 'api in payments is crash-looping (OOMKilled, 7 restarts); CI on acme/api failed at a1 "fix login" by alice; HighErrorRate is firing. Team Falcon owns it. I cannot restart it here: this channel is read-only.';
+const ANSWER =
+  'api in payments is crash-looping (OOMKilled, 7 restarts); CI on acme/api failed at a1 "fix login" by alice; HighErrorRate is firing. Team Falcon owns it. I cannot restart it here: this channel is read-only.';
 
 beforeAll(async () => {
   world = await startWorld();
@@ -79,7 +80,11 @@ describe('composition: mention-only, thread-preserving, read-only binding over c
       { tool_calls: [execute('w1', 'kubernetes.rollout_restart', { namespace: 'payments', deployment: 'api' })] },
       { text: ANSWER },
     ]);
-    const { message } = await world.slack.say({ channel: 'C0OPS0001', user: 'U0ALICE01', text: mention(world.slack, 'why is the api in payments unhealthy? restart it if needed') });
+    const { message } = await world.slack.say({
+      channel: 'C0OPS0001',
+      user: 'U0ALICE01',
+      text: mention(world.slack, 'why is the api in payments unhealthy? restart it if needed'),
+    });
     const reply = await waitForText(world.slack, 'C0OPS0001', ANSWER);
     expect(reply.args['thread_ts']).toBe(message.ts);
     await settle(world);

@@ -103,12 +103,16 @@ export const waitForText = (slack: FakeSlack, channel: string, text: string): Pr
 /** Resolves once inbound routing is done and no agent run is live (replies posted). */
 export async function settle(world: ChannelWorld): Promise<void> {
   const { channels, agentRuntime } = world.server.service.services;
-  await eventually(async () => {
-    await channels.drain();
-    await agentRuntime.drain();
-    return agentRuntime.liveRuns === 0 || undefined;
-  }, { what: 'the channel runs to settle', interval: 10, timeout: 25_000 });
+  await eventually(
+    async () => {
+      await channels.drain();
+      await agentRuntime.drain();
+      return agentRuntime.liveRuns === 0 || undefined;
+    },
+    { what: 'the channel runs to settle', interval: 10, timeout: 25_000 },
+  );
 }
 
 /** `startWorld` for the suite it is called in: started in beforeAll, closed in afterAll; tests read `ctx.world`. */
-export const useWorld = (options: Parameters<typeof startWorld>[0] = {}): { world: ChannelWorld } => useSuite(async (own) => ({ world: own(await startWorld(options)) }));
+export const useWorld = (options: Parameters<typeof startWorld>[0] = {}): { world: ChannelWorld } =>
+  useSuite(async (own) => ({ world: own(await startWorld(options)) }));

@@ -54,7 +54,10 @@ describe('slack connector', () => {
 
   it('names the missing scopes (x-oauth-scopes of auth.test)', async () => {
     const result = await plugin.validate({ bot_token: narrow.bot.token, base_url: narrow.apiUrl }, new AbortController().signal);
-    expect(result).toMatchObject({ ok: false, details: { reason: 'missing_scopes', missing_scopes: ['channels:history'], missing_optional_scopes: ['chat:write.public'] } });
+    expect(result).toMatchObject({
+      ok: false,
+      details: { reason: 'missing_scopes', missing_scopes: ['channels:history'], missing_optional_scopes: ['chat:write.public'] },
+    });
     expect(result.message).toContain('channels:history');
   });
 

@@ -116,7 +116,10 @@ describe('Slack Events API', () => {
     const org = fresh.session.organization.id as never;
     const old = new Date(Date.now() - 5 * 86_400_000);
     await world.server.service.services.collections.channelEvents.insert(org, {
-      channel_id: fresh.channelId, key: 'event:Ev0OLD0001', received_at: old.toISOString(), day: old.toISOString().slice(0, 10),
+      channel_id: fresh.channelId,
+      key: 'event:Ev0OLD0001',
+      received_at: old.toISOString(),
+      day: old.toISOString().slice(0, 10),
     });
     const body = JSON.stringify(world.slack.eventBody('app_mention', { ts: '1700000002.000001', user: 'U0ALICE01', text: 'x' }, 'C0OPS0001', 'Ev0OLD0001'));
     const answer = await world.slack.deliver(body, { url: fresh.eventsUrl });
@@ -127,7 +130,9 @@ describe('Slack Events API', () => {
 
   it('rejects a stale timestamp, a bad signature and a missing signature with 401 bad_signature, without a run', async () => {
     world.llm.reset();
-    const body = JSON.stringify(world.slack.eventBody('app_mention', { ts: '1700000001.000001', user: 'U0ALICE01', text: mention(world.slack, 'x') }, 'C0OPS0001'));
+    const body = JSON.stringify(
+      world.slack.eventBody('app_mention', { ts: '1700000001.000001', user: 'U0ALICE01', text: mention(world.slack, 'x') }, 'C0OPS0001'),
+    );
     const stale = await world.slack.deliver(body, { timestamp: Math.floor(Date.now() / 1000) - 6 * 60 });
     expect(stale.status).toBe(401);
     expect(JSON.parse(stale.body)).toMatchObject({ error: { code: 'bad_signature', details: { reason: 'stale' } } });

@@ -22,7 +22,12 @@ describe('Socket Mode', () => {
 
     ctx.world.llm.script([{ text: 'Answered over the socket.' }]);
     ctx.world.slack.eventsUrl = null;
-    const { message, deliveries } = await ctx.world.slack.say({ channel: 'C0OPS0001', user: 'U0ALICE01', via: 'socket', text: mention(ctx.world.slack, 'are you there?') });
+    const { message, deliveries } = await ctx.world.slack.say({
+      channel: 'C0OPS0001',
+      user: 'U0ALICE01',
+      via: 'socket',
+      text: mention(ctx.world.slack, 'are you there?'),
+    });
     const reply = await waitForText(ctx.world.slack, 'C0OPS0001', 'Answered over the socket.');
     expect(reply.args['thread_ts']).toBe(message.ts);
     await settle(ctx.world);
@@ -36,7 +41,10 @@ describe('Socket Mode', () => {
     const reload = await ctx.world.server.request('POST', `/channels/${connected.channelId}/reload`, { token: connected.session.token });
     expect(reload.status).toBe(200);
     expect(reload.body).toEqual({ reloaded: true, bindings: 1, socket_mode: true });
-    await ctx.world.slack.waitForCall('apps.connections.open', () => ctx.world.slack.calls.filter((call) => call.method === 'apps.connections.open').length > opens);
+    await ctx.world.slack.waitForCall(
+      'apps.connections.open',
+      () => ctx.world.slack.calls.filter((call) => call.method === 'apps.connections.open').length > opens,
+    );
   });
 });
 
@@ -57,10 +65,13 @@ describe('Socket Mode through the egress guard', () => {
     await guarded.slack.waitForCall('apps.connections.open');
     const socketId = `sock_${connected.channelId}`;
     // the actor's own record of why it failed (the listing shows only its state)
-    const failure = await eventually(async () => {
-      const socket = guarded.server.service.services.channels.socketState(connected.channelId);
-      return socket?.state === 'failed' ? (socket.failure ?? '') : undefined;
-    }, { what: 'the socket actor to fail' });
+    const failure = await eventually(
+      async () => {
+        const socket = guarded.server.service.services.channels.socketState(connected.channelId);
+        return socket?.state === 'failed' ? (socket.failure ?? '') : undefined;
+      },
+      { what: 'the socket actor to fail' },
+    );
     // the guard's refusal, before any connection (not the refused connection of an unguarded dial)
     expect(failure).toContain('outbound call to 127.0.0.2 refused');
     expect(failure).toContain('loopback');

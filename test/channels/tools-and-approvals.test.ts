@@ -44,7 +44,11 @@ describe('tools in bound runs', () => {
       { tool_calls: [execute('w1', 'slack.post_message', { channel: 'C0RANDOM1', text: 'restarting prod' })] },
       { text: 'This channel is read-only for me, so I did not post anything.' },
     ]);
-    const { message } = await ctx.world.slack.say({ channel: 'C0OPS0001', user: 'U0ALICE01', text: mention(ctx.world.slack, 'announce the restart in #random') });
+    const { message } = await ctx.world.slack.say({
+      channel: 'C0OPS0001',
+      user: 'U0ALICE01',
+      text: mention(ctx.world.slack, 'announce the restart in #random'),
+    });
     const reply = await waitForText(ctx.world.slack, 'C0OPS0001', 'This channel is read-only for me, so I did not post anything.');
     expect(reply.args['thread_ts']).toBe(message.ts);
     await settle(ctx.world);
@@ -84,7 +88,11 @@ describe('tools in bound runs', () => {
       { tool_calls: [execute('a1', 'slack.post_message', { channel: 'C0RANDOM1', text: 'deploy starts in 5 minutes' })] },
       { text: 'Announced in #random.' },
     ]);
-    const { message } = await ctx.world.slack.say({ channel: 'C0OPS0001', user: 'U0ALICE01', text: mention(ctx.world.slack, 'announce the deploy in #random') });
+    const { message } = await ctx.world.slack.say({
+      channel: 'C0OPS0001',
+      user: 'U0ALICE01',
+      text: mention(ctx.world.slack, 'announce the deploy in #random'),
+    });
     const post = await approvalPost('C0OPS0001');
     expect(post.args['thread_ts']).toBe(message.ts);
     const blocksText = String(post.args['blocks']);
@@ -102,7 +110,13 @@ describe('tools in bound runs', () => {
     }
     expect(ctx.world.slack.calls.filter((call) => call.method === 'chat.postMessage' && call.args['channel'] === 'C0RANDOM1')).toHaveLength(0);
 
-    const approved = await ctx.world.slack.clickButton({ user: 'U0OWNER01', channel: 'C0OPS0001', message_ts: ts, action_id: 'approval_approve', value: approvalId });
+    const approved = await ctx.world.slack.clickButton({
+      user: 'U0OWNER01',
+      channel: 'C0OPS0001',
+      message_ts: ts,
+      action_id: 'approval_approve',
+      value: approvalId,
+    });
     expect(JSON.parse(approved.body)).toMatchObject({ status: 'approved' });
     await waitForText(ctx.world.slack, 'C0OPS0001', 'Announced in #random.');
     await settle(ctx.world);
@@ -110,7 +124,9 @@ describe('tools in bound runs', () => {
     const update = ctx.world.slack.calls.find((call) => call.method === 'chat.update' && call.args['ts'] === ts);
     expect(update?.args['text']).toBe('Approved by <@U0OWNER01>');
     // the same approval as REST: the decision is in the run transcript, by the mapped service user
-    const events = await ctx.world.server.service.services.collections.agentRunEvents.findAll(connected.session.organization.id as never, { approval_id: approvalId });
+    const events = await ctx.world.server.service.services.collections.agentRunEvents.findAll(connected.session.organization.id as never, {
+      approval_id: approvalId,
+    });
     expect(events.find((event) => event.type === 'approval_decision')?.data).toMatchObject({ decision: 'approved', decided_by: connected.session.user.id });
 
     // clicked again after the decision: no longer waiting
@@ -127,9 +143,18 @@ describe('tools in bound runs', () => {
       { text: 'Understood, I did not post.' },
     ]);
     await ctx.world.slack.say({ channel: 'C0OPS0001', user: 'U0ALICE01', text: mention(ctx.world.slack, 'announce a rollback') });
-    const post = await ctx.world.slack.waitForCall('chat.postMessage', (call) => typeof call.args['blocks'] === 'string' && call.args['blocks'].includes('rollback!'));
+    const post = await ctx.world.slack.waitForCall(
+      'chat.postMessage',
+      (call) => typeof call.args['blocks'] === 'string' && call.args['blocks'].includes('rollback!'),
+    );
     const ts = storedTs('C0OPS0001', String(post.args['text']));
-    const denied = await ctx.world.slack.clickButton({ user: 'U0OWNER02', channel: 'C0OPS0001', message_ts: ts, action_id: 'approval_deny', value: approvalIdOf(post) });
+    const denied = await ctx.world.slack.clickButton({
+      user: 'U0OWNER02',
+      channel: 'C0OPS0001',
+      message_ts: ts,
+      action_id: 'approval_deny',
+      value: approvalIdOf(post),
+    });
     expect(JSON.parse(denied.body)).toMatchObject({ status: 'denied' });
     await waitForText(ctx.world.slack, 'C0OPS0001', 'Understood, I did not post.');
     await settle(ctx.world);
@@ -138,8 +163,14 @@ describe('tools in bound runs', () => {
 
   it('refuses an interactivity request with a bad signature', async () => {
     const connected = await connectChannel(ctx.world, { binding: null });
-    const body = new URLSearchParams({ payload: JSON.stringify({ type: 'block_actions', user: { id: 'U0ALICE01' }, actions: [{ action_id: 'approval_approve', value: 'apr_x' }] }) }).toString();
-    const response = await ctx.world.slack.deliver(body, { contentType: 'application/x-www-form-urlencoded', url: `${connected.eventsUrl}/interactivity`, secret: 'wrong' });
+    const body = new URLSearchParams({
+      payload: JSON.stringify({ type: 'block_actions', user: { id: 'U0ALICE01' }, actions: [{ action_id: 'approval_approve', value: 'apr_x' }] }),
+    }).toString();
+    const response = await ctx.world.slack.deliver(body, {
+      contentType: 'application/x-www-form-urlencoded',
+      url: `${connected.eventsUrl}/interactivity`,
+      secret: 'wrong',
+    });
     expect(response.status).toBe(401);
     expect(JSON.parse(response.body)).toMatchObject({ error: { code: 'bad_signature' } });
   });

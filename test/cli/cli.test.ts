@@ -168,7 +168,11 @@ describe('files', () => {
     const filtered = await runCli(['files', 'list', '--filter', '*.csv', '-j'], { env });
     expect(JSON.parse(filtered.stdout).items.map((file: { path: string }) => file.path)).toEqual(['reports/report.csv']);
     const bySize = await runCli(['files', 'list', '--sort', 'size', '--desc', '--json'], { env });
-    expect(JSON.parse(bySize.stdout).items.map((file: { path: string }) => file.path).slice(0, 2)).toEqual(['big.txt', 'reports/report.csv']);
+    expect(
+      JSON.parse(bySize.stdout)
+        .items.map((file: { path: string }) => file.path)
+        .slice(0, 2),
+    ).toEqual(['big.txt', 'reports/report.csv']);
 
     const target = join(work, 'downloads');
     mkdirSync(target);
@@ -228,9 +232,14 @@ describe('ingest', () => {
     const scan = await runCli(['ingest', 'scan', '--dir', dir, '--exclude', '*.log', '--json', '--dry-run']);
     expect(scan.code).toBe(0);
     expect(JSON.parse(scan.stdout)).toEqual({
-      dir, total_files: 2, total_bytes: 6,
+      dir,
+      total_files: 2,
+      total_bytes: 6,
       extensions: [{ extension: '.md', files: 2, bytes: 6 }],
-      files: [{ path: 'a.md', size: 4 }, { path: 'nested/b.md', size: 2 }],
+      files: [
+        { path: 'a.md', size: 4 },
+        { path: 'nested/b.md', size: 2 },
+      ],
     });
     const human = await runCli(['ingest', 'scan', '--dir', dir]);
     expect(human.stdout).toMatch(/\.md\s+2\s+6 B/);
@@ -256,7 +265,9 @@ describe('log, progress and status with a pipeline-scoped token', () => {
     expect(run.body.progress).toMatchObject({ fraction: 0.25, message: 'a quarter', phase: 'scan' });
     const entries = run.body.entries as { kind: string; level: string; message: string }[];
     expect(entries.slice(-3).map((entry) => [entry.kind, entry.level, entry.message])).toEqual([
-      ['log', 'info', 'starting scan'], ['log', 'graph', 'wrote nodes'], ['progress', 'info', 'a quarter'],
+      ['log', 'info', 'starting scan'],
+      ['log', 'graph', 'wrote nodes'],
+      ['progress', 'info', 'a quarter'],
     ]);
   });
 
@@ -272,8 +283,13 @@ describe('log, progress and status with a pipeline-scoped token', () => {
     const status = await runCli(['status', '--json'], { env });
     expect(status.code).toBe(0);
     expect(JSON.parse(status.stdout)).toEqual({
-      connected: true, api_url: server.url, pipeline_id: pipelineId, organization_id: owner.organization.id, token_kind: 'pipeline',
-      run: { id: runId, status: 'running' }, graph_stats: { node_count: 0, relationship_count: 0 },
+      connected: true,
+      api_url: server.url,
+      pipeline_id: pipelineId,
+      organization_id: owner.organization.id,
+      token_kind: 'pipeline',
+      run: { id: runId, status: 'running' },
+      graph_stats: { node_count: 0, relationship_count: 0 },
     });
     const human = await runCli(['status'], { env });
     expect(human.stdout).toContain(`connected to ${server.url}`);

@@ -48,35 +48,71 @@ describe('graph commands with a pipeline-scoped token', () => {
   }, 120_000);
 
   it('add-node parses --prop values (boolean, integer, float, string) and get shows them', async () => {
-    const added = await runCli(['graph', 'add-node', '--label', 'Service', '--key', 'checkout', '--prop', 'tier=1', '--prop', 'critical=true',
-      '--prop', 'ratio=0.5', '--prop', 'owner=team-a', '--prop', 'name=checkout service'], { env });
+    const added = await runCli(
+      [
+        'graph',
+        'add-node',
+        '--label',
+        'Service',
+        '--key',
+        'checkout',
+        '--prop',
+        'tier=1',
+        '--prop',
+        'critical=true',
+        '--prop',
+        'ratio=0.5',
+        '--prop',
+        'owner=team-a',
+        '--prop',
+        'name=checkout service',
+      ],
+      { env },
+    );
     expect(added.code, added.stderr).toBe(0);
     expect(added.stdout).toContain('upserted Service:checkout');
     const got = await runCli(['graph', 'get', '--id', 'Service:checkout', '-j'], { env });
     expect(json(got.stdout)).toMatchObject({
-      id: 'Service:checkout', label: 'Service', key: 'checkout',
+      id: 'Service:checkout',
+      label: 'Service',
+      key: 'checkout',
       properties: { _key: 'checkout', tier: 1, critical: true, ratio: 0.5, owner: 'team-a' },
     });
   });
 
   it('write-rels from stdin and add-rel connect nodes; cypher answers a 2-hop question; stats counts them', async () => {
-    await runCli(['graph', 'write-nodes', '--data', JSON.stringify([
-      { label: 'Service', key: 'payments', properties: { name: 'payments' } },
-      { label: 'Database', _key: 'pg-main', name: 'postgres main' },
-    ])], { env });
+    await runCli(
+      [
+        'graph',
+        'write-nodes',
+        '--data',
+        JSON.stringify([
+          { label: 'Service', key: 'payments', properties: { name: 'payments' } },
+          { label: 'Database', _key: 'pg-main', name: 'postgres main' },
+        ]),
+      ],
+      { env },
+    );
     const rels = await runCli(['graph', 'write-rels', '--stdin'], {
-      env, stdin: JSON.stringify([{ type: 'CALLS', from: 'Service:checkout', to: 'Service:payments', properties: { via: 'http' } }]),
+      env,
+      stdin: JSON.stringify([{ type: 'CALLS', from: 'Service:checkout', to: 'Service:payments', properties: { via: 'http' } }]),
     });
     expect(rels.code, rels.stderr).toBe(0);
     expect(rels.stdout).toContain('upserted 1 relationships');
     const rel = await runCli(['graph', 'add-rel', '--type', 'USES', '--from', 'Service:payments', '--to', 'Database:pg-main', '--prop', 'pool=10'], { env });
     expect(rel.code, rel.stderr).toBe(0);
 
-    const cypher = await runCli([
-      '--json', 'graph', 'cypher',
-      'MATCH (a:Service {_key: $key})-[:CALLS]->(:Service)-[:USES]->(d:Database) RETURN d._key AS db',
-      '--params', '{"key":"checkout"}',
-    ], { env });
+    const cypher = await runCli(
+      [
+        '--json',
+        'graph',
+        'cypher',
+        'MATCH (a:Service {_key: $key})-[:CALLS]->(:Service)-[:USES]->(d:Database) RETURN d._key AS db',
+        '--params',
+        '{"key":"checkout"}',
+      ],
+      { env },
+    );
     expect(cypher.code, cypher.stderr).toBe(0);
     expect(json(cypher.stdout)).toEqual({ columns: ['db'], rows: [{ db: 'pg-main' }] });
     const table = await runCli(['graph', 'cypher', 'MATCH (d:Database) RETURN d._key AS db'], { env });

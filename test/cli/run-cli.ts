@@ -13,10 +13,7 @@ export interface CliResult {
   readonly stderr: string;
 }
 
-export function runCli(
-  args: readonly string[],
-  options: { env?: Record<string, string | undefined>; stdin?: string; cwd?: string } = {},
-): Promise<CliResult> {
+export function runCli(args: readonly string[], options: { env?: Record<string, string | undefined>; stdin?: string; cwd?: string } = {}): Promise<CliResult> {
   // the child sees only what the test gives it: no SERVICE_* leaking in from the outer shell
   const env: Record<string, string> = { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '' };
   for (const [key, value] of Object.entries(options.env ?? {})) if (value !== undefined) env[key] = value;

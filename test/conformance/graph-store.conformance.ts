@@ -51,7 +51,9 @@ export function graphStoreConformance(name: string, open: () => Promise<GraphSto
     it('gets a node with its properties, and null for an absent one', async () => {
       const node = await store.getNode(scope, 'Service', 'payments');
       expect(node).toEqual({
-        id: 'Service:payments', label: 'Service', key: 'payments',
+        id: 'Service:payments',
+        label: 'Service',
+        key: 'payments',
         properties: { _key: 'payments', name: 'Payments API', tier: 1, owner: 'team-pay' },
       });
       expect(await store.getNode(scope, 'Service', 'nope')).toBeNull();
@@ -80,9 +82,11 @@ export function graphStoreConformance(name: string, open: () => Promise<GraphSto
     it('refuses labels and property names that are not identifiers', async () => {
       expect(await errorCode(store.upsertNodes(scope, [{ label: 'Bad Label', properties: { _key: 'x' } }]))).toBe('validation_error');
       expect(await errorCode(store.upsertNodes(scope, [{ label: 'Ok', properties: { _key: 'x', 'a-b': 1 } }]))).toBe('validation_error');
-      expect(await errorCode(store.upsertRelationships(scope, [
-        { type: 'X`) DETACH DELETE n //', from_label: 'Service', from_key: 'a', to_label: 'Service', to_key: 'b' },
-      ]))).toBe('validation_error');
+      expect(
+        await errorCode(
+          store.upsertRelationships(scope, [{ type: 'X`) DETACH DELETE n //', from_label: 'Service', from_key: 'a', to_label: 'Service', to_key: 'b' }]),
+        ),
+      ).toBe('validation_error');
     });
 
     it('creates missing end nodes with only their key, and upserts a relationship once per (type, from, to)', async () => {
@@ -109,17 +113,26 @@ export function graphStoreConformance(name: string, open: () => Promise<GraphSto
         { type: 'RUNS_ON', from_label: 'Service', from_key: 'db', to_label: 'Host', to_key: 'h3' },
       ]);
       expect(await store.stats(batch, true)).toMatchObject({
-        node_count: 5, relationship_count: 4, labels: { Service: 2, Host: 3 }, relationship_types: { RUNS_ON: 3, BACKED_UP_TO: 1 },
+        node_count: 5,
+        relationship_count: 4,
+        labels: { Service: 2, Host: 3 },
+        relationship_types: { RUNS_ON: 3, BACKED_UP_TO: 1 },
       });
       const api = await store.expand(batch, 'Service', 'api', { depth: 1, direction: 'out', limit: 50 });
-      expect(api?.relationships.map((rel) => [rel.to, rel.properties['since']]).sort()).toEqual([['Host:h1', 2], ['Host:h2', 3]]);
+      expect(api?.relationships.map((rel) => [rel.to, rel.properties['since']]).sort()).toEqual([
+        ['Host:h1', 2],
+        ['Host:h2', 3],
+      ]);
     });
 
     it('stores awkward text exactly: quotes, commas, line breaks, empty strings, the text NULL, JSON, unicode', async () => {
       const texts: GraphScope = { orgId: org, realm: 'texts' };
       const awkward = ['say "hi", then go', 'line one\nline two\r\nthree', '', 'NULL', 'null', ' NULL ', 'tab\there \\ backslash', 'ünïcødé 🎉'];
       // the first batch holds the text NULL (sent the slow way), the second does not (bulk path)
-      await store.upsertNodes(texts, awkward.map((text, at) => ({ label: 'Note', properties: { _key: `n${at}`, text, flag: at % 2 === 0 } })));
+      await store.upsertNodes(
+        texts,
+        awkward.map((text, at) => ({ label: 'Note', properties: { _key: `n${at}`, text, flag: at % 2 === 0 } })),
+      );
       await store.upsertNodes(texts, [
         { label: 'Note', properties: { _key: 'k,with "quotes"\nand a break', text: '', data: { nested: ['a', 1] }, flag: null } },
         { label: 'Note', properties: { _key: 'plain', text: 'a "quoted", comma' } },
@@ -128,29 +141,50 @@ export function graphStoreConformance(name: string, open: () => Promise<GraphSto
         expect((await store.getNode(texts, 'Note', `n${at}`))?.properties).toEqual({ _key: `n${at}`, text, flag: at % 2 === 0 });
       }
       // without the text NULL: the bulk path, for text and keys alike
-      const bulk = awkward.filter((text) => text !== 'NULL').concat(["'single quoted'", "it's", ' lead', 'trail ', '\\N', '#hash', 'a;b', '"all quoted"', '007', 'true', '\\', ',']);
-      await store.upsertNodes(texts, bulk.map((text, at) => ({ label: 'Note', properties: { _key: `bulk ${text}`, text, at } })));
+      const bulk = awkward
+        .filter((text) => text !== 'NULL')
+        .concat(["'single quoted'", "it's", ' lead', 'trail ', '\\N', '#hash', 'a;b', '"all quoted"', '007', 'true', '\\', ',']);
+      await store.upsertNodes(
+        texts,
+        bulk.map((text, at) => ({ label: 'Note', properties: { _key: `bulk ${text}`, text, at } })),
+      );
       for (const [at, text] of bulk.entries()) {
         expect((await store.getNode(texts, 'Note', `bulk ${text}`))?.properties).toEqual({ _key: `bulk ${text}`, text, at });
       }
       // a batch with no double quote at all: nothing else may be taken for a quote or a separator
       const plain = ["'one'", "'two;three'", "'x'", 'plain'];
-      await store.upsertNodes(texts, plain.map((text, at) => ({ label: 'Quip', properties: { _key: `q${at}`, text, at } })));
+      await store.upsertNodes(
+        texts,
+        plain.map((text, at) => ({ label: 'Quip', properties: { _key: `q${at}`, text, at } })),
+      );
       for (const [at, text] of plain.entries()) expect((await store.getNode(texts, 'Quip', `q${at}`))?.properties).toEqual({ _key: `q${at}`, text, at });
       expect((await store.getNode(texts, 'Note', 'k,with "quotes"\nand a break'))?.properties).toEqual({
-        _key: 'k,with "quotes"\nand a break', text: '', data: JSON.stringify({ nested: ['a', 1] }),
+        _key: 'k,with "quotes"\nand a break',
+        text: '',
+        data: JSON.stringify({ nested: ['a', 1] }),
       });
       await store.upsertRelationships(texts, [
-        { type: 'LINKS', from_label: 'Note', from_key: 'plain', to_label: 'Note', to_key: 'k,with "quotes"\nand a break', properties: { why: 'a, "b"\nc', ok: true } },
+        {
+          type: 'LINKS',
+          from_label: 'Note',
+          from_key: 'plain',
+          to_label: 'Note',
+          to_key: 'k,with "quotes"\nand a break',
+          properties: { why: 'a, "b"\nc', ok: true },
+        },
         { type: 'LINKS', from_label: 'Note', from_key: 'n0', to_label: 'Note', to_key: 'n1', properties: { why: '' } },
       ]);
       const out = await store.expand(texts, 'Note', 'plain', { depth: 1, direction: 'out', limit: 10 });
-      expect(out?.relationships).toEqual([{ type: 'LINKS', from: 'Note:plain', to: 'Note:k,with "quotes"\nand a break', properties: { why: 'a, "b"\nc', ok: true } }]);
+      expect(out?.relationships).toEqual([
+        { type: 'LINKS', from: 'Note:plain', to: 'Note:k,with "quotes"\nand a break', properties: { why: 'a, "b"\nc', ok: true } },
+      ]);
       const blank = await store.expand(texts, 'Note', 'n0', { depth: 1, direction: 'out', limit: 10 });
       expect(blank?.relationships.map((rel) => rel.properties)).toEqual([{ why: '' }]);
       // a NUL character (which a CSV reader cannot take) in a key, a property and a relationship property
       await store.upsertNodes(texts, [{ label: 'Note', properties: { _key: 'nul\u0000key', text: 'a\u0000b' } }]);
-      await store.upsertRelationships(texts, [{ type: 'LINKS', from_label: 'Note', from_key: 'nul\u0000key', to_label: 'Note', to_key: 'plain', properties: { why: '\u0000' } }]);
+      await store.upsertRelationships(texts, [
+        { type: 'LINKS', from_label: 'Note', from_key: 'nul\u0000key', to_label: 'Note', to_key: 'plain', properties: { why: '\u0000' } },
+      ]);
       expect((await store.getNode(texts, 'Note', 'nul\u0000key'))?.properties).toEqual({ _key: 'nul\u0000key', text: 'a\u0000b' });
       const nul = await store.expand(texts, 'Note', 'nul\u0000key', { depth: 1, direction: 'out', limit: 10 });
       expect(nul?.relationships.map((rel) => rel.properties)).toEqual([{ why: '\u0000' }]);
@@ -158,10 +192,17 @@ export function graphStoreConformance(name: string, open: () => Promise<GraphSto
 
     it('writes nodes and the relationships between them issued together, each once', async () => {
       const burst: GraphScope = { orgId: org, realm: 'burst' };
-      const services = (from: number) => Array.from({ length: 40 }, (_, at) => ({ label: 'Svc', properties: { _key: `s${from + at}`, name: `service ${from + at}` } }));
-      const links = (from: number) => Array.from({ length: 40 }, (_, at) => ({
-        type: 'CALLS', from_label: 'Svc', from_key: `s${from + at}`, to_label: 'Svc', to_key: `s${(from + at + 1) % 100}`, properties: { weight: at },
-      }));
+      const services = (from: number) =>
+        Array.from({ length: 40 }, (_, at) => ({ label: 'Svc', properties: { _key: `s${from + at}`, name: `service ${from + at}` } }));
+      const links = (from: number) =>
+        Array.from({ length: 40 }, (_, at) => ({
+          type: 'CALLS',
+          from_label: 'Svc',
+          from_key: `s${from + at}`,
+          to_label: 'Svc',
+          to_key: `s${(from + at + 1) % 100}`,
+          properties: { weight: at },
+        }));
       // nodes, then relationships among them (and to nodes not written yet), then the rest of the nodes, all at once
       const results = await Promise.all([
         store.upsertNodes(burst, services(0)),
@@ -312,7 +353,9 @@ export function graphStoreConformance(name: string, open: () => Promise<GraphSto
         await store.upsertNodes(restart, [{ label: 'Repo', properties: { _key: 'r3', ratio: 3, text: 7 } }]);
         expect((await store.getNode(restart, 'Repo', 'r3'))?.properties).toMatchObject({ ratio: 3, text: '7' });
         for (const bad of [{ count: 'many' }, { enabled: 'yes' }, { count: 1.5 }, { enabled: 1 }]) {
-          expect(await errorCode(store.upsertNodes(restart, [{ label: 'Repo', properties: { _key: 'r4', ...bad } }])), JSON.stringify(bad)).toBe('validation_error');
+          expect(await errorCode(store.upsertNodes(restart, [{ label: 'Repo', properties: { _key: 'r4', ...bad } }])), JSON.stringify(bad)).toBe(
+            'validation_error',
+          );
         }
         expect(await store.getNode(restart, 'Repo', 'r4')).toBeNull();
       });
@@ -327,10 +370,18 @@ export function graphStoreConformance(name: string, open: () => Promise<GraphSto
           { allowWrite: false },
         );
         expect(result.columns).toEqual(['dependent', 'tier', 'target']);
-        expect(result.rows).toEqual([{
-          dependent: 'checkout', tier: 3,
-          target: { id: 'Service:payments', label: 'Service', key: 'payments', properties: { _key: 'payments', name: 'Payments API', tier: 1, owner: 'team-pay' } },
-        }]);
+        expect(result.rows).toEqual([
+          {
+            dependent: 'checkout',
+            tier: 3,
+            target: {
+              id: 'Service:payments',
+              label: 'Service',
+              key: 'payments',
+              properties: { _key: 'payments', name: 'Payments API', tier: 1, owner: 'team-pay' },
+            },
+          },
+        ]);
       });
 
       it('refuses a write without permission, and runs it with permission', async () => {
@@ -342,11 +393,15 @@ export function graphStoreConformance(name: string, open: () => Promise<GraphSto
 
       it('upserts what a Cypher write created as stored: updated, never duplicated', async () => {
         const mixed: GraphScope = { orgId: org, realm: 'cypher-writes' };
-        await store.upsertRelationships(mixed, [{ type: 'RUNS_ON', from_label: 'Svc', from_key: 'api', to_label: 'Host', to_key: 'h1', properties: { since: 1 } }]);
+        await store.upsertRelationships(mixed, [
+          { type: 'RUNS_ON', from_label: 'Svc', from_key: 'api', to_label: 'Host', to_key: 'h1', properties: { since: 1 } },
+        ]);
         await store.cypher(mixed, "CREATE (:Svc {_key: 'made'})", {}, { allowWrite: true });
         await store.cypher(mixed, "MATCH (a:Svc {_key: 'made'}), (h:Host {_key: 'h1'}) CREATE (a)-[:RUNS_ON {since: 2}]->(h)", {}, { allowWrite: true });
         await store.upsertNodes(mixed, [{ label: 'Svc', properties: { _key: 'made', name: 'made by Cypher' } }]);
-        await store.upsertRelationships(mixed, [{ type: 'RUNS_ON', from_label: 'Svc', from_key: 'made', to_label: 'Host', to_key: 'h1', properties: { since: 3 } }]);
+        await store.upsertRelationships(mixed, [
+          { type: 'RUNS_ON', from_label: 'Svc', from_key: 'made', to_label: 'Host', to_key: 'h1', properties: { since: 3 } },
+        ]);
         expect(await store.stats(mixed, false)).toEqual({ node_count: 3, relationship_count: 2 });
         expect((await store.getNode(mixed, 'Svc', 'made'))?.properties).toEqual({ _key: 'made', name: 'made by Cypher' });
         const edges = await store.cypher(mixed, "MATCH (:Svc {_key: 'made'})-[r:RUNS_ON]->(:Host) RETURN r.since AS since", {}, { allowWrite: false });
@@ -354,7 +409,12 @@ export function graphStoreConformance(name: string, open: () => Promise<GraphSto
       });
 
       it('does not take words inside strings, names or comments for clauses', async () => {
-        const result = await store.cypher(scope, "MATCH (s:Service) WHERE s.name <> 'DELETE me' // SET\nRETURN count(s) AS `create`", {}, { allowWrite: false });
+        const result = await store.cypher(
+          scope,
+          "MATCH (s:Service) WHERE s.name <> 'DELETE me' // SET\nRETURN count(s) AS `create`",
+          {},
+          { allowWrite: false },
+        );
         expect(result.rows).toEqual([{ create: 3 }]);
       });
 

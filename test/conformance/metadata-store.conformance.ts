@@ -26,7 +26,12 @@ export function metadataStoreConformance(engine: string, open: () => Promise<Met
     beforeAll(async () => {
       store = await open();
       things = await store.orgCollection<Thing>({
-        name: `things_${suffix}`, idPrefix: 'thg', scope: 'org', unique: [['name']], indexes: ['group'], text: ['note'],
+        name: `things_${suffix}`,
+        idPrefix: 'thg',
+        scope: 'org',
+        unique: [['name']],
+        indexes: ['group'],
+        text: ['note'],
       });
     });
     afterAll(async () => store.close());

@@ -19,7 +19,8 @@ describe.runIf(existsSync(CASES_DIR))('OPA v1 conformance', () => {
   const results = existsSync(CASES_DIR) ? runAll() : [];
   const { total } = tally(results);
   // not report(): its "N passed, N failed" lines would read like the CI run's own closing line
-  if (results.length > 0) console.log(`OPA v1 conformance: ${total.passed} of ${results.length} cases pass (${total.failed} failing, ${total.skipped} skipped)`);
+  if (results.length > 0)
+    console.log(`OPA v1 conformance: ${total.passed} of ${results.length} cases pass (${total.failed} failing, ${total.skipped} skipped)`);
 
   it('covers all 594 upstream cases', () => {
     expect(results).toHaveLength(594);
@@ -31,8 +32,13 @@ describe.runIf(existsSync(CASES_DIR))('OPA v1 conformance', () => {
   });
 
   it('fails exactly the cases listed in known-failures.json', () => {
-    const failing = results.filter((r) => r.outcome.status === 'fail').map((r) => `${r.note} :: ${r.outcome.status === 'fail' ? r.outcome.reason.slice(0, 300) : ''}`);
-    const failingNotes = results.filter((r) => r.outcome.status === 'fail').map((r) => r.note).sort();
+    const failing = results
+      .filter((r) => r.outcome.status === 'fail')
+      .map((r) => `${r.note} :: ${r.outcome.status === 'fail' ? r.outcome.reason.slice(0, 300) : ''}`);
+    const failingNotes = results
+      .filter((r) => r.outcome.status === 'fail')
+      .map((r) => r.note)
+      .sort();
     expect(failingNotes, failing.join('\n')).toEqual(known.map((k) => k.note).sort());
   });
 

@@ -28,7 +28,11 @@ describe('aws source through the service', () => {
   const ctx = useSuite(async (own) => {
     const fake = own(await startFakeAws(sampleAccount()));
     const started = ownLlm(own, await startWiredOrg({}, { approvalWrite: 'ask' }));
-    return { ...started, fake, sourceId: await createSource(started.server, started.org.session.token, { name: 'AWS prod', connector: 'aws', config: configFor(fake) }) };
+    return {
+      ...started,
+      fake,
+      sourceId: await createSource(started.server, started.org.session.token, { name: 'AWS prod', connector: 'aws', config: configFor(fake) }),
+    };
   });
 
   const syncToEnd = async (id: string, token: string): Promise<any> => {
@@ -46,7 +50,12 @@ describe('aws source through the service', () => {
     const catalog = await ctx.server.request('GET', '/sources/catalog', { token: ctx.org.session.token });
     const aws = catalog.body.items.find((item: { kind: string }) => item.kind === 'aws');
     expect(aws).toMatchObject({ supports_sync: true, config_schema: { required: ['regions', 'access_key_id', 'secret_access_key'] } });
-    expect(aws.tools.filter((t: { effect: string }) => t.effect === 'write').map((t: { name: string }) => t.name).sort()).toEqual(['aws.reboot_instance', 'aws.scale_ecs_service', 'aws.set_alarm_state']);
+    expect(
+      aws.tools
+        .filter((t: { effect: string }) => t.effect === 'write')
+        .map((t: { name: string }) => t.name)
+        .sort(),
+    ).toEqual(['aws.reboot_instance', 'aws.scale_ecs_service', 'aws.set_alarm_state']);
 
     const masked = await ctx.server.request('POST', '/sources', {
       token: ctx.org.session.token,
@@ -79,7 +88,10 @@ describe('aws source through the service', () => {
   });
 
   it('syncs instances, ECS services, functions and alarms into the graph, linked to their services', async () => {
-    expect(await syncToEnd(ctx.sourceId, ctx.org.session.token)).toMatchObject({ status: 'succeeded', details: { instances: 3, ecs_services: 2, lambda_functions: 2, alarms: 3 } });
+    expect(await syncToEnd(ctx.sourceId, ctx.org.session.token)).toMatchObject({
+      status: 'succeeded',
+      details: { instances: 3, ecs_services: 2, lambda_functions: 2, alarms: 3 },
+    });
     const instance = `Instance:arn:aws:ec2:us-east-1:123456789012:instance/i-0a1b2c3d4e5f60001`;
     const node = await ctx.server.request('GET', `/graph/nodes/${encodeURIComponent(instance)}`, { token: ctx.org.session.token });
     if (node.status === 503) {
@@ -149,7 +161,10 @@ describe('aws source behind the egress guard (EGRESS_ALLOW empty)', () => {
     expect(literal.body.error).toMatchObject({ code: 'egress_refused', details: { field: 'config.endpoint', address_class: 'loopback' } });
 
     const port = new URL(fake.url).port;
-    const named = await server.request('POST', '/sources', { token: owner.token, body: { name: 'AWS by name', connector: 'aws', config: configFor(fake, { endpoint: `http://localhost:${port}` }) } });
+    const named = await server.request('POST', '/sources', {
+      token: owner.token,
+      body: { name: 'AWS by name', connector: 'aws', config: configFor(fake, { endpoint: `http://localhost:${port}` }) },
+    });
     expect(named.status, named.text).toBe(201);
     const tested = await server.request('GET', `/sources/${named.body.id}/test`, { token: owner.token });
     expect(tested.status).toBe(422);

@@ -7,7 +7,12 @@ import type { ToolOutcome } from '../../runtime/tools/tool-result.js';
 import { acmeCreateIssueEntry, chat, codeHost, failing, plugin, tool } from './test-plugins.js';
 
 const acme: CatalogSource = { id: 'src_acme', kind: 'github', name: 'Acme GitHub', config: { token: 'acme-token' } };
-const personal: CatalogSource = { id: 'src_personal', kind: 'github', name: 'Personal GitHub', config: { token: 'mine', base_url: 'https://git.example.test/api' } };
+const personal: CatalogSource = {
+  id: 'src_personal',
+  kind: 'github',
+  name: 'Personal GitHub',
+  config: { token: 'mine', base_url: 'https://git.example.test/api' },
+};
 /** the two sources offering the github tools, as a refusal names them */
 const GITHUB_CHOICES = [
   { source_id: 'src_acme', source_name: 'Acme GitHub' },
@@ -36,7 +41,8 @@ const registryOf = (...plugins: Parameters<typeof checkPlugin>[0][]): PluginRegi
 
 const ctx = (signal = new AbortController().signal) => ({ orgId: 'org_1', signal });
 
-const names = (list: readonly { name: string; source_id?: string }[]) => list.map((entry) => (entry.source_id ? `${entry.name}@${entry.source_id}` : entry.name));
+const names = (list: readonly { name: string; source_id?: string }[]) =>
+  list.map((entry) => (entry.source_id ? `${entry.name}@${entry.source_id}` : entry.name));
 
 function resolved(catalog: ToolCatalog, name: string, args: unknown, sourceId?: string): ResolvedToolCall {
   const resolution = catalog.resolve(name, args, sourceId);
@@ -53,9 +59,17 @@ describe('tool catalog: visibility and search', () => {
   it('shows a source plugin once per visible source, sourceless plugins always, and nothing of kinds without a visible source', () => {
     const catalog = createCatalog(registry, { sources: [acme, { id: 'src_x', kind: 'jira', name: 'No plugin for this', config: {} }] });
     expect(names(catalog.entries())).toEqual([
-      'flaky.hangs', 'flaky.not_json', 'flaky.plain_throw', 'flaky.returns_date', 'flaky.returns_nothing', 'flaky.sync_throw',
-      'flaky.tool_error', 'flaky.waits',
-      'github.create_issue@src_acme', 'github.get_file@src_acme', 'github.search_issues@src_acme',
+      'flaky.hangs',
+      'flaky.not_json',
+      'flaky.plain_throw',
+      'flaky.returns_date',
+      'flaky.returns_nothing',
+      'flaky.sync_throw',
+      'flaky.tool_error',
+      'flaky.waits',
+      'github.create_issue@src_acme',
+      'github.get_file@src_acme',
+      'github.search_issues@src_acme',
     ]);
     expect(catalog.search('post message to channel', 10)).toEqual([]);
     expect(catalog.resolve('slack.post_message', {})).toEqual({
@@ -88,9 +102,7 @@ describe('tool catalog: visibility and search', () => {
     expect(names(catalog.search('issues', 10))).toEqual(['github.create_issue@src_acme', 'github.search_issues@src_acme']);
     expect(names(catalog.search('search pull requests', 10))).toEqual(['github.search_issues@src_acme']);
     expect(names(catalog.search('post a chat message', 10))).toEqual(['slack.post_message@src_team', 'slack.list_channels@src_team']);
-    expect(names(catalog.search('repository file', 10))).toEqual([
-      'github.get_file@src_acme', 'github.create_issue@src_acme', 'github.search_issues@src_acme',
-    ]);
+    expect(names(catalog.search('repository file', 10))).toEqual(['github.get_file@src_acme', 'github.create_issue@src_acme', 'github.search_issues@src_acme']);
   });
 
   it('matches connector kinds, source names and word prefixes', () => {
@@ -117,16 +129,16 @@ describe('tool catalog: two sources of one kind', () => {
   });
 
   it('lists the tool once per source, told apart by source id and name', () => {
-    expect(
-      catalog.search('search issues', 10).map((entry) => [entry.name, entry.source_id, entry.source_name]),
-    ).toEqual([
+    expect(catalog.search('search issues', 10).map((entry) => [entry.name, entry.source_id, entry.source_name])).toEqual([
       ['github.search_issues', 'src_acme', 'Acme GitHub'],
       ['github.search_issues', 'src_personal', 'Personal GitHub'],
       ['github.create_issue', 'src_acme', 'Acme GitHub'],
       ['github.create_issue', 'src_personal', 'Personal GitHub'],
     ]);
     expect(names(catalog.search('personal', 10))).toEqual([
-      'github.create_issue@src_personal', 'github.get_file@src_personal', 'github.search_issues@src_personal',
+      'github.create_issue@src_personal',
+      'github.get_file@src_personal',
+      'github.search_issues@src_personal',
     ]);
   });
 
@@ -155,7 +167,13 @@ describe('tool catalog: two sources of one kind', () => {
     });
     const other = await catalog.run(resolved(catalog, 'github.search_issues', { query: 'bug' }, 'src_acme'), ctx());
     expect(other).toEqual({
-      result: { args: { query: 'bug', state: 'open' }, source: 'src_acme', config: { token: 'acme-token', base_url: 'https://api.github.com' }, org: 'org_1', actor: null },
+      result: {
+        args: { query: 'bug', state: 'open' },
+        source: 'src_acme',
+        config: { token: 'acme-token', base_url: 'https://api.github.com' },
+        org: 'org_1',
+        actor: null,
+      },
     });
   });
 

@@ -28,10 +28,14 @@ describe('conformance command', () => {
     expect(run.code).toBe(1);
     expect(run.out).toContain('FAIL validate() refuses invalidConfig with details\n       validate() accepted invalidConfig');
     expect(run.out).toContain('FAIL a sample call for every tool\n       tools without a sample call: sloppy.unsampled');
-    expect(run.out).toMatch(/FAIL sample call 1 \(throws_plain\) returns a JSON result or a ToolError\n\s+sloppy.throws_plain threw a plain Error instead of a ToolError: boom/);
-    expect(run.out).toMatch(/FAIL sample call 2 \(ignores_abort\) returns a JSON result or a ToolError\n\s+expected \{"result":\{"done":false\}\}, got \{"result":\{"done":true\}\}/);
+    expect(run.out).toMatch(
+      /FAIL sample call 1 \(throws_plain\) returns a JSON result or a ToolError\n\s+sloppy.throws_plain threw a plain Error instead of a ToolError: boom/,
+    );
+    expect(run.out).toMatch(
+      /FAIL sample call 2 \(ignores_abort\) returns a JSON result or a ToolError\n\s+expected \{"result":\{"done":false\}\}, got \{"result":\{"done":true\}\}/,
+    );
     expect(run.out).toContain('FAIL sample call 2 (ignores_abort) honours an aborted signal');
-    expect(run.out).toContain("sloppy 0.0.1: 2 passed, 6 failed");
+    expect(run.out).toContain('sloppy 0.0.1: 2 passed, 6 failed');
   });
 
   it('is a usage error (exit 2) without a package or a config', () => {

@@ -30,7 +30,11 @@ describe.skipIf(unreachable !== null)('an agent answers "what is slow on the ord
     org = await wireOrganization(server, llm, { approvalWrite: 'ask' });
     const created = await server.request('POST', '/sources', {
       token: org.session.token,
-      body: { name: 'orders', connector: 'postgres', config: { url: `postgres://${db.readWrite.user}:${db.readWrite.password}@127.0.0.1:${db.port}/${db.database}?sslmode=disable` } },
+      body: {
+        name: 'orders',
+        connector: 'postgres',
+        config: { url: `postgres://${db.readWrite.user}:${db.readWrite.password}@127.0.0.1:${db.port}/${db.database}?sslmode=disable` },
+      },
     });
     expect(created.status, created.text).toBe(201);
     expect(created.body.config.url).toBe('********');
@@ -41,7 +45,9 @@ describe.skipIf(unreachable !== null)('an agent answers "what is slow on the ord
     sleeping = sleeper.query('SELECT pg_sleep(30) /* nightly orders report */').catch(() => undefined);
   });
   afterAll(async () => {
-    await db?.admin(`SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE usename = '${db.readWrite.user}' AND query LIKE '%nightly orders report%' AND pid <> pg_backend_pid()`);
+    await db?.admin(
+      `SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE usename = '${db.readWrite.user}' AND query LIKE '%nightly orders report%' AND pid <> pg_backend_pid()`,
+    );
     await sleeping;
     await sleeper?.end();
     await server?.stop();
@@ -55,7 +61,9 @@ describe.skipIf(unreachable !== null)('an agent answers "what is slow on the ord
     for (let attempt = 0; attempt < 30 && running.length === 0; attempt++) {
       llm.script([
         { tool_calls: [{ id: `s${attempt}`, ...execute('postgres.slow_queries', { min_duration_ms: 200 }) }] },
-        { text: 'The nightly orders report has been running pg_sleep for a while; pg_stat_statements is not installed, so there are no historical statistics.' },
+        {
+          text: 'The nightly orders report has been running pg_sleep for a while; pg_stat_statements is not installed, so there are no historical statistics.',
+        },
       ]);
       const stream = await send(server, org, 'what is slow on the orders database?');
       await stream.ended;

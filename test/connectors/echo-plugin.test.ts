@@ -46,7 +46,12 @@ describe('echo: a third-party plugin listed in plugins.json', () => {
   it('is found by the search meta-tool, once per source', () => {
     const outcome = applySearchConnectorTools(catalog, { query: 'echo text back' });
     const tools = 'result' in outcome ? (outcome.result as { tools: { name: string; source_id: string }[] }).tools : [];
-    expect(tools.map((tool) => `${tool.name}@${tool.source_id}`)).toEqual(['echo.say@src_e1', 'echo.say@src_e2', 'echo.remember@src_e1', 'echo.remember@src_e2']);
+    expect(tools.map((tool) => `${tool.name}@${tool.source_id}`)).toEqual([
+      'echo.say@src_e1',
+      'echo.say@src_e2',
+      'echo.remember@src_e1',
+      'echo.remember@src_e2',
+    ]);
   });
 
   it('runs its tools per source, with defaults filled', async () => {
@@ -69,7 +74,12 @@ describe('echo: a third-party plugin listed in plugins.json', () => {
     const outcome = await execute({ tool: 'echo.say', arguments: { text: 'hi' } });
     expect('error' in outcome ? [outcome.error.code, outcome.error.details] : null).toEqual([
       'ambiguous_tool',
-      { choices: [{ source_id: 'src_e1', source_name: 'Echo one' }, { source_id: 'src_e2', source_name: 'Echo two' }] },
+      {
+        choices: [
+          { source_id: 'src_e1', source_name: 'Echo one' },
+          { source_id: 'src_e2', source_name: 'Echo two' },
+        ],
+      },
     ]);
   });
 

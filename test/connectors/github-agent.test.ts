@@ -17,7 +17,15 @@ describe('github source through the service', () => {
     const fake = own(await startFakeGithub());
     seedGithub(fake);
     const started = ownLlm(own, await startWiredOrg({}, { approvalWrite: 'ask' }));
-    return { ...started, fake, sourceId: await createSource(started.server, started.org.session.token, { name: 'GitHub acme', connector: 'github', config: { auth: { kind: 'pat', token: GOOD_TOKEN }, orgs: ['acme'], base_url: fake.url } }) };
+    return {
+      ...started,
+      fake,
+      sourceId: await createSource(started.server, started.org.session.token, {
+        name: 'GitHub acme',
+        connector: 'github',
+        config: { auth: { kind: 'pat', token: GOOD_TOKEN }, orgs: ['acme'], base_url: fake.url },
+      }),
+    };
   });
 
   it('is in the catalog with its config schema; the token is masked on read', async () => {
@@ -68,7 +76,11 @@ describe('github source through the service', () => {
     const before = ctx.fake.comments.length;
     ctx.llm.script([
       { tool_calls: [{ id: 'g1', ...execute('github.list_pull_requests', { repo: 'acme/api', stale_days: 14 }) }] },
-      { tool_calls: [{ id: 'g2', ...execute('github.create_comment', { repo: 'acme/api', issue_number: 7, body: 'This has waited 40 days: can someone review?' }) }] },
+      {
+        tool_calls: [
+          { id: 'g2', ...execute('github.create_comment', { repo: 'acme/api', issue_number: 7, body: 'This has waited 40 days: can someone review?' }) },
+        ],
+      },
       { text: 'Three pull requests are stale; I nudged #7.' },
     ]);
     const stream = await send(ctx.server, ctx.org, 'which pull requests in acme/api are stale? nudge the oldest');

@@ -19,12 +19,18 @@ const validConfig: Record<string, unknown> = { auth: { kind: 'pat', token: GOOD_
 const invalidConfig: Record<string, unknown> = { auth: { kind: 'pat', token: 'ghp_revoked' }, orgs: [], repositories: [] };
 
 const plugin = createGithubPlugin();
-const { ctx, conformance, config, run, syncContext } = fakeConnector(plugin, async () => {
-  const fake = await startFakeGithub();
-  seedGithub(fake);
-  fake.app = { appId: '4242', publicKey, installations: { '99': INSTALLATION_TOKEN } };
-  return fake;
-}, 'base_url', validConfig, invalidConfig);
+const { ctx, conformance, config, run, syncContext } = fakeConnector(
+  plugin,
+  async () => {
+    const fake = await startFakeGithub();
+    seedGithub(fake);
+    fake.app = { appId: '4242', publicKey, installations: { '99': INSTALLATION_TOKEN } };
+    return fake;
+  },
+  'base_url',
+  validConfig,
+  invalidConfig,
+);
 
 conformance({
   toolCalls: [
@@ -47,21 +53,33 @@ describe('github validate', () => {
 
   it('names the missing scopes of a classic token', async () => {
     const result = await plugin.validate(config({ auth: { kind: 'pat', token: NARROW_TOKEN } }), new AbortController().signal);
-    expect(result).toMatchObject({ ok: false, details: { reason: 'missing_scopes', missing_scopes: ['repo', 'read:org'], granted_scopes: ['public_repo', 'gist'] } });
+    expect(result).toMatchObject({
+      ok: false,
+      details: { reason: 'missing_scopes', missing_scopes: ['repo', 'read:org'], granted_scopes: ['public_repo', 'gist'] },
+    });
     // read:org only matters when orgs are configured
-    const noOrgs = await plugin.validate(config({ auth: { kind: 'pat', token: NARROW_TOKEN }, orgs: [], repositories: ['acme/web'] }), new AbortController().signal);
+    const noOrgs = await plugin.validate(
+      config({ auth: { kind: 'pat', token: NARROW_TOKEN }, orgs: [], repositories: ['acme/web'] }),
+      new AbortController().signal,
+    );
     expect(noOrgs).toMatchObject({ ok: false, details: { missing_scopes: ['repo'] } });
     expect(missingScopes('admin:org, repo', ['repo', 'read:org'])).toEqual([]);
   });
 
   it('refuses a bad token, a missing token, and orgs or repositories the token cannot see', async () => {
-    expect(await plugin.validate(invalidConfig, new AbortController().signal)).toMatchObject({ ok: false, details: { reason: 'bad_credentials', status: 401, message: 'Bad credentials' } });
+    expect(await plugin.validate(invalidConfig, new AbortController().signal)).toMatchObject({
+      ok: false,
+      details: { reason: 'bad_credentials', status: 401, message: 'Bad credentials' },
+    });
     expect(await plugin.validate(config({ auth: { kind: 'pat' } }), new AbortController().signal)).toMatchObject({
       ok: false,
       details: { reason: 'missing_fields', missing_fields: ['auth.token'] },
     });
     const unseen = await plugin.validate(config({ orgs: ['acme', 'ghost-org'], repositories: ['acme/web', 'acme/secret'] }), new AbortController().signal);
-    expect(unseen).toMatchObject({ ok: false, details: { reason: 'inaccessible', inaccessible_orgs: ['ghost-org'], inaccessible_repositories: ['acme/secret'] } });
+    expect(unseen).toMatchObject({
+      ok: false,
+      details: { reason: 'inaccessible', inaccessible_orgs: ['ghost-org'], inaccessible_repositories: ['acme/secret'] },
+    });
   });
 
   it('refuses an unreachable base_url with a reason', async () => {
@@ -84,12 +102,18 @@ describe('github validate', () => {
 
     it('refuses a key the App does not have, and an unknown installation', async () => {
       const other = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-      expect(await plugin.validate(app({ private_key: other }), new AbortController().signal)).toMatchObject({ ok: false, details: { reason: 'app_credentials_rejected', status: 401 } });
+      expect(await plugin.validate(app({ private_key: other }), new AbortController().signal)).toMatchObject({
+        ok: false,
+        details: { reason: 'app_credentials_rejected', status: 401 },
+      });
       expect(await plugin.validate(app({ installation_id: 1234 }), new AbortController().signal)).toMatchObject({
         ok: false,
         details: { reason: 'installation_not_found', installation_id: '1234' },
       });
-      expect(await plugin.validate(app({ private_key: 'not a pem' }), new AbortController().signal)).toMatchObject({ ok: false, details: { reason: 'invalid_private_key' } });
+      expect(await plugin.validate(app({ private_key: 'not a pem' }), new AbortController().signal)).toMatchObject({
+        ok: false,
+        details: { reason: 'invalid_private_key' },
+      });
     });
   });
 });
@@ -104,7 +128,13 @@ describe('github tools', () => {
       [8, 'alice', 20],
       [9, 'bob', 15],
     ]);
-    expect(result.items[0]).toMatchObject({ title: 'forgotten refactor', labels: ['refactor'], state: 'open', base: 'main', url: 'https://github.com/acme/api/pull/7' });
+    expect(result.items[0]).toMatchObject({
+      title: 'forgotten refactor',
+      labels: ['refactor'],
+      state: 'open',
+      base: 'main',
+      url: 'https://github.com/acme/api/pull/7',
+    });
     expect(result.truncated).toBe(false);
   });
 
@@ -113,7 +143,10 @@ describe('github tools', () => {
     const all = await run('list_pull_requests', { repo: 'acme/api', limit: 300 });
     expect(all.items).toHaveLength(250);
     expect(new Set(all.items.map((pr: any) => pr.number)).size).toBe(250);
-    const pages = ctx.fake.requests.slice(before).filter((request) => request.path.includes('/pulls')).map((request) => new URL(request.path, 'http://x').searchParams.get('page'));
+    const pages = ctx.fake.requests
+      .slice(before)
+      .filter((request) => request.path.includes('/pulls'))
+      .map((request) => new URL(request.path, 'http://x').searchParams.get('page'));
     expect(pages).toEqual([null, '2', '3']);
 
     const mark = ctx.fake.requests.length;
@@ -163,8 +196,16 @@ describe('github tools', () => {
   it('create_comment posts to the issue and returns the comment; an empty scope token is forbidden', async () => {
     const comment = await run('create_comment', { repo: 'acme/api', issue_number: 9, body: 'Friendly reminder: this needs a review.' });
     expect(comment.url).toMatch(/^https:\/\/github\.com\/acme\/api\/issues\/9#issuecomment-\d+$/);
-    expect(ctx.fake.comments.at(-1)).toMatchObject({ repo: 'acme/api', issue_number: 9, body: 'Friendly reminder: this needs a review.', user: 'octo-admin', id: comment.id });
-    const forbidden = await failureOf(run('create_comment', { repo: 'acme/api', issue_number: 9, body: 'x' }, config({ auth: { kind: 'pat', token: NARROW_TOKEN } })));
+    expect(ctx.fake.comments.at(-1)).toMatchObject({
+      repo: 'acme/api',
+      issue_number: 9,
+      body: 'Friendly reminder: this needs a review.',
+      user: 'octo-admin',
+      id: comment.id,
+    });
+    const forbidden = await failureOf(
+      run('create_comment', { repo: 'acme/api', issue_number: 9, body: 'x' }, config({ auth: { kind: 'pat', token: NARROW_TOKEN } })),
+    );
     expect(forbidden).toMatchObject({ code: 'forbidden', details: { status: 403, message: 'Resource not accessible by personal access token' } });
   });
 
@@ -184,7 +225,10 @@ describe('github tools', () => {
     expect(result.items).toHaveLength(2);
     expect(ctx.fake.requests.slice(before).filter((request) => request.path.startsWith('/api/v3/repos/acme/api/issues'))).toHaveLength(2);
 
-    expect(await failureWhenThrottled(ctx.fake, () => run('list_issues', { repo: 'acme/api' }))).toMatchObject({ code: 'rate_limited_upstream', details: { status: 429 } });
+    expect(await failureWhenThrottled(ctx.fake, () => run('list_issues', { repo: 'acme/api' }))).toMatchObject({
+      code: 'rate_limited_upstream',
+      details: { status: 429 },
+    });
   });
 });
 
@@ -195,7 +239,12 @@ describe('github sync', () => {
     const report = await plugin.sync!(context);
     const host = new URL(ctx.fake.url).host;
     expect(graph.keysOf('Repository')).toEqual([`${host}/acme/api`, `${host}/acme/web`, `${host}/solo/dotfiles`]);
-    expect(graph.nodes.get(`Repository:${host}/acme/api`)?.properties).toMatchObject({ full_name: 'acme/api', private: true, default_branch: 'main', system: 'github' });
+    expect(graph.nodes.get(`Repository:${host}/acme/api`)?.properties).toMatchObject({
+      full_name: 'acme/api',
+      private: true,
+      default_branch: 'main',
+      system: 'github',
+    });
     // 250 open in acme/api, capped at 200 per repository, plus 1 in acme/web
     expect(graph.keysOf('PullRequest')).toHaveLength(201);
     expect(graph.edges('OWNS')).toEqual([
@@ -206,7 +255,10 @@ describe('github sync', () => {
     expect(graph.relationships.get(`User:${host}/dave-[AUTHORED]->PullRequest:${host}/acme/web#1`)).toBeDefined();
     expect(graph.relationships.get(`PullRequest:${host}/acme/web#1-[TARGETS]->Repository:${host}/acme/web`)?.properties).toEqual({ base: 'main' });
     expect(graph.nodes.get(`PullRequest:${host}/acme/web#1`)?.properties).toMatchObject({ number: 1, title: 'landing page', state: 'open' });
-    expect(graph.relationships.get(`User:${host}/alice-[CONTRIBUTED_TO]->Repository:${host}/acme/api`)?.properties).toEqual({ commits: 3, last_commit_at: '2026-11-20T09:00:00Z' });
+    expect(graph.relationships.get(`User:${host}/alice-[CONTRIBUTED_TO]->Repository:${host}/acme/api`)?.properties).toEqual({
+      commits: 3,
+      last_commit_at: '2026-11-20T09:00:00Z',
+    });
     expect(graph.nodes.get(`User:${host}/acme`)?.properties).toMatchObject({ login: 'acme', type: 'Organization' });
     expect(report).toMatchObject({ details: { repositories: 3, pull_requests: 201, repositories_truncated: false, pull_requests_capped: ['acme/api'] } });
     expect(report.nodes).toBeGreaterThanOrEqual(graph.nodes.size);
@@ -221,7 +273,9 @@ describe('github sync', () => {
   });
 
   it('fails with a readable error on bad credentials', async () => {
-    await expect(plugin.sync!(syncContext(new RecordingGraphSink(), invalidConfig))).rejects.toThrow(/GitHub sync failed: GitHub refused the credentials \(401\)/);
+    await expect(plugin.sync!(syncContext(new RecordingGraphSink(), invalidConfig))).rejects.toThrow(
+      /GitHub sync failed: GitHub refused the credentials \(401\)/,
+    );
   });
 });
 

@@ -84,7 +84,13 @@ describe('grafana tools', () => {
     const first = (await run('search_dashboards', { tags: ['prod'], limit: 3 })) as { result: any };
     expect(first.result).toMatchObject({ page: 1, next_page: 2 });
     expect(first.result.items.map((d: any) => d.uid)).toEqual(['api-overview', 'svc-0', 'svc-1']);
-    expect(first.result.items[0]).toEqual({ uid: 'api-overview', title: 'API overview', url: '/d/api-overview/api-overview', tags: ['api', 'prod'], folder: 'Operations' });
+    expect(first.result.items[0]).toEqual({
+      uid: 'api-overview',
+      title: 'API overview',
+      url: '/d/api-overview/api-overview',
+      tags: ['api', 'prod'],
+      folder: 'Operations',
+    });
     const second = (await run('search_dashboards', { tags: ['prod'], limit: 3, page: 2 })) as { result: any };
     expect(second.result).toMatchObject({ page: 2, next_page: null, items: [{ uid: 'svc-2' }, { uid: 'svc-3' }] });
     expect(fake.requests.at(-1)!.url).toBe('/api/search?type=dash-db&tag=prod&page=2&limit=3');
@@ -95,11 +101,19 @@ describe('grafana tools', () => {
     expect(outcome.result).toMatchObject({ uid: 'api-overview', title: 'API overview', version: 4, folder: 'Operations' });
     expect(outcome.result.panels).toEqual([
       {
-        id: 1, type: 'timeseries', title: 'Request rate', row: null, datasource: 'prom-main',
+        id: 1,
+        type: 'timeseries',
+        title: 'Request rate',
+        row: null,
+        datasource: 'prom-main',
         queries: [{ refId: 'A', expr: 'sum(rate(http_requests_total{job="api"}[5m]))', datasource: 'prom-main' }],
       },
       {
-        id: 3, type: 'stat', title: '5xx ratio', row: 'Errors', datasource: 'prom-main',
+        id: 3,
+        type: 'stat',
+        title: '5xx ratio',
+        row: 'Errors',
+        datasource: 'prom-main',
         queries: [{ refId: 'A', expr: 'sum(rate(http_requests_total{code=~"5.."}[5m])) / sum(rate(http_requests_total[5m]))', datasource: null }],
       },
     ]);
@@ -109,11 +123,18 @@ describe('grafana tools', () => {
     const firing = (await run('list_firing_alerts', {})) as { result: any };
     expect(firing.result).toEqual({
       count: 1,
-      alerts: [{
-        name: 'HighErrorRate', state: 'active', labels: { alertname: 'HighErrorRate', severity: 'critical', service: 'api', grafana_folder: 'Operations' },
-        summary: 'API 5xx ratio above 5%', description: '5xx ratio is 7.2% over 5m', since: '2026-11-22T05:00:00Z', fingerprint: 'a1b2c3',
-        url: 'http://grafana.local/alerting/grafana/err-rate/view',
-      }],
+      alerts: [
+        {
+          name: 'HighErrorRate',
+          state: 'active',
+          labels: { alertname: 'HighErrorRate', severity: 'critical', service: 'api', grafana_folder: 'Operations' },
+          summary: 'API 5xx ratio above 5%',
+          description: '5xx ratio is 7.2% over 5m',
+          since: '2026-11-22T05:00:00Z',
+          fingerprint: 'a1b2c3',
+          url: 'http://grafana.local/alerting/grafana/err-rate/view',
+        },
+      ],
     });
     expect(fake.requests.at(-1)!.url).toBe('/api/alertmanager/grafana/api/v2/alerts?active=true&silenced=false&inhibited=false');
     const all = (await run('list_firing_alerts', { include_silenced: true, matchers: ['service="db"'] })) as { result: any };
@@ -122,16 +143,26 @@ describe('grafana tools', () => {
 
   it('lists data sources for an Editor, and says forbidden for a Viewer', async () => {
     expect(await run('list_datasources', {}, editor)).toMatchObject({
-      result: { items: [{ uid: 'prom-main', name: 'Prometheus', type: 'prometheus', is_default: true }, { uid: 'loki-main', type: 'loki', is_default: false }] },
+      result: {
+        items: [
+          { uid: 'prom-main', name: 'Prometheus', type: 'prometheus', is_default: true },
+          { uid: 'loki-main', type: 'loki', is_default: false },
+        ],
+      },
     });
-    expect(await run('list_datasources', {})).toMatchObject({ error: { code: 'forbidden', details: { status: 403, body: expect.stringContaining('datasources:read') } } });
+    expect(await run('list_datasources', {})).toMatchObject({
+      error: { code: 'forbidden', details: { status: 403, body: expect.stringContaining('datasources:read') } },
+    });
   });
 
   it('queries a data source and returns its frames, newest points kept', async () => {
     const outcome = (await run('query_datasource', { datasource_uid: 'prom-main', query: { expr: 'up{job="api"}' }, max_data_points: 250 })) as { result: any };
     const [frame] = outcome.result.frames;
     expect(frame).toMatchObject({ name: 'up{job="api"}', truncated: true });
-    expect(frame.fields.map((f: any) => [f.name, f.type, f.values.length])).toEqual([['Time', 'time', 200], ['Value', 'number', 200]]);
+    expect(frame.fields.map((f: any) => [f.name, f.type, f.values.length])).toEqual([
+      ['Time', 'time', 200],
+      ['Value', 'number', 200],
+    ]);
     expect(frame.fields[1].labels).toEqual({ job: 'api', instance: 'api-1:9090' });
     expect(frame.fields[1].values.at(-1)).toBe(124.5);
     expect(fake.requests.at(-1)!.body).toEqual({

@@ -21,43 +21,61 @@ function apiBuilds(): FakeBuild[] {
       timestamp: T0 + number * 3_600_000,
       duration: 95_000,
       causes: failed ? [{ kind: 'user', userId: 'alice', userName: 'Alice A' }] : [{ kind: 'scm' }],
-      console: [...Array.from({ length: 300 }, (_, line) => `[build ${number}] step ${line + 1}`), failed ? 'ERROR: 3 tests failed' : 'all good', `Finished: ${result}`].join('\n') + '\n',
+      console:
+        [
+          ...Array.from({ length: 300 }, (_, line) => `[build ${number}] step ${line + 1}`),
+          failed ? 'ERROR: 3 tests failed' : 'all good',
+          `Finished: ${result}`,
+        ].join('\n') + '\n',
     };
   });
 }
 
 const plugin = createJenkinsPlugin();
-const { ctx, conformance, config, run, syncContext } = fakeConnector(plugin, async () => {
-  const fake = await startFakeJenkins();
-  fake.users.set('robot', { token: 'jt_good_token' });
-  fake.users.set('guest', { token: 'jt_guest', read: false });
-  fake.jobs.push(
-    { name: 'api-build', kind: 'job', builds: apiBuilds() },
-    {
-      name: 'team',
-      kind: 'folder',
-      children: [
-        {
-          name: 'backend',
-          kind: 'folder',
-          children: [
-            {
-              name: 'deploy',
-              kind: 'pipeline',
-              parameters: ['BRANCH', 'DRY_RUN'],
-              builds: [
-                { number: 1, result: 'SUCCESS', timestamp: T0, duration: 10_000, causes: [{ kind: 'upstream', upstreamProject: 'api-build', upstreamBuild: 118 }], console: 'deployed\nFinished: SUCCESS\n' },
-                { number: 2, result: null, timestamp: T0 + 1000, duration: 0, causes: [{ kind: 'timer' }], console: 'deploying...\n' },
-              ],
-            },
-          ],
-        },
-      ],
-    },
-    { name: 'nightly', kind: 'job' },
-  );
-  return fake;
-}, 'url', validConfig, invalidConfig);
+const { ctx, conformance, config, run, syncContext } = fakeConnector(
+  plugin,
+  async () => {
+    const fake = await startFakeJenkins();
+    fake.users.set('robot', { token: 'jt_good_token' });
+    fake.users.set('guest', { token: 'jt_guest', read: false });
+    fake.jobs.push(
+      { name: 'api-build', kind: 'job', builds: apiBuilds() },
+      {
+        name: 'team',
+        kind: 'folder',
+        children: [
+          {
+            name: 'backend',
+            kind: 'folder',
+            children: [
+              {
+                name: 'deploy',
+                kind: 'pipeline',
+                parameters: ['BRANCH', 'DRY_RUN'],
+                builds: [
+                  {
+                    number: 1,
+                    result: 'SUCCESS',
+                    timestamp: T0,
+                    duration: 10_000,
+                    causes: [{ kind: 'upstream', upstreamProject: 'api-build', upstreamBuild: 118 }],
+                    console: 'deployed\nFinished: SUCCESS\n',
+                  },
+                  { number: 2, result: null, timestamp: T0 + 1000, duration: 0, causes: [{ kind: 'timer' }], console: 'deploying...\n' },
+                ],
+              },
+            ],
+          },
+        ],
+      },
+      { name: 'nightly', kind: 'job' },
+    );
+    return fake;
+  },
+  'url',
+  validConfig,
+  invalidConfig,
+);
 
 conformance({
   toolCalls: [
@@ -73,7 +91,14 @@ conformance({
 describe('jenkins fake', () => {
   it('parses Jenkins tree expressions with nesting and ranges', () => {
     expect(parseTree('jobs[name,builds[number]{0,5}],x{3}')).toEqual([
-      { name: 'jobs', range: null, children: [{ name: 'name', children: null, range: null }, { name: 'builds', children: [{ name: 'number', children: null, range: null }], range: [0, 5] }] },
+      {
+        name: 'jobs',
+        range: null,
+        children: [
+          { name: 'name', children: null, range: null },
+          { name: 'builds', children: [{ name: 'number', children: null, range: null }], range: [0, 5] },
+        ],
+      },
       { name: 'x', children: null, range: [3, 4] },
     ]);
   });
@@ -91,7 +116,10 @@ describe('jenkins validate', () => {
       ok: false,
       details: { reason: 'missing_permissions', missing_permissions: ['Overall/Read'] },
     });
-    expect(await plugin.validate({ url: ctx.fake.url }, signal)).toMatchObject({ ok: false, details: { reason: 'missing_fields', missing_fields: ['username', 'api_token'] } });
+    expect(await plugin.validate({ url: ctx.fake.url }, signal)).toMatchObject({
+      ok: false,
+      details: { reason: 'missing_fields', missing_fields: ['username', 'api_token'] },
+    });
     expect(await plugin.validate(config({ url: 'http://127.0.0.1:9' }), signal)).toMatchObject({ ok: false, details: { reason: 'upstream_unreachable' } });
   });
 
@@ -132,7 +160,9 @@ describe('jenkins tools', () => {
       [118, 'SUCCESS'],
     ]);
     expect(result.items[0]).toMatchObject({ duration_s: 95, causes: [{ description: 'Started by user Alice A', user_id: 'alice', user_name: 'Alice A' }] });
-    expect(result.items[2].causes).toEqual([{ description: 'Started by an SCM change', user_id: null, user_name: null, upstream_job: null, upstream_build: null }]);
+    expect(result.items[2].causes).toEqual([
+      { description: 'Started by an SCM change', user_id: null, user_name: null, upstream_job: null, upstream_build: null },
+    ]);
     const upstream = await run('list_builds', { job: 'team/backend/deploy' });
     expect(upstream.items.map((build: any) => [build.number, build.building, build.result])).toEqual([
       [2, true, null],
@@ -152,7 +182,14 @@ describe('jenkins tools', () => {
 
   it('tails the console of the last build (a permalink resolves to its number)', async () => {
     const tail = await run('console_tail', { job: 'api-build', lines: 3 });
-    expect(tail).toEqual({ job: 'api-build', build: 120, result: 'FAILURE', building: false, total_lines: 302, lines: ['[build 120] step 300', 'ERROR: 3 tests failed', 'Finished: FAILURE'] });
+    expect(tail).toEqual({
+      job: 'api-build',
+      build: 120,
+      result: 'FAILURE',
+      building: false,
+      total_lines: 302,
+      lines: ['[build 120] step 300', 'ERROR: 3 tests failed', 'Finished: FAILURE'],
+    });
     const numbered = await run('console_tail', { job: 'team/backend/deploy', build: 2 });
     expect(numbered).toMatchObject({ build: 2, building: true, lines: ['deploying...'] });
     expect(await failureOf(run('console_tail', { job: 'api-build', build: 999 }))).toMatchObject({ code: 'not_found', details: { status: 404 } });
@@ -168,14 +205,26 @@ describe('jenkins tools', () => {
       builds_since_success: 2,
     });
     const never = await run('last_healthy_build', { job: 'nightly' });
-    expect(never).toEqual({ job: 'nightly', last_build: null, last_successful_build: null, last_stable_build: null, last_failed_build: null, builds_since_success: null });
+    expect(never).toEqual({
+      job: 'nightly',
+      last_build: null,
+      last_successful_build: null,
+      last_stable_build: null,
+      last_failed_build: null,
+      builds_since_success: null,
+    });
   });
 
   it('triggers a parameterized build with the CSRF crumb and returns the queue item', async () => {
     const queued = await run('trigger_build', { job: 'team/backend/deploy', parameters: { BRANCH: 'release-7', DRY_RUN: true } });
     expect(queued).toMatchObject({ job: 'team/backend/deploy', queued: true, why: 'In the quiet period. Expires in 4.9 sec', build: null });
     expect(queued.queue_url).toBe(`${ctx.fake.url}/queue/item/${queued.queue_id}/`);
-    expect(ctx.fake.queue.at(-1)).toEqual({ id: queued.queue_id, job: 'team/backend/deploy', parameters: { BRANCH: 'release-7', DRY_RUN: 'true' }, user: 'robot' });
+    expect(ctx.fake.queue.at(-1)).toEqual({
+      id: queued.queue_id,
+      job: 'team/backend/deploy',
+      parameters: { BRANCH: 'release-7', DRY_RUN: 'true' },
+      user: 'robot',
+    });
     // a parameterized job cannot be started without parameters: Jenkins' 400 reaches the model
     expect(await failureOf(run('trigger_build', { job: 'team/backend/deploy' }))).toMatchObject({ code: 'upstream_error', details: { status: 400 } });
   });
@@ -197,7 +246,10 @@ describe('jenkins tools', () => {
     const result = await run('last_healthy_build', { job: 'api-build' });
     expect(result.last_build.number).toBe(120);
     expect(ctx.fake.requests.length - before).toBe(2);
-    expect(await failureWhenThrottled(ctx.fake, () => run('list_jobs', {}))).toMatchObject({ code: 'rate_limited_upstream', details: { status: 429, retry_after_s: 3600 } });
+    expect(await failureWhenThrottled(ctx.fake, () => run('list_jobs', {}))).toMatchObject({
+      code: 'rate_limited_upstream',
+      details: { status: 429, retry_after_s: 3600 },
+    });
   });
 });
 
@@ -222,11 +274,17 @@ describe('jenkins sync', () => {
       `User:${instance}/alice-[TRIGGERED]->Build:${instance}/api-build#120`,
     ]);
     expect(graph.edges('TRIGGERED_BY')).toEqual([`Build:${instance}/team/backend/deploy#1-[TRIGGERED_BY]->Build:${instance}/api-build#118`]);
-    expect(report).toEqual({ nodes: graph.nodes.size, relationships: graph.relationships.size, details: { jobs: 3, folders: 2, builds: 12, jobs_truncated: false } });
+    expect(report).toEqual({
+      nodes: graph.nodes.size,
+      relationships: graph.relationships.size,
+      details: { jobs: 3, folders: 2, builds: 12, jobs_truncated: false },
+    });
   });
 
   it('reads without a graph store, and fails readably on bad credentials', async () => {
     expect((await plugin.sync!(syncContext(null))).details).toMatchObject({ builds: 12 });
-    await expect(plugin.sync!(syncContext(new RecordingGraphSink(), invalidConfig))).rejects.toThrow(/Jenkins sync failed: Jenkins refused the credentials \(401\)/);
+    await expect(plugin.sync!(syncContext(new RecordingGraphSink(), invalidConfig))).rejects.toThrow(
+      /Jenkins sync failed: Jenkins refused the credentials \(401\)/,
+    );
   });
 });

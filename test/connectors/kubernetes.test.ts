@@ -171,7 +171,9 @@ describe('kubernetes tools', () => {
 
   it('answers forbidden when the credentials may not patch, and not_found for a missing deployment', async () => {
     fake.denied.add('patch apps/deployments');
-    expect(await run('rollout_restart', { namespace: 'payments', deployment: 'api' })).toMatchObject({ error: { code: 'forbidden', details: { status: 403 } } });
+    expect(await run('rollout_restart', { namespace: 'payments', deployment: 'api' })).toMatchObject({
+      error: { code: 'forbidden', details: { status: 403 } },
+    });
     expect(await run('rollout_restart', { namespace: 'payments', deployment: 'ghost' })).toMatchObject({ error: { code: 'not_found' } });
   });
 
@@ -187,7 +189,10 @@ describe('kubernetes tools', () => {
 
   it('sends the calls to base_url when it is set, whatever server the kubeconfig names', async () => {
     const elsewhere = fake.kubeconfig().replace(fake.url, 'http://127.0.0.1:9');
-    const outcome = await toolOf('list_namespaces').run({ limit: 1 }, ctx({ config: { auth: { kind: 'kubeconfig', kubeconfig: elsewhere }, base_url: `${fake.url}/` } }));
+    const outcome = await toolOf('list_namespaces').run(
+      { limit: 1 },
+      ctx({ config: { auth: { kind: 'kubeconfig', kubeconfig: elsewhere }, base_url: `${fake.url}/` } }),
+    );
     expect(outcome).toMatchObject({ items: [{ name: 'default' }] });
   });
 
@@ -225,7 +230,11 @@ describe('kubernetes sync', () => {
     expect(keys('Pod').sort()).toEqual(['default/hello-1', 'payments/api-7d9f-abcde', 'payments/api-7d9f-fghij', 'payments/worker-55c-xyz12']);
     expect(keys('Owner')).toEqual(['payments-core']);
     const rel = (type: string) => graph.relationships.filter((r) => r.type === type).map((r) => `${r.from_key}->${r.to_key}`);
-    expect(rel('MANAGES').sort()).toEqual(['payments/api->payments/api-7d9f-abcde', 'payments/api->payments/api-7d9f-fghij', 'payments/worker->payments/worker-55c-xyz12']);
+    expect(rel('MANAGES').sort()).toEqual([
+      'payments/api->payments/api-7d9f-abcde',
+      'payments/api->payments/api-7d9f-fghij',
+      'payments/worker->payments/worker-55c-xyz12',
+    ]);
     expect(rel('OWNS')).toEqual(['payments-core->payments/api']);
     expect(rel('IN_NAMESPACE')).toContain('payments/api->payments');
     expect(report).toEqual({

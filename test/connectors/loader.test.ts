@@ -95,7 +95,11 @@ describe('plugin loader: checks at load', () => {
     ['an empty tool description', tool({ name: 'a', description: '' }), 'tool "a": description must be a non-empty string'],
     ['an effect other than read or write', { ...tool({ name: 'a' }), effect: 'delete' }, 'tool "a": effect must be "read" or "write"'],
     ['a tool without run', { ...tool({ name: 'a' }), run: undefined }, 'tool "a": run must be a function'],
-    ['an input schema that is not an object schema', tool({ name: 'a', input_schema: { type: 'string' } }), 'tool "a": input_schema must describe an object ("type": "object")'],
+    [
+      'an input schema that is not an object schema',
+      tool({ name: 'a', input_schema: { type: 'string' } }),
+      'tool "a": input_schema must describe an object ("type": "object")',
+    ],
     ['an input schema that is not JSON Schema', { ...tool({ name: 'a' }), input_schema: 'object' }, 'tool "a": input_schema is not a JSON Schema object'],
     ['a tool that is not an object', 'search', 'tools[0] is not an object'],
   ])('refuses %s', (_label, badTool, problem) => {
@@ -145,7 +149,11 @@ describe('plugin loader: checks at load', () => {
       ['Bad-Kind', 'built-in'],
       [join(FIXTURES, 'no-export.js'), join(FIXTURES, 'no-export.js')],
     ]);
-    expect(warnings[0]?.details).toEqual({ plugin: 'Bad-Kind', origin: 'built-in', problems: ['kind must match ^[a-z][a-z0-9_]*$', 'version "x" is not semver'] });
+    expect(warnings[0]?.details).toEqual({
+      plugin: 'Bad-Kind',
+      origin: 'built-in',
+      problems: ['kind must match ^[a-z][a-z0-9_]*$', 'version "x" is not semver'],
+    });
     expect(warnings[0]?.message).toContain('skipped');
     expect(warnings).toHaveLength(2);
   });

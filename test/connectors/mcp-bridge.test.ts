@@ -23,9 +23,13 @@ describe('MCP bridge: an MCP server as a source', () => {
     expect(response.status, response.text).toBe(201);
     return response.body as { id: string; config: Record<string, unknown> };
   };
-  const httpSource = (name: string, token = ctx.mcp.token) => ({ name, config: { transport: 'http', url: ctx.mcp.url, headers: { authorization: `Bearer ${token}` } } });
+  const httpSource = (name: string, token = ctx.mcp.token) => ({
+    name,
+    config: { transport: 'http', url: ctx.mcp.url, headers: { authorization: `Bearer ${token}` } },
+  });
   const stdioSource = (name: string, command = process.execPath) => ({
-    name, config: { transport: 'stdio', command, args: ['--import', 'tsx', FAKE_MCP_STDIO_SCRIPT], env: { FAKE_MCP_SECRET: 'from-env-s3' } },
+    name,
+    config: { transport: 'stdio', command, args: ['--import', 'tsx', FAKE_MCP_STDIO_SCRIPT], env: { FAKE_MCP_SECRET: 'from-env-s3' } },
   });
 
   const catalogOf = async (ids: string[]): Promise<{ catalog: ToolCatalog; sources: CatalogSource[] }> => {
@@ -41,7 +45,10 @@ describe('MCP bridge: an MCP server as a source', () => {
   it('is a source kind in the catalog, with its config schema and dynamic tools', async () => {
     const catalog = await ctx.server.request('GET', '/sources/catalog', { token: ctx.alice.token });
     expect(catalog.body.items.find((item: { kind: string }) => item.kind === 'mcp')).toMatchObject({
-      dynamic_tools: true, supports_sync: false, tools: [], config_schema: { required: ['transport'] },
+      dynamic_tools: true,
+      supports_sync: false,
+      tools: [],
+      config_schema: { required: ['transport'] },
     });
   });
 
@@ -117,7 +124,10 @@ describe('MCP bridge: an MCP server as a source', () => {
   });
 
   it('a config without the transport field its mode needs is a 400', async () => {
-    const response = await ctx.server.request('POST', '/sources', { token: ctx.alice.token, body: { name: 'No url', connector: 'mcp', config: { transport: 'http' } } });
+    const response = await ctx.server.request('POST', '/sources', {
+      token: ctx.alice.token,
+      body: { name: 'No url', connector: 'mcp', config: { transport: 'http' } },
+    });
     expect(response.status).toBe(400);
     expect(response.body.error.details.issues).toContainEqual({ path: 'config.url', message: 'is required' });
   });

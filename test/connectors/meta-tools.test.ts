@@ -39,9 +39,7 @@ describe('meta-tools', () => {
     const outcome = applySearchConnectorTools(catalog, { query: 'open a new issue', limit: 1 });
     expect(JSON.parse(JSON.stringify(outcome))).toEqual({
       result: {
-        tools: [
-          acmeCreateIssueEntry,
-        ],
+        tools: [acmeCreateIssueEntry],
       },
     });
     expect(applySearchConnectorTools(catalog, { query: 'qqqq' })).toEqual({

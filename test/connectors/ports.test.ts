@@ -35,7 +35,15 @@ const notes = plugin({
       effect: 'write',
       input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false },
       run: async (args, ctx) => {
-        const entry = await portOf(ctx, 'memory').store({ kind: 'note', realm: 'default', text: String(args['text']), title: null, tags: [], importance: 0.5, created_by: 'notes' });
+        const entry = await portOf(ctx, 'memory').store({
+          kind: 'note',
+          realm: 'default',
+          text: String(args['text']),
+          title: null,
+          tags: [],
+          importance: 0.5,
+          created_by: 'notes',
+        });
         return { id: entry.id };
       },
     }),
@@ -91,7 +99,11 @@ describe('ports at run time', () => {
   const ctx = useTwoOrgs();
 
   const run = async (session: Session, name: string, args: Record<string, unknown>) => {
-    const registry = await loadPlugins({ pluginsFile: noPluginsFile(), builtins: [notes, plain], ports: { memory: memoryPort(ctx.server.service.services.collections) } });
+    const registry = await loadPlugins({
+      pluginsFile: noPluginsFile(),
+      builtins: [notes, plain],
+      ports: { memory: memoryPort(ctx.server.service.services.collections) },
+    });
     expect(registry.problems).toEqual([]);
     const catalog = createCatalog(registry, { sources: [] });
     const resolution = resolveExecuteConnectorTool(catalog, { tool: name, arguments: args });

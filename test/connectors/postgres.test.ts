@@ -12,7 +12,11 @@ whenReachable('postgres', await postgresUnreachable(), 'runs against a real Post
     sourceId: 'src_pg_kit',
     toolCalls: sqlToolCalls(
       { tool: 'describe_table', args: { table: 'no_such_table' }, expect: { error_code: 'not_found' } },
-      { tool: 'query', args: { sql: 'SELECT $1::int + 1 AS two', params: [1] }, expect: { result: { columns: [{ name: 'two', type: 'integer' }], rows: [[2]], row_count: 1, truncated: false } } },
+      {
+        tool: 'query',
+        args: { sql: 'SELECT $1::int + 1 AS two', params: [1] },
+        expect: { result: { columns: [{ name: 'two', type: 'integer' }], rows: [[2]], row_count: 1, truncated: false } },
+      },
     ),
   });
 

@@ -41,7 +41,12 @@ describe('kubernetes, grafana and runway through the agent loop', () => {
     ctx.runway.nextIds.push('6f1c8a52-agent-job');
     ctx.llm.script([
       { tool_calls: [{ id: 'c_search', name: 'search_connector_tools', arguments: { query: 'generate video from text' } }] },
-      { tool_calls: [{ id: 'c_pods', ...execute('kubernetes.list_pods', { namespace: 'payments' }) }, { id: 'c_alerts', ...execute('grafana.list_firing_alerts', {}) }] },
+      {
+        tool_calls: [
+          { id: 'c_pods', ...execute('kubernetes.list_pods', { namespace: 'payments' }) },
+          { id: 'c_alerts', ...execute('grafana.list_firing_alerts', {}) },
+        ],
+      },
       { tool_calls: [{ id: 'c_video', ...execute('runway.media_text_to_video', { prompt: 'incident recap: api pods crash looping' }) }] },
       { tool_calls: [{ id: 'c_poll', ...execute('runway.media_job_status', { job_id: '6f1c8a52-agent-job' }) }] },
       { text: 'The recap video is being generated.' },
@@ -67,7 +72,12 @@ describe('kubernetes, grafana and runway through the agent loop', () => {
     expect(results['c_alerts'].result).toMatchObject({ count: 1, alerts: [{ name: 'HighErrorRate', labels: { severity: 'critical' } }] });
     expect(results['c_video'].result).toMatchObject({ job_id: '6f1c8a52-agent-job', status: 'pending', ratio: '16:9', duration: 4 });
     expect(results['c_poll'].result).toMatchObject({ job_id: '6f1c8a52-agent-job', status: 'pending' });
-    expect(ctx.runway.tasks.get('6f1c8a52-agent-job')?.body).toEqual({ model: 'gen4.5', promptText: 'incident recap: api pods crash looping', ratio: '1280:720', duration: 4 });
+    expect(ctx.runway.tasks.get('6f1c8a52-agent-job')?.body).toEqual({
+      model: 'gen4.5',
+      promptText: 'incident recap: api pods crash looping',
+      ratio: '1280:720',
+      duration: 4,
+    });
     expect(stream.events.at(-1)?.event).toBe('message_end');
   });
 

@@ -63,12 +63,18 @@ describe('runway validate', () => {
       ok: false,
       details: { reason: 'unsupported_ratio', field: 'default_ratio', value: '4:3' },
     });
-    expect(await plugin.validate({ ...config, enabled_tools: ['audio'] }, signal)).toMatchObject({ ok: false, details: { field: 'enabled_tools', unknown: ['audio'] } });
+    expect(await plugin.validate({ ...config, enabled_tools: ['audio'] }, signal)).toMatchObject({
+      ok: false,
+      details: { field: 'enabled_tools', unknown: ['audio'] },
+    });
   });
 
   it('accepts an account without credits but warns', async () => {
     fake.credits = 0;
-    expect(await plugin.validate(config, new AbortController().signal)).toMatchObject({ ok: true, details: { credit_balance: 0, warning: expect.stringContaining('insufficient_credits') } });
+    expect(await plugin.validate(config, new AbortController().signal)).toMatchObject({
+      ok: true,
+      details: { credit_balance: 0, warning: expect.stringContaining('insufficient_credits') },
+    });
   });
 });
 
@@ -76,7 +82,13 @@ describe('runway tools', () => {
   it('starts a text-to-video job with the spec defaults (4 s, 16:9 as 1280:720) and polls it to its output', async () => {
     const started = (await run('media_text_to_video', { prompt: 'a lighthouse at dawn' })) as { result: any };
     expect(started.result).toEqual({
-      job_id: expect.any(String), status: 'pending', kind: 'video', model: 'gen4.5', ratio: '16:9', duration: 4, poll_with: 'media_job_status',
+      job_id: expect.any(String),
+      status: 'pending',
+      kind: 'video',
+      model: 'gen4.5',
+      ratio: '16:9',
+      duration: 4,
+      poll_with: 'media_job_status',
     });
     expect(lastCreate()).toMatchObject({
       path: '/v1/text_to_video',
@@ -111,13 +123,18 @@ describe('runway tools', () => {
   it('offers only the enabled kinds: the catalog hides the others, and a direct call of one answers tool_disabled', async () => {
     const imagesOnly = { ...config, enabled_tools: ['image'] };
     const catalog = createCatalog(registry, { sources: [{ id: 'src_media', kind: 'runway', name: 'Runway', config: imagesOnly }] });
-    const names = catalog.entries().filter((entry) => entry.connector === 'runway').map((entry) => entry.name);
+    const names = catalog
+      .entries()
+      .filter((entry) => entry.connector === 'runway')
+      .map((entry) => entry.name);
     expect(names).toEqual(['runway.media_job_status', 'runway.media_text_to_image']);
     expect(catalog.resolve('runway.media_text_to_video', { prompt: 'x' })).toMatchObject({ ok: false, error: { code: 'unknown_tool' } });
     const all = createCatalog(registry, { sources: [{ id: 'src_media', kind: 'runway', name: 'Runway', config }] });
     expect(all.entries().filter((entry) => entry.connector === 'runway')).toHaveLength(4);
     const direct = plugin.tools.find((tool) => tool.name === 'media_text_to_video');
-    await expect(direct?.run({ prompt: 'x' }, { orgId: 'org_x', sourceId: 'src_media', config: imagesOnly, signal: new AbortController().signal })).rejects.toMatchObject({ code: 'tool_disabled' });
+    await expect(
+      direct?.run({ prompt: 'x' }, { orgId: 'org_x', sourceId: 'src_media', config: imagesOnly, signal: new AbortController().signal }),
+    ).rejects.toMatchObject({ code: 'tool_disabled' });
     expect(await run('media_text_to_image', { prompt: 'x' }, imagesOnly)).toMatchObject({ result: { kind: 'image' } });
   });
 
@@ -187,6 +204,8 @@ describe('runway errors (the spec six)', () => {
     });
     expect(await run('media_text_to_image', { prompt: 'x', model: 'gen4_image_turbo_x', ratio: '1:1' })).toMatchObject({ error: { code: 'invalid_request' } });
     fake.reachableImages.add('https://images.example.com/wide.png');
-    expect(await run('media_image_to_video', { image_url: 'https://images.example.com/wide.png', model: 'gen4.5', ratio: '16:9' })).toMatchObject({ result: { model: 'gen4.5' } });
+    expect(await run('media_image_to_video', { image_url: 'https://images.example.com/wide.png', model: 'gen4.5', ratio: '16:9' })).toMatchObject({
+      result: { model: 'gen4.5' },
+    });
   });
 });

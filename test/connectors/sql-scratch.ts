@@ -77,7 +77,10 @@ export async function createPostgresScratch(): Promise<ScratchDatabase> {
   await inDb.query(`GRANT ALL ON ALL TABLES IN SCHEMA public TO ${readWrite.user}`);
   await inDb.query(`GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO ${readWrite.user}`);
   return {
-    database, port: 5432, readOnly, readWrite,
+    database,
+    port: 5432,
+    readOnly,
+    readWrite,
     admin: async (sql) => (await inDb.query(sql)).rows,
     drop: async () => {
       await inDb.end().catch(() => undefined);
@@ -103,7 +106,10 @@ export async function createMysqlScratch(): Promise<ScratchDatabase> {
   await root.query(`USE ${database}`);
   for (const sql of ORDERS_SCHEMA('INT AUTO_INCREMENT', 'DECIMAL(10,2)')) await root.query(sql);
   return {
-    database, port: 3306, readOnly, readWrite,
+    database,
+    port: 3306,
+    readOnly,
+    readWrite,
     admin: async (sql) => (await root.query(sql))[0] as unknown[],
     drop: async () => {
       await root.query(`DROP DATABASE IF EXISTS ${database}`);

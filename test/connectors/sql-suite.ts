@@ -41,7 +41,13 @@ export function describeSqlConnector(spec: SqlSpec): void {
     const sources: Record<string, string> = {};
 
     const config = (extra: Record<string, unknown> = {}, login = db.readWrite) => ({
-      host: '127.0.0.1', port: db.port, database: db.database, user: login.user, password: login.password, tls: 'disable', ...extra,
+      host: '127.0.0.1',
+      port: db.port,
+      database: db.database,
+      user: login.user,
+      password: login.password,
+      tls: 'disable',
+      ...extra,
     });
     const createSource = async (name: string, body: Record<string, unknown>, session = owner, target = server): Promise<string> => {
       const created = await target.request('POST', '/sources', { token: session.token, body: { name, connector: spec.kind, config: body } });
@@ -49,7 +55,10 @@ export function describeSqlConnector(spec: SqlSpec): void {
       return created.body.id as string;
     };
     const call = async (tool: string, args: Record<string, unknown>, sourceId = sources['main']!): Promise<Outcome> => {
-      const answer = (await client.callTool({ name: 'execute_connector_tool', arguments: { tool: `${spec.kind}.${tool}`, arguments: args, source_id: sourceId } })) as { structuredContent?: Outcome };
+      const answer = (await client.callTool({
+        name: 'execute_connector_tool',
+        arguments: { tool: `${spec.kind}.${tool}`, arguments: args, source_id: sourceId },
+      })) as { structuredContent?: Outcome };
       return answer.structuredContent ?? {};
     };
     const count = async (table: string): Promise<number> => Number(Object.values((await db.admin(`SELECT COUNT(*) AS n FROM ${table}`))[0] as object)[0]);
@@ -62,7 +71,9 @@ export function describeSqlConnector(spec: SqlSpec): void {
       sources['main'] = await createSource('orders db', config());
       sources['limited'] = await createSource('orders db (small limits)', config({ row_limit: 5, statement_timeout_ms: 300 }));
       client = new Client({ name: 'sql-suite', version: '1.0.0' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${owner.token}` } } }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${owner.token}` } } }),
+      );
     });
     afterAll(async () => {
       await client?.close();
@@ -75,7 +86,8 @@ export function describeSqlConnector(spec: SqlSpec): void {
       const entry = (catalog.body.connectors ?? catalog.body.items ?? []).find((c: any) => c.kind === spec.kind);
       expect(entry, catalog.text.slice(0, 300)).toBeDefined();
       expect(JSON.stringify(entry)).toContain('statement_timeout_ms');
-      for (const tool of ['list_schemas', 'describe_table', 'query', 'explain', 'slow_queries', 'locks', 'connections']) expect(JSON.stringify(entry)).toContain(tool);
+      for (const tool of ['list_schemas', 'describe_table', 'query', 'explain', 'slow_queries', 'locks', 'connections'])
+        expect(JSON.stringify(entry)).toContain(tool);
       const read = await server.request('GET', `/sources/${sources['main']}`, { token: owner.token });
       expect(read.body.config).toMatchObject({ user: db.readWrite.user, password: '********' });
       expect(read.text).not.toContain(db.readWrite.password);
@@ -83,7 +95,7 @@ export function describeSqlConnector(spec: SqlSpec): void {
       expect((await server.request('GET', `/sources/${sources['main']}/test`, { token: other.token })).status).toBe(404);
     });
 
-    it('validates: connects, reads the version, the transaction is read-only; a refused login is 422 with the driver\'s reason', async () => {
+    it("validates: connects, reads the version, the transaction is read-only; a refused login is 422 with the driver's reason", async () => {
       const ok = await server.request('GET', `/sources/${sources['main']}/test`, { token: owner.token });
       expect(ok.status, ok.text).toBe(200);
       expect(ok.body.source.status).toBe('synced');
@@ -109,10 +121,19 @@ export function describeSqlConnector(spec: SqlSpec): void {
       const schema = schemas.result.schemas.find((s: any) => s.name === spec.schemaOf(db));
       expect(schema.tables.map((t: any) => t.name).sort()).toEqual(['customers', 'order_items', 'orders']);
       const described = (await call('describe_table', { table: 'orders', schema: spec.schemaOf(db) })).result;
-      expect(described.columns.map((c: any) => [c.name, c.nullable])).toEqual([['id', false], ['customer_id', false], ['total', false], ['status', false]]);
+      expect(described.columns.map((c: any) => [c.name, c.nullable])).toEqual([
+        ['id', false],
+        ['customer_id', false],
+        ['total', false],
+        ['status', false],
+      ]);
       expect(described.primary_key).toEqual(['id']);
-      expect(described.foreign_keys).toEqual([{ name: 'orders_customer_fk', columns: ['customer_id'], references: { schema: spec.schemaOf(db), table: 'customers', columns: ['id'] } }]);
-      expect(described.referenced_by).toMatchObject([{ name: 'order_items_order_fk', table: 'order_items', columns: ['order_id'], referenced_columns: ['id'] }]);
+      expect(described.foreign_keys).toEqual([
+        { name: 'orders_customer_fk', columns: ['customer_id'], references: { schema: spec.schemaOf(db), table: 'customers', columns: ['id'] } },
+      ]);
+      expect(described.referenced_by).toMatchObject([
+        { name: 'order_items_order_fk', table: 'order_items', columns: ['order_id'], referenced_columns: ['id'] },
+      ]);
       expect(described.indexes.map((i: any) => i.name)).toContain('orders_status_idx');
       expect((await call('describe_table', { table: 'nope', schema: spec.schemaOf(db) })).error?.code).toBe('not_found');
     });
@@ -219,8 +240,13 @@ export function describeSqlConnector(spec: SqlSpec): void {
 
     it("another organization's runs do not see the source's tools", async () => {
       const outsider = new Client({ name: 'outsider', version: '1.0.0' });
-      await outsider.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${other.token}` } } }));
-      const answer = (await outsider.callTool({ name: 'execute_connector_tool', arguments: { tool: `${spec.kind}.query`, arguments: { sql: 'SELECT 1' }, source_id: sources['main'] } })) as { structuredContent?: Outcome };
+      await outsider.connect(
+        new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${other.token}` } } }),
+      );
+      const answer = (await outsider.callTool({
+        name: 'execute_connector_tool',
+        arguments: { tool: `${spec.kind}.query`, arguments: { sql: 'SELECT 1' }, source_id: sources['main'] },
+      })) as { structuredContent?: Outcome };
       await outsider.close();
       expect(['unknown_tool', 'unknown_source']).toContain(answer.structuredContent?.error?.code);
     });
@@ -246,16 +272,27 @@ export function describeSqlConnector(spec: SqlSpec): void {
 /** a long statement run by the source's own login (whose statements it may see), until stopped */
 function startSleeper(spec: SqlSpec, db: ScratchDatabase): { stop(): Promise<void> } {
   const statement = spec.sleep(30);
-  const done = spec.kind === 'postgres'
-    ? import('pg').then(async ({ default: pg }) => {
-      const sleeper = new pg.Client({ host: '127.0.0.1', port: db.port, database: db.database, user: db.readWrite.user, password: db.readWrite.password });
-      await sleeper.connect();
-      return { pid: (await sleeper.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number, run: sleeper.query(statement).catch(() => undefined), end: () => sleeper.end() };
-    })
-    : import('mysql2/promise').then(async ({ default: mysql }) => {
-      const sleeper = await mysql.createConnection({ host: '127.0.0.1', port: db.port, database: db.database, user: db.readWrite.user, password: db.readWrite.password });
-      return { pid: sleeper.threadId, run: sleeper.query(statement).catch(() => undefined), end: () => sleeper.end() };
-    });
+  const done =
+    spec.kind === 'postgres'
+      ? import('pg').then(async ({ default: pg }) => {
+          const sleeper = new pg.Client({ host: '127.0.0.1', port: db.port, database: db.database, user: db.readWrite.user, password: db.readWrite.password });
+          await sleeper.connect();
+          return {
+            pid: (await sleeper.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number,
+            run: sleeper.query(statement).catch(() => undefined),
+            end: () => sleeper.end(),
+          };
+        })
+      : import('mysql2/promise').then(async ({ default: mysql }) => {
+          const sleeper = await mysql.createConnection({
+            host: '127.0.0.1',
+            port: db.port,
+            database: db.database,
+            user: db.readWrite.user,
+            password: db.readWrite.password,
+          });
+          return { pid: sleeper.threadId, run: sleeper.query(statement).catch(() => undefined), end: () => sleeper.end() };
+        });
   return {
     stop: async () => {
       const { pid, run, end } = await done;

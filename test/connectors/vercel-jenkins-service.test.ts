@@ -17,12 +17,27 @@ describe('jenkins and vercel sources through the service', () => {
     jenkins.jobs.push({
       name: 'api-build',
       kind: 'job',
-      builds: [{ number: 1, result: 'FAILURE', timestamp: Date.parse('2026-11-20T10:00:00Z'), duration: 1000, causes: [{ kind: 'user', userId: 'alice' }], console: 'boom\n' }],
+      builds: [
+        {
+          number: 1,
+          result: 'FAILURE',
+          timestamp: Date.parse('2026-11-20T10:00:00Z'),
+          duration: 1000,
+          causes: [{ kind: 'user', userId: 'alice' }],
+          console: 'boom\n',
+        },
+      ],
     });
     const vercel = own(await startFakeVercel());
     vercel.tokens.set('vc_good', { username: 'ops', teams: ['team_acme'] });
     vercel.teams.add('team_acme');
-    vercel.projects.push({ id: 'prj_web', name: 'web', owner: 'team_acme', updatedAt: 1, link: { type: 'github', org: 'acme', repo: 'web', productionBranch: 'main' } });
+    vercel.projects.push({
+      id: 'prj_web',
+      name: 'web',
+      owner: 'team_acme',
+      updatedAt: 1,
+      link: { type: 'github', org: 'acme', repo: 'web', productionBranch: 'main' },
+    });
     vercel.deployments.push({ uid: 'dpl_WEB1', projectId: 'prj_web', target: 'production', state: 'READY', created: 1000, creator: 'alice' });
     const { server, owner } = ownOrgs(own, await oneOrg());
     return { jenkins, vercel, server, session: owner };

@@ -200,7 +200,11 @@ describe('agents', () => {
   it("answers 404 for another organization's agent, on every verb", async () => {
     const created = await create(ctx.bob, { agent_type: 'assistant', name: 'bobs-agent' });
     const id = created.body.id as string;
-    for (const [method, body] of [['GET', undefined], ['PATCH', { enabled: false }], ['DELETE', undefined]] as const) {
+    for (const [method, body] of [
+      ['GET', undefined],
+      ['PATCH', { enabled: false }],
+      ['DELETE', undefined],
+    ] as const) {
       const response = await ctx.server.request(method, `/agents/${id}`, { token: ctx.alice.token, body });
       expect(response.status, method).toBe(404);
       expect(response.body.error.code).toBe('not_found');

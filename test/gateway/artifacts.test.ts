@@ -22,7 +22,10 @@ describe('/artifacts', () => {
   /** Fires a task (writes allowed) whose model makes `calls` in one turn; resolves with the finished run. */
   async function runTask(session: Session, name: string, calls: ReturnType<typeof execute>[]): Promise<{ task: any; run: any }> {
     const created = await createTask(server, session, {
-      name, trigger: { kind: 'webhook' }, input: { instruction: 'write' }, approval_defaults: { write: 'allow' },
+      name,
+      trigger: { kind: 'webhook' },
+      input: { instruction: 'write' },
+      approval_defaults: { write: 'allow' },
     });
     llm.script([{ tool_calls: calls }, { text: 'done' }]);
     const fire = await server.request('POST', `/tasks/${created.id}/run`, { token: session.token });
@@ -125,7 +128,11 @@ describe('/artifacts', () => {
     expect(listing.body).toEqual({ items: [], next_cursor: null, total: 0 });
     expect((await list(`?run_id=${taskRun.id}`, stranger)).body.total).toBe(0);
     const id = (await list('')).body.items[0].id;
-    for (const [method, path] of [['GET', `/artifacts/${id}`], ['GET', `/artifacts/${id}/content`], ['DELETE', `/artifacts/${id}`]] as const) {
+    for (const [method, path] of [
+      ['GET', `/artifacts/${id}`],
+      ['GET', `/artifacts/${id}/content`],
+      ['DELETE', `/artifacts/${id}`],
+    ] as const) {
       const answer = await server.request(method, path, { token: stranger.token });
       expect(answer.status).toBe(404);
       expect(answer.body.error.code).toBe('not_found');
@@ -180,8 +187,6 @@ describe('/artifacts', () => {
     expect(Object.keys(paths['/api/v1/artifacts/{id}']).sort()).toEqual(['delete', 'get']);
     expect(paths['/api/v1/artifacts/{id}/content'].get).toBeDefined();
     const item = paths['/api/v1/artifacts'].get.responses['200'].content['application/json'].schema.properties.items.items;
-    expect(Object.keys(item.properties).sort()).toEqual(
-      ['content_type', 'conversation_id', 'created_at', 'id', 'name', 'path', 'run_id', 'size', 'task_id'],
-    );
+    expect(Object.keys(item.properties).sort()).toEqual(['content_type', 'conversation_id', 'created_at', 'id', 'name', 'path', 'run_id', 'size', 'task_id']);
   });
 });

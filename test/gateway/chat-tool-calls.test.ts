@@ -17,11 +17,14 @@ describe('chat tool calls', () => {
     server.request('POST', `/chat/conversations/${org.conversationId}/approvals/${approvalId}`, { token: org.session.token, body: { approved } });
   /** the tool calls once the transcript holds `count` finished ones (the transcript is written behind the stream) */
   const finished = (org: ChatOrg, count: number) =>
-    eventually(async () => {
-      const answer = await toolCalls(org, '?limit=200');
-      const done = (answer.body.items as any[]).filter((call) => call.finished_at !== null);
-      return done.length >= count ? (answer.body.items as any[]) : undefined;
-    }, { what: `${count} finished tool calls` });
+    eventually(
+      async () => {
+        const answer = await toolCalls(org, '?limit=200');
+        const done = (answer.body.items as any[]).filter((call) => call.finished_at !== null);
+        return done.length >= count ? (answer.body.items as any[]) : undefined;
+      },
+      { what: `${count} finished tool calls` },
+    );
 
   /** one reply: a meta-tool search, a read, a failing call and a write that waits for the approval we answer */
   async function conversationWithApproval(approved: boolean): Promise<{ org: ChatOrg; approvalId: string; messageId: string; runId: string }> {
@@ -43,13 +46,21 @@ describe('chat tool calls', () => {
     const runId = stream.headers.get('x-run-id') as string;
 
     // while it waits, the call shows as pending_approval with what will run
-    const pending = await eventually(async () => {
-      const answer = await toolCalls(org);
-      return (answer.body.items as any[]).find((call) => call.status === 'pending_approval');
-    }, { what: 'a pending call' });
+    const pending = await eventually(
+      async () => {
+        const answer = await toolCalls(org);
+        return (answer.body.items as any[]).find((call) => call.status === 'pending_approval');
+      },
+      { what: 'a pending call' },
+    );
     expect(pending).toMatchObject({
-      tool_call_id: 'c_write', tool: 'memory.store', approval_id: required.data.approval_id, finished_at: null,
-      arguments: { kind: 'note', realm: 'default', text: 'deploys on Tuesday' }, message_id: messageId, run_id: runId,
+      tool_call_id: 'c_write',
+      tool: 'memory.store',
+      approval_id: required.data.approval_id,
+      finished_at: null,
+      arguments: { kind: 'note', realm: 'default', text: 'deploys on Tuesday' },
+      message_id: messageId,
+      run_id: runId,
     });
     expect((await toolCalls(org, '?status=pending_approval')).body.total).toBe(1);
 
@@ -59,7 +70,7 @@ describe('chat tool calls', () => {
     return { org, approvalId: required.data.approval_id, messageId, runId };
   }
 
-  it('lists a reply\'s calls in order: meta-tool, read, failed, and an approved write that succeeded', async () => {
+  it("lists a reply's calls in order: meta-tool, read, failed, and an approved write that succeeded", async () => {
     const { org, approvalId, messageId, runId } = await conversationWithApproval(true);
     const calls = await finished(org, 4);
     expect(calls.map((call) => [call.tool_call_id, call.name, call.tool, call.status])).toEqual([
@@ -71,12 +82,22 @@ describe('chat tool calls', () => {
     const [search, read, bad, write] = calls;
     expect(search.arguments).toEqual({ query: 'memory' });
     expect(search.result.tools.map((tool: any) => tool.name)).toContain('memory.store');
-    expect(read).toMatchObject({ arguments: { query: 'deploys' }, error: null, approval_id: null, approval_decision: null, message_id: messageId, run_id: runId });
+    expect(read).toMatchObject({
+      arguments: { query: 'deploys' },
+      error: null,
+      approval_id: null,
+      approval_decision: null,
+      message_id: messageId,
+      run_id: runId,
+    });
     expect(read.result).toEqual(expect.objectContaining({ items: [] }));
     expect(bad.error.code).toBe('unknown_tool');
     expect(bad.result).toBeNull();
     expect(write).toMatchObject({
-      approval_id: approvalId, approval_decision: 'approved', decided_by: org.session.user.id, error: null,
+      approval_id: approvalId,
+      approval_decision: 'approved',
+      decided_by: org.session.user.id,
+      error: null,
       result: { kind: 'note', realm: 'default', text: 'deploys on Tuesday' },
     });
     for (const call of calls) {
@@ -87,7 +108,10 @@ describe('chat tool calls', () => {
     // the same calls ride on the reply in the message list; the user's message has none
     const messages = await server.request('GET', `/chat/conversations/${org.conversationId}/messages`, { token: org.session.token });
     expect(messages.status).toBe(200);
-    expect(messages.body.items.map((message: any) => [message.role, message.tool_calls.length])).toEqual([['user', 0], ['assistant', 4]]);
+    expect(messages.body.items.map((message: any) => [message.role, message.tool_calls.length])).toEqual([
+      ['user', 0],
+      ['assistant', 4],
+    ]);
     expect(messages.body.items[1].tool_calls).toEqual(calls);
     const conversation = await server.request('GET', `/chat/conversations/${org.conversationId}`, { token: org.session.token });
     expect(conversation.body.messages[1].tool_calls).toEqual(calls);
@@ -128,10 +152,17 @@ describe('chat tool calls', () => {
     const org = await wireOrganization(server, llm, { approvalWrite: 'allow' });
     for (const [index, query] of ['one', 'two'].entries()) {
       llm.script([
-        { tool_calls: [{ id: `r${index}a`, ...execute('memory.recall', { query }) }, { id: `r${index}b`, ...execute('memory.recall', { query }) }] },
+        {
+          tool_calls: [
+            { id: `r${index}a`, ...execute('memory.recall', { query }) },
+            { id: `r${index}b`, ...execute('memory.recall', { query }) },
+          ],
+        },
         { text: 'ok' },
       ]);
-      await (await send(server, org, query)).ended;
+      await (
+        await send(server, org, query)
+      ).ended;
     }
     await finished(org, 4);
     const first = await toolCalls(org, '?limit=3');
@@ -146,7 +177,9 @@ describe('chat tool calls', () => {
   it('another organization, another conversation and ids we never issued are 404', async () => {
     const owner = await wireOrganization(server, llm, { approvalWrite: 'allow' });
     llm.script([{ tool_calls: [{ id: 'p1', ...execute('memory.recall', { query: 'private' }) }] }, { text: 'ok' }]);
-    await (await send(server, owner, 'private')).ended;
+    await (
+      await send(server, owner, 'private')
+    ).ended;
     const [call] = await finished(owner, 1);
 
     const stranger = await wireOrganization(server, llm);

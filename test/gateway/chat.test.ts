@@ -6,7 +6,6 @@ import { addMember } from '../helpers/members.js';
 import type { TestServer } from '../helpers/server.js';
 import { names, openStream, send, wireOrganization, type ChatOrg, type SseStream, execute } from '../runtime/chat-helpers.js';
 
-
 describe('chat', () => {
   let server: TestServer, llm: FakeLlmServer;
   beforeAll(async () => ({ server, llm } = await startLlmServer()));
@@ -74,7 +73,9 @@ describe('chat', () => {
 
     // the next message carries the history to the model
     llm.script([{ text: 'again' }]);
-    await (await send(server, org, 'and again')).ended;
+    await (
+      await send(server, org, 'and again')
+    ).ended;
     const sent = llm.requests.at(-1)?.body?.['messages'] as { role: string; content: string }[];
     expect(sent.slice(1).map((message) => [message.role, message.content])).toEqual([
       ['user', 'hi'],
@@ -98,10 +99,14 @@ describe('chat', () => {
     await stream.ended;
     expect(names(stream.events)).toEqual([
       'message_start',
-      'tool_call_start', 'tool_result',
-      'tool_call_start', 'tool_result',
-      'tool_call_start', 'tool_result',
-      'content_delta', 'message_end',
+      'tool_call_start',
+      'tool_result',
+      'tool_call_start',
+      'tool_result',
+      'tool_call_start',
+      'tool_result',
+      'content_delta',
+      'message_end',
     ]);
     const starts = stream.events.filter((event) => event.event === 'tool_call_start').map((event) => event.data);
     expect(starts).toEqual([
@@ -127,7 +132,13 @@ describe('chat', () => {
   it('returns tool errors to the model as results, never failing the run', async () => {
     const org = await wireOrganization(server, llm, { approvalWrite: 'allow' });
     llm.script([
-      { tool_calls: [{ id: 'c1', ...execute('memory.nope', {}) }, { id: 'c2', ...execute('memory.store', { kind: 'fact' }) }, { id: 'c3', name: 'rm_rf', arguments: {} }] },
+      {
+        tool_calls: [
+          { id: 'c1', ...execute('memory.nope', {}) },
+          { id: 'c2', ...execute('memory.store', { kind: 'fact' }) },
+          { id: 'c3', name: 'rm_rf', arguments: {} },
+        ],
+      },
       { text: 'sorry' },
     ]);
     const stream = await send(server, org, 'break things');
@@ -168,7 +179,10 @@ describe('chat', () => {
 
   it('denied: the tool does not run and the model gets approval_denied', async () => {
     const org = await wireOrganization(server, llm);
-    llm.script([{ tool_calls: [{ id: 'w2', ...execute('memory.store', { kind: 'note', realm: 'default', text: 'denied note' }) }] }, { text: 'ok, not stored' }]);
+    llm.script([
+      { tool_calls: [{ id: 'w2', ...execute('memory.store', { kind: 'note', realm: 'default', text: 'denied note' }) }] },
+      { text: 'ok, not stored' },
+    ]);
     const stream = await send(server, org, 'note it');
     const required = await stream.waitFor((event) => event.event === 'approval_required');
     expect((await approve(org, required.data.approval_id, false)).body.decision).toBe('denied');
@@ -223,7 +237,9 @@ describe('chat', () => {
     const stream = await send(server, org, 'note');
     const required = await stream.waitFor((event) => event.event === 'approval_required');
     const messageId = stream.headers.get('x-message-id');
-    expect((await server.request('POST', `/chat/conversations/${org.conversationId}/messages/${messageId}/cancel`, { token: org.session.token })).status).toBe(202);
+    expect((await server.request('POST', `/chat/conversations/${org.conversationId}/messages/${messageId}/cancel`, { token: org.session.token })).status).toBe(
+      202,
+    );
     await stream.ended;
     expect(stream.events.at(-1)?.data.finish_reason).toBe('cancelled');
     expect((await approve(org, required.data.approval_id, true)).body.error.details.decision).toBe('cancelled');
@@ -292,7 +308,10 @@ describe('chat', () => {
     llm.script([{ text: ['a', 'b'], hold_after_chunks: 1 }]);
     const first = await send(server, org, 'first');
     await llm.whenHeld();
-    const second = await server.request('POST', `/chat/conversations/${org.conversationId}/messages`, { token: org.session.token, body: { content: 'second' } });
+    const second = await server.request('POST', `/chat/conversations/${org.conversationId}/messages`, {
+      token: org.session.token,
+      body: { content: 'second' },
+    });
     expect(second.status).toBe(409);
     expect(second.body.error.code).toBe('conflict');
     llm.release();
@@ -341,7 +360,10 @@ describe('chat', () => {
       expect(response.status, JSON.stringify(body)).toBe(400);
       expect(response.body.error.code).toBe('validation_error');
     }
-    const approval = await server.request('POST', `/chat/conversations/${org.conversationId}/approvals/apr_x`, { token: org.session.token, body: { approved: 'yes' } });
+    const approval = await server.request('POST', `/chat/conversations/${org.conversationId}/approvals/apr_x`, {
+      token: org.session.token,
+      body: { approved: 'yes' },
+    });
     expect(approval.status).toBe(400);
     expect(approval.body.error.code).toBe('validation_error');
   });
@@ -377,7 +399,7 @@ describe('chat', () => {
     expect((await server.request('GET', '/runtime/actors', { token: org.session.token })).body.total).toBe(0);
   });
 
-  it('hides another organization\'s conversations: 404 on every verb', async () => {
+  it("hides another organization's conversations: 404 on every verb", async () => {
     const org = await wireOrganization(server, llm);
     llm.script([{ tool_calls: [{ id: 'w5', ...execute('memory.store', { kind: 'note', realm: 'default', text: 'x' }) }] }, { text: 'ok' }]);
     const stream: SseStream = await send(server, org, 'note');
@@ -394,7 +416,10 @@ describe('chat', () => {
       await server.request('POST', `${base}/messages/${messageId}/cancel`, { token }),
       await server.request('POST', `${base}/approvals/${required.data.approval_id}`, { token, body: { approved: true } }),
       // their own conversation, our approval and message
-      await server.request('POST', `/chat/conversations/${intruder.conversationId}/approvals/${required.data.approval_id}`, { token, body: { approved: true } }),
+      await server.request('POST', `/chat/conversations/${intruder.conversationId}/approvals/${required.data.approval_id}`, {
+        token,
+        body: { approved: true },
+      }),
       await server.request('POST', `/chat/conversations/${intruder.conversationId}/messages/${messageId}/cancel`, { token }),
     ];
     expect(attempts.map((response) => response.status)).toEqual([404, 404, 404, 404, 404, 404, 404, 404]);

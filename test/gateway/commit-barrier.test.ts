@@ -29,7 +29,11 @@ describe('edge: responses wait for the commit', () => {
     const pipeline = new Pipeline({
       routes: [
         route({
-          method: 'POST', path: '/probe', tag: 'meta', auth: 'public', summary: 'records that it ran',
+          method: 'POST',
+          path: '/probe',
+          tag: 'meta',
+          auth: 'public',
+          summary: 'records that it ran',
           handler: async () => {
             events.push('handled');
             return { status: 202, json: { ok: true } };

@@ -15,8 +15,13 @@ function postChunked(url: string, token: string, chunks: Buffer[]): Promise<{ st
   return new Promise((resolve, reject) => {
     const target = new URL(url);
     const req = httpRequest(
-      { host: target.hostname, port: target.port, path: target.pathname, method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' } },
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+      },
       (res) => {
         let body = '';
         res.on('data', (chunk: Buffer) => (body += chunk.toString()));
@@ -58,7 +63,9 @@ describe('HTTP edge', () => {
 
     it('answers malformed JSON with 400 invalid_json', async () => {
       const response = await ctx.server.request('POST', '/realms', {
-        token: ctx.alice.token, body: '{"name": "x",', headers: { 'content-type': 'application/json' },
+        token: ctx.alice.token,
+        body: '{"name": "x",',
+        headers: { 'content-type': 'application/json' },
       });
       expect(response.status).toBe(400);
       expect(response.body.error.code).toBe('invalid_json');
@@ -66,7 +73,9 @@ describe('HTTP edge', () => {
 
     it('answers a non-JSON content type with 415', async () => {
       const response = await ctx.server.request('POST', '/realms', {
-        token: ctx.alice.token, body: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        token: ctx.alice.token,
+        body: 'name=x',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
       });
       expect(response.status).toBe(415);
       expect(response.body.error.code).toBe('unsupported_media_type');
@@ -105,16 +114,24 @@ describe('HTTP edge', () => {
 
     it('rejects a token signed with another secret, and an expired one', async () => {
       const forged = await new SignJWT({ org: ctx.alice.organization.id })
-        .setProtectedHeader({ alg: 'HS256' }).setSubject(ctx.alice.user.id).setIssuer('agent-context-service')
-        .setIssuedAt().setExpirationTime('1h').sign(new TextEncoder().encode('another-secret-0123456789abcdef0123456789'));
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject(ctx.alice.user.id)
+        .setIssuer('agent-context-service')
+        .setIssuedAt()
+        .setExpirationTime('1h')
+        .sign(new TextEncoder().encode('another-secret-0123456789abcdef0123456789'));
       const forgedResponse = await ctx.server.request('GET', '/realms', { token: forged });
       expect(forgedResponse.status).toBe(401);
       expect(forgedResponse.body.error.code).toBe('unauthorized');
 
       const now = Math.floor(Date.now() / 1000);
       const expired = await new SignJWT({ org: ctx.alice.organization.id })
-        .setProtectedHeader({ alg: 'HS256' }).setSubject(ctx.alice.user.id).setIssuer('agent-context-service')
-        .setIssuedAt(now - 7200).setExpirationTime(now - 3600).sign(new TextEncoder().encode(SECRET));
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject(ctx.alice.user.id)
+        .setIssuer('agent-context-service')
+        .setIssuedAt(now - 7200)
+        .setExpirationTime(now - 3600)
+        .sign(new TextEncoder().encode(SECRET));
       const expiredResponse = await ctx.server.request('GET', '/realms', { token: expired });
       expect(expiredResponse.status).toBe(401);
       expect(expiredResponse.body.error.code).toBe('token_expired');
@@ -122,8 +139,12 @@ describe('HTTP edge', () => {
 
     it('rejects a token naming an organization the user does not belong to', async () => {
       const crossed = await new SignJWT({ org: ctx.bob.organization.id })
-        .setProtectedHeader({ alg: 'HS256' }).setSubject(ctx.alice.user.id).setIssuer('agent-context-service')
-        .setIssuedAt().setExpirationTime('1h').sign(new TextEncoder().encode(SECRET));
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject(ctx.alice.user.id)
+        .setIssuer('agent-context-service')
+        .setIssuedAt()
+        .setExpirationTime('1h')
+        .sign(new TextEncoder().encode(SECRET));
       const response = await ctx.server.request('GET', '/realms', { token: crossed });
       expect(response.status).toBe(401);
     });
@@ -135,7 +156,10 @@ describe('HTTP edge', () => {
       expect(Date.parse(ok.body.expires_at)).toBeGreaterThan(Date.now());
       const me = await ctx.server.request('GET', '/auth/me', { token: ok.body.token });
       expect(me.body).toMatchObject({ id: ctx.alice.user.id, email: ctx.alice.email, role: 'owner', kind: 'user' });
-      for (const body of [{ email: ctx.alice.email, password: 'wrong password' }, { email: 'nobody@example.test', password: 'whatever1' }]) {
+      for (const body of [
+        { email: ctx.alice.email, password: 'wrong password' },
+        { email: 'nobody@example.test', password: 'whatever1' },
+      ]) {
         const response = await ctx.server.request('POST', '/auth/login', { body });
         expect(response.status).toBe(401);
         expect(response.body.error.code).toBe('invalid_credentials');
@@ -147,7 +171,9 @@ describe('HTTP edge', () => {
       expect(weak.status).toBe(400);
       const badEmail = await ctx.server.request('POST', '/auth/register', { body: { email: 'not-an-email', password: 'long enough', organization_name: 'X' } });
       expect(badEmail.status).toBe(400);
-      const taken = await ctx.server.request('POST', '/auth/register', { body: { email: ctx.alice.email, password: 'some other password', organization_name: 'X' } });
+      const taken = await ctx.server.request('POST', '/auth/register', {
+        body: { email: ctx.alice.email, password: 'some other password', organization_name: 'X' },
+      });
       expect(taken.status).toBe(409);
       expect(taken.body.error.code).toBe('conflict');
     });
@@ -242,7 +268,8 @@ describe('HTTP edge', () => {
       const session = await ctx.server.register();
       const responses = await Promise.all(
         Array.from({ length: 5 }, () =>
-          ctx.server.request('POST', '/realms', { token: session.token, body: { name: 'race' }, headers: { 'idempotency-key': 'race-key' } })),
+          ctx.server.request('POST', '/realms', { token: session.token, body: { name: 'race' }, headers: { 'idempotency-key': 'race-key' } }),
+        ),
       );
       const created = responses.filter((response) => response.status === 201);
       expect(created.length).toBeGreaterThanOrEqual(1);
@@ -281,12 +308,16 @@ describe('HTTP edge', () => {
     it('keeps stored responses sealed, so a secret answered once is not readable at rest', async () => {
       const session = await ctx.server.register();
       const created = await ctx.server.request('POST', '/api-keys', {
-        token: session.token, body: { name: 'ci', permissions: ['realm:read'] }, headers: { 'idempotency-key': 'sealed-1' },
+        token: session.token,
+        body: { name: 'ci', permissions: ['realm:read'] },
+        headers: { 'idempotency-key': 'sealed-1' },
       });
       expect(created.status).toBe(201);
       const key = created.body.key as string;
       const replay = await ctx.server.request('POST', '/api-keys', {
-        token: session.token, body: { name: 'ci', permissions: ['realm:read'] }, headers: { 'idempotency-key': 'sealed-1' },
+        token: session.token,
+        body: { name: 'ci', permissions: ['realm:read'] },
+        headers: { 'idempotency-key': 'sealed-1' },
       });
       expect(replay.body.key).toBe(key);
       const stored = await ctx.server.service.services.collections.idempotency.findAll(asOrgId(session.organization.id), { key: 'sealed-1' });
@@ -297,7 +328,11 @@ describe('HTTP edge', () => {
     });
 
     it('refuses a malformed key', async () => {
-      const response = await ctx.server.request('POST', '/realms', { token: ctx.alice.token, body: { name: 'k' }, headers: { 'idempotency-key': 'x'.repeat(300) } });
+      const response = await ctx.server.request('POST', '/realms', {
+        token: ctx.alice.token,
+        body: { name: 'k' },
+        headers: { 'idempotency-key': 'x'.repeat(300) },
+      });
       expect(response.status).toBe(400);
     });
   });

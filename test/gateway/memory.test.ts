@@ -18,8 +18,7 @@ describe('memory', () => {
   const ctx = useTwoOrgs();
 
   const create = (session: Session, body: Record<string, unknown>) => ctx.server.request('POST', '/memory', { token: session.token, body });
-  const recall = (session: Session, body: Record<string, unknown>) =>
-    ctx.server.request('POST', '/memory/recall', { token: session.token, body });
+  const recall = (session: Session, body: Record<string, unknown>) => ctx.server.request('POST', '/memory/recall', { token: session.token, body });
   const texts = (items: Recalled[]) => items.map((item) => item.memory.text);
 
   it('creates with defaults, reads, updates and deletes an entry', async () => {
@@ -159,10 +158,7 @@ describe('memory', () => {
       // FTS5's porter stemmer maps deploying/deployed/deploys to "deploi" but deployment to "deploy"
       const response = await recall(dana, { query: 'deploying' });
       expect(response.status).toBe(200);
-      expect(texts(response.body.items).sort()).toEqual([
-        'Deploys to production happen after 10:00 UTC.',
-        'We deployed the billing service on Friday.',
-      ]);
+      expect(texts(response.body.items).sort()).toEqual(['Deploys to production happen after 10:00 UTC.', 'We deployed the billing service on Friday.']);
       const deployment = await recall(dana, { query: 'deployments' });
       expect(texts(deployment.body.items)).toEqual(['Every deployment needs a change ticket.']);
       const connecting = await recall(dana, { query: 'connecting' });
@@ -187,15 +183,9 @@ describe('memory', () => {
     });
 
     it('filters by realm and kind and honours limit', async () => {
-      expect(texts((await recall(dana, { query: 'deploying', realm: 'ops' })).body.items)).toEqual([
-        'Deploys to production happen after 10:00 UTC.',
-      ]);
-      expect(texts((await recall(dana, { query: 'deploying', realm: 'default' })).body.items)).toEqual([
-        'We deployed the billing service on Friday.',
-      ]);
-      expect(texts((await recall(dana, { query: 'deploying', kind: 'fact' })).body.items)).toEqual([
-        'We deployed the billing service on Friday.',
-      ]);
+      expect(texts((await recall(dana, { query: 'deploying', realm: 'ops' })).body.items)).toEqual(['Deploys to production happen after 10:00 UTC.']);
+      expect(texts((await recall(dana, { query: 'deploying', realm: 'default' })).body.items)).toEqual(['We deployed the billing service on Friday.']);
+      expect(texts((await recall(dana, { query: 'deploying', kind: 'fact' })).body.items)).toEqual(['We deployed the billing service on Friday.']);
       expect((await recall(dana, { query: 'deploying', limit: 1 })).body.items).toHaveLength(1);
       expect((await recall(dana, { query: 'kubernetes' })).body.items).toEqual([]);
       expect((await recall(dana, { query: '!!!' })).body.items).toEqual([]);
@@ -233,7 +223,11 @@ describe('memory', () => {
   it("answers 404 for another organization's entry, on every verb", async () => {
     const created = await create(ctx.bob, { text: 'bob private fact' });
     const id = created.body.id as string;
-    for (const [method, body] of [['GET', undefined], ['PATCH', { importance: 1 }], ['DELETE', undefined]] as const) {
+    for (const [method, body] of [
+      ['GET', undefined],
+      ['PATCH', { importance: 1 }],
+      ['DELETE', undefined],
+    ] as const) {
       const response = await ctx.server.request(method, `/memory/${id}`, { token: ctx.alice.token, body });
       expect(response.status, method).toBe(404);
       expect(response.body.error.code).toBe('not_found');

@@ -25,10 +25,16 @@ type Operation = { responses: Record<string, { content?: Record<string, { schema
 type Document = { paths: Record<string, Record<string, Operation>> };
 
 const operations = (document: Document): [string, string, Operation][] =>
-  Object.entries(document.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, operation]) => [path, method, operation] as [string, string, Operation]));
+  Object.entries(document.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, operation]) => [path, method, operation] as [string, string, Operation]),
+  );
 
 /** `:name` and `{name}` alike: a path as a list of segments, parameters as `*` */
-const segments = (path: string): string[] => path.split('/').filter(Boolean).map((segment) => (/^(:.+|\{.+\})$/.test(segment) ? '*' : segment));
+const segments = (path: string): string[] =>
+  path
+    .split('/')
+    .filter(Boolean)
+    .map((segment) => (/^(:.+|\{.+\})$/.test(segment) ? '*' : segment));
 
 describe('the OpenAPI document', () => {
   const ctx = useSuite(async (own) => {
@@ -37,7 +43,7 @@ describe('the OpenAPI document', () => {
     return { server, dir, document: (await server.request('GET', '/openapi.json')).body as Document };
   });
 
-  it('documents each route\'s errors with its real statuses, each the one Error envelope', () => {
+  it("documents each route's errors with its real statuses, each the one Error envelope", () => {
     const realms = ctx.document.paths[`${PREFIX}/realms`]!;
     expect(Object.keys(realms['post']!.responses).sort()).toEqual(['201', '400', '401', '403', '409', '413', 'default']);
     expect(Object.keys(realms['get']!.responses).sort()).toEqual(['200', '400', '401', '403', 'default']);
@@ -54,7 +60,10 @@ describe('the OpenAPI document', () => {
       }
       // every operation but the two public meta routes answers some 4xx (redocly.yaml turns that rule off for them)
       if (![`${PREFIX}/health`, `${PREFIX}/openapi.json`].includes(path)) {
-        expect(errors.some(([status]) => status.startsWith('4')), `${method} ${path}`).toBe(true);
+        expect(
+          errors.some(([status]) => status.startsWith('4')),
+          `${method} ${path}`,
+        ).toBe(true);
       }
       if (operation.security.length > 0) expect(operation.responses['401'], `${method} ${path}`).toBeDefined();
     }
@@ -73,21 +82,25 @@ describe('the OpenAPI document', () => {
     expect(() => checker.check('POST', '/chat/conversations/c1/messages', 200, { anything: true })).toThrow(/documents no JSON schema/);
   });
 
-  it('passes Redocly\'s recommended lint (redocly.yaml) and @readme/openapi-parser with no error or warning', async () => {
+  it("passes Redocly's recommended lint (redocly.yaml) and @readme/openapi-parser with no error or warning", async () => {
     const file = join(ctx.dir, 'openapi.json');
     writeFileSync(file, JSON.stringify(ctx.document));
     const parsed = await validate(JSON.parse(JSON.stringify(ctx.document)));
     expect(parsed).toMatchObject({ valid: true, warnings: [] });
     const redocly = join(ROOT, 'node_modules', '.bin', 'redocly');
     const { stdout } = await promisify(execFile)(redocly, ['lint', file, '--config', join(ROOT, 'redocly.yaml'), '--format', 'json'], {
-      cwd: ctx.dir, env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+      cwd: ctx.dir,
+      env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
     });
-    const report = JSON.parse(stdout.slice(stdout.indexOf('{'))) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; message: string }[] };
+    const report = JSON.parse(stdout.slice(stdout.indexOf('{'))) as {
+      totals: { errors: number; warnings: number };
+      problems: { ruleId: string; message: string }[];
+    };
     expect(report.problems.map((problem) => `${problem.ruleId}: ${problem.message}`)).toEqual([]);
     expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
   }, 120_000);
 
-  it('keeps the README\'s route table in step with the served document', () => {
+  it("keeps the README's route table in step with the served document", () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
     const table = readme.slice(readme.indexOf('| group | routes |'), readme.indexOf('\n\n', readme.indexOf('| group | routes |')));
     const documented = Object.keys(ctx.document.paths).map((path) => segments(path.slice(PREFIX.length)));
@@ -169,8 +182,14 @@ export async function drive(base: string, email: string) {
     const check = (source: string): string[] => {
       writeFileSync(join(ctx.dir, 'client.ts'), source);
       const program = ts.createProgram([join(ctx.dir, 'client.ts')], {
-        strict: true, noEmit: true, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.NodeNext,
-        moduleResolution: ts.ModuleResolutionKind.NodeNext, lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'], types: [], skipLibCheck: true,
+        strict: true,
+        noEmit: true,
+        target: ts.ScriptTarget.ES2022,
+        module: ts.ModuleKind.NodeNext,
+        moduleResolution: ts.ModuleResolutionKind.NodeNext,
+        lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'],
+        types: [],
+        skipLibCheck: true,
       });
       return ts.getPreEmitDiagnostics(program).map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
     };

@@ -73,7 +73,7 @@ describe('/platform/users', () => {
     expect(missing.body.error.code).toBe('not_found');
   });
 
-  it('is 403 for everyone else: owners of other organizations, members, API keys (even the operator\'s), and 401 without credentials', async () => {
+  it("is 403 for everyone else: owners of other organizations, members, API keys (even the operator's), and 401 without credentials", async () => {
     for (const token of [ctx.alice.token, ctx.bob.token]) {
       for (const path of ['/platform/users', `/platform/users/${ctx.alice.user.id}`, '/platform/users/usr_nope']) {
         const denied = await get(path, token);

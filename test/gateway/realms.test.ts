@@ -35,7 +35,9 @@ describe('realms', () => {
   it('shows every write in the next list (no stale page)', async () => {
     const session = await ctx.server.register();
     const names = async () =>
-      (await ctx.server.request('GET', '/realms', { token: session.token })).body.items.map((realm: { name: string; color: string | null }) => `${realm.name}:${realm.color}`);
+      (await ctx.server.request('GET', '/realms', { token: session.token })).body.items.map(
+        (realm: { name: string; color: string | null }) => `${realm.name}:${realm.color}`,
+      );
     expect(await names()).toEqual(['default:null']);
     const created = await ctx.server.request('POST', '/realms', { token: session.token, body: { name: 'fresh' } });
     expect(await names()).toEqual(['default:null', 'fresh:null']);

@@ -96,7 +96,10 @@ describe('roles', () => {
     });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({
-      name: 'release-manager', description: 'ships things', permissions: ['task:manage', 'task:read'], is_builtin: false,
+      name: 'release-manager',
+      description: 'ships things',
+      permissions: ['task:manage', 'task:read'],
+      is_builtin: false,
     });
     const id = created.body.id as string;
     expect(id).toMatch(/^rol_/);

@@ -125,7 +125,10 @@ describe('skills', () => {
 
   it('keeps slug and scope immutable', async () => {
     const skill = await make(ctx.alice);
-    for (const [field, value] of [['slug', 'renamed'], ['scope', 'user']] as const) {
+    for (const [field, value] of [
+      ['slug', 'renamed'],
+      ['scope', 'user'],
+    ] as const) {
       const response = await ctx.server.request('PATCH', `/skills/${skill.id}`, { token: ctx.alice.token, body: { [field]: value } });
       expect(response.status, field).toBe(400);
       expect(response.body.error).toMatchObject({ code: 'immutable_field', details: { field } });

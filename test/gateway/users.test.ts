@@ -52,7 +52,10 @@ describe('users, organizations and invites', () => {
     it('refuses API keys on the organization routes', async () => {
       const alice = await ctx.server.register('Keyed');
       const key = await ctx.server.request('POST', '/api-keys', { token: alice.token, body: { name: 'k', permissions: ['realm:read'] } });
-      for (const [method, body] of [['GET', undefined], ['POST', { name: 'from a key' }]] as const) {
+      for (const [method, body] of [
+        ['GET', undefined],
+        ['POST', { name: 'from a key' }],
+      ] as const) {
         const response = await ctx.server.request(method, '/platform/organizations', { token: key.body.key, body });
         expect(response.status, method).toBe(403);
         expect(response.body.error.code).toBe('forbidden');
@@ -107,7 +110,10 @@ describe('users, organizations and invites', () => {
       const token = created.body.token as string;
       expect(token).toMatch(/^inv_[A-Za-z0-9]{40}$/);
       expect(created.body).toMatchObject({
-        email: 'new.person@example.test', role: 'member', invited_by: alice.user.id, accepted_at: null,
+        email: 'new.person@example.test',
+        role: 'member',
+        invited_by: alice.user.id,
+        accepted_at: null,
       });
       expect(created.body).not.toHaveProperty('token_hash');
       const expiresAt = Date.parse(created.body.expires_at as string);
@@ -349,7 +355,7 @@ describe('users, organizations and invites', () => {
       expect(login.body.organization.id).toBe(bob.organization.id);
     });
 
-    it("answers 404 for a user of another organization, on every verb", async () => {
+    it('answers 404 for a user of another organization, on every verb', async () => {
       const alice = await ctx.server.register('Users Iso A');
       const carol = await ctx.server.register('Users Iso C');
       expect((await ctx.server.request('GET', `/users/${carol.user.id}`, { token: alice.token })).status).toBe(404);

@@ -24,7 +24,12 @@ describe('/graph/cypher refusals', () => {
     };
     const seeded = await server.request('POST', '/graph/nodes', {
       token: owner.token,
-      body: { nodes: [{ label: 'Service', properties: { _key: 'payments', name: 'Payments', tier: 1 } }, { label: 'Service', properties: { _key: 'checkout', name: 'Checkout', tier: 2 } }] },
+      body: {
+        nodes: [
+          { label: 'Service', properties: { _key: 'payments', name: 'Payments', tier: 1 } },
+          { label: 'Service', properties: { _key: 'checkout', name: 'Checkout', tier: 2 } },
+        ],
+      },
     });
     expect(seeded.status).toBe(200);
     const rel = await server.request('POST', '/graph/relationships', {
@@ -32,7 +37,10 @@ describe('/graph/cypher refusals', () => {
       body: { relationships: [{ type: 'DEPENDS_ON', from_label: 'Service', from_key: 'checkout', to_label: 'Service', to_key: 'payments' }] },
     });
     expect(rel.status).toBe(200);
-    const secret = await server.request('POST', '/graph/nodes', { token: other.token, body: { nodes: [{ label: 'Secret', properties: { _key: 'other-org-secret' } }] } });
+    const secret = await server.request('POST', '/graph/nodes', {
+      token: other.token,
+      body: { nodes: [{ label: 'Secret', properties: { _key: 'other-org-secret' } }] },
+    });
     expect(secret.status).toBe(200);
     const otherGraph = join(server.dataDir, 'graph', other.organization.id, 'default.kuzu');
     expect(existsSync(otherGraph)).toBe(true);
@@ -68,7 +76,7 @@ describe('/graph/cypher refusals', () => {
     ['COPY FROM a subquery', 'COPY Service FROM (UNWIND [1] AS x RETURN "k" + x)'],
     ['EXPORT DATABASE', `EXPORT DATABASE '${out('never-exported')}/x'`],
     ['IMPORT DATABASE', `IMPORT DATABASE '${ctx.scratch}'`],
-    ['ATTACH the other organization\'s graph', `ATTACH '${'OTHER'}' AS x (dbtype kuzu)`],
+    ["ATTACH the other organization's graph", `ATTACH '${'OTHER'}' AS x (dbtype kuzu)`],
     ['ATTACH, lower case', `attach '${'OTHER'}' as x (dbtype kuzu)`],
     ['ATTACH, back-quoted alias', `ATTACH '${'OTHER'}' AS \`x y\` (dbtype kuzu)`],
     ['ATTACH read-only', `ATTACH '${'OTHER'}' AS x (dbtype kuzu, read_only=true)`],
@@ -176,7 +184,7 @@ describe('/graph/cypher refusals', () => {
     expect(alive.status).toBe(200);
   });
 
-  it('never shows the other organization\'s graph, even after ATTACH and USE were tried', async () => {
+  it("never shows the other organization's graph, even after ATTACH and USE were tried", async () => {
     for (const query of [`ATTACH '${ctx.otherGraph}' AS x (dbtype kuzu)`, 'USE x']) {
       expect((await cypher(ctx.writer, query)).status).toBe(400);
     }
@@ -192,12 +200,15 @@ describe('/graph/cypher refusals', () => {
     expect(own.body).toEqual({ columns: ['k'], rows: [{ k: 'other-org-secret' }] });
   });
 
-  it('leaves the store\'s connection as it was after settings and transactions were tried', async () => {
+  it("leaves the store's connection as it was after settings and transactions were tried", async () => {
     for (const query of ['CALL timeout=1', 'CALL threads=1', 'BEGIN TRANSACTION', 'CALL enable_internal_catalog=true']) {
       expect((await cypher(ctx.writer, query)).status, query).toBe(400);
     }
     // store writes and reads behave: a 1 ms timeout or an open transaction would fail them
-    const upserted = await ctx.server.request('POST', '/graph/nodes', { token: ctx.owner.token, body: { nodes: [{ label: 'Team', properties: { _key: 'pay', size: 4 } }] } });
+    const upserted = await ctx.server.request('POST', '/graph/nodes', {
+      token: ctx.owner.token,
+      body: { nodes: [{ label: 'Team', properties: { _key: 'pay', size: 4 } }] },
+    });
     expect(upserted.status).toBe(200);
     const node = await ctx.server.request('GET', '/graph/nodes/Team%3Apay', { token: ctx.reader });
     expect(node.body.properties).toEqual({ _key: 'pay', size: 4 });
@@ -213,7 +224,13 @@ describe('/graph/cypher refusals', () => {
       ['MATCH (a:Service)-[:DEPENDS_ON]->(b:Service) RETURN a._key AS a, b._key AS b', [{ a: 'checkout', b: 'payments' }]],
       ['MATCH (s:Service) WITH s WHERE s.tier > 1 RETURN s._key AS k', [{ k: 'checkout' }]],
       ['UNWIND [3, 1, 2] AS x RETURN x ORDER BY x DESC LIMIT 2', [{ x: 3 }, { x: 2 }]],
-      ['MATCH (s:Service) OPTIONAL MATCH (s)-[:DEPENDS_ON]->(t) RETURN s._key AS k, count(t) AS n ORDER BY k', [{ k: 'checkout', n: 1 }, { k: 'payments', n: 0 }]],
+      [
+        'MATCH (s:Service) OPTIONAL MATCH (s)-[:DEPENDS_ON]->(t) RETURN s._key AS k, count(t) AS n ORDER BY k',
+        [
+          { k: 'checkout', n: 1 },
+          { k: 'payments', n: 0 },
+        ],
+      ],
       ['MATCH (s:Service) RETURN sum(s.tier) AS total, collect(s._key) IS NOT NULL AS listed', [{ total: 3, listed: true }]],
       ['MATCH p = (a:Service)-[:DEPENDS_ON*1..2]->(b) RETURN length(p) AS hops', [{ hops: 1 }]],
       ['MATCH (s:Service) RETURN s._key AS k ORDER BY k SKIP 1', [{ k: 'payments' }]],

@@ -39,7 +39,11 @@ describe('/graph', () => {
     const response = await ctx.server.request('GET', `/graph/nodes/${encodeURIComponent('Service:ledger/v2')}`, { token: ctx.viewer.token });
     expect(response.status).toBe(200);
     expect(response.body).toEqual({
-      id: 'Service:ledger/v2', label: 'Service', key: 'ledger/v2', realm: 'default', properties: { _key: 'ledger/v2', name: 'Ledger' },
+      id: 'Service:ledger/v2',
+      label: 'Service',
+      key: 'ledger/v2',
+      realm: 'default',
+      properties: { _key: 'ledger/v2', name: 'Ledger' },
     });
     const created = await ctx.server.request('GET', '/graph/nodes/Team%3Apay', { token: ctx.viewer.token });
     expect(created.body.properties).toEqual({ _key: 'pay' });
@@ -66,7 +70,8 @@ describe('/graph', () => {
     const empty = await ctx.server.request('GET', '/graph/nodes/Service%3Apayments?realm=staging', { token: ctx.owner.token });
     expect(empty.status).toBe(404);
     const written = await ctx.server.request('POST', '/graph/nodes', {
-      token: ctx.owner.token, body: { realm: 'staging', nodes: [{ label: 'Service', properties: { _key: 'payments', name: 'staging' } }] },
+      token: ctx.owner.token,
+      body: { realm: 'staging', nodes: [{ label: 'Service', properties: { _key: 'payments', name: 'staging' } }] },
     });
     expect(written.body).toEqual({ realm: 'staging', upserted: 1 });
     const stats = await ctx.server.request('GET', '/graph/stats?realm=staging', { token: ctx.owner.token });
@@ -116,11 +121,15 @@ describe('/graph', () => {
     });
     expect(read.status).toBe(200);
     expect(read.body).toEqual({ columns: ['dependent'], rows: [{ dependent: 'checkout' }] });
-    const write = await ctx.server.request('POST', '/graph/cypher', { token: ctx.viewer.token, body: { query: "MATCH (s:Service {_key: 'payments'}) SET s.tier = 9" } });
+    const write = await ctx.server.request('POST', '/graph/cypher', {
+      token: ctx.viewer.token,
+      body: { query: "MATCH (s:Service {_key: 'payments'}) SET s.tier = 9" },
+    });
     expect(write.status).toBe(403);
     expect(write.body.error.code).toBe('forbidden');
     const allowed = await ctx.server.request('POST', '/graph/cypher', {
-      token: ctx.owner.token, body: { query: "MATCH (s:Service {_key: 'payments'}) SET s.tier = 0 RETURN s.tier AS tier" },
+      token: ctx.owner.token,
+      body: { query: "MATCH (s:Service {_key: 'payments'}) SET s.tier = 0 RETURN s.tier AS tier" },
     });
     expect(allowed.body).toEqual({ columns: ['tier'], rows: [{ tier: 0 }] });
   });
@@ -130,7 +139,10 @@ describe('/graph', () => {
     expect(response.status).toBe(400);
     expect(response.body.error.code).toBe('cypher_syntax_error');
     expect(response.body.error.message).toMatch(/Parser exception/);
-    const outside = await ctx.server.request('POST', '/graph/cypher', { token: ctx.owner.token, body: { query: "LOAD FROM '/etc/passwd' (file_format='csv') RETURN *" } });
+    const outside = await ctx.server.request('POST', '/graph/cypher', {
+      token: ctx.owner.token,
+      body: { query: "LOAD FROM '/etc/passwd' (file_format='csv') RETURN *" },
+    });
     expect(outside.status).toBe(400);
     expect(outside.body.error).toMatchObject({ code: 'validation_error', details: { function: 'READ_CSV_PARALLEL' } });
     const empty = await ctx.server.request('POST', '/graph/cypher', { token: ctx.owner.token, body: { query: '  ' } });
@@ -138,17 +150,29 @@ describe('/graph', () => {
   });
 
   it('refuses bad writes with 400 and readers with 403', async () => {
-    const badLabel = await ctx.server.request('POST', '/graph/nodes', { token: ctx.owner.token, body: { nodes: [{ label: 'bad label', properties: { _key: 'x' } }] } });
+    const badLabel = await ctx.server.request('POST', '/graph/nodes', {
+      token: ctx.owner.token,
+      body: { nodes: [{ label: 'bad label', properties: { _key: 'x' } }] },
+    });
     expect(badLabel.status).toBe(400);
     expect(badLabel.body.error.code).toBe('validation_error');
-    const noKey = await ctx.server.request('POST', '/graph/nodes', { token: ctx.owner.token, body: { nodes: [{ label: 'Service', properties: { name: 'x' } }] } });
+    const noKey = await ctx.server.request('POST', '/graph/nodes', {
+      token: ctx.owner.token,
+      body: { nodes: [{ label: 'Service', properties: { name: 'x' } }] },
+    });
     expect(noKey.status).toBe(400);
     const empty = await ctx.server.request('POST', '/graph/nodes', { token: ctx.owner.token, body: { nodes: [] } });
     expect(empty.status).toBe(400);
-    const mismatch = await ctx.server.request('POST', '/graph/nodes', { token: ctx.owner.token, body: { nodes: [{ label: 'Service', properties: { _key: 'y', tier: 'gold' } }] } });
+    const mismatch = await ctx.server.request('POST', '/graph/nodes', {
+      token: ctx.owner.token,
+      body: { nodes: [{ label: 'Service', properties: { _key: 'y', tier: 'gold' } }] },
+    });
     expect(mismatch.status).toBe(400);
     expect(mismatch.body.error.details).toMatchObject({ label: 'Service', property: 'tier', column_type: 'INT64' });
-    const reader = await ctx.server.request('POST', '/graph/nodes', { token: ctx.viewer.token, body: { nodes: [{ label: 'Service', properties: { _key: 'z' } }] } });
+    const reader = await ctx.server.request('POST', '/graph/nodes', {
+      token: ctx.viewer.token,
+      body: { nodes: [{ label: 'Service', properties: { _key: 'z' } }] },
+    });
     expect(reader.status).toBe(403);
     const anonymous = await ctx.server.request('GET', '/graph/stats');
     expect(anonymous.status).toBe(401);
@@ -158,8 +182,11 @@ describe('/graph', () => {
     const response = await ctx.server.request('GET', '/graph/stats?labels=true', { token: ctx.viewer.token });
     expect(response.status).toBe(200);
     expect(response.body).toEqual({
-      realm: 'default', node_count: 4, relationship_count: 3,
-      labels: { Service: 3, Team: 1 }, relationship_types: { DEPENDS_ON: 2, OWNED_BY: 1 },
+      realm: 'default',
+      node_count: 4,
+      relationship_count: 3,
+      labels: { Service: 3, Team: 1 },
+      relationship_types: { DEPENDS_ON: 2, OWNED_BY: 1 },
     });
     const without = await ctx.server.request('GET', '/graph/stats?labels=false', { token: ctx.viewer.token });
     expect(without.body).toEqual({ realm: 'default', node_count: 4, relationship_count: 3 });

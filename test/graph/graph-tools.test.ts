@@ -12,7 +12,6 @@ import { startWiredOrg, stopLlmServer } from '../helpers/llm.js';
 import type { TestServer } from '../helpers/server.js';
 import { send, type ChatOrg, execute } from '../runtime/chat-helpers.js';
 
-
 describe('graph tools in an agent run', () => {
   let server: TestServer, llm: FakeLlmServer, org: ChatOrg;
   beforeAll(async () => {
@@ -20,7 +19,12 @@ describe('graph tools in an agent run', () => {
     const token = org.session.token;
     await server.request('POST', '/graph/nodes', {
       token,
-      body: { nodes: [{ label: 'Service', properties: { _key: 'payments', name: 'Payments API' } }, { label: 'Service', properties: { _key: 'checkout', name: 'Checkout' } }] },
+      body: {
+        nodes: [
+          { label: 'Service', properties: { _key: 'payments', name: 'Payments API' } },
+          { label: 'Service', properties: { _key: 'checkout', name: 'Checkout' } },
+        ],
+      },
     });
     await server.request('POST', '/graph/relationships', {
       token,
@@ -41,7 +45,17 @@ describe('graph tools in an agent run', () => {
       { tool_calls: [{ id: 'find', name: 'search_connector_tools', arguments: { query: 'what depends on a service graph' } }] },
       { tool_calls: [{ id: 's', ...execute('graph.search', { query: 'payments', labels: ['Service'] }) }] },
       { tool_calls: [{ id: 'e', ...execute('graph.expand', { id: 'Service:payments', direction: 'in', types: ['DEPENDS_ON'] }) }] },
-      { tool_calls: [{ id: 'c', ...execute('graph.cypher', { query: 'MATCH (s:Service)-[:DEPENDS_ON]->(:Service {_key: $key}) RETURN s._key AS k ORDER BY k', params: { key: 'payments' } }) }] },
+      {
+        tool_calls: [
+          {
+            id: 'c',
+            ...execute('graph.cypher', {
+              query: 'MATCH (s:Service)-[:DEPENDS_ON]->(:Service {_key: $key}) RETURN s._key AS k ORDER BY k',
+              params: { key: 'payments' },
+            }),
+          },
+        ],
+      },
       { text: 'checkout and invoicing depend on payments.' },
     ]);
     const stream = await send(server, org, 'what depends on the payments service?');
@@ -59,11 +73,13 @@ describe('graph tools in an agent run', () => {
 
   it('refuses a writing query and a malformed id as tool errors the model reads', async () => {
     llm.script([
-      { tool_calls: [
-        { id: 'w', ...execute('graph.cypher', { query: "MATCH (s:Service {_key: 'payments'}) DETACH DELETE s" }) },
-        { id: 'g', ...execute('graph.get', { id: 'payments' }) },
-        { id: 'n', ...execute('graph.get', { id: 'Service:nope' }) },
-      ] },
+      {
+        tool_calls: [
+          { id: 'w', ...execute('graph.cypher', { query: "MATCH (s:Service {_key: 'payments'}) DETACH DELETE s" }) },
+          { id: 'g', ...execute('graph.get', { id: 'payments' }) },
+          { id: 'n', ...execute('graph.get', { id: 'Service:nope' }) },
+        ],
+      },
       { text: 'I cannot do that.' },
     ]);
     const stream = await send(server, org, 'delete payments');
@@ -95,16 +111,21 @@ describe('graph tools in an agent run', () => {
         ['write', { query: "MERGE (s:Service {_key: 'made-by-agent'})" }],
         ['deep', { query: 'RETURN 1 AS x', params: { p: deep } }],
       ];
-      llm.script([
-        { tool_calls: calls.map(([id, args]) => ({ id, ...execute('graph.cypher', args) })) },
-        { text: 'refused.' },
-      ]);
+      llm.script([{ tool_calls: calls.map(([id, args]) => ({ id, ...execute('graph.cypher', args) })) }, { text: 'refused.' }]);
       const stream = await send(server, org, 'try everything');
       await stream.ended;
       const errors = results(stream.events).map((result) => result.error);
       expect(errors.map((error) => error?.code)).toEqual([
-        'validation_error', 'validation_error', 'validation_error', 'validation_error', 'validation_error',
-        'validation_error', 'validation_error', 'validation_error', 'forbidden', 'validation_error',
+        'validation_error',
+        'validation_error',
+        'validation_error',
+        'validation_error',
+        'validation_error',
+        'validation_error',
+        'validation_error',
+        'validation_error',
+        'forbidden',
+        'validation_error',
       ]);
       expect(errors[0].details).toMatchObject({ function: 'READ_CSV_PARALLEL' });
       expect(errors[9].message).toContain('16 levels');

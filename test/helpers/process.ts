@@ -13,7 +13,7 @@ export interface ServerProcess {
   readonly exited: Promise<number | null>;
 }
 
-export function spawnServer(env: Record<string, string>): ChildProcess {
+function spawnServer(env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
     cwd: ROOT,
     // the suites' fakes listen on loopback (as in startTestServer); a test may pass its own EGRESS_ALLOW

@@ -59,7 +59,7 @@ export async function request<T = any>(baseUrl: string, method: string, path: st
   let body: string | Uint8Array<ArrayBuffer> | undefined;
   if (options.body !== undefined) {
     if (typeof options.body === 'string' || Buffer.isBuffer(options.body)) {
-      body = typeof options.body === "string" ? options.body : new Uint8Array(options.body);
+      body = typeof options.body === 'string' ? options.body : new Uint8Array(options.body);
     } else {
       body = JSON.stringify(options.body);
       headers['content-type'] ??= 'application/json';

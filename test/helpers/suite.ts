@@ -12,9 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { startFakeLlmServer, type FakeLlmServer } from '../fakes/llm/server.js';
-import { startLlmServer, startWiredOrg, stopLlmServer, type LlmServer, type WiredOrg } from './llm.js';
+import { stopLlmServer, type LlmServer } from './llm.js';
 import { oneOrg, twoOrgs, type OneOrg, type TwoOrgs } from './orgs.js';
-import { startTestServer, type TestServer, type TestServerOptions } from './server.js';
+import type { TestServer, TestServerOptions } from './server.js';
 
 type Closable = { stop(): unknown } | { close(): unknown };
 
@@ -33,7 +33,10 @@ export function useSuite<T extends object>(start: (own: Own) => Promise<T>, time
   }, timeout);
   afterAll(async () => {
     const failures: unknown[] = [];
-    for (const stop of stops.reverse()) await Promise.resolve().then(stop).catch((error: unknown) => failures.push(error));
+    for (const stop of stops.reverse())
+      await Promise.resolve()
+        .then(stop)
+        .catch((error: unknown) => failures.push(error));
     if (failures.length > 0) throw failures[0];
   });
   return context;
@@ -43,22 +46,16 @@ type Env = Record<string, string>;
 
 export const ownOrgs = <T extends { server: TestServer }>(own: Own, started: T): T => own(started, (it) => it.server.stop());
 
-export const useServer = (env: Env = {}, options: TestServerOptions = {}): { server: TestServer } =>
-  useSuite(async (own) => ({ server: own(await startTestServer(env, options)) }));
-
-export const useOneOrg = (env: Env = {}, options: Parameters<typeof oneOrg>[1] = {}): OneOrg => useSuite(async (own) => ownOrgs(own, await oneOrg(env, options)));
+export const useOneOrg = (env: Env = {}, options: Parameters<typeof oneOrg>[1] = {}): OneOrg =>
+  useSuite(async (own) => ownOrgs(own, await oneOrg(env, options)));
 
 export const useTwoOrgs = (env: Env = {}, options: TestServerOptions = {}): TwoOrgs => useSuite(async (own) => ownOrgs(own, await twoOrgs(env, options)));
 
 export const ownLlm = <T extends LlmServer>(own: Own, started: T): T => own(started, stopLlmServer);
 
-export const useLlmServer = (env: Env = {}, options: TestServerOptions = {}): LlmServer => useSuite(async (own) => ownLlm(own, await startLlmServer(env, options)));
-
-export const useWiredOrg = (env: Env = {}, wiring: Parameters<typeof startWiredOrg>[1] = {}): WiredOrg =>
-  useSuite(async (own) => ownLlm(own, await startWiredOrg(env, wiring)));
-
 /** a fresh temporary directory, removed in afterAll */
-export const ownTempDir = (own: Own, prefix: string): string => own(mkdtempSync(join(tmpdir(), prefix)), (dir) => rmSync(dir, { recursive: true, force: true }));
+export const ownTempDir = (own: Own, prefix: string): string =>
+  own(mkdtempSync(join(tmpdir(), prefix)), (dir) => rmSync(dir, { recursive: true, force: true }));
 
 /** a fresh fake LLM for the suite, for the ones that start their servers themselves */
 export const useFakeLlm = (): { llm: FakeLlmServer } => useSuite(async (own) => ({ llm: own(await startFakeLlmServer()) }));

@@ -4,7 +4,15 @@
  * with a tool context for `config` (read at call time, so a suite can fill
  * in its fake's url in beforeAll).
  */
-import { ToolError, type ConnectorPlugin, type ConnectorTool, type GraphNodeInput, type GraphRelationshipInput, type GraphSink, type SyncContext } from '../../connectors/contract.js';
+import {
+  ToolError,
+  type ConnectorPlugin,
+  type ConnectorTool,
+  type GraphNodeInput,
+  type GraphRelationshipInput,
+  type GraphSink,
+  type SyncContext,
+} from '../../connectors/contract.js';
 import { validateCopy } from '../../runtime/tools/json-schema.js';
 import { checkPlugin } from '../../connectors/loader.js';
 import type { LoadedPlugin } from '../../runtime/tools/registry.js';
@@ -22,7 +30,7 @@ export interface ToolHarness {
   readonly syncContext: (graph: GraphSink | null, config?: Record<string, unknown>) => SyncContext & { readonly progressed: number[] };
 }
 
-export function toolHarness(plugin: ConnectorPlugin, config: Record<string, unknown>): ToolHarness {
+function toolHarness(plugin: ConnectorPlugin, config: Record<string, unknown>): ToolHarness {
   const loaded = checkPlugin(plugin, 'test');
   const harness: ToolHarness = {
     loaded,
@@ -40,7 +48,16 @@ export function toolHarness(plugin: ConnectorPlugin, config: Record<string, unkn
     },
     syncContext: (graph, cfg = harness.config()) => {
       const progressed: number[] = [];
-      return { orgId: 'org_1', sourceId: 'src_1', realm: 'default', config: cfg, signal: new AbortController().signal, graph, progress: (fraction) => progressed.push(fraction), progressed };
+      return {
+        orgId: 'org_1',
+        sourceId: 'src_1',
+        realm: 'default',
+        config: cfg,
+        signal: new AbortController().signal,
+        graph,
+        progress: (fraction) => progressed.push(fraction),
+        progressed,
+      };
     },
   };
   return harness;
@@ -74,7 +91,11 @@ export class ListGraphSink implements GraphSink {
  * `start`), stopped in afterAll, and each config's `urlKey` pointed at it once
  * it listens (the conformance kit reads the configs at test time).
  */
-export function useFake<F extends { readonly url: string; stop(): Promise<void> }>(start: () => Promise<F>, urlKey: string, ...configs: Record<string, unknown>[]): { fake: F } {
+function useFake<F extends { readonly url: string; stop(): Promise<void> }>(
+  start: () => Promise<F>,
+  urlKey: string,
+  ...configs: Record<string, unknown>[]
+): { fake: F } {
   return useSuite(async (own) => {
     const fake = own(await start());
     for (const config of configs) config[urlKey] = fake.url;
@@ -90,7 +111,8 @@ export function fakeConnector<F extends { readonly url: string; stop(): Promise<
   validConfig: Record<string, unknown>,
   invalidConfig: Record<string, unknown>,
 ): ToolHarness & { readonly ctx: { fake: F }; readonly conformance: (options: Omit<ConformanceOptions, 'validConfig' | 'invalidConfig'>) => void } {
-  const conformance = (options: Omit<ConformanceOptions, 'validConfig' | 'invalidConfig'>) => describeConnectorConformance(plugin, { validConfig, invalidConfig, ...options });
+  const conformance = (options: Omit<ConformanceOptions, 'validConfig' | 'invalidConfig'>) =>
+    describeConnectorConformance(plugin, { validConfig, invalidConfig, ...options });
   return { ...toolHarness(plugin, validConfig), ctx: useFake(start, urlKey, validConfig, invalidConfig), conformance };
 }
 

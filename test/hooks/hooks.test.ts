@@ -4,7 +4,7 @@ import { signHmac } from '../../runtime/crypto.js';
 import type { FakeLlmServer } from '../fakes/llm/server.js';
 import { startWiredOrg, stopLlmServer } from '../helpers/llm.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
-import {  } from '../runtime/chat-helpers.js';
+import {} from '../runtime/chat-helpers.js';
 import { createTask, hookPath, runReaches, runsOf } from '../tasks/helpers.js';
 
 const MAX_BODY = 64 * 1024;
@@ -22,8 +22,7 @@ describe('inbound webhooks', () => {
       ...extra,
     });
 
-  const post = (url: string, body: string | Buffer, headers: Record<string, string>) =>
-    server.request('POST', hookPath(url), { body, headers });
+  const post = (url: string, body: string | Buffer, headers: Record<string, string>) => server.request('POST', hookPath(url), { body, headers });
 
   const signed = (secret: string, body: string | Buffer, headers: Record<string, string> = {}) => ({
     'content-type': 'application/json',
@@ -206,7 +205,11 @@ describe('inbound webhooks', () => {
     expect(Buffer.from(stored.body.body_base64, 'base64').equals(multipart)).toBe(true);
 
     const broken = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="x"\r\n\r\nno end`);
-    const brokenHit = await post(task.trigger.url, broken, signed(task.trigger.secret, broken, { 'content-type': `multipart/form-data; boundary=${boundary}` }));
+    const brokenHit = await post(
+      task.trigger.url,
+      broken,
+      signed(task.trigger.secret, broken, { 'content-type': `multipart/form-data; boundary=${boundary}` }),
+    );
     expect(brokenHit.status).toBe(400);
     expect(brokenHit.body.error.code).toBe('validation_error');
     const xml = await post(task.trigger.url, '<a/>', signed(task.trigger.secret, '<a/>', { 'content-type': 'application/xml' }));
@@ -242,9 +245,17 @@ describe('inbound webhooks', () => {
     const body = '{"build":{}}';
     const now = Math.floor(Date.now() / 1000);
     const sign = (ts: number) => signHmac(task.trigger.secret, Buffer.concat([Buffer.from(`${ts}.`), Buffer.from(body)]));
-    const fresh = await post(task.trigger.url, body, { 'content-type': 'application/json', 'x-service-timestamp': String(now), 'x-service-signature': sign(now) });
+    const fresh = await post(task.trigger.url, body, {
+      'content-type': 'application/json',
+      'x-service-timestamp': String(now),
+      'x-service-signature': sign(now),
+    });
     expect(fresh.status).toBe(202);
-    const stale = await post(task.trigger.url, body, { 'content-type': 'application/json', 'x-service-timestamp': String(now - 3600), 'x-service-signature': sign(now - 3600) });
+    const stale = await post(task.trigger.url, body, {
+      'content-type': 'application/json',
+      'x-service-timestamp': String(now - 3600),
+      'x-service-signature': sign(now - 3600),
+    });
     expect(stale.status).toBe(401);
     const bodyOnly = await post(task.trigger.url, body, signed(task.trigger.secret, body, { 'x-service-timestamp': String(now) }));
     expect(bodyOnly.status).toBe(401);
@@ -255,10 +266,19 @@ describe('inbound webhooks', () => {
   it('provisioned inbound endpoints (service_webhook) share the /hooks path', async () => {
     const created = await server.request('POST', '/inbound-webhooks', {
       token: owner.token,
-      body: { name: 'vercel deploys', description: 'failed deployments', payload_template: 'Deployment {{trigger.body.type}}', system_prompt: 'You diagnose deployments.' },
+      body: {
+        name: 'vercel deploys',
+        description: 'failed deployments',
+        payload_template: 'Deployment {{trigger.body.type}}',
+        system_prompt: 'You diagnose deployments.',
+      },
     });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ name: 'vercel deploys', payload_template: 'Deployment {{trigger.body.type}}', system_prompt: 'You diagnose deployments.' });
+    expect(created.body).toMatchObject({
+      name: 'vercel deploys',
+      payload_template: 'Deployment {{trigger.body.type}}',
+      system_prompt: 'You diagnose deployments.',
+    });
     expect(created.body.secret_token).toMatch(/^whsec_/);
     expect(created.body.url).toContain(`/hooks/${created.body.slug}`);
     const read = await server.request('GET', `/inbound-webhooks/${created.body.id}`, { token: owner.token });

@@ -72,7 +72,10 @@ describe('webhook sender configuration', () => {
 
   it('refuses secrets too short or with spaces, at create', async () => {
     for (const secret of ['short', 'has a space in the middle']) {
-      const created = await server.request('POST', '/tasks', { token: owner.token, body: { name: `bad ${secret}`, trigger: { kind: 'webhook', signature_scheme: 'vercel', secret } } });
+      const created = await server.request('POST', '/tasks', {
+        token: owner.token,
+        body: { name: `bad ${secret}`, trigger: { kind: 'webhook', signature_scheme: 'vercel', secret } },
+      });
       expect(created.status).toBe(400);
       expect(created.body.error.details.issues[0].path).toBe('trigger.secret');
     }
@@ -109,7 +112,10 @@ describe('webhook sender configuration', () => {
       const standard = await createTask(clocked, session, { name: 'std', trigger: { kind: 'webhook', signature_scheme: 'standard_webhooks' } });
       const sender = new Webhook(standard.trigger.secret);
       const signedAt = (id: string, at: Date) => ({
-        'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': sender.sign(id, at, body),
+        'content-type': 'application/json',
+        'webhook-id': id,
+        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+        'webhook-signature': sender.sign(id, at, body),
       });
       const hook = (url: string, headers: Record<string, string>) => clocked.request('POST', hookPath(url), { body, headers });
       expect((await hook(standard.trigger.url, signedAt('m1', start))).status).toBe(202);
@@ -127,9 +133,15 @@ describe('webhook sender configuration', () => {
       const read = await clocked.request('GET', `/tasks/${slackTask.id}`, { token: session.token });
       expect(read.body.trigger).toMatchObject({ signature_scheme: 'slack', secret: 'whsec_********' });
       const now = Math.floor(clock.now() / 1000);
-      const hit = await clocked.request('POST', hookPath(slackTask.trigger.url), { body, headers: { 'content-type': 'application/json', ...slackHeaders(now, body) } });
+      const hit = await clocked.request('POST', hookPath(slackTask.trigger.url), {
+        body,
+        headers: { 'content-type': 'application/json', ...slackHeaders(now, body) },
+      });
       expect(hit.status).toBe(202);
-      const stale = await clocked.request('POST', hookPath(slackTask.trigger.url), { body, headers: { 'content-type': 'application/json', ...slackHeaders(now - 301, body) } });
+      const stale = await clocked.request('POST', hookPath(slackTask.trigger.url), {
+        body,
+        headers: { 'content-type': 'application/json', ...slackHeaders(now - 301, body) },
+      });
       expect(stale.status).toBe(401);
     } finally {
       await clocked.stop();
@@ -141,7 +153,10 @@ describe('webhook sender configuration', () => {
     const behindProxy = await startTestServer({ PUBLIC_URL: `${PUBLIC_URL}/` });
     try {
       const session = await behindProxy.register();
-      const created = await behindProxy.request('POST', '/tasks', { token: session.token, body: { name: 'proxied', trigger: { kind: 'webhook', signature_scheme: 'token' } } });
+      const created = await behindProxy.request('POST', '/tasks', {
+        token: session.token,
+        body: { name: 'proxied', trigger: { kind: 'webhook', signature_scheme: 'token' } },
+      });
       expect(created.status).toBe(201);
       expect(created.body.trigger.webhook_url).toMatch(new RegExp(`^${PUBLIC_URL}/api/v1/hooks/whk_[A-Za-z0-9]{32}$`));
       const channel = await behindProxy.request('POST', '/channels', { token: session.token, body: { channel_type: 'slack', display_name: 'Ops' } });

@@ -56,13 +56,21 @@ describe('webhook senders (signature schemes)', () => {
   };
 
   it('github: real payloads signed by @octokit/webhooks-methods start runs; X-GitHub-Delivery repeats start nothing', async () => {
-    const task = await webhookTask('github', { signature_scheme: 'github' }, '{{trigger.headers.[x-github-event]}} on {{trigger.body.repository.full_name}}: {{trigger.body.commits[0].id}}');
+    const task = await webhookTask(
+      'github',
+      { signature_scheme: 'github' },
+      '{{trigger.headers.[x-github-event]}} on {{trigger.body.repository.full_name}}: {{trigger.body.commits[0].id}}',
+    );
     expect(task.trigger.signature_scheme).toBe('github');
     expect(task.trigger.webhook_url).toBe(task.trigger.url);
     expect(task.trigger.webhook_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/v1\/hooks\/whk_[A-Za-z0-9]{32}$/);
     expect(task.trigger.webhook_signature).toEqual({
-      scheme: 'github', header: 'X-Hub-Signature-256', headers: ['X-Hub-Signature-256'], algorithm: 'HMAC-SHA256',
-      format: 'sha256=<hex HMAC of the raw body>', secret_source: 'service_or_sender',
+      scheme: 'github',
+      header: 'X-Hub-Signature-256',
+      headers: ['X-Hub-Signature-256'],
+      algorithm: 'HMAC-SHA256',
+      format: 'sha256=<hex HMAC of the raw body>',
+      secret_source: 'service_or_sender',
     });
     const secret: string = task.trigger.secret;
     expect(secret).toMatch(/^whsec_/);
@@ -70,7 +78,11 @@ describe('webhook senders (signature schemes)', () => {
     for (const event of ['push', 'pull_request', 'issues', 'ping']) {
       const payload = example(event);
       const body = JSON.stringify(payload);
-      const hit = await post(task.trigger.url, body, { 'x-hub-signature-256': await githubSign(secret, body), 'x-github-event': event, 'x-github-delivery': randomUUID() });
+      const hit = await post(task.trigger.url, body, {
+        'x-hub-signature-256': await githubSign(secret, body),
+        'x-github-event': event,
+        'x-github-delivery': randomUUID(),
+      });
       expect(hit.status).toBe(202);
       accepted += 1;
       const input = await runInput(task.id, hit.body.run_id);
@@ -100,12 +112,22 @@ describe('webhook senders (signature schemes)', () => {
   });
 
   it('standard_webhooks: signed by the standardwebhooks library with the task secret; several signatures, stale timestamps, replayed ids', async () => {
-    const task = await webhookTask('standard', { signature_scheme: 'standard_webhooks' }, 'order {{trigger.body.order.id}} first item {{trigger.body.order.items[0].sku}}');
-    expect(task.trigger.webhook_signature).toMatchObject({ scheme: 'standard_webhooks', headers: ['webhook-id', 'webhook-timestamp', 'webhook-signature'], timestamp_tolerance_secs: 300 });
+    const task = await webhookTask(
+      'standard',
+      { signature_scheme: 'standard_webhooks' },
+      'order {{trigger.body.order.id}} first item {{trigger.body.order.items[0].sku}}',
+    );
+    expect(task.trigger.webhook_signature).toMatchObject({
+      scheme: 'standard_webhooks',
+      headers: ['webhook-id', 'webhook-timestamp', 'webhook-signature'],
+      timestamp_tolerance_secs: 300,
+    });
     const sender = new Webhook(task.trigger.secret);
     const body = JSON.stringify({ order: { id: 'ord_1', items: [{ sku: 'A-1' }, { sku: 'B-2' }] } });
     const headersFor = (id: string, at: Date, signer = sender, payload = body) => ({
-      'webhook-id': id, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': signer.sign(id, at, payload),
+      'webhook-id': id,
+      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+      'webhook-signature': signer.sign(id, at, payload),
     });
     const hit = await post(task.trigger.url, body, headersFor('msg_1', new Date()));
     expect(hit.status).toBe(202);
@@ -113,7 +135,10 @@ describe('webhook senders (signature schemes)', () => {
     // a sender rotating its secret lists two signatures; one matching is enough
     const other = new Webhook(`whsec_${randomBytes(24).toString('base64')}`);
     const rotating = headersFor('msg_2', new Date());
-    const both = await post(task.trigger.url, body, { ...rotating, 'webhook-signature': `${other.sign('msg_2', new Date(), body)} ${rotating['webhook-signature']}` });
+    const both = await post(task.trigger.url, body, {
+      ...rotating,
+      'webhook-signature': `${other.sign('msg_2', new Date(), body)} ${rotating['webhook-signature']}`,
+    });
     expect(both.status).toBe(202);
 
     await refused(task.id, await post(task.trigger.url, body, headersFor('msg_3', new Date(), other)), 2);
@@ -139,13 +164,19 @@ describe('webhook senders (signature schemes)', () => {
     expect(patched.body.trigger.secret).toBe('whsec_********');
     expect((await post(task.trigger.url, body, headersFor('msg_7', new Date(), new Webhook(pasted)))).status).toBe(202);
     await refused(task.id, await post(task.trigger.url, body, headersFor('msg_8', new Date())), 3);
-    const bad = await ctx.server.request('PATCH', `/tasks/${task.id}`, { token: ctx.owner.token, body: { trigger: { kind: 'webhook', secret: 'whsec_not base64!' } } });
+    const bad = await ctx.server.request('PATCH', `/tasks/${task.id}`, {
+      token: ctx.owner.token,
+      body: { trigger: { kind: 'webhook', secret: 'whsec_not base64!' } },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.error.details.issues[0].path).toBe('trigger.secret');
   });
 
   it('vercel: the platform secret is required and write-only; x-vercel-signature is the hex HMAC-SHA1 of the body', async () => {
-    const missing = await ctx.server.request('POST', '/tasks', { token: ctx.owner.token, body: { name: 'vercel no secret', trigger: { kind: 'webhook', signature_scheme: 'vercel' } } });
+    const missing = await ctx.server.request('POST', '/tasks', {
+      token: ctx.owner.token,
+      body: { name: 'vercel no secret', trigger: { kind: 'webhook', signature_scheme: 'vercel' } },
+    });
     expect(missing.status).toBe(400);
     expect(missing.body.error.code).toBe('validation_error');
     expect(missing.body.error.details.issues[0].path).toBe('trigger.secret');

@@ -31,7 +31,8 @@ describe('kill -9 after a 200 loses nothing', () => {
     expect(registered.status).toBe(201);
     const session = registered.body.token as string;
     const pipeline = await request(first.url, 'POST', '/context/pipelines', {
-      token: session, body: { name: 'durable', kind: 'webhook', target_table: 'context_events' },
+      token: session,
+      body: { name: 'durable', kind: 'webhook', target_table: 'context_events' },
     });
     const token = await request(first.url, 'POST', `/context/pipelines/${pipeline.body.id}/tokens`, { token: session, body: {} });
 
@@ -41,7 +42,8 @@ describe('kill -9 after a 200 loses nothing', () => {
       const rows = Array.from({ length: 1000 }, (_, index) => ({ label: `b${batch}`, n: index, batch: String(batch) }));
       bodies.push(ndjson(rows));
       const response = await request(first.url, 'POST', `/context/ingest/webhook/${token.body.token}`, {
-        body: bodies[batch], headers: { 'content-type': 'application/x-ndjson', 'idempotency-key': `batch-${batch}` },
+        body: bodies[batch],
+        headers: { 'content-type': 'application/x-ndjson', 'idempotency-key': `batch-${batch}` },
       });
       expect(response.status).toBe(200);
       acknowledged.push(response.body.run_id as number);
@@ -61,7 +63,8 @@ describe('kill -9 after a 200 loses nothing', () => {
 
     // a client that never saw the answer retries: the committed result comes back, nothing is written twice
     const retry = await request(second.url, 'POST', `/context/ingest/webhook/${token.body.token}`, {
-      body: bodies[4], headers: { 'content-type': 'application/x-ndjson', 'idempotency-key': 'batch-4' },
+      body: bodies[4],
+      headers: { 'content-type': 'application/x-ndjson', 'idempotency-key': 'batch-4' },
     });
     expect(retry.status).toBe(200);
     expect(retry.body).toEqual({ rows_in: 1000, rows_out: 1000, run_id: acknowledged[4] });
@@ -70,7 +73,8 @@ describe('kill -9 after a 200 loses nothing', () => {
 
     // run ids keep increasing after the restart
     const after = await request(second.url, 'POST', `/context/ingest/webhook/${token.body.token}`, {
-      body: ndjson([{ label: 'after restart' }]), headers: { 'content-type': 'application/x-ndjson' },
+      body: ndjson([{ label: 'after restart' }]),
+      headers: { 'content-type': 'application/x-ndjson' },
     });
     expect(after.status).toBe(200);
     expect(after.body.run_id).toBeGreaterThan(Math.max(...acknowledged));

@@ -8,11 +8,7 @@ export interface PipelineWithToken {
   readonly signingSecret: string;
 }
 
-export async function createPipeline(
-  server: TestServer,
-  session: Session,
-  body: Record<string, unknown> = {},
-): Promise<PipelineWithToken> {
+export async function createPipeline(server: TestServer, session: Session, body: Record<string, unknown> = {}): Promise<PipelineWithToken> {
   const created = await server.request('POST', '/context/pipelines', {
     token: session.token,
     body: { name: `p-${Math.random().toString(36).slice(2)}`, kind: 'webhook', target_table: 'context_events', ...body },

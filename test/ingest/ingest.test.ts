@@ -29,13 +29,17 @@ describe('NDJSON ingest into context tables', () => {
   it('writes every line as a row with the default columns and answers after commit', async () => {
     const pipeline = await pipelineIn('basic');
     const before = Date.now();
-    const response = await ingest(server, pipeline.token, ndjson([
-      { at: '2025-01-02T03:04:05.678Z', label: 'deploy', body: 'api v2 rolled out', service: 'api' },
-      { at: '2025-01-02T05:04:05+02:00', label: 'build', body: { text: 'nested body' }, service: 'web' },
-      { at: 1735787045, label: 'epoch-seconds' },
-      { at: 1735787045123, label: 'epoch-millis' },
-      { label: 'no at', at: null },
-    ]));
+    const response = await ingest(
+      server,
+      pipeline.token,
+      ndjson([
+        { at: '2025-01-02T03:04:05.678Z', label: 'deploy', body: 'api v2 rolled out', service: 'api' },
+        { at: '2025-01-02T05:04:05+02:00', label: 'build', body: { text: 'nested body' }, service: 'web' },
+        { at: 1735787045, label: 'epoch-seconds' },
+        { at: 1735787045123, label: 'epoch-millis' },
+        { label: 'no at', at: null },
+      ]),
+    );
     const after = Date.now();
     expect(response.status).toBe(200);
     expect(Object.keys(response.body).sort()).toEqual(['rows_in', 'rows_out', 'run_id']);
@@ -59,9 +63,11 @@ describe('NDJSON ingest into context tables', () => {
 
   it('turns each new top-level property into a Utf8 column and keeps reserved names out of columns', async () => {
     const pipeline = await pipelineIn('growth');
-    const response = await ingest(server, pipeline.token, ndjson([
-      { label: 'a', count: 3, ok: true, tags: ['x', 'y'], meta: { depth: 1 }, props: { given: 'by client' }, rowid: 7, PROPS: 'upper' },
-    ]));
+    const response = await ingest(
+      server,
+      pipeline.token,
+      ndjson([{ label: 'a', count: 3, ok: true, tags: ['x', 'y'], meta: { depth: 1 }, props: { given: 'by client' }, rowid: 7, PROPS: 'upper' }]),
+    );
     expect(response.status).toBe(200);
     const tables = await server.request('GET', '/context/tables?realm=growth', { token: alice.token });
     expect(tables.status).toBe(200);
@@ -228,7 +234,10 @@ describe('NDJSON ingest into context tables', () => {
 
   it('dedupes an Idempotency-Key retry: nothing written, the original result answered', async () => {
     const pipeline = await pipelineIn('idem');
-    const body = ndjson([{ label: 'once', n: 1 }, { label: 'once', n: 2 }]);
+    const body = ndjson([
+      { label: 'once', n: 1 },
+      { label: 'once', n: 2 },
+    ]);
     const headers = { 'idempotency-key': 'batch-0001' };
     const first = await ingest(server, pipeline.token, body, headers);
     expect(first.status).toBe(200);
@@ -265,18 +274,32 @@ describe('NDJSON ingest into context tables', () => {
     expect(runs.body.total).toBe(2);
     expect(runs.body.next_cursor).toBeNull();
     expect(runs.body.items[0]).toMatchObject({
-      run_id: bad.body.error.details.run_id, pipeline_id: pipeline.pipelineId, token_id: pipeline.tokenId, realm: 'runs',
-      target_table: 'context_events', status: 'failed', rows_in: 2, rows_out: 0, error_code: 'bad_ndjson',
+      run_id: bad.body.error.details.run_id,
+      pipeline_id: pipeline.pipelineId,
+      token_id: pipeline.tokenId,
+      realm: 'runs',
+      target_table: 'context_events',
+      status: 'failed',
+      rows_in: 2,
+      rows_out: 0,
+      error_code: 'bad_ndjson',
     });
     expect(runs.body.items[0].error).toContain('line 2');
     expect(runs.body.items[1]).toMatchObject({
-      run_id: ok.body.run_id, status: 'succeeded', rows_in: 3, rows_out: 3, error: null, error_code: null,
+      run_id: ok.body.run_id,
+      status: 'succeeded',
+      rows_in: 3,
+      rows_out: 3,
+      error: null,
+      error_code: null,
     });
 
     const page1 = await server.request('GET', `/context/pipelines/${pipeline.pipelineId}/runs?limit=1`, { token: alice.token });
     expect(page1.body.items.map((run: { run_id: number }) => run.run_id)).toEqual([bad.body.error.details.run_id]);
     expect(typeof page1.body.next_cursor).toBe('string');
-    const page2 = await server.request('GET', `/context/pipelines/${pipeline.pipelineId}/runs?limit=1&cursor=${page1.body.next_cursor}`, { token: alice.token });
+    const page2 = await server.request('GET', `/context/pipelines/${pipeline.pipelineId}/runs?limit=1&cursor=${page1.body.next_cursor}`, {
+      token: alice.token,
+    });
     expect(page2.body.items.map((run: { run_id: number }) => run.run_id)).toEqual([ok.body.run_id]);
     expect(page2.body.next_cursor).toBeNull();
   });
@@ -284,7 +307,10 @@ describe('NDJSON ingest into context tables', () => {
   it('pages rows newest first and serves them as an Arrow IPC stream', async () => {
     const pipeline = await pipelineIn('reading');
     const rows = Array.from({ length: 5 }, (_, index) => ({
-      at: `2025-06-0${index + 1}T00:00:00Z`, label: `day ${index + 1}`, body: `b${index}`, level: index % 2 === 0 ? 'info' : 'warn',
+      at: `2025-06-0${index + 1}T00:00:00Z`,
+      label: `day ${index + 1}`,
+      body: `b${index}`,
+      level: index % 2 === 0 ? 'info' : 'warn',
       ...(index === 4 ? { props: { extra: [1, 2] } } : {}),
     }));
     expect((await ingest(server, pipeline.token, ndjson(rows))).status).toBe(200);
@@ -294,9 +320,13 @@ describe('NDJSON ingest into context tables', () => {
     expect(page1.body.total).toBe(5);
     expect(page1.body.items.map((row: { label: string }) => row.label)).toEqual(['day 5', 'day 4']);
     expect(page1.body.items[0]).toEqual({ at: '2025-06-05T00:00:00.000Z', label: 'day 5', body: 'b4', props: { props: { extra: [1, 2] } }, level: 'info' });
-    const page2 = await server.request('GET', `/context/tables/context_events/rows?realm=reading&limit=2&cursor=${page1.body.next_cursor}`, { token: alice.token });
+    const page2 = await server.request('GET', `/context/tables/context_events/rows?realm=reading&limit=2&cursor=${page1.body.next_cursor}`, {
+      token: alice.token,
+    });
     expect(page2.body.items.map((row: { label: string }) => row.label)).toEqual(['day 3', 'day 2']);
-    const page3 = await server.request('GET', `/context/tables/context_events/rows?realm=reading&limit=2&cursor=${page2.body.next_cursor}`, { token: alice.token });
+    const page3 = await server.request('GET', `/context/tables/context_events/rows?realm=reading&limit=2&cursor=${page2.body.next_cursor}`, {
+      token: alice.token,
+    });
     expect(page3.body.items.map((row: { label: string }) => row.label)).toEqual(['day 1']);
     expect(page3.body.next_cursor).toBeNull();
 
@@ -327,7 +357,7 @@ describe('NDJSON ingest into context tables', () => {
     expect(badCursor.body.error.code).toBe('invalid_cursor');
   });
 
-  it('keeps one organization\'s tables unreachable from another', async () => {
+  it("keeps one organization's tables unreachable from another", async () => {
     const bob = await server.register('Bob Ltd');
     const pipeline = await pipelineIn('secret-realm');
     await ingest(server, pipeline.token, ndjson([{ label: 'alice only', secret: 'x' }]));

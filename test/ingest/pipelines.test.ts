@@ -13,8 +13,13 @@ describe('context pipelines and ingest tokens', () => {
     });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({
-      name: 'ci events', kind: 'webhook', target_table: 'context_events', realm: 'default', require_signature: false,
-      created_by: ctx.alice.user.id, ingest_path: '/context/ingest/webhook/{token}',
+      name: 'ci events',
+      kind: 'webhook',
+      target_table: 'context_events',
+      realm: 'default',
+      require_signature: false,
+      created_by: ctx.alice.user.id,
+      ingest_path: '/context/ingest/webhook/{token}',
     });
     const id = created.body.id as string;
     expect((await ctx.server.request('GET', `/context/pipelines/${id}`, { token: ctx.alice.token })).body.name).toBe('ci events');
@@ -42,21 +47,25 @@ describe('context pipelines and ingest tokens', () => {
 
   it('validates the body: target table, kind, realm, duplicate names', async () => {
     const badTable = await ctx.server.request('POST', '/context/pipelines', {
-      token: ctx.alice.token, body: { name: 'x', kind: 'webhook', target_table: 'users' },
+      token: ctx.alice.token,
+      body: { name: 'x', kind: 'webhook', target_table: 'users' },
     });
     expect(badTable.status).toBe(400);
     expect(badTable.body.error.code).toBe('validation_error');
     const badKind = await ctx.server.request('POST', '/context/pipelines', {
-      token: ctx.alice.token, body: { name: 'x', kind: 'kafka', target_table: 'context_events' },
+      token: ctx.alice.token,
+      body: { name: 'x', kind: 'kafka', target_table: 'context_events' },
     });
     expect(badKind.status).toBe(400);
     const unknownRealm = await ctx.server.request('POST', '/context/pipelines', {
-      token: ctx.alice.token, body: { name: 'x', kind: 'webhook', target_table: 'context_events', realm: 'nowhere' },
+      token: ctx.alice.token,
+      body: { name: 'x', kind: 'webhook', target_table: 'context_events', realm: 'nowhere' },
     });
     expect(unknownRealm.status).toBe(400);
     expect(unknownRealm.body.error.message).toContain('realm "nowhere" does not exist');
     const extra = await ctx.server.request('POST', '/context/pipelines', {
-      token: ctx.alice.token, body: { name: 'x', kind: 'webhook', target_table: 'context_events', colour: 'red' },
+      token: ctx.alice.token,
+      body: { name: 'x', kind: 'webhook', target_table: 'context_events', colour: 'red' },
     });
     expect(extra.status).toBe(400);
 
@@ -88,7 +97,8 @@ describe('context pipelines and ingest tokens', () => {
     expect(pipeline.token).toMatch(/^ctx_[A-Za-z0-9]{32}$/);
     expect(pipeline.signingSecret).toMatch(/^[A-Za-z0-9]{40}$/);
     const second = await ctx.server.request('POST', `/context/pipelines/${pipeline.pipelineId}/tokens`, {
-      token: ctx.alice.token, body: { signing_secret: 'my-own-signing-secret-123' },
+      token: ctx.alice.token,
+      body: { signing_secret: 'my-own-signing-secret-123' },
     });
     expect(second.status).toBe(201);
     expect(second.body.token).toMatch(/^ctx_[A-Za-z0-9]{32}$/);
@@ -127,7 +137,8 @@ describe('context pipelines and ingest tokens', () => {
   it('refuses a too short signing secret', async () => {
     const pipeline = await createPipeline(ctx.server, ctx.alice);
     const response = await ctx.server.request('POST', `/context/pipelines/${pipeline.pipelineId}/tokens`, {
-      token: ctx.alice.token, body: { signing_secret: 'short' },
+      token: ctx.alice.token,
+      body: { signing_secret: 'short' },
     });
     expect(response.status).toBe(400);
     expect(response.body.error.code).toBe('validation_error');
@@ -151,7 +162,8 @@ describe('context pipelines and ingest tokens', () => {
     const pipeline = await createPipeline(ctx.server, ctx.alice);
     expect((await ctx.server.request('GET', `/context/pipelines/${pipeline.pipelineId}`, { token: viewer.token })).status).toBe(200);
     const create = await ctx.server.request('POST', '/context/pipelines', {
-      token: viewer.token, body: { name: 'nope', kind: 'webhook', target_table: 'context_events' },
+      token: viewer.token,
+      body: { name: 'nope', kind: 'webhook', target_table: 'context_events' },
     });
     expect(create.status).toBe(403);
     expect(create.body.error).toMatchObject({ code: 'forbidden', details: { permission: 'pipeline:manage' } });

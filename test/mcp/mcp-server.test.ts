@@ -25,7 +25,11 @@ describe('/mcp: the service as an MCP server', () => {
     own(clients, async (list) => {
       for (const client of list) await client.close();
     });
-    const sourceId = await createSource(server, alice.token, { name: 'Helpdesk', connector: 'mcp', config: { transport: 'http', url: fake.url, headers: { authorization: `Bearer ${fake.token}` } } });
+    const sourceId = await createSource(server, alice.token, {
+      name: 'Helpdesk',
+      connector: 'mcp',
+      config: { transport: 'http', url: fake.url, headers: { authorization: `Bearer ${fake.token}` } },
+    });
     const key = await server.request('POST', '/api-keys', { token: alice.token, body: { name: 'ide', permissions: ['chat:use'] } });
     expect(key.status, key.text).toBe(201);
     return { server, fake, alice, sourceId, apiKey: key.body.key as string };
@@ -33,7 +37,9 @@ describe('/mcp: the service as an MCP server', () => {
 
   const connect = async (bearer: string): Promise<Client> => {
     const client = new Client({ name: 'test-ide', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${ctx.server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${bearer}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${ctx.server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${bearer}` } } }),
+    );
     clients.push(client);
     return client;
   };
@@ -111,7 +117,9 @@ describe('/mcp: the service as an MCP server', () => {
     const approvalId = asked.outcome.error?.details?.['approval_id'] as string;
 
     const pending = await ctx.server.request('GET', '/mcp/approvals?status=pending', { token: ctx.alice.token });
-    expect(pending.body.items).toContainEqual(expect.objectContaining({ id: approvalId, tool: 'helpdesk.create_ticket', status: 'pending', source_id: ctx.sourceId }));
+    expect(pending.body.items).toContainEqual(
+      expect.objectContaining({ id: approvalId, tool: 'helpdesk.create_ticket', status: 'pending', source_id: ctx.sourceId }),
+    );
 
     const early = await call(client, 'execute_connector_tool', { tool: 'helpdesk.create_ticket', arguments: { title: 'VPN down' }, approval_id: approvalId });
     expect(early.outcome.error?.code).toBe('approval_pending');
@@ -125,7 +133,11 @@ describe('/mcp: the service as an MCP server', () => {
     const twice = await ctx.server.request('POST', `/mcp/approvals/${approvalId}`, { token: ctx.alice.token, body: { approved: false } });
     expect(twice.status).toBe(409);
 
-    const otherArgs = await call(client, 'execute_connector_tool', { tool: 'helpdesk.create_ticket', arguments: { title: 'something else' }, approval_id: approvalId });
+    const otherArgs = await call(client, 'execute_connector_tool', {
+      tool: 'helpdesk.create_ticket',
+      arguments: { title: 'something else' },
+      approval_id: approvalId,
+    });
     expect(otherArgs.outcome.error?.code).toBe('approval_mismatch');
     const ran = await call(client, 'execute_connector_tool', { tool: 'helpdesk.create_ticket', arguments: { title: 'VPN down' }, approval_id: approvalId });
     expect(ran).toEqual({ isError: false, outcome: { result: { content: [{ type: 'text', text: 'ticket T-1 opened: VPN down' }] } } });
@@ -139,8 +151,14 @@ describe('/mcp: the service as an MCP server', () => {
     const client = await connect(ctx.alice.token);
     const asked = await call(client, 'execute_connector_tool', { tool: 'helpdesk.create_ticket', arguments: { title: 'reboot prod' } });
     const approvalId = asked.outcome.error?.details?.['approval_id'] as string;
-    expect((await ctx.server.request('POST', `/mcp/approvals/${approvalId}`, { token: ctx.alice.token, body: { approved: false } })).body.status).toBe('denied');
-    const denied = await call(client, 'execute_connector_tool', { tool: 'helpdesk.create_ticket', arguments: { title: 'reboot prod' }, approval_id: approvalId });
+    expect((await ctx.server.request('POST', `/mcp/approvals/${approvalId}`, { token: ctx.alice.token, body: { approved: false } })).body.status).toBe(
+      'denied',
+    );
+    const denied = await call(client, 'execute_connector_tool', {
+      tool: 'helpdesk.create_ticket',
+      arguments: { title: 'reboot prod' },
+      approval_id: approvalId,
+    });
     expect(denied.outcome.error?.code).toBe('approval_denied');
   });
 
@@ -162,7 +180,10 @@ describe('/mcp: the service as an MCP server', () => {
   });
 
   it('an API key scoped to other sources does not see this one', async () => {
-    const scoped = await ctx.server.request('POST', '/api-keys', { token: ctx.alice.token, body: { name: 'narrow', permissions: ['chat:use'], source_ids: ['src_other'] } });
+    const scoped = await ctx.server.request('POST', '/api-keys', {
+      token: ctx.alice.token,
+      body: { name: 'narrow', permissions: ['chat:use'], source_ids: ['src_other'] },
+    });
     expect(scoped.status, scoped.text).toBe(201);
     const client = await connect(scoped.body.key);
     const search = await call(client, 'search_connector_tools', { query: 'forecast ticket' });
@@ -170,7 +191,7 @@ describe('/mcp: the service as an MCP server', () => {
     expect(names.some((name) => name.startsWith('helpdesk.'))).toBe(false);
   });
 
-  it('approvals of another organization are 404, and its MCP clients never see this organization\'s sources', async () => {
+  it("approvals of another organization are 404, and its MCP clients never see this organization's sources", async () => {
     const client = await connect(ctx.apiKey);
     const asked = await call(client, 'execute_connector_tool', { tool: 'helpdesk.create_ticket', arguments: { title: 'cross org' } });
     const approvalId = asked.outcome.error?.details?.['approval_id'] as string;

@@ -91,10 +91,13 @@ describe('EGRESS_ALLOW', () => {
     expect(allow.ranges.check('::1', 'ipv6')).toBe(true);
   });
 
-  it.each([['10.0.0.0/33'], ['10.0.0.0/x'], ['fd00::/129'], ['bad host'], ['127.1'], ['http://x/'], ['a/8']])('refuses %s at start, naming the variable', (entry) => {
-    expect(() => loadConfig({ EGRESS_ALLOW: entry, JWT_SECRET: 'x'.repeat(32) })).toThrow(ConfigError);
-    expect(() => loadConfig({ EGRESS_ALLOW: entry, JWT_SECRET: 'x'.repeat(32) })).toThrow(/^EGRESS_ALLOW: /);
-  });
+  it.each([['10.0.0.0/33'], ['10.0.0.0/x'], ['fd00::/129'], ['bad host'], ['127.1'], ['http://x/'], ['a/8']])(
+    'refuses %s at start, naming the variable',
+    (entry) => {
+      expect(() => loadConfig({ EGRESS_ALLOW: entry, JWT_SECRET: 'x'.repeat(32) })).toThrow(ConfigError);
+      expect(() => loadConfig({ EGRESS_ALLOW: entry, JWT_SECRET: 'x'.repeat(32) })).toThrow(/^EGRESS_ALLOW: /);
+    },
+  );
 
   it('defaults to nothing open', () => {
     expect(loadConfig({ JWT_SECRET: 'x'.repeat(32) }).egressAllow).toEqual([]);
@@ -116,7 +119,10 @@ describe('the guard', () => {
   });
 
   const refusalOf = async (promise: Promise<unknown>): Promise<EgressRefusedError> => {
-    const error = await promise.then(() => null, (thrown: unknown) => thrown);
+    const error = await promise.then(
+      () => null,
+      (thrown: unknown) => thrown,
+    );
     expect(error).toBeInstanceOf(EgressRefusedError);
     return error as EgressRefusedError;
   };
@@ -190,15 +196,23 @@ describe('the guard', () => {
     }
     expect(first.hits.length).toBe(before);
     const open = createEgressGuard({ allow: ['127.0.0.1'] });
-    expect(await new Promise((resolve) => get(`http://127.0.0.1:${first.port}/`, { agent: open.agent('http:') }, (res) => {
-      res.resume();
-      resolve(res.statusCode);
-    }))).toBe(200);
+    expect(
+      await new Promise((resolve) =>
+        get(`http://127.0.0.1:${first.port}/`, { agent: open.agent('http:') }, (res) => {
+          res.resume();
+          resolve(res.statusCode);
+        }),
+      ),
+    ).toBe(200);
   });
 
   it('sends bodies and answers like fetch (status, headers, JSON, abort)', async () => {
     const guard = createEgressGuard({ allow: ['127.0.0.1'] });
-    const answer = await guard.fetch(`http://127.0.0.1:${first.port}/echo`, { method: 'POST', body: JSON.stringify({ a: 1 }), headers: { 'content-type': 'application/json' } });
+    const answer = await guard.fetch(`http://127.0.0.1:${first.port}/echo`, {
+      method: 'POST',
+      body: JSON.stringify({ a: 1 }),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(answer.ok).toBe(true);
     expect(answer.headers.get('content-type')).toBe('application/json');
     expect(answer.url).toBe(`http://127.0.0.1:${first.port}/echo`);

@@ -20,7 +20,10 @@ describe('/pipelines definitions', () => {
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ name: 'nightly', realm: 'default', definition: {}, version: 1 });
     expect((await ctx.server.request('POST', '/pipelines', { token: ctx.owner.token, body: { name: 'nightly' } })).status).toBe(409);
-    const patched = await ctx.server.request('PATCH', `/pipelines/${created.body.id as string}`, { token: ctx.owner.token, body: { definition: { steps: ['a'] } } });
+    const patched = await ctx.server.request('PATCH', `/pipelines/${created.body.id as string}`, {
+      token: ctx.owner.token,
+      body: { definition: { steps: ['a'] } },
+    });
     expect(patched.body).toMatchObject({ name: 'nightly', description: 'graph refresh', version: 2, definition: { steps: ['a'] } });
     const list = await ctx.server.request('GET', '/pipelines', { token: ctx.owner.token });
     expect(list.body.items.map((item: { name: string }) => item.name)).toContain('nightly');
@@ -43,7 +46,10 @@ describe('/pipelines definitions', () => {
 describe('pipeline runs and /pipeline-agent', () => {
   it('log and progress reports show up in the run record, in order', async () => {
     const { pipelineId, runId, token } = await startRun();
-    expect((await ctx.server.request('POST', '/pipeline-agent/log', { token, body: { message: 'scanning', phase: 'scan' } })).body).toEqual({ run_id: runId, seq: 1 });
+    expect((await ctx.server.request('POST', '/pipeline-agent/log', { token, body: { message: 'scanning', phase: 'scan' } })).body).toEqual({
+      run_id: runId,
+      seq: 1,
+    });
     await ctx.server.request('POST', '/pipeline-agent/progress', { token, body: { fraction: 0.5, message: 'half way', phase: 'scan' } });
     await ctx.server.request('POST', '/pipeline-agent/log', { token, body: { message: 'wrote 10 nodes', level: 'graph' } });
 
@@ -51,7 +57,9 @@ describe('pipeline runs and /pipeline-agent', () => {
     expect(run.status).toBe(200);
     expect(run.body).toMatchObject({ status: 'running', log_count: 3, phase: 'scan', progress: { fraction: 0.5, message: 'half way', phase: 'scan' } });
     expect(run.body.entries.map((entry: { seq: number; kind: string; level: string }) => [entry.seq, entry.kind, entry.level])).toEqual([
-      [1, 'log', 'info'], [2, 'progress', 'info'], [3, 'log', 'graph'],
+      [1, 'log', 'info'],
+      [2, 'progress', 'info'],
+      [3, 'log', 'graph'],
     ]);
     const after = await ctx.server.request('GET', `/pipelines/${pipelineId}/runs/${runId}/entries?after=2`, { token: ctx.owner.token });
     expect(after.body.items.map((entry: { message: string }) => entry.message)).toEqual(['wrote 10 nodes']);
@@ -125,7 +133,10 @@ describe('pipeline runs and /pipeline-agent', () => {
 
   it('a finished or cancelled run takes no more reports (its token answers 401); finishing twice is 409', async () => {
     const { pipelineId, runId, token } = await startRun();
-    const finished = await ctx.server.request('POST', `/pipelines/${pipelineId}/runs/${runId}/finish`, { token: ctx.owner.token, body: { status: 'succeeded' } });
+    const finished = await ctx.server.request('POST', `/pipelines/${pipelineId}/runs/${runId}/finish`, {
+      token: ctx.owner.token,
+      body: { status: 'succeeded' },
+    });
     expect(finished.body).toMatchObject({ status: 'succeeded' });
     expect(typeof finished.body.finished_at).toBe('string');
     const late = await ctx.server.request('POST', '/pipeline-agent/log', { token, body: { message: 'late' } });

@@ -35,7 +35,9 @@ describe('policy enforcement on tool calls', () => {
     llm.script([{ tool_calls: calls }, { text: 'done' }]);
     const stream = await send(server, org, 'go');
     await stream.ended;
-    const results = new Map<string, any>(stream.events.filter((event) => event.event === 'tool_result').map((event) => [event.data.tool_call_id, event.data.result]));
+    const results = new Map<string, any>(
+      stream.events.filter((event) => event.event === 'tool_result').map((event) => [event.data.tool_call_id, event.data.result]),
+    );
     return { results, asked: stream.events.some((event) => event.event === 'approval_required'), runId: stream.headers.get('x-run-id') as string };
   };
   const decisions = (org: ChatOrg, query = '') => server.request('GET', `/policies/decisions${query}`, { token: org.session.token });
@@ -54,16 +56,21 @@ describe('policy enforcement on tool calls', () => {
     // nothing was stored
     expect((await server.request('GET', '/memory', { token: org.session.token })).body.items).toEqual([]);
 
-    const log = await eventually(async () => {
-      const answer = await decisions(org);
-      return answer.body.items.length === 2 ? answer.body.items : undefined;
-    }, { what: 'two decisions' });
+    const log = await eventually(
+      async () => {
+        const answer = await decisions(org);
+        return answer.body.items.length === 2 ? answer.body.items : undefined;
+      },
+      { what: 'two decisions' },
+    );
     expect(log.map((entry: any) => [entry.input.resource.tool, entry.result])).toEqual([
       ['memory.recall', 'allow'],
       ['memory.store', 'deny'],
     ]);
     expect(log[1]).toMatchObject({
-      run_id: runId, messages: ['read-only'], error: null,
+      run_id: runId,
+      messages: ['read-only'],
+      error: null,
       input: { action: 'write', subject: { task: null, binding: null, user: org.session.user.id }, resource: { connector: 'memory', tool_effect: 'write' } },
     });
     expect(log[1].revision).toMatch(/^[0-9a-f]{16}$/);
@@ -75,9 +82,13 @@ describe('policy enforcement on tool calls', () => {
     expect((await decisions(other)).body.items).toEqual([]);
   });
 
-  it('the spec\'s deny[msg] form (an object in Rego v1) denies with its messages', async () => {
+  it("the spec's deny[msg] form (an object in Rego v1) denies with its messages", async () => {
     const org = await wireOrganization(server, llm, { approvalWrite: 'allow' });
-    await addPolicy(org, 'spec_style', 'package service.spec_style\n\ndeny[msg] {\n  input.action == "write"\n  msg := sprintf("no writes with %s", [input.resource.tool])\n}\n');
+    await addPolicy(
+      org,
+      'spec_style',
+      'package service.spec_style\n\ndeny[msg] {\n  input.action == "write"\n  msg := sprintf("no writes with %s", [input.resource.tool])\n}\n',
+    );
     const { results } = await reply(org, [
       { id: 'c_read', ...execute('memory.recall', { query: 'x' }) },
       { id: 'c_write', ...execute('memory.store', STORE) },
@@ -108,10 +119,13 @@ describe('policy enforcement on tool calls', () => {
     expect((await server.request('PATCH', `/policies/${id}`, { token: org.session.token, body: { enabled: false } })).status).toBe(200);
     const second = await reply(org, [{ id: 'c_write', ...execute('memory.store', STORE) }]);
     expect(second.results.get('c_write')).toHaveProperty('result');
-    const log = await eventually(async () => {
-      const answer = await decisions(org);
-      return answer.body.items.length === 3 ? answer.body.items : undefined;
-    }, { what: 'three decisions' });
+    const log = await eventually(
+      async () => {
+        const answer = await decisions(org);
+        return answer.body.items.length === 3 ? answer.body.items : undefined;
+      },
+      { what: 'three decisions' },
+    );
     // the bundle changed: the last decision names another revision ('empty': no enabled policy)
     expect(log[2]).toMatchObject({ result: 'allow', revision: 'empty' });
     expect(log[0].revision).not.toBe('empty');
@@ -126,19 +140,32 @@ describe('policy enforcement on tool calls', () => {
     ]);
     expect(results.get('c_small')).toHaveProperty('result');
     expect(results.get('c_bad').error.code).toBe('policy_denied');
-    const denied = await eventually(async () => {
-      const answer = await decisions(org, '?result=deny');
-      return answer.body.items.length === 1 ? answer.body.items[0] : undefined;
-    }, { what: 'the denial' });
+    const denied = await eventually(
+      async () => {
+        const answer = await decisions(org, '?result=deny');
+        return answer.body.items.length === 1 ? answer.body.items[0] : undefined;
+      },
+      { what: 'the denial' },
+    );
     expect(denied.error.code).toBe('eval_builtin_error');
   });
 
   it('a task run records its decisions as policy_audit entries on the run', async () => {
     const org = await wireOrganization(server, llm);
     await addPolicy(org, 'read_only', READ_ONLY);
-    const task = await createTask(server, org.session, { name: 'notes', trigger: { kind: 'webhook' }, input_template: { instruction: 'take notes' }, approval_defaults: { write: 'allow' } });
+    const task = await createTask(server, org.session, {
+      name: 'notes',
+      trigger: { kind: 'webhook' },
+      input_template: { instruction: 'take notes' },
+      approval_defaults: { write: 'allow' },
+    });
     llm.script([
-      { tool_calls: [{ id: 'c_read', ...execute('memory.recall', { query: 'x' }) }, { id: 'c_write', ...execute('memory.store', STORE) }] },
+      {
+        tool_calls: [
+          { id: 'c_read', ...execute('memory.recall', { query: 'x' }) },
+          { id: 'c_write', ...execute('memory.store', STORE) },
+        ],
+      },
       { text: 'done' },
     ]);
     const fire = await server.request('POST', `/tasks/${task.id}/run`, { token: org.session.token, body: {} });
@@ -161,7 +188,9 @@ describe('policy enforcement on tool calls', () => {
     const key = await server.request('POST', '/api-keys', { token: org.session.token, body: { name: 'ide', permissions: ['chat:use'] } });
     expect(key.status, key.text).toBe(201);
     const client = new Client({ name: 'test-ide', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key.body.key}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key.body.key}` } } }),
+    );
     try {
       const call = async (tool: string, args: Record<string, unknown>) =>
         ((await client.callTool({ name: 'execute_connector_tool', arguments: { tool, arguments: args } })) as { structuredContent: any }).structuredContent;
@@ -169,7 +198,8 @@ describe('policy enforcement on tool calls', () => {
       expect(write.error).toMatchObject({ code: 'policy_denied', details: { messages: ['read-only'] } });
       const read = await call('memory.recall', { query: 'x' });
       expect(read).toHaveProperty('result');
-      const search = ((await client.callTool({ name: 'search_connector_tools', arguments: { query: 'memory' } })) as { structuredContent: any }).structuredContent;
+      const search = ((await client.callTool({ name: 'search_connector_tools', arguments: { query: 'memory' } })) as { structuredContent: any })
+        .structuredContent;
       const offered = (search.result.tools as { name: string }[]).map((tool) => tool.name);
       expect(offered).toContain('memory.recall');
       expect(offered).not.toContain('memory.store');

@@ -6,7 +6,10 @@ describe('maskSecrets', () => {
   it('masks token/secret/password/key values at any depth and keeps the rest', () => {
     const input = policyInput(
       {
-        name: 'github.create_issue', connector: 'github', effect: 'write', orgId: 'org_1',
+        name: 'github.create_issue',
+        connector: 'github',
+        effect: 'write',
+        orgId: 'org_1',
         args: { title: 'x', api_key: 'sk_live', nested: { Password: 'hunter2', list: [{ access_token: 't', n: 1 }] }, client_secret: 's' },
       },
       { user: 'usr_1' },
@@ -14,7 +17,9 @@ describe('maskSecrets', () => {
     expect(maskSecrets(input)).toEqual({
       subject: { task: null, binding: null, user: 'usr_1' },
       resource: {
-        connector: 'github', tool: 'github.create_issue', tool_effect: 'write',
+        connector: 'github',
+        tool: 'github.create_issue',
+        tool_effect: 'write',
         args: { title: 'x', api_key: '****', nested: { Password: '****', list: [{ access_token: '****', n: 1 }] }, client_secret: '****' },
       },
       action: 'write',

@@ -78,12 +78,14 @@ describe('/policies', () => {
     await req(ctx.alice, 'DELETE', `/policies/${good.body.id}`);
   });
 
-  it('reads rego_file from the organization\'s files at save; a missing file is 422 rego_file_unresolved', async () => {
+  it("reads rego_file from the organization's files at save; a missing file is 422 rego_file_unresolved", async () => {
     const missing = await req(ctx.alice, 'POST', '/policies', { name: 'from_file', rego_file: 'policies/nope.rego' });
     expect(missing.status).toBe(422);
     expect(missing.body.error).toMatchObject({ code: 'rego_file_unresolved', details: { field: 'rego_file' } });
     const upload = await ctx.server.request('PUT', '/files/content?path=policies/from_file.rego', {
-      token: ctx.alice.token, body: Buffer.from('package service.from_file\ndefault allow := false\n'), headers: { 'content-type': 'application/octet-stream' },
+      token: ctx.alice.token,
+      body: Buffer.from('package service.from_file\ndefault allow := false\n'),
+      headers: { 'content-type': 'application/octet-stream' },
     });
     expect(upload.status, upload.text).toBeLessThan(300);
     const created = await req(ctx.alice, 'POST', '/policies', { name: 'from_file', rego_file: 'policies/from_file.rego', enabled: false });
@@ -133,19 +135,21 @@ describe('/policies', () => {
     await req(ctx.alice, 'DELETE', `/policies/${policy.body.id}`);
   });
 
-  it('answers the engine\'s error codes: parse, compile, conflict, type and builtin errors (strict)', async () => {
+  it("answers the engine's error codes: parse, compile, conflict, type and builtin errors (strict)", async () => {
     const parse = await req(ctx.alice, 'POST', '/policies/eval', { query: 'x := ' });
     expect(parse.status).toBe(400);
     expect(parse.body.error.code).toBe('rego_parse_error');
 
     const compileError = await req(ctx.alice, 'POST', '/policies/eval', {
-      query: 'data.t.p', modules: [{ rego: 'package t\np if { x := 1; x := 2 }\n' }],
+      query: 'data.t.p',
+      modules: [{ rego: 'package t\np if { x := 1; x := 2 }\n' }],
     });
     expect(compileError.status).toBe(400);
     expect(compileError.body.error.code).toBe('rego_compile_error');
 
     const conflict = await req(ctx.alice, 'POST', '/policies/eval', {
-      query: 'x := data.t.p', modules: [{ rego: 'package t\np := 1\np := 2 if { true }\n' }],
+      query: 'x := data.t.p',
+      modules: [{ rego: 'package t\np := 1\np := 2 if { true }\n' }],
     });
     expect(conflict.status).toBe(400);
     expect(conflict.body.error.code).toBe('eval_conflict_error');
@@ -166,7 +170,7 @@ describe('/policies', () => {
     expect(badBody.body.error.code).toBe('validation_error');
   });
 
-  it('/health reports the policy engine and the active bundles\' revision, which moves with every policy change', async () => {
+  it("/health reports the policy engine and the active bundles' revision, which moves with every policy change", async () => {
     const before = await ctx.server.request('GET', '/health');
     expect(before.body.policies).toMatchObject({ status: 'ok', engine: 'rego' });
     const created = await req(ctx.alice, 'POST', '/policies', { name: 'health_probe', rego_code: 'package service.health_probe\n' });
@@ -201,7 +205,8 @@ describe('/policies across a restart', () => {
         const list = await again.request('GET', '/policies', { token: alice.token });
         expect(list.body.items.map((policy: { name: string }) => policy.name)).toEqual(['read_only']);
         const evaluated = await again.request('POST', '/policies/eval', {
-          token: alice.token, body: { query: 'x := data.service.read_only.deny', input: { resource: { tool_effect: 'write' } } },
+          token: alice.token,
+          body: { query: 'x := data.service.read_only.deny', input: { resource: { tool_effect: 'write' } } },
         });
         expect(evaluated.body).toEqual({ result: [{ x: ['read-only'] }] });
       } finally {

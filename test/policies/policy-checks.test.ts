@@ -29,13 +29,19 @@ describe('policy sources in the gate, simulate, policy tests', () => {
     return new Map<string, any>(stream.events.filter((event) => event.event === 'tool_result').map((event) => [event.data.tool_call_id, event.data.result]));
   };
   const decisions = (count: number) =>
-    eventually(async () => {
-      const answer = await req('GET', '/policies/decisions');
-      return answer.body.items.length === count ? (answer.body.items as any[]) : undefined;
-    }, { what: `${count} decisions` });
+    eventually(
+      async () => {
+        const answer = await req('GET', '/policies/decisions');
+        return answer.body.items.length === count ? (answer.body.items as any[]) : undefined;
+      },
+      { what: `${count} decisions` },
+    );
 
-  it('a synced source\'s deny rules decide tool calls, and the decision names the new bundle revision', async () => {
-    const calls = [{ id: 'c_read', ...execute('memory.recall', { query: 'deploys' }) }, { id: 'c_write', ...execute('memory.store', STORE) }];
+  it("a synced source's deny rules decide tool calls, and the decision names the new bundle revision", async () => {
+    const calls = [
+      { id: 'c_read', ...execute('memory.recall', { query: 'deploys' }) },
+      { id: 'c_write', ...execute('memory.store', STORE) },
+    ];
     const open = await reply(calls);
     expect(open.get('c_write')).toHaveProperty('result');
 
@@ -50,7 +56,10 @@ describe('policy sources in the gate, simulate, policy tests', () => {
     expect(guarded.get('c_write').error).toMatchObject({ code: 'policy_denied', details: { messages: ['no memory.store from git'] } });
     const log = await decisions(4);
     expect(log.map((entry) => [entry.input.resource.tool, entry.result])).toEqual([
-      ['memory.recall', 'allow'], ['memory.store', 'allow'], ['memory.recall', 'allow'], ['memory.store', 'deny'],
+      ['memory.recall', 'allow'],
+      ['memory.store', 'allow'],
+      ['memory.recall', 'allow'],
+      ['memory.store', 'deny'],
     ]);
     expect(log[0].revision).toBe('empty');
     expect(log[3].revision).toMatch(/^[0-9a-f]{16}$/);
@@ -90,7 +99,7 @@ describe('policy sources in the gate, simulate, policy tests', () => {
     expect((await req('POST', '/policies/simulate', { days: 91 })).status).toBe(400);
   });
 
-  it('runs a policy\'s test_ rules like opa test: pass, fail and error, each with its duration', async () => {
+  it("runs a policy's test_ rules like opa test: pass, fail and error, each with its duration", async () => {
     const rego = [
       'package service.tested',
       '',
@@ -120,6 +129,6 @@ describe('policy sources in the gate, simulate, policy tests', () => {
     for (const entry of run.body.results) expect(typeof entry.duration_ms).toBe('number');
     // by name too; another organization's id is 404
     expect((await req('POST', '/policies/tested/test')).body.passed).toBe(2);
-    expect((await req('POST', `/policies/${created.body.id}/test`, undefined, (await ctx.server.register()))).status).toBe(404);
+    expect((await req('POST', `/policies/${created.body.id}/test`, undefined, await ctx.server.register())).status).toBe(404);
   });
 });

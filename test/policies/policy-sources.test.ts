@@ -19,21 +19,40 @@ const WRITE = { resource: { tool: 'memory.store', tool_effect: 'write' } };
 describe('/policies/sources', () => {
   const ctx = useSuite(async (own) => {
     const server = own(await startTestServer({ SERVICE_FEATURES_POLICIES: 'true', POLICY_GIT_ALLOW_LOCAL: 'true' }));
-    return { server, alice: await server.register('Sources Org A'), bob: await server.register('Sources Org B'), repo: own(createGitRepo(), (repo) => repo.remove()) };
+    return {
+      server,
+      alice: await server.register('Sources Org A'),
+      bob: await server.register('Sources Org B'),
+      repo: own(createGitRepo(), (repo) => repo.remove()),
+    };
   });
 
   const req = (session: Session, method: string, path: string, body?: unknown) =>
     ctx.server.request(method, path, { token: session.token, ...(body === undefined ? {} : { body }) });
-  const denyOf = async (session: Session) => (await req(session, 'POST', '/policies/eval', { query: 'x := data.service.git_read_only.deny', input: WRITE })).body;
+  const denyOf = async (session: Session) =>
+    (await req(session, 'POST', '/policies/eval', { query: 'x := data.service.git_read_only.deny', input: WRITE })).body;
 
   it('creates a git source with its ssh key sealed at rest and masked on every read; source_type is immutable; another organization sees 404', async () => {
     const created = await req(ctx.alice, 'POST', '/policies/sources', {
-      name: 'keyed', source_type: 'git_repo', git_url: 'git@github.com:acme/policies.git', git_path: 'rego/', git_ssh_key: SSH_KEY,
+      name: 'keyed',
+      source_type: 'git_repo',
+      git_url: 'git@github.com:acme/policies.git',
+      git_path: 'rego/',
+      git_ssh_key: SSH_KEY,
     });
     expect(created.status, created.text).toBe(201);
     expect(created.body).toMatchObject({
-      name: 'keyed', source_type: 'git_repo', git_branch: 'main', git_path: 'rego', git_ssh_key: '********', modules: [],
-      enabled: true, last_sync_status: 'never', last_sync_error: null, last_synced_at: null, commit: null,
+      name: 'keyed',
+      source_type: 'git_repo',
+      git_branch: 'main',
+      git_path: 'rego',
+      git_ssh_key: '********',
+      modules: [],
+      enabled: true,
+      last_sync_status: 'never',
+      last_sync_error: null,
+      last_synced_at: null,
+      commit: null,
     });
     const id = created.body.id as string;
     expect(created.text).not.toContain('OPENSSH');
@@ -54,7 +73,12 @@ describe('/policies/sources', () => {
     expect(kept.body).toMatchObject({ git_ssh_key: '********', git_branch: 'release' });
     expect((await req(ctx.alice, 'PATCH', `/policies/sources/${id}`, { git_ssh_key: null })).body.git_ssh_key).toBeNull();
 
-    for (const [method, path] of [['GET', `/policies/sources/${id}`], ['PATCH', `/policies/sources/${id}`], ['DELETE', `/policies/sources/${id}`], ['POST', `/policies/sources/${id}/sync`]] as const) {
+    for (const [method, path] of [
+      ['GET', `/policies/sources/${id}`],
+      ['PATCH', `/policies/sources/${id}`],
+      ['DELETE', `/policies/sources/${id}`],
+      ['POST', `/policies/sources/${id}/sync`],
+    ] as const) {
       const answer = await req(ctx.bob, method, path, method === 'PATCH' ? { enabled: false } : undefined);
       expect(answer.status, `${method} ${path}`).toBe(404);
     }
@@ -64,8 +88,15 @@ describe('/policies/sources', () => {
   });
 
   it('validates git URLs, branches and paths; refused addresses answer egress_refused at save', async () => {
-    const create = (fields: Record<string, unknown>) => req(ctx.alice, 'POST', '/policies/sources', { name: `v${Math.random().toString(36).slice(2, 8)}`, source_type: 'git_repo', ...fields });
-    for (const git_url of ['http://example.com/r.git', 'ext::sh -c touch% /tmp/x', '-uhello', 'https://user:token@example.com/r.git', 'ftp://example.com/r.git']) {
+    const create = (fields: Record<string, unknown>) =>
+      req(ctx.alice, 'POST', '/policies/sources', { name: `v${Math.random().toString(36).slice(2, 8)}`, source_type: 'git_repo', ...fields });
+    for (const git_url of [
+      'http://example.com/r.git',
+      'ext::sh -c touch% /tmp/x',
+      '-uhello',
+      'https://user:token@example.com/r.git',
+      'ftp://example.com/r.git',
+    ]) {
       const answer = await create({ git_url });
       expect(answer.status, git_url).toBe(400);
       expect(answer.body.error.details.field).toBe('git_url');
@@ -82,11 +113,19 @@ describe('/policies/sources', () => {
   });
 
   it('inline sources: modules compile at save (positions on error), join the bundle, and have nothing to sync', async () => {
-    const broken = await req(ctx.alice, 'POST', '/policies/sources', { name: 'inline_bad', source_type: 'inline', modules: [{ path: 'p.rego', rego: 'package lib.x\n\np if {\n  1 +\n}\n' }] });
+    const broken = await req(ctx.alice, 'POST', '/policies/sources', {
+      name: 'inline_bad',
+      source_type: 'inline',
+      modules: [{ path: 'p.rego', rego: 'package lib.x\n\np if {\n  1 +\n}\n' }],
+    });
     expect(broken.status).toBe(400);
     expect(broken.body.error.details.errors[0]).toMatchObject({ file: 'inline_bad/p.rego', line: 5 });
 
-    const created = await req(ctx.alice, 'POST', '/policies/sources', { name: 'shared', source_type: 'inline', modules: [{ path: 'lib/tools.rego', rego: 'package lib.tools\n\nwrites := {"memory.store"}\n' }] });
+    const created = await req(ctx.alice, 'POST', '/policies/sources', {
+      name: 'shared',
+      source_type: 'inline',
+      modules: [{ path: 'lib/tools.rego', rego: 'package lib.tools\n\nwrites := {"memory.store"}\n' }],
+    });
     expect(created.status, created.text).toBe(201);
     expect((await req(ctx.alice, 'POST', '/policies/eval', { query: 'x := data.lib.tools.writes' })).body).toEqual({ result: [{ x: ['memory.store'] }] });
     expect((await req(ctx.bob, 'POST', '/policies/eval', { query: 'x := data.lib.tools.writes' })).body).toEqual({ result: [] });
@@ -99,9 +138,19 @@ describe('/policies/sources', () => {
   });
 
   it('syncs a real bare repository: a good commit joins the bundle, a broken one is refused and the previous bundle stays active', async () => {
-    const first = ctx.repo.commit({ 'policies/read_only.rego': gitPolicy('v1: read-only'), 'policies/from_git.rego': 'package service.from_git\n\ndefault allow := true\n', 'README.md': 'not rego\n', 'other/ignored.rego': 'package ignored\nx := 1\n' });
+    const first = ctx.repo.commit({
+      'policies/read_only.rego': gitPolicy('v1: read-only'),
+      'policies/from_git.rego': 'package service.from_git\n\ndefault allow := true\n',
+      'README.md': 'not rego\n',
+      'other/ignored.rego': 'package ignored\nx := 1\n',
+    });
     ctx.repo.link('policies/passwd.rego', '/etc/passwd');
-    const created = await req(ctx.alice, 'POST', '/policies/sources', { name: 'gitsrc', source_type: 'git_repo', git_url: `file://${ctx.repo.bare}`, git_path: 'policies' });
+    const created = await req(ctx.alice, 'POST', '/policies/sources', {
+      name: 'gitsrc',
+      source_type: 'git_repo',
+      git_url: `file://${ctx.repo.bare}`,
+      git_path: 'policies',
+    });
     expect(created.status, created.text).toBe(201);
     const id = created.body.id as string;
     expect(await denyOf(ctx.alice)).toEqual({ result: [] });
@@ -118,7 +167,10 @@ describe('/policies/sources', () => {
     expect(await denyOf(ctx.bob)).toEqual({ result: [] });
 
     // the second commit changes the message and adds a module that does not parse
-    ctx.repo.commit({ 'policies/read_only.rego': gitPolicy('v2: read-only'), 'policies/broken.rego': 'package service.broken\n\nallow if {\n  input.x ==\n}\n' });
+    ctx.repo.commit({
+      'policies/read_only.rego': gitPolicy('v2: read-only'),
+      'policies/broken.rego': 'package service.broken\n\nallow if {\n  input.x ==\n}\n',
+    });
     const refused = await req(ctx.alice, 'POST', `/policies/sources/${id}/sync`);
     expect(refused.status).toBe(422);
     expect(refused.body.error.code).toBe('policy_sync_failed');
@@ -169,7 +221,10 @@ describe('/policies/sources', () => {
       big.commit(files);
       const created = await req(ctx.alice, 'POST', '/policies/sources', { name: 'big', source_type: 'git_repo', git_url: big.bare });
       expect(created.status, created.text).toBe(201);
-      const answers = await Promise.all([req(ctx.alice, 'POST', `/policies/sources/${created.body.id}/sync`), req(ctx.alice, 'POST', `/policies/sources/${created.body.id}/sync`)]);
+      const answers = await Promise.all([
+        req(ctx.alice, 'POST', `/policies/sources/${created.body.id}/sync`),
+        req(ctx.alice, 'POST', `/policies/sources/${created.body.id}/sync`),
+      ]);
       expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409]);
       expect(answers.find((answer) => answer.status === 409)?.body.error.code).toBe('sync_in_progress');
       expect((await req(ctx.alice, 'POST', '/policies/eval', { query: 'x := data.lib.m119.v' })).body).toEqual({ result: [{ x: 119 }] });

@@ -19,16 +19,19 @@ describe('parse and validate', () => {
   });
 
   it('gives the line and column of a syntax error', () => {
-    expect(validate('package a\n\np if {\n  input.x == \n}\n')).toEqual([
-      { line: 5, column: 1, message: 'unexpected "}"', code: 'rego_parse_error' },
-    ]);
+    expect(validate('package a\n\np if {\n  input.x == \n}\n')).toEqual([{ line: 5, column: 1, message: 'unexpected "}"', code: 'rego_parse_error' }]);
     expect(validate('package a\np := "unterminated\n')[0]).toMatchObject({ line: 2, column: 6, code: 'rego_parse_error' });
     expect(validate('package a\np if { x := 1 ] }')[0]).toMatchObject({ line: 2, column: 15, code: 'rego_parse_error' });
   });
 
   it('rejects a missing package and an unknown function with positions', () => {
     expect(validate('p := 1')[0]).toMatchObject({ line: 1, column: 1, code: 'rego_parse_error', message: 'expected package but found "p"' });
-    expect(validate('package a\n\np if {\n  nope.fn(1)\n}\n')[0]).toMatchObject({ line: 4, column: 3, code: 'rego_type_error', message: 'undefined function nope.fn' });
+    expect(validate('package a\n\np if {\n  nope.fn(1)\n}\n')[0]).toMatchObject({
+      line: 4,
+      column: 3,
+      code: 'rego_type_error',
+      message: 'undefined function nope.fn',
+    });
   });
 
   it('rejects unsafe vars at compile time, with the position of the expression or rule', () => {
@@ -45,7 +48,10 @@ describe('parse and validate', () => {
   });
 
   it('rejects recursive rules and functions', () => {
-    expect(validate('package a\np if q\nq if p\n')[0]).toMatchObject({ code: 'rego_recursion_error', message: 'rule data.a.p is recursive: data.a.p -> data.a.q -> data.a.p' });
+    expect(validate('package a\np if q\nq if p\n')[0]).toMatchObject({
+      code: 'rego_recursion_error',
+      message: 'rule data.a.p is recursive: data.a.p -> data.a.q -> data.a.p',
+    });
     expect(validate('package a\nf(x) := y if y := f(x)\n')[0]).toMatchObject({ code: 'rego_recursion_error', line: 2, column: 1 });
     expect(validate('package a\np if data.a[_]\n')[0]).toMatchObject({ code: 'rego_recursion_error' });
     expect(validate('package a\np if data.b.q\n')).toEqual([]);
@@ -57,8 +63,18 @@ describe('parse and validate', () => {
   });
 
   it('rejects built-in calls with the wrong number of arguments and vars assigned twice', () => {
-    expect(validate('package a\np if count(1, 2, 3)\n')[0]).toMatchObject({ line: 2, column: 6, code: 'rego_type_error', message: 'count: arity mismatch: expected 1 arguments, got 3' });
-    expect(validate('package a\np if {\n  x := 1\n  x := 2\n}\n')[0]).toMatchObject({ line: 4, column: 3, code: 'rego_compile_error', message: 'var x assigned above' });
+    expect(validate('package a\np if count(1, 2, 3)\n')[0]).toMatchObject({
+      line: 2,
+      column: 6,
+      code: 'rego_type_error',
+      message: 'count: arity mismatch: expected 1 arguments, got 3',
+    });
+    expect(validate('package a\np if {\n  x := 1\n  x := 2\n}\n')[0]).toMatchObject({
+      line: 4,
+      column: 3,
+      code: 'rego_compile_error',
+      message: 'var x assigned above',
+    });
   });
 
   it('reports the file name given to compile', () => {
@@ -94,9 +110,14 @@ describe('evaluation', () => {
   });
 
   it('replaces input, data and functions with `with`', () => {
-    const b = compile(['package t\nf(x) := x * 2\np := f(input.n)\nq := data.cfg.limit\nr := y if y := data.t.p with data.t.f as g\ng(x) := x + 100\ns := x if x := time.now_ns() with time.now_ns as 7'], {
-      data: { cfg: { limit: 3 } },
-    });
+    const b = compile(
+      [
+        'package t\nf(x) := x * 2\np := f(input.n)\nq := data.cfg.limit\nr := y if y := data.t.p with data.t.f as g\ng(x) := x + 100\ns := x if x := time.now_ns() with time.now_ns as 7',
+      ],
+      {
+        data: { cfg: { limit: 3 } },
+      },
+    );
     expect(b.query('x = data.t.p with input.n as 21')).toEqual([{ x: 42 }]);
     expect(b.query('x = data.t.q with data.cfg.limit as 9')).toEqual([{ x: 9 }]);
     expect(b.query('x = data.t.q')).toEqual([{ x: 3 }]);

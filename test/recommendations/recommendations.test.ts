@@ -24,8 +24,7 @@ describe('task recommendations', () => {
     return created.body.id as string;
   }
 
-  const recommendations = async (org: ChatOrg, query = '') =>
-    server.request('GET', `/task-recommendations${query}`, { token: org.session.token });
+  const recommendations = async (org: ChatOrg, query = '') => server.request('GET', `/task-recommendations${query}`, { token: org.session.token });
 
   it('suggests a task for a question asked again and again, with the evidence', async () => {
     const org = await wireOrganization(server, llm);
@@ -109,7 +108,10 @@ describe('task recommendations', () => {
     const task = await server.request('POST', '/tasks', { token: org.session.token, body: diagnosis.task });
     expect(task.status).toBe(201);
     llm.script([{ text: 'The refund rounding change is the likely cause.' }]);
-    const fired = await server.request('POST', `/webhook-samples/${diagnosis.try_with_sample}/run`, { token: org.session.token, body: { task_id: task.body.id } });
+    const fired = await server.request('POST', `/webhook-samples/${diagnosis.try_with_sample}/run`, {
+      token: org.session.token,
+      body: { task_id: task.body.id },
+    });
     expect(fired.status).toBe(202);
     const run = await runEnds(server, org.session, task.body.id, fired.body.run_id);
     expect(JSON.stringify(run.input)).toContain('Build payments-api #1287 ended FAILURE (https://ci.example.com/job/payments-api/1287/)');

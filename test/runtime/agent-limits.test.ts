@@ -23,7 +23,7 @@ describe('agent run limits', () => {
     expect(conversation.body.messages[1]).toMatchObject({ status: 'failed', content: 'slow', error: { code: 'timeout' } });
   });
 
-  it('fails with cost_cap_exceeded once the day\'s spend passes the cap, and refuses further turns that day', async () => {
+  it("fails with cost_cap_exceeded once the day's spend passes the cap, and refuses further turns that day", async () => {
     const org = await wireOrganization(server, llm, { model: 'gpt-4o-mini' });
     // gpt-4o-mini: 0.15 / 0.60 USD per million tokens -> 0.0015 + 0.0006 = 0.0021 USD > 0.001
     llm.script([{ text: 'expensive', usage: { input_tokens: 10_000, output_tokens: 1_000 } }]);

@@ -56,7 +56,10 @@ async function agentOrg(agentType: string, config: Record<string, unknown> | nul
   if (config === null) {
     // an agent stored before options left the catalog: written straight to the store, as an older version left it
     await server.service.services.collections.agents.insert(session.organization.id as never, {
-      agent_type: agentType, name, config: { focus: ['tests'], max_comments: 3, approve_when_clean: true, realms: ['default'] }, enabled: true,
+      agent_type: agentType,
+      name,
+      config: { focus: ['tests'], max_comments: 3, approve_when_clean: true, realms: ['default'] },
+      enabled: true,
     });
   } else {
     const created = await server.request('POST', '/agents', { token: session.token, body: { agent_type: agentType, name, config } });
@@ -102,11 +105,14 @@ async function run(kind: Kind, org: AgentOrg, text: string, turns: readonly Fake
   } else if (kind === 'task') {
     const fired = await server.request('POST', `/tasks/${org.taskId}/run`, { token: org.session.token, body: { body: { text } } });
     if (fired.status !== 202) throw new Error(`fire: ${fired.status} ${fired.text}`);
-    status = await eventually(async () => {
-      const read = await server.request('GET', `/tasks/${org.taskId}/runs/${fired.body.run_id}`, { token: org.session.token });
-      const current = String(read.body.status);
-      return current === 'pending' || current === 'running' ? undefined : current;
-    }, { what: 'the task run to end' });
+    status = await eventually(
+      async () => {
+        const read = await server.request('GET', `/tasks/${org.taskId}/runs/${fired.body.run_id}`, { token: org.session.token });
+        const current = String(read.body.status);
+        return current === 'pending' || current === 'running' ? undefined : current;
+      },
+      { what: 'the task run to end' },
+    );
   } else {
     slack.eventsUrl = org.eventsUrl;
     await slack.say({ channel: 'C0OPS0001', user: 'U0ALICE01', text: mention(slack, text) });
@@ -118,11 +124,12 @@ async function run(kind: Kind, org: AgentOrg, text: string, turns: readonly Fake
   return { requests: [...llm.requests], status };
 }
 
-const messagesOf = (request: RecordedRequest | undefined): SentMessage[] =>
-  ((request?.body?.['messages'] ?? []) as SentMessage[]);
+const messagesOf = (request: RecordedRequest | undefined): SentMessage[] => (request?.body?.['messages'] ?? []) as SentMessage[];
 const systemOf = (request: RecordedRequest | undefined): string => messagesOf(request).find((message) => message.role === 'system')?.content ?? '';
 const toolResults = (request: RecordedRequest | undefined): any[] =>
-  messagesOf(request).filter((message) => message.role === 'tool').map((message) => JSON.parse(message.content));
+  messagesOf(request)
+    .filter((message) => message.role === 'tool')
+    .map((message) => JSON.parse(message.content));
 
 const ANSWER: FakeTurn = { text: 'done' };
 /** a model that calls a write tool (memory.store), then answers */
@@ -265,7 +272,11 @@ describe('the launch site keeps its own settings', () => {
     const channelId = (await world.server.request('GET', '/channels', { token })).body.items[0].id as string;
     expect((await world.server.request('PATCH', `/tasks/${org.taskId}`, { token, body: { system_prompt: 'Task prompt.' } })).status).toBe(200);
     expect((await world.server.request('PATCH', `/channels/${channelId}`, { token, body: { system_prompt: 'Channel prompt.' } })).status).toBe(200);
-    for (const [kind, prompt] of [['task', 'Task prompt.'], ['binding', 'Channel prompt.'], ['chat', 'Agent prompt.']] as const) {
+    for (const [kind, prompt] of [
+      ['task', 'Task prompt.'],
+      ['binding', 'Channel prompt.'],
+      ['chat', 'Agent prompt.'],
+    ] as const) {
       const sent = systemOf((await run(kind, org, 'summarize', [ANSWER])).requests[0]);
       expect(sent.startsWith(prompt), `${kind}: ${sent}`).toBe(true);
       expect(sent).toContain('Write the summary as a bulleted list, at most 200 words.');

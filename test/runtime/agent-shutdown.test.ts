@@ -23,7 +23,13 @@ describe('agent runs at shutdown', () => {
     const org = await wireOrganization(server, ctx.llm);
     const second = await server.request('POST', '/chat/conversations', { token: org.session.token, body: { title: 'stuck' } });
 
-    ctx.llm.script([{ tool_calls: [{ id: 'w', name: 'execute_connector_tool', arguments: { tool: 'memory.store', arguments: { kind: 'note', realm: 'default', text: 'x' } } }] }]);
+    ctx.llm.script([
+      {
+        tool_calls: [
+          { id: 'w', name: 'execute_connector_tool', arguments: { tool: 'memory.store', arguments: { kind: 'note', realm: 'default', text: 'x' } } },
+        ],
+      },
+    ]);
     const waiting = await send(server, org, 'store it');
     await waiting.waitFor((event) => event.event === 'approval_required');
     ctx.llm.script([{ text: ['stuck'], hold_after_chunks: 1 }]);

@@ -26,8 +26,14 @@ describe('configuration', () => {
 
   it('reads feature flags and limits', () => {
     const config = loadConfig({
-      DATA_DIR: tempDir(), JWT_SECRET: SECRET, SERVICE_FEATURES_WORKERS: 'true', SERVICE_FEATURES_ORCHESTRATOR: '1',
-      WEBHOOK_MAX_BODY_BYTES: '2048', CONTEXT_INGEST_MAX_BYTES: '4096', WORKER_LEASE_TTL: '30', WEBHOOK_RETENTION_DAYS: '7',
+      DATA_DIR: tempDir(),
+      JWT_SECRET: SECRET,
+      SERVICE_FEATURES_WORKERS: 'true',
+      SERVICE_FEATURES_ORCHESTRATOR: '1',
+      WEBHOOK_MAX_BODY_BYTES: '2048',
+      CONTEXT_INGEST_MAX_BYTES: '4096',
+      WORKER_LEASE_TTL: '30',
+      WEBHOOK_RETENTION_DAYS: '7',
     });
     expect(config.features.workers).toBe(true);
     expect(config.features.orchestrator).toBe(true);

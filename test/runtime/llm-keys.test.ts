@@ -24,7 +24,11 @@ const everything = (fake: FakeLlmServer): string => JSON.stringify(fake.requests
 
 /** The metadata store's bytes on disk (the database and its write-ahead log). */
 const storeBytes = (dataDir: string): Buffer =>
-  Buffer.concat(readdirSync(dataDir).filter((name) => name.startsWith('metadata.db')).map((name) => readFileSync(join(dataDir, name))));
+  Buffer.concat(
+    readdirSync(dataDir)
+      .filter((name) => name.startsWith('metadata.db'))
+      .map((name) => readFileSync(join(dataDir, name))),
+  );
 
 describe('LLM endpoints and keys', () => {
   let operatorLlm: FakeLlmServer;
@@ -63,7 +67,12 @@ describe('LLM endpoints and keys', () => {
   const ownOrg = async (provider: FakeLlmProvider = 'openai'): Promise<Session> => {
     const session = await server.register();
     const model = provider === 'openai' ? 'gpt-4o-mini' : 'claude-haiku-4-5';
-    const response = await settings(session, 'PATCH', { llm_provider: provider, llm_model: model, llm_base_url: orgLlm.baseUrl(provider), llm_api_key: ORG_KEY });
+    const response = await settings(session, 'PATCH', {
+      llm_provider: provider,
+      llm_model: model,
+      llm_base_url: orgLlm.baseUrl(provider),
+      llm_api_key: ORG_KEY,
+    });
     expect(response.status, response.text).toBe(200);
     return session;
   };
@@ -75,13 +84,20 @@ describe('LLM endpoints and keys', () => {
     fake?.script([{ text: ['answered'] }]);
     const stream = await send(server, { session, conversationId: conversation.body.id as string }, 'hello');
     await stream.ended;
-    const text = stream.events.filter((event) => event.event === 'content_delta').map((event) => String(event.data.delta)).join('');
+    const text = stream.events
+      .filter((event) => event.event === 'content_delta')
+      .map((event) => String(event.data.delta))
+      .join('');
     return { status: stream.status, text, error: stream.json?.error };
   };
 
   /** One manual task run; resolves with the finished run. */
   const taskRun = async (session: Session, fake: FakeLlmServer | null, status: 'succeeded' | 'failed'): Promise<any> => {
-    const task = await createTask(server, session, { name: `keys ${randomBytes(3).toString('hex')}`, trigger: { kind: 'webhook' }, input: { instruction: 'go' } });
+    const task = await createTask(server, session, {
+      name: `keys ${randomBytes(3).toString('hex')}`,
+      trigger: { kind: 'webhook' },
+      input: { instruction: 'go' },
+    });
     fake?.script([{ text: 'done' }]);
     const fire = await server.request('POST', `/tasks/${task.id}/run`, { token: session.token });
     expect(fire.status).toBe(202);

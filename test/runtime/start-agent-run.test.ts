@@ -47,13 +47,10 @@ async function startHeldMcp(mcp: FakeMcpHttp): Promise<HeldMcp> {
   let holding = 0;
   const target = new URL(mcp.url);
   const forward = (req: IncomingMessage, res: ServerResponse): void => {
-    const upstream = httpRequest(
-      { host: target.hostname, port: target.port, path: target.pathname, method: req.method, headers: req.headers },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
+    const upstream = httpRequest({ host: target.hostname, port: target.port, path: target.pathname, method: req.method, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
     req.pipe(upstream);
   };
   const server: Server = createServer((req, res) => {
@@ -87,7 +84,11 @@ async function startHeldMcp(mcp: FakeMcpHttp): Promise<HeldMcp> {
 async function addMcpSource(server: TestServer, session: Session, url: string, token: string): Promise<string> {
   const created = await server.request('POST', '/sources', {
     token: session.token,
-    body: { name: `Slow MCP ${Math.random().toString(36).slice(2, 8)}`, connector: 'mcp', config: { transport: 'http', url, headers: { authorization: `Bearer ${token}` } } },
+    body: {
+      name: `Slow MCP ${Math.random().toString(36).slice(2, 8)}`,
+      connector: 'mcp',
+      config: { transport: 'http', url, headers: { authorization: `Bearer ${token}` } },
+    },
   });
   if (created.status !== 201) throw new Error(`source: ${created.status} ${created.text}`);
   return created.body.id as string;
@@ -110,18 +111,29 @@ describe('startAgentRun on a simulated clock', () => {
 
   it('counts a chat run and a task run against the same day, and resets both caps at midnight', async () => {
     const org = await wireOrganization(ctx.server, ctx.llm);
-    const task = await createTask(ctx.server, org.session, { name: 'capped', trigger: { kind: 'webhook' }, input: { instruction: 'go' }, cost_cap_usd_per_day: Number(CAP) });
+    const task = await createTask(ctx.server, org.session, {
+      name: 'capped',
+      trigger: { kind: 'webhook' },
+      input: { instruction: 'go' },
+      cost_cap_usd_per_day: Number(CAP),
+    });
     const runTask = async (): Promise<any> => {
       const fire = await ctx.server.request('POST', `/tasks/${task.id}/run`, { token: org.session.token });
       expect(fire.status, fire.text).toBe(202);
-      return eventually(async () => {
-        const run = await ctx.server.request('GET', `/tasks/${task.id}/runs/${fire.body.run_id}`, { token: org.session.token });
-        return ['succeeded', 'failed', 'cancelled'].includes(run.body?.status) ? run.body : undefined;
-      }, { what: 'the task run to end' });
+      return eventually(
+        async () => {
+          const run = await ctx.server.request('GET', `/tasks/${task.id}/runs/${fire.body.run_id}`, { token: org.session.token });
+          return ['succeeded', 'failed', 'cancelled'].includes(run.body?.status) ? run.body : undefined;
+        },
+        { what: 'the task run to end' },
+      );
     };
 
     // 23:50: one expensive run of each kind crosses its cap
-    ctx.llm.script([{ text: 'pricey', usage: EXPENSIVE }, { text: 'pricey too', usage: EXPENSIVE }]);
+    ctx.llm.script([
+      { text: 'pricey', usage: EXPENSIVE },
+      { text: 'pricey too', usage: EXPENSIVE },
+    ]);
     const firstChat = await chatOnce(org, 'spend');
     expect(firstChat.events.find((event) => event.event === 'error')?.data.code).toBe('cost_cap_exceeded');
     expect(await runTask()).toMatchObject({ status: 'failed', reason: 'cost_cap_exceeded' });
@@ -151,7 +163,10 @@ describe('startAgentRun on a simulated clock', () => {
     ctx.held.arm();
     const requests = ctx.llm.requests.length;
     // the answer's headers come once the run has started: keep the stream pending
-    const streaming = openStream(ctx.server.url, 'POST', `/chat/conversations/${org.conversationId}/messages`, { token: org.session.token, body: { content: 'hello' } });
+    const streaming = openStream(ctx.server.url, 'POST', `/chat/conversations/${org.conversationId}/messages`, {
+      token: org.session.token,
+      body: { content: 'hello' },
+    });
     await ctx.held.held();
     const conversation = await ctx.server.request('GET', `/chat/conversations/${org.conversationId}`, { token: org.session.token });
     const reply = (conversation.body.messages as any[]).find((message) => message.role === 'assistant');
@@ -164,11 +179,14 @@ describe('startAgentRun on a simulated clock', () => {
     await stream.ended;
     expect(names(stream.events)).toEqual(['message_start', 'message_end']);
     expect(stream.events.at(-1)?.data.finish_reason).toBe('cancelled');
-    const after = await eventually(async () => {
-      const read = await ctx.server.request('GET', `/chat/conversations/${org.conversationId}`, { token: org.session.token });
-      const message = (read.body.messages as any[]).find((entry) => entry.id === reply.id);
-      return message?.status === 'streaming' ? undefined : message;
-    }, { what: 'the reply to end' });
+    const after = await eventually(
+      async () => {
+        const read = await ctx.server.request('GET', `/chat/conversations/${org.conversationId}`, { token: org.session.token });
+        const message = (read.body.messages as any[]).find((entry) => entry.id === reply.id);
+        return message?.status === 'streaming' ? undefined : message;
+      },
+      { what: 'the reply to end' },
+    );
     expect(after).toMatchObject({ status: 'cancelled', content: '' });
     expect(ctx.llm.requests.length).toBe(requests);
     // the conversation is free again
@@ -179,7 +197,12 @@ describe('startAgentRun on a simulated clock', () => {
   it('cancels a task run while it is being launched: the run ends cancelled, no model call', async () => {
     const org = await wireOrganization(ctx.server, ctx.llm);
     const source = await addMcpSource(ctx.server, org.session, ctx.held.url, ctx.mcp.token);
-    const task = await createTask(ctx.server, org.session, { name: 'slow tools', trigger: { kind: 'webhook' }, input: { instruction: 'go' }, enabled_source_ids: [source] });
+    const task = await createTask(ctx.server, org.session, {
+      name: 'slow tools',
+      trigger: { kind: 'webhook' },
+      input: { instruction: 'go' },
+      enabled_source_ids: [source],
+    });
     ctx.held.arm();
     const requests = ctx.llm.requests.length;
     const fire = await ctx.server.request('POST', `/tasks/${task.id}/run`, { token: org.session.token });

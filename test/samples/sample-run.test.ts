@@ -23,7 +23,9 @@ describe('POST /webhook-samples/:sample_name/run', () => {
   const finishedRun = (taskId: string, runId: string): Promise<any> => runEnds(server, org.session, taskId, runId);
 
   it('fires the Jenkins build-failure sample into a webhook task', async () => {
-    const taskId = await createTask('Build {{trigger.body.name}} #{{trigger.body.build.number}} ended {{trigger.body.build.status}} at {{trigger.body.build.scm.commit}}');
+    const taskId = await createTask(
+      'Build {{trigger.body.name}} #{{trigger.body.build.number}} ended {{trigger.body.build.status}} at {{trigger.body.build.scm.commit}}',
+    );
     llm.script([{ text: 'The refund rounding change broke RefundServiceTest.' }]);
     const fired = await server.request('POST', '/webhook-samples/jenkins.build_failed/run', { token: org.session.token, body: { task_id: taskId } });
     expect(fired.status).toBe(202);
@@ -45,7 +47,8 @@ describe('POST /webhook-samples/:sample_name/run', () => {
     expect(JSON.stringify(run.input)).toContain('push to Codertocat/Hello-World (refs/heads/');
 
     await server.request('POST', '/webhook-samples', {
-      token: org.session.token, body: { name: 'custom.alert', body: { repository: { full_name: 'acme/api' }, ref: 'refs/heads/main' }, headers: { 'X-GitHub-Event': 'push' } },
+      token: org.session.token,
+      body: { name: 'custom.alert', body: { repository: { full_name: 'acme/api' }, ref: 'refs/heads/main' }, headers: { 'X-GitHub-Event': 'push' } },
     });
     llm.script([{ text: 'noted' }]);
     const custom = await server.request('POST', '/webhook-samples/custom.alert/run', { token: org.session.token, body: { task_id: taskId } });
@@ -53,7 +56,7 @@ describe('POST /webhook-samples/:sample_name/run', () => {
     expect(JSON.stringify((await finishedRun(taskId, custom.body.run_id)).input)).toContain('push to acme/api (refs/heads/main)');
   });
 
-  it('another organization\'s task is 404', async () => {
+  it("another organization's task is 404", async () => {
     const taskId = await createTask('x');
     const intruder = await server.register();
     const answer = await server.request('POST', '/webhook-samples/github.push/run', { token: intruder.token, body: { task_id: taskId } });

@@ -28,15 +28,26 @@ describe('webhook samples', () => {
     expect(pr.body).toMatchObject({ action: 'opened', pull_request: { state: 'open' } });
     expect(definitions.find((definition) => definition.name === 'pull_request')!.examples).toContainEqual(pr.body);
 
-    expect(byName['jenkins.build_failed'].body).toMatchObject({ name: expect.any(String), build: { phase: 'COMPLETED', status: 'FAILURE', scm: { commit: expect.stringMatching(/^[0-9a-f]{40}$/) } } });
-    expect(byName['vercel.deployment_error'].body).toMatchObject({ type: 'deployment.error', payload: { deployment: { id: expect.stringMatching(/^dpl_/) }, target: 'production' } });
+    expect(byName['jenkins.build_failed'].body).toMatchObject({
+      name: expect.any(String),
+      build: { phase: 'COMPLETED', status: 'FAILURE', scm: { commit: expect.stringMatching(/^[0-9a-f]{40}$/) } },
+    });
+    expect(byName['vercel.deployment_error'].body).toMatchObject({
+      type: 'deployment.error',
+      payload: { deployment: { id: expect.stringMatching(/^dpl_/) }, target: 'production' },
+    });
     for (const item of list.body.items) expect(item).toMatchObject({ builtin: true, id: null });
   });
 
   it('saves a custom sample per organization until deleted', async () => {
     const saved = await ctx.server.request('POST', '/webhook-samples', {
       token: ctx.owner.token,
-      body: { name: 'grafana.alert', description: 'a firing alert', body: { status: 'firing', alerts: [{ labels: { alertname: 'HighLatency' } }] }, headers: { 'X-Grafana-Org': '1' } },
+      body: {
+        name: 'grafana.alert',
+        description: 'a firing alert',
+        body: { status: 'firing', alerts: [{ labels: { alertname: 'HighLatency' } }] },
+        headers: { 'X-Grafana-Org': '1' },
+      },
     });
     expect(saved.status).toBe(201);
     expect(saved.body).toMatchObject({ name: 'grafana.alert', builtin: false, headers: { 'x-grafana-org': '1' } });

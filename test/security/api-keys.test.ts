@@ -11,7 +11,10 @@ import type { Session } from '../helpers/server.js';
 const ctx = useOneOrg({}, { name: 'Keys Security Org' });
 
 async function createKey(token: string, permissions: string[], extra: Record<string, unknown> = {}): Promise<{ id: string; key: string }> {
-  const response = await ctx.server.request('POST', '/api-keys', { token, body: { name: `k-${Math.random().toString(36).slice(2, 8)}`, permissions, ...extra } });
+  const response = await ctx.server.request('POST', '/api-keys', {
+    token,
+    body: { name: `k-${Math.random().toString(36).slice(2, 8)}`, permissions, ...extra },
+  });
   expect(response.status, response.text).toBe(201);
   return { id: response.body.id as string, key: response.body.key as string };
 }
@@ -130,7 +133,11 @@ describe("a key works with at most its creator's current permissions", () => {
     expect((await ctx.server.request('GET', '/realms', { token: key.key })).status).toBe(200);
     expect(await permissionsOf(key.key)).toEqual(['realm:read', 'user:read']);
     // the record keeps what it was given: the cut is applied per request, not written
-    expect((await ctx.server.request('GET', `/api-keys/${key.id}`, { token: ctx.owner.token })).body.permissions).toEqual(['realm:read', 'realm:manage', 'user:read']);
+    expect((await ctx.server.request('GET', `/api-keys/${key.id}`, { token: ctx.owner.token })).body.permissions).toEqual([
+      'realm:read',
+      'realm:manage',
+      'user:read',
+    ]);
 
     expect((await ctx.server.request('PATCH', `/users/${admin.user.id}`, { token: ctx.owner.token, body: { role: 'admin' } })).status).toBe(200);
     expect((await ctx.server.request('POST', '/realms', { token: key.key, body: { name: 'after-restore' } })).status).toBe(201);
@@ -138,12 +145,18 @@ describe("a key works with at most its creator's current permissions", () => {
   });
 
   it("changing the creator's custom role changes the key at once", async () => {
-    const role = await ctx.server.request('POST', '/roles', { token: ctx.owner.token, body: { name: 'keymaker', permissions: ['api_key:manage', 'realm:read', 'realm:manage'] } });
+    const role = await ctx.server.request('POST', '/roles', {
+      token: ctx.owner.token,
+      body: { name: 'keymaker', permissions: ['api_key:manage', 'realm:read', 'realm:manage'] },
+    });
     expect(role.status, role.text).toBe(201);
     const maker = await addMember(ctx.server, ctx.owner, 'keymaker');
     const key = await createKey(maker.token, ['realm:read', 'realm:manage']);
     expect(await permissionsOf(key.key)).toEqual(['realm:manage', 'realm:read']);
-    const patched = await ctx.server.request('PATCH', `/roles/${role.body.id as string}`, { token: ctx.owner.token, body: { permissions: ['api_key:manage', 'realm:read'] } });
+    const patched = await ctx.server.request('PATCH', `/roles/${role.body.id as string}`, {
+      token: ctx.owner.token,
+      body: { permissions: ['api_key:manage', 'realm:read'] },
+    });
     expect(patched.status, patched.text).toBe(200);
     expect(await permissionsOf(key.key)).toEqual(['realm:read']);
   });

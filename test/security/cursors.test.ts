@@ -96,7 +96,7 @@ describe('cursors are authenticated', () => {
     for (const bad of tampered) await expectInvalidCursor(alice, route, bad);
   });
 
-  it.each(ROUTES)("%s: a cursor from organization A is refused in organization B", async (route) => {
+  it.each(ROUTES)('%s: a cursor from organization A is refused in organization B', async (route) => {
     const cursor = await firstCursor(alice, route);
     await expectInvalidCursor(bob, route, cursor);
     // and still works where it came from
@@ -104,12 +104,18 @@ describe('cursors are authenticated', () => {
   });
 
   it('a cursor from one list is refused on another list of the same organization', async () => {
-    for (const [from, to] of [['/realms', '/api-keys'], ['/api-keys', '/users'], ['/users', '/pipelines'], ['/pipelines', '/realms'], ['/roles', '/realms']] as const) {
+    for (const [from, to] of [
+      ['/realms', '/api-keys'],
+      ['/api-keys', '/users'],
+      ['/users', '/pipelines'],
+      ['/pipelines', '/realms'],
+      ['/roles', '/realms'],
+    ] as const) {
       await expectInvalidCursor(alice, to, await firstCursor(alice, from));
     }
   });
 
-  it('a cursor of one pipeline\'s runs is refused on the runs of a pipeline of another organization', async () => {
+  it("a cursor of one pipeline's runs is refused on the runs of a pipeline of another organization", async () => {
     const runsOf = async (session: Session): Promise<string> => {
       const pipeline = await server.request('POST', '/pipelines', { token: session.token, body: { name: `runs-${Math.random().toString(36).slice(2, 8)}` } });
       for (let i = 0; i < 2; i++) {
@@ -131,7 +137,11 @@ describe('limit is a strict decimal integer in range', () => {
       expect(response.status, `${route} limit=${JSON.stringify(limit)}`).toBe(400);
       expect(response.body.error.code).toBe('validation_error');
     }
-    for (const [limit, count] of [['1', 1], ['2', 2], ['200', undefined]] as const) {
+    for (const [limit, count] of [
+      ['1', 1],
+      ['2', 2],
+      ['200', undefined],
+    ] as const) {
       const response = await server.request('GET', `${route}?limit=${limit}`, { token: alice.token });
       expect(response.status).toBe(200);
       if (count !== undefined) expect(response.body.items).toHaveLength(count);
@@ -156,8 +166,12 @@ describe('limit is a strict decimal integer in range', () => {
     const task = await server.request('POST', '/tasks', { token: alice.token, body: { name: 'strict-ints', trigger: { kind: 'webhook' } } });
     expect(task.status, task.text).toBe(201);
     const queries = [
-      '/graph/search?query=a&limit=', '/graph/nodes/Svc%3Aa/expand?depth=', '/graph/nodes/Svc%3Aa/expand?limit=',
-      '/task-recommendations?days=', '/task-recommendations?min_occurrences=', '/task-recommendations?limit=',
+      '/graph/search?query=a&limit=',
+      '/graph/nodes/Svc%3Aa/expand?depth=',
+      '/graph/nodes/Svc%3Aa/expand?limit=',
+      '/task-recommendations?days=',
+      '/task-recommendations?min_occurrences=',
+      '/task-recommendations?limit=',
       `/tasks/${task.body.id as string}/runs/run_x/events?last_event_id=`,
     ];
     for (const query of queries) {
@@ -174,7 +188,9 @@ describe('limit is a strict decimal integer in range', () => {
 
   it('documents limit as an integer from 1 to 200 in /openapi.json', async () => {
     const doc = await server.request('GET', '/openapi.json');
-    const limit = (doc.body.paths['/api/v1/api-keys'].get.parameters as { name: string; schema: Record<string, unknown> }[]).find((parameter) => parameter.name === 'limit');
+    const limit = (doc.body.paths['/api/v1/api-keys'].get.parameters as { name: string; schema: Record<string, unknown> }[]).find(
+      (parameter) => parameter.name === 'limit',
+    );
     expect(limit?.schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 200 });
     expect(limit?.schema).not.toHaveProperty('pattern');
   });

@@ -64,7 +64,8 @@ describe('egress guard, EGRESS_ALLOW empty', () => {
 
     it('a name resolving to loopback is refused at delivery: failed at once, egress_refused in the log, nothing sent', async () => {
       const created = await ctx.server.request('POST', '/webhooks', {
-        token: ctx.owner.token, body: { name: 'by-name', url: `http://localhost:${portOf(ctx.receiver.url)}/hook`, retries: 3 },
+        token: ctx.owner.token,
+        body: { name: 'by-name', url: `http://localhost:${portOf(ctx.receiver.url)}/hook`, retries: 3 },
       });
       expect(created.status).toBe(201);
       const before = ctx.receiver.requests.length;
@@ -89,11 +90,17 @@ describe('egress guard, EGRESS_ALLOW empty', () => {
     });
 
     it('a name resolving to loopback: a tool call gives the model egress_refused, /test answers 422 egress_refused (and the source then offers no tools); the fake sees nothing', async () => {
-      const created = await ctx.server.request('POST', '/sources', { token: ctx.owner.token, body: grafanaSource('Grafana by name', `http://localhost:${portOf(ctx.grafana.url)}`) });
+      const created = await ctx.server.request('POST', '/sources', {
+        token: ctx.owner.token,
+        body: grafanaSource('Grafana by name', `http://localhost:${portOf(ctx.grafana.url)}`),
+      });
       expect(created.status).toBe(201);
       const before = ctx.grafana.requests.length;
       const org = asOrgId(ctx.owner.organization.id);
-      const catalogNow = async () => createCatalog(ctx.server.service.services.sourceService.registry, { sources: await ctx.server.service.services.sources.catalogSources(org, [created.body.id]) });
+      const catalogNow = async () =>
+        createCatalog(ctx.server.service.services.sourceService.registry, {
+          sources: await ctx.server.service.services.sources.catalogSources(org, [created.body.id]),
+        });
       // not validated yet: its tools are offered, and the guard refuses the call
       const resolved = (await catalogNow()).resolve('grafana.list_datasources', {});
       expect(resolved.ok).toBe(true);
@@ -116,13 +123,18 @@ describe('egress guard, EGRESS_ALLOW empty', () => {
     it('an MCP URL that is a refused literal is refused when saved; a name resolving to loopback fails /test with egress_refused', async () => {
       const port = portOf(ctx.mcp.url);
       const literal = await ctx.server.request('POST', '/sources', {
-        token: ctx.owner.token, body: { name: 'mcp literal', connector: 'mcp', config: { transport: 'http', url: `http://[::1]:${port}/mcp` } },
+        token: ctx.owner.token,
+        body: { name: 'mcp literal', connector: 'mcp', config: { transport: 'http', url: `http://[::1]:${port}/mcp` } },
       });
       expect(literal.body.error).toMatchObject({ code: 'egress_refused', details: { field: 'config.url', address_class: 'loopback' } });
 
       const created = await ctx.server.request('POST', '/sources', {
         token: ctx.owner.token,
-        body: { name: 'mcp by name', connector: 'mcp', config: { transport: 'http', url: `http://localhost:${port}/mcp`, headers: { authorization: `Bearer ${ctx.mcp.token}` } } },
+        body: {
+          name: 'mcp by name',
+          connector: 'mcp',
+          config: { transport: 'http', url: `http://localhost:${port}/mcp`, headers: { authorization: `Bearer ${ctx.mcp.token}` } },
+        },
       });
       expect(created.status).toBe(201);
       const tested = await ctx.server.request('GET', `/sources/${created.body.id}/test`, { token: ctx.owner.token });
@@ -136,7 +148,10 @@ describe('egress guard, EGRESS_ALLOW empty', () => {
     it('a refused literal is refused when saved; a name resolving to loopback fails the chat run before any request', async () => {
       const port = portOf(ctx.llm.url);
       for (const url of [`http://127.1:${port}/v1`, `http://2130706433:${port}/v1`, 'http://169.254.169.254/v1']) {
-        const saved = await ctx.server.request('PATCH', '/settings', { token: ctx.owner.token, body: { llm_provider: 'openai', llm_model: 'gpt-4o-mini', llm_base_url: url, llm_api_key: 'sk-org-own-key' } });
+        const saved = await ctx.server.request('PATCH', '/settings', {
+          token: ctx.owner.token,
+          body: { llm_provider: 'openai', llm_model: 'gpt-4o-mini', llm_base_url: url, llm_api_key: 'sk-org-own-key' },
+        });
         expect(saved.status, url).toBe(422);
         expect(saved.body.error).toMatchObject({ code: 'egress_refused', details: { field: 'llm_base_url' } });
       }
@@ -189,7 +204,11 @@ describe('egress guard: redirects and what EGRESS_ALLOW opens', () => {
     await grafana.close();
   });
 
-  const githubSource = (baseUrl: string) => ({ name: `gh-${Math.random()}`, connector: 'github', config: { auth: { kind: 'pat', token: 'ghp_redirected' }, base_url: baseUrl } });
+  const githubSource = (baseUrl: string) => ({
+    name: `gh-${Math.random()}`,
+    connector: 'github',
+    config: { auth: { kind: 'pat', token: 'ghp_redirected' }, base_url: baseUrl },
+  });
 
   it('GitHub (an SDK that follows redirects): a redirect from the allowed 127.0.0.1 to 127.0.0.2 is refused, unsent', async () => {
     const server = await startTestServer({ EGRESS_ALLOW: '127.0.0.1' });
@@ -227,11 +246,13 @@ describe('egress guard: redirects and what EGRESS_ALLOW opens', () => {
       const owner = await server.register();
       const port = new URL(grafana.url).port;
       const byAddress = await server.request('POST', '/sources', {
-        token: owner.token, body: { name: 'by address', connector: 'grafana', config: { base_url: `http://127.0.0.1:${port}`, api_token: 'glsa_x' } },
+        token: owner.token,
+        body: { name: 'by address', connector: 'grafana', config: { base_url: `http://127.0.0.1:${port}`, api_token: 'glsa_x' } },
       });
       expect(byAddress.body.error).toMatchObject({ code: 'egress_refused', details: { address_class: 'loopback' } });
       const byName = await server.request('POST', '/sources', {
-        token: owner.token, body: { name: 'by name', connector: 'grafana', config: { base_url: `http://localhost:${port}`, api_token: 'glsa_x' } },
+        token: owner.token,
+        body: { name: 'by name', connector: 'grafana', config: { base_url: `http://localhost:${port}`, api_token: 'glsa_x' } },
       });
       const before = grafana.requests.length;
       const tested = await server.request('GET', `/sources/${byName.body.id}/test`, { token: owner.token });

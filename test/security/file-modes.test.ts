@@ -25,8 +25,7 @@ function openToOthers(root: string): string[] {
 }
 
 /** how many files and folders are under `root` */
-const countEntries = (root: string): number =>
-  readdirSync(root, { recursive: true }).length;
+const countEntries = (root: string): number => readdirSync(root, { recursive: true }).length;
 
 describe('file modes under DATA_DIR', () => {
   const parent = mkdtempSync(join(tmpdir(), 'svc-modes-test-'));
@@ -44,12 +43,16 @@ describe('file modes under DATA_DIR', () => {
   it('after a start, an upload, an ingest and a graph write: nothing is open to group or others', async () => {
     server = await startTestServer(env, { dataDir });
     const owner = await server.register();
-    const upload = await server.request('PUT', `/files/content?path=${encodeURIComponent('reports/deep/a.txt')}`, { token: owner.token, body: Buffer.from('hello') });
+    const upload = await server.request('PUT', `/files/content?path=${encodeURIComponent('reports/deep/a.txt')}`, {
+      token: owner.token,
+      body: Buffer.from('hello'),
+    });
     expect(upload.status).toBeLessThan(300);
     const pipeline = await createPipeline(server, owner);
     expect((await ingest(server, pipeline.token, ndjson([{ label: 'a' }, { label: 'b' }]))).status).toBe(200);
     const graph = await server.request('POST', '/graph/nodes', {
-      token: owner.token, body: { nodes: [{ label: 'Service', properties: { _key: 'payments', name: 'Payments' } }] },
+      token: owner.token,
+      body: { nodes: [{ label: 'Service', properties: { _key: 'payments', name: 'Payments' } }] },
     });
     expect(graph.status).toBe(200);
     expect(countEntries(dataDir)).toBeGreaterThan(5);

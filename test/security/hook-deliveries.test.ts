@@ -11,7 +11,7 @@ import { signHmac } from '../../runtime/crypto.js';
 import type { FakeLlmServer } from '../fakes/llm/server.js';
 import { startWiredOrg, stopLlmServer } from '../helpers/llm.js';
 import type { Session, TestServer } from '../helpers/server.js';
-import {  } from '../runtime/chat-helpers.js';
+import {} from '../runtime/chat-helpers.js';
 import { createTask } from '../tasks/helpers.js';
 import { hookPathOf } from './helpers.js';
 
@@ -22,7 +22,12 @@ describe('stored inbound deliveries', () => {
 
   /** the SQLite file and its WAL, as bytes on disk */
   const databaseBytes = (): Buffer =>
-    Buffer.concat(['metadata.db', 'metadata.db-wal'].map((name) => join(server.dataDir, name)).filter(existsSync).map((file) => readFileSync(file)));
+    Buffer.concat(
+      ['metadata.db', 'metadata.db-wal']
+        .map((name) => join(server.dataDir, name))
+        .filter(existsSync)
+        .map((file) => readFileSync(file)),
+    );
 
   const deliveryOf = async (taskId: string) => {
     const list = await server.request('GET', `/tasks/${taskId}/deliveries`, { token: owner.token });
@@ -51,7 +56,10 @@ describe('stored inbound deliveries', () => {
       const marker = `unsigned-body-marker-${Math.random().toString(36).slice(2)}`;
       const body = JSON.stringify({ marker, padding: 'p'.repeat(4000) });
       const sent = headers(body);
-      const hit = await server.request('POST', hookPathOf(task.trigger.url as string), { body, headers: { 'content-type': 'application/json', 'x-github-event': 'push', ...sent } });
+      const hit = await server.request('POST', hookPathOf(task.trigger.url as string), {
+        body,
+        headers: { 'content-type': 'application/json', 'x-github-event': 'push', ...sent },
+      });
       expect(hit.status).toBe(401);
       expect(hit.body.error.code).toBe('bad_signature');
 
@@ -82,12 +90,17 @@ describe('stored inbound deliveries', () => {
   }
 
   it('a valid delivery keeps its body (API and db file) and replays into a new run', async () => {
-    const task = await createTask(server, owner, { name: 'accepted', trigger: { kind: 'webhook' }, input_template: { instruction: 'x {{trigger.body.marker}}' } });
+    const task = await createTask(server, owner, {
+      name: 'accepted',
+      trigger: { kind: 'webhook' },
+      input_template: { instruction: 'x {{trigger.body.marker}}' },
+    });
     const marker = `signed-body-marker-${Math.random().toString(36).slice(2)}`;
     const body = JSON.stringify({ marker });
     llm.script([{ text: 'first' }]);
     const hit = await server.request('POST', hookPathOf(task.trigger.url as string), {
-      body, headers: { 'content-type': 'application/json', 'x-service-signature': signHmac(task.trigger.secret as string, Buffer.from(body)) },
+      body,
+      headers: { 'content-type': 'application/json', 'x-service-signature': signHmac(task.trigger.secret as string, Buffer.from(body)) },
     });
     expect(hit.status).toBe(202);
     const { one } = await deliveryOf(task.id as string);

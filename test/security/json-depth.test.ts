@@ -113,17 +113,25 @@ describe('signed hook bodies the edge cannot see as JSON', () => {
 
   const hookTask = async (name: string) => {
     const task = await server.request('POST', '/tasks', {
-      token: owner.token, body: { name, trigger: { kind: 'webhook' }, input_template: { instruction: 'x' } },
+      token: owner.token,
+      body: { name, trigger: { kind: 'webhook' }, input_template: { instruction: 'x' } },
     });
     expect(task.status).toBe(201);
-    return { id: task.body.id as string, path: new URL(task.body.trigger.url as string).pathname.replace('/api/v1', ''), secret: task.body.trigger.secret as string };
+    return {
+      id: task.body.id as string,
+      path: new URL(task.body.trigger.url as string).pathname.replace('/api/v1', ''),
+      secret: task.body.trigger.secret as string,
+    };
   };
 
   it('no content type (read as JSON): 400 payload_too_deep, no run', async () => {
     const task = await hookTask('no content type');
     const body = nested(10_000, 'mixed');
     // a Buffer: fetch adds no content type (a string would go as text/plain)
-    const hit = await server.request('POST', task.path, { body: Buffer.from(body), headers: { 'x-service-signature': signHmac(task.secret, Buffer.from(body)) } });
+    const hit = await server.request('POST', task.path, {
+      body: Buffer.from(body),
+      headers: { 'x-service-signature': signHmac(task.secret, Buffer.from(body)) },
+    });
     expect(hit.status).toBe(400);
     expect(hit.body.error.code).toBe('payload_too_deep');
     const deliveries = await server.request('GET', `/tasks/${task.id}/deliveries`, { token: owner.token });
@@ -136,7 +144,8 @@ describe('signed hook bodies the edge cannot see as JSON', () => {
     for (const payload of [nested(10_000, 'array'), '{"ok":[1,2]}']) {
       const body = `payload=${encodeURIComponent(payload)}`;
       const hit = await server.request('POST', task.path, {
-        body, headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-service-signature': signHmac(task.secret, Buffer.from(body)) },
+        body,
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-service-signature': signHmac(task.secret, Buffer.from(body)) },
       });
       expect(hit.status).toBe(202);
     }

@@ -29,7 +29,11 @@ describe('kubeconfig credentials that reach the host', () => {
 
   it('refuses exec, auth-provider and file credentials, and runs nothing', async () => {
     const marker = join(ctx.work, 'ran');
-    const exec = { apiVersion: 'client.authentication.k8s.io/v1beta1', command: '/bin/sh', args: ['-c', `touch ${marker}; echo '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"t"}}'`] };
+    const exec = {
+      apiVersion: 'client.authentication.k8s.io/v1beta1',
+      command: '/bin/sh',
+      args: ['-c', `touch ${marker}; echo '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"t"}}'`],
+    };
     const cases: [string, string][] = [
       ['exec', withUser({ exec })],
       ['auth-provider', withUser({ 'auth-provider': { name: 'oidc', config: { 'id-token': 'x', 'idp-issuer-url': 'https://example.invalid' } } })],
@@ -38,7 +42,10 @@ describe('kubeconfig credentials that reach the host', () => {
       ['certificate-authority', withUser({ token: 'good' }, { 'certificate-authority': '/etc/hostname', 'insecure-skip-tls-verify': false })],
     ];
     for (const [what, kubeconfig] of cases) {
-      const created = await ctx.server.request('POST', '/sources', { token: ctx.owner.token, body: { name: `k8s ${what}`, connector: 'kubernetes', config: { auth: { kind: 'kubeconfig', kubeconfig } } } });
+      const created = await ctx.server.request('POST', '/sources', {
+        token: ctx.owner.token,
+        body: { name: `k8s ${what}`, connector: 'kubernetes', config: { auth: { kind: 'kubeconfig', kubeconfig } } },
+      });
       expect(created.status, created.text).toBe(201);
       const tested = await ctx.server.request('GET', `/sources/${created.body.id as string}/test`, { token: ctx.owner.token });
       expect(tested.status, `${what}: ${tested.text}`).toBe(422);
@@ -49,21 +56,30 @@ describe('kubeconfig credentials that reach the host', () => {
   });
 
   it('still accepts inline credentials', async () => {
-    const created = await ctx.server.request('POST', '/sources', { token: ctx.owner.token, body: { name: 'k8s inline', connector: 'kubernetes', config: { auth: { kind: 'kubeconfig', kubeconfig: ctx.fake.kubeconfig() } } } });
+    const created = await ctx.server.request('POST', '/sources', {
+      token: ctx.owner.token,
+      body: { name: 'k8s inline', connector: 'kubernetes', config: { auth: { kind: 'kubeconfig', kubeconfig: ctx.fake.kubeconfig() } } },
+    });
     expect(created.status, created.text).toBe(201);
     const tested = await ctx.server.request('GET', `/sources/${created.body.id as string}/test`, { token: ctx.owner.token });
     expect(tested.status, tested.text).toBe(200);
   });
 
-  it('offers in_cluster (this service\'s own service account) only where the operator allows it', async () => {
-    const refused = await ctx.server.request('POST', '/sources', { token: ctx.owner.token, body: { name: 'k8s pod', connector: 'kubernetes', config: { auth: { kind: 'in_cluster' } } } });
+  it("offers in_cluster (this service's own service account) only where the operator allows it", async () => {
+    const refused = await ctx.server.request('POST', '/sources', {
+      token: ctx.owner.token,
+      body: { name: 'k8s pod', connector: 'kubernetes', config: { auth: { kind: 'in_cluster' } } },
+    });
     expect(refused.status).toBe(400);
     expect(refused.body.error.code).toBe('validation_error');
     expect(JSON.stringify(refused.body.error.details)).toContain('config.auth.kind');
     const allowing = await startTestServer({ KUBERNETES_IN_CLUSTER: 'true' });
     try {
       const session = await allowing.register('Kube In Cluster');
-      const created = await allowing.request('POST', '/sources', { token: session.token, body: { name: 'k8s pod', connector: 'kubernetes', config: { auth: { kind: 'in_cluster' } } } });
+      const created = await allowing.request('POST', '/sources', {
+        token: session.token,
+        body: { name: 'k8s pod', connector: 'kubernetes', config: { auth: { kind: 'in_cluster' } } },
+      });
       expect(created.status, created.text).toBe(201);
     } finally {
       await allowing.stop();

@@ -71,7 +71,8 @@ for (const level of ['info', 'debug'] as const) {
       const unsigned = await server.request('POST', path, { body, headers: { 'content-type': 'application/json' } });
       expect(unsigned.status).toBe(401);
       const misSigned = await server.request('POST', path, {
-        body, headers: { 'content-type': 'application/json', 'x-service-signature': signHmac('whsec_wrong', Buffer.from(body)) },
+        body,
+        headers: { 'content-type': 'application/json', 'x-service-signature': signHmac('whsec_wrong', Buffer.from(body)) },
       });
       expect(misSigned.status).toBe(401);
       const signature = signHmac(task.trigger.secret as string, Buffer.from(body));
@@ -112,17 +113,32 @@ describe('header maps in log lines', () => {
   it('credential and signature headers are redacted by name, the others kept', () => {
     const lines: string[] = [];
     const logger = createLogger({ logLevel: 'info' }, { write: (line: string) => void lines.push(line) });
-    logger.info({
-      headers: {
-        authorization: 'Bearer secret-1', cookie: 'sid=secret-2', 'x-service-signature': 'sha256=secret-3', 'x-hub-signature-256': 'sha256=secret-4',
-        'x-slack-signature': 'v0=secret-5', 'x-gitlab-token': 'secret-6', 'content-type': 'application/json', 'x-github-event': 'push',
+    logger.info(
+      {
+        headers: {
+          authorization: 'Bearer secret-1',
+          cookie: 'sid=secret-2',
+          'x-service-signature': 'sha256=secret-3',
+          'x-hub-signature-256': 'sha256=secret-4',
+          'x-slack-signature': 'v0=secret-5',
+          'x-gitlab-token': 'secret-6',
+          'content-type': 'application/json',
+          'x-github-event': 'push',
+        },
       },
-    }, 'delivery');
+      'delivery',
+    );
     expect(lines).toHaveLength(1);
     const logged = JSON.parse(lines[0] as string) as { headers: Record<string, string> };
     expect(logged.headers).toEqual({
-      authorization: '[redacted]', cookie: '[redacted]', 'x-service-signature': '[redacted]', 'x-hub-signature-256': '[redacted]',
-      'x-slack-signature': '[redacted]', 'x-gitlab-token': '[redacted]', 'content-type': 'application/json', 'x-github-event': 'push',
+      authorization: '[redacted]',
+      cookie: '[redacted]',
+      'x-service-signature': '[redacted]',
+      'x-hub-signature-256': '[redacted]',
+      'x-slack-signature': '[redacted]',
+      'x-gitlab-token': '[redacted]',
+      'content-type': 'application/json',
+      'x-github-event': 'push',
     });
     expect(lines[0]).not.toMatch(/secret-\d/);
   });

@@ -23,12 +23,23 @@ let sourceCounter = 10;
 const freshAddress = (): string => `127.0.0.${sourceCounter++}`;
 
 /** POST /auth/login from `source` as the connection's local address. */
-function loginFrom(source: string, email: string, password: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: any }> {
+function loginFrom(
+  source: string,
+  email: string,
+  password: string,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: any }> {
   const url = new URL(`${server.url}/auth/login`);
   const payload = JSON.stringify({ email, password });
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', localAddress: source, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        localAddress: source,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -115,7 +126,9 @@ describe('login throttling per account', () => {
 
   it('registering with a known email and a wrong password counts as a failure too', async () => {
     for (let i = 0; i < 5; i++) {
-      const response = await server.request('POST', '/auth/register', { body: { email: account.email, password: 'not the password', organization_name: 'Guess' } });
+      const response = await server.request('POST', '/auth/register', {
+        body: { email: account.email, password: 'not the password', organization_name: 'Guess' },
+      });
       expect(response.status).toBe(409);
     }
     const locked = await server.request('POST', '/auth/register', { body: { email: account.email, password: account.password, organization_name: 'Second' } });

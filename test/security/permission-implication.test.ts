@@ -42,7 +42,10 @@ describe('implied permissions', () => {
   });
 
   it('a custom role with only manage permissions reads what it manages', async () => {
-    const role = await ctx.server.request('POST', '/roles', { token: ctx.owner.token, body: { name: 'source-keeper', permissions: ['source:manage', 'webhook:manage', 'api_key:manage'] } });
+    const role = await ctx.server.request('POST', '/roles', {
+      token: ctx.owner.token,
+      body: { name: 'source-keeper', permissions: ['source:manage', 'webhook:manage', 'api_key:manage'] },
+    });
     expect(role.status, role.text).toBe(201);
     const keeper = await addMember(ctx.server, ctx.owner, 'source-keeper');
     expect((await ctx.server.request('GET', '/sources', { token: keeper.token })).status).toBe(200);

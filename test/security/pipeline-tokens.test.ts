@@ -49,8 +49,15 @@ async function expectDead(token: string): Promise<void> {
 
 describe('a pipeline token dies with its run', () => {
   it.each([
-    ['succeeded', (p: string, r: string) => ctx.server.request('POST', `/pipelines/${p}/runs/${r}/finish`, { token: ctx.owner.token, body: { status: 'succeeded' } })],
-    ['failed', (p: string, r: string) => ctx.server.request('POST', `/pipelines/${p}/runs/${r}/finish`, { token: ctx.owner.token, body: { status: 'failed', error: 'boom' } })],
+    [
+      'succeeded',
+      (p: string, r: string) => ctx.server.request('POST', `/pipelines/${p}/runs/${r}/finish`, { token: ctx.owner.token, body: { status: 'succeeded' } }),
+    ],
+    [
+      'failed',
+      (p: string, r: string) =>
+        ctx.server.request('POST', `/pipelines/${p}/runs/${r}/finish`, { token: ctx.owner.token, body: { status: 'failed', error: 'boom' } }),
+    ],
     ['cancelled', (p: string, r: string) => ctx.server.request('POST', `/pipelines/${p}/runs/${r}/cancel`, { token: ctx.owner.token })],
   ])('after the run is %s every route answers 401', async (status, end) => {
     const { pipelineId, runId, token } = await startRun();
@@ -84,7 +91,9 @@ describe('a pipeline token dies with its run', () => {
 
   it('a deleted run (its pipeline gone) takes its token with it', async () => {
     const { pipelineId, runId, token } = await startRun();
-    expect((await ctx.server.request('POST', `/pipelines/${pipelineId}/runs/${runId}/finish`, { token: ctx.owner.token, body: { status: 'succeeded' } })).status).toBe(200);
+    expect(
+      (await ctx.server.request('POST', `/pipelines/${pipelineId}/runs/${runId}/finish`, { token: ctx.owner.token, body: { status: 'succeeded' } })).status,
+    ).toBe(200);
     await ctx.server.service.services.collections.pipelineRuns.delete(ctx.owner.organization.id as OrgId, runId);
     const response = await ctx.server.request('GET', '/pipeline-agent/status', { token });
     expect(response.status).toBe(401);
@@ -104,7 +113,9 @@ describe('a pipeline token dies with its run', () => {
       const second = await startTestServer(env, { dataDir });
       try {
         expect((await second.request('GET', '/pipeline-agent/status', { token })).status).toBe(200);
-        const cancel = await second.request('POST', `/pipelines/${pipeline.body.id as string}/runs/${started.body.run.id as string}/cancel`, { token: session.token });
+        const cancel = await second.request('POST', `/pipelines/${pipeline.body.id as string}/runs/${started.body.run.id as string}/cancel`, {
+          token: session.token,
+        });
         expect(cancel.status, cancel.text).toBe(200);
         expect((await second.request('GET', '/pipeline-agent/status', { token })).status).toBe(401);
       } finally {

@@ -48,7 +48,13 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const MISSING = { agentId: 'agt_doesnotexist000', agentName: 'nobody-agent', realm: 'no-such-realm', sourceId: 'src_doesnotexist000', channelId: 'chn_doesnotexist000' };
+const MISSING = {
+  agentId: 'agt_doesnotexist000',
+  agentName: 'nobody-agent',
+  realm: 'no-such-realm',
+  sourceId: 'src_doesnotexist000',
+  channelId: 'chn_doesnotexist000',
+};
 
 /** the refusal with the offending value blanked: the same text whether the value is foreign or missing */
 function refusal(response: ApiResponse, path: string, value: string): { code: string; message: string; issues: unknown } {
@@ -61,19 +67,19 @@ function refusal(response: ApiResponse, path: string, value: string): { code: st
 }
 
 /** POST then PATCH with `bad` (foreign, then missing): both refused alike, naming `path` */
-async function expectRefusedBoth(
-  send: (bad: string) => Promise<ApiResponse>,
-  path: string,
-  foreign: string,
-  missing: string,
-): Promise<void> {
+async function expectRefusedBoth(send: (bad: string) => Promise<ApiResponse>, path: string, foreign: string, missing: string): Promise<void> {
   const a = refusal(await send(foreign), path, foreign);
   const b = refusal(await send(missing), path, missing);
   expect(a).toEqual(b);
   expect(JSON.stringify(a)).not.toContain('another organization');
 }
 
-const taskBody = (extra: Record<string, unknown>) => ({ name: `task ${Math.random()}`, trigger: { kind: 'schedule', cron: '0 6 * * *' }, enabled: false, ...extra });
+const taskBody = (extra: Record<string, unknown>) => ({
+  name: `task ${Math.random()}`,
+  trigger: { kind: 'schedule', cron: '0 6 * * *' },
+  enabled: false,
+  ...extra,
+});
 
 describe('tasks: agent, realm, enabled_source_ids', () => {
   const post = (extra: Record<string, unknown>) => server.request('POST', '/tasks', { token: alice.token, body: taskBody(extra) });
@@ -83,7 +89,10 @@ describe('tasks: agent, realm, enabled_source_ids', () => {
   });
   const patch = (extra: Record<string, unknown>) => server.request('PATCH', `/tasks/${taskId}`, { token: alice.token, body: extra });
 
-  for (const [verb, send] of [['create', post], ['update', patch]] as const) {
+  for (const [verb, send] of [
+    ['create', post],
+    ['update', patch],
+  ] as const) {
     it(`${verb}: an agent id or name of another organization, or none, is refused naming agent`, async () => {
       await expectRefusedBoth((bad) => send({ agent: bad }), 'agent', theirs.agentId, MISSING.agentId);
       await expectRefusedBoth((bad) => send({ agent: bad }), 'agent', theirs.agentName, MISSING.agentName);
@@ -103,11 +112,14 @@ describe('tasks: agent, realm, enabled_source_ids', () => {
     const response = await post({ agent: theirs.agentId, realm: theirs.realm, enabled_source_ids: [theirs.sourceId, mine.sourceId, MISSING.sourceId] });
     expect(response.status).toBe(400);
     expect(response.body.error.details.issues.map((issue: { path: string }) => issue.path)).toEqual([
-      'agent', 'realm', 'enabled_source_ids.0', 'enabled_source_ids.2',
+      'agent',
+      'realm',
+      'enabled_source_ids.0',
+      'enabled_source_ids.2',
     ]);
   });
 
-  it('the organization\'s own agent (by id or name), realm and sources are accepted on create and update; null keeps the defaults', async () => {
+  it("the organization's own agent (by id or name), realm and sources are accepted on create and update; null keeps the defaults", async () => {
     const made = await post({ agent: mine.agentId, realm: mine.realm, enabled_source_ids: [mine.sourceId] });
     expect(made.status, made.text).toBe(201);
     expect(made.body).toMatchObject({ agent: mine.agentId, realm: mine.realm, enabled_source_ids: [mine.sourceId] });
@@ -151,7 +163,7 @@ describe('bindings: agent, match_rule.channel', () => {
     await expectRefusedBoth((bad) => patch({ match_rule: { channel: bad } }), 'match_rule.channel', theirs.channelId, MISSING.channelId);
   });
 
-  it('the organization\'s own agent and channel are accepted on create and update', async () => {
+  it("the organization's own agent and channel are accepted on create and update", async () => {
     const made = await post(mine.agentId, mine.channelId);
     expect(made.status, made.text).toBe(201);
     expect(made.body).toMatchObject({ agent_id: mine.agentId, match_rule: { channel: mine.channelId } });
@@ -164,7 +176,8 @@ describe('bindings: agent, match_rule.channel', () => {
 });
 
 describe('channels: source_ids', () => {
-  const post = (ids: string[]) => server.request('POST', '/channels', { token: alice.token, body: { channel_type: 'slack', display_name: `c ${Math.random()}`, source_ids: ids } });
+  const post = (ids: string[]) =>
+    server.request('POST', '/channels', { token: alice.token, body: { channel_type: 'slack', display_name: `c ${Math.random()}`, source_ids: ids } });
   let channelId: string;
   beforeAll(async () => {
     channelId = (await created(post([]))).id as string;
@@ -178,7 +191,7 @@ describe('channels: source_ids', () => {
     await expectRefusedBoth((bad) => patch([mine.sourceId, bad]), 'source_ids.1', theirs.sourceId, MISSING.sourceId);
   });
 
-  it('the organization\'s own sources are accepted on create and update', async () => {
+  it("the organization's own sources are accepted on create and update", async () => {
     const made = await post([mine.sourceId]);
     expect(made.status, made.text).toBe(201);
     expect(made.body.source_ids).toEqual([mine.sourceId]);
@@ -190,17 +203,22 @@ describe('channels: source_ids', () => {
 
 describe('sources: realm', () => {
   const post = (realm: string) =>
-    server.request('POST', '/sources', { token: alice.token, body: { name: `s ${Math.random()}`, connector: 'github', realm, config: { auth: { kind: 'pat', token: 't' } } } });
+    server.request('POST', '/sources', {
+      token: alice.token,
+      body: { name: `s ${Math.random()}`, connector: 'github', realm, config: { auth: { kind: 'pat', token: 't' } } },
+    });
 
   it('create and update: a realm of another organization, or none, is refused naming realm', async () => {
     await expectRefusedBoth(post, 'realm', theirs.realm, MISSING.realm);
     await expectRefusedBoth(
       (bad) => server.request('PATCH', `/sources/${mine.sourceId}`, { token: alice.token, body: { realm: bad } }),
-      'realm', theirs.realm, MISSING.realm,
+      'realm',
+      theirs.realm,
+      MISSING.realm,
     );
   });
 
-  it('the organization\'s own realm is accepted', async () => {
+  it("the organization's own realm is accepted", async () => {
     const made = await post(mine.realm);
     expect(made.status, made.text).toBe(201);
     expect(made.body.realm).toBe(mine.realm);
@@ -216,7 +234,7 @@ describe('chat conversations: agent', () => {
     await expectRefusedBoth(post, 'agent', theirs.agentName, MISSING.agentName);
   });
 
-  it('the organization\'s own agent (id or name) is accepted; without one, the default agent answers', async () => {
+  it("the organization's own agent (id or name) is accepted; without one, the default agent answers", async () => {
     for (const ref of [mine.agentId, mine.agentName]) {
       const made = await post(ref);
       expect(made.status, made.text).toBe(201);

@@ -59,8 +59,11 @@ const targets = async (): Promise<Target[]> => {
   return [
     { label: 'PATCH /settings organization_name', field: 'organization_name', freeText: true, send: (v) => patchOf('/settings', { organization_name: v }) },
     {
-      label: 'POST /auth/register organization_name', field: 'organization_name', freeText: true,
-      send: (v) => server.request('POST', '/auth/register', { body: { email: `r${++seq}@example.test`, password: 'a long password 1234', organization_name: v } }),
+      label: 'POST /auth/register organization_name',
+      field: 'organization_name',
+      freeText: true,
+      send: (v) =>
+        server.request('POST', '/auth/register', { body: { email: `r${++seq}@example.test`, password: 'a long password 1234', organization_name: v } }),
     },
     { label: 'POST /platform/organizations name', field: 'name', freeText: true, send: (v) => post('/platform/organizations', { name: unique(v) }) },
     { label: 'POST /realms name', field: 'name', freeText: false, send: (v) => post('/realms', { name: v }) },
@@ -69,12 +72,16 @@ const targets = async (): Promise<Target[]> => {
     { label: 'POST /agents name', field: 'name', freeText: true, send: (v) => post('/agents', { agent_type: 'assistant', name: unique(v) }) },
     { label: 'PATCH /agents name', field: 'name', freeText: true, send: (v) => patchOf(`/agents/${agentId}`, { name: unique(v) }) },
     {
-      label: 'POST /tasks name', field: 'name', freeText: true,
+      label: 'POST /tasks name',
+      field: 'name',
+      freeText: true,
       send: (v) => post('/tasks', { name: unique(v), trigger: { kind: 'schedule', cron: '0 6 * * *' }, enabled: false }),
     },
     { label: 'PATCH /tasks name', field: 'name', freeText: true, send: (v) => patchOf(`/tasks/${taskId}`, { name: unique(v) }) },
     {
-      label: 'POST /sources name', field: 'name', freeText: true,
+      label: 'POST /sources name',
+      field: 'name',
+      freeText: true,
       send: (v) => post('/sources', { name: unique(v), connector: 'github', config: { auth: { kind: 'pat', token: 't' } } }),
     },
     { label: 'PATCH /sources name', field: 'name', freeText: true, send: (v) => patchOf(`/sources/${sourceId}`, { name: unique(v) }) },
@@ -82,13 +89,23 @@ const targets = async (): Promise<Target[]> => {
     { label: 'PATCH /channels display_name', field: 'display_name', freeText: true, send: (v) => patchOf(`/channels/${channelId}`, { display_name: v }) },
     { label: 'POST /webhooks name', field: 'name', freeText: false, send: (v) => post('/webhooks', { name: v, url: 'https://hooks.example.test/in' }) },
     { label: 'POST /roles name', field: 'name', freeText: false, send: (v) => post('/roles', { name: v, permissions: ['task:read'] }) },
-    { label: 'POST /roles description', field: 'description', freeText: true, send: (v) => post('/roles', { name: `role-${++seq}`, description: v, permissions: ['task:read'] }) },
+    {
+      label: 'POST /roles description',
+      field: 'description',
+      freeText: true,
+      send: (v) => post('/roles', { name: `role-${++seq}`, description: v, permissions: ['task:read'] }),
+    },
     { label: 'POST /skills name', field: 'name', freeText: true, send: (v) => post('/skills', { name: unique(v), slug: `skill-${++seq}` }) },
     { label: 'POST /api-keys name', field: 'name', freeText: true, send: (v) => post('/api-keys', { name: v, permissions: ['task:read'] }) },
     { label: 'POST /chat/conversations title', field: 'title', freeText: true, send: (v) => post('/chat/conversations', { title: v }) },
     { label: 'POST /memory title', field: 'title', freeText: true, send: (v) => post('/memory', { kind: 'note', text: 'remember this', title: v }) },
     { label: 'POST /memory tags', field: 'tags.1', freeText: true, send: (v) => post('/memory', { kind: 'note', text: 'tagged', tags: ['ok', v] }) },
-    { label: 'POST /skills tags', field: 'tags.0', freeText: true, send: (v) => post('/skills', { name: unique('tagged'), slug: `skill-${++seq}`, tags: [v] }) },
+    {
+      label: 'POST /skills tags',
+      field: 'tags.0',
+      freeText: true,
+      send: (v) => post('/skills', { name: unique('tagged'), slug: `skill-${++seq}`, tags: [v] }),
+    },
     { label: 'POST /inbound-webhooks name', field: 'name', freeText: true, send: (v) => post('/inbound-webhooks', { name: unique(v) }) },
   ];
 };

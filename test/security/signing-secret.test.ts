@@ -15,7 +15,12 @@ import { startTestServer, type Session, type TestServer } from '../helpers/serve
 import { ingest, ndjson } from '../ingest/helpers.js';
 
 const databaseBytes = (dataDir: string): Buffer =>
-  Buffer.concat(['metadata.db', 'metadata.db-wal'].map((name) => join(dataDir, name)).filter(existsSync).map((file) => readFileSync(file)));
+  Buffer.concat(
+    ['metadata.db', 'metadata.db-wal']
+      .map((name) => join(dataDir, name))
+      .filter(existsSync)
+      .map((file) => readFileSync(file)),
+  );
 
 describe('ingest signing secrets at rest', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-signing-test-'));
@@ -39,7 +44,8 @@ describe('ingest signing secrets at rest', () => {
   it('a created secret is answered once and never written in plaintext; signing works', async () => {
     ({ server, owner } = await oneOrg(env, { dataDir }));
     const created = await server.request('POST', '/context/pipelines', {
-      token: owner.token, body: { name: 'signed', kind: 'webhook', target_table: 'context_events', require_signature: true },
+      token: owner.token,
+      body: { name: 'signed', kind: 'webhook', target_table: 'context_events', require_signature: true },
     });
     pipelineId = created.body.id;
     const issued = await server.request('POST', `/context/pipelines/${pipelineId}/tokens`, { token: owner.token, body: { signing_secret: secret } });

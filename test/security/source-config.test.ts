@@ -31,7 +31,9 @@ const VALID: Record<string, Record<string, unknown>> = {
     auth: {
       kind: 'kubeconfig',
       kubeconfig: JSON.stringify({
-        apiVersion: 'v1', kind: 'Config', 'current-context': 'c',
+        apiVersion: 'v1',
+        kind: 'Config',
+        'current-context': 'c',
         clusters: [{ name: 'k', cluster: { server: NOWHERE, 'insecure-skip-tls-verify': true } }],
         users: [{ name: 'u', user: { token: 't' } }],
         contexts: [{ name: 'c', context: { cluster: 'k', user: 'u' } }],
@@ -102,7 +104,10 @@ function expectTypedRefusal(response: ApiResponse, field: string, label: string)
   expect(response.body.error.code, label).toBe('validation_error');
   const paths = (response.body.error.details.issues as { path: string }[]).map((issue) => issue.path);
   const wanted = `config.${field}`;
-  expect(paths.some((path) => path === wanted || path.startsWith(`${wanted}.`)), `${label}: ${paths.join(', ')}`).toBe(true);
+  expect(
+    paths.some((path) => path === wanted || path.startsWith(`${wanted}.`)),
+    `${label}: ${paths.join(', ')}`,
+  ).toBe(true);
   for (const leak of LEAKS) expect(response.text, label).not.toContain(leak);
 }
 
@@ -176,7 +181,7 @@ describe('config schemas, swept over the catalog', () => {
     }
   });
 
-  it('/test of every kind against a system that is not there fails typed (422), never with an exception\'s text', async () => {
+  it("/test of every kind against a system that is not there fails typed (422), never with an exception's text", async () => {
     for (const { kind } of catalog) {
       if (kind === 'careless') continue;
       const source = (await createSource(`tested ${kind}`, kind, VALID[kind])).body;

@@ -24,7 +24,9 @@ async function startRecorder(): Promise<Recorder> {
     const authorization = req.headers['authorization'] ?? '';
     seen.push(authorization);
     if (req.url === '/v1/organization' && authorization === 'Bearer key-new') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ creditBalance: 10, tier: { maxMonthlyCreditSpend: 100, models: {} }, usage: { models: {} } }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ creditBalance: 10, tier: { maxMonthlyCreditSpend: 100, models: {} }, usage: { models: {} } }));
       return;
     }
     res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'Invalid API key' }));
@@ -54,13 +56,15 @@ describe('stored credentials do not follow a changed endpoint', () => {
 
   const createSource = async (name: string): Promise<string> => {
     const created = await server.request('POST', '/sources', {
-      token: owner.token, body: { name, connector: 'runway', config: { api_key: 'key-old', base_url: oldHost.url, default_model: 'gen4_turbo' } },
+      token: owner.token,
+      body: { name, connector: 'runway', config: { api_key: 'key-old', base_url: oldHost.url, default_model: 'gen4_turbo' } },
     });
     expect(created.status, created.text).toBe(201);
     expect(created.body.config).toMatchObject({ api_key: '********', base_url: oldHost.url });
     return created.body.id as string;
   };
-  const patch = (id: string, config: Record<string, unknown>, session = owner) => server.request('PATCH', `/sources/${id}`, { token: session.token, body: { config } });
+  const patch = (id: string, config: Record<string, unknown>, session = owner) =>
+    server.request('PATCH', `/sources/${id}`, { token: session.token, body: { config } });
   const test = (id: string) => server.request('GET', `/sources/${id}/test`, { token: owner.token });
 
   it('a new base_url with the masked key is refused (400 naming the key); nothing is sent to the new host', async () => {
@@ -80,7 +84,10 @@ describe('stored credentials do not follow a changed endpoint', () => {
   });
 
   it('adding a base_url where there was none (the public API) also needs the key again', async () => {
-    const created = await server.request('POST', '/sources', { token: owner.token, body: { name: 'no base', connector: 'runway', config: { api_key: 'key-old' } } });
+    const created = await server.request('POST', '/sources', {
+      token: owner.token,
+      body: { name: 'no base', connector: 'runway', config: { api_key: 'key-old' } },
+    });
     expect(created.status).toBe(201);
     const refused = await patch(created.body.id, { api_key: '********', base_url: newHost.url });
     expect(refused.body.error).toMatchObject({ code: 'validation_error', details: { missing_secrets: ['config.api_key'] } });
@@ -111,10 +118,18 @@ describe('stored credentials do not follow a changed endpoint', () => {
   it('an MCP source: a new url with masked headers is refused naming each header', async () => {
     const created = await server.request('POST', '/sources', {
       token: owner.token,
-      body: { name: 'mcp moved', connector: 'mcp', config: { transport: 'http', url: `${oldHost.url}/mcp`, headers: { authorization: 'Bearer mcp-old', 'x-tenant': 't1' } } },
+      body: {
+        name: 'mcp moved',
+        connector: 'mcp',
+        config: { transport: 'http', url: `${oldHost.url}/mcp`, headers: { authorization: 'Bearer mcp-old', 'x-tenant': 't1' } },
+      },
     });
     expect(created.status).toBe(201);
-    const refused = await patch(created.body.id, { transport: 'http', url: `${newHost.url}/mcp`, headers: { authorization: '********', 'x-tenant': '********' } });
+    const refused = await patch(created.body.id, {
+      transport: 'http',
+      url: `${newHost.url}/mcp`,
+      headers: { authorization: '********', 'x-tenant': '********' },
+    });
     expect(refused.status).toBe(400);
     expect(refused.body.error.details.missing_secrets).toEqual(['config.headers.authorization', 'config.headers.x-tenant']);
     expect(newHost.seen).not.toContain('Bearer mcp-old');

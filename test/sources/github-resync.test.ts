@@ -66,7 +66,8 @@ describe('github re-sync across a restart', () => {
     // a realm where `private` already holds integers: the graph refuses the sync's booleans
     expect((await second.request('POST', '/realms', { token, body: { name: 'typed' } })).status).toBe(201);
     const seeded = await second.request('POST', '/graph/nodes', {
-      token, body: { realm: 'typed', nodes: [{ label: 'Repository', properties: { _key: 'x', private: 1 } }] },
+      token,
+      body: { realm: 'typed', nodes: [{ label: 'Repository', properties: { _key: 'x', private: 1 } }] },
     });
     expect(seeded.status, seeded.text).toBe(200);
     const typed = await second.request('POST', '/sources', { token, body: { name: 'GitHub typed', connector: 'github', realm: 'typed', config: config() } });

@@ -27,7 +27,9 @@ describe('/sources', () => {
   });
   const create = (body: Record<string, unknown>, token = ctx.alice.token) => ctx.server.request('POST', '/sources', { token, body });
   const trackerSource = (name: string, token = 'good-token') => ({
-    name, connector: 'tracker', config: { base_url: ctx.tracker.url, token, project: 'web' },
+    name,
+    connector: 'tracker',
+    config: { base_url: ctx.tracker.url, token, project: 'web' },
   });
 
   it('the catalog lists connector kinds with config schemas and tools, and names plugins refused at start', async () => {
@@ -35,27 +37,37 @@ describe('/sources', () => {
     expect(catalog.status).toBe(200);
     const kind = catalog.body.items.find((item: { kind: string }) => item.kind === 'tracker');
     expect(kind).toMatchObject({
-      version: '1.0.0', supports_sync: true, dynamic_tools: false,
+      version: '1.0.0',
+      supports_sync: true,
+      dynamic_tools: false,
       config_schema: { required: ['base_url', 'token', 'project'] },
       tools: [{ name: 'tracker.list_issues', effect: 'read' }],
     });
     // sourceless built-ins (memory) are not source kinds
     expect(catalog.body.items.map((item: { kind: string }) => item.kind)).not.toContain('memory');
     const broken = catalog.body.problems.find((problem: { origin: string }) => problem.origin.endsWith('broken-plugin.ts'));
-    expect(broken.problems).toEqual(expect.arrayContaining([
-      expect.stringContaining('kind must match'),
-      expect.stringContaining('version "one" is not semver'),
-      expect.stringContaining('description must be a non-empty string'),
-      expect.stringContaining('configSchema does not compile'),
-    ]));
+    expect(broken.problems).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('kind must match'),
+        expect.stringContaining('version "one" is not semver'),
+        expect.stringContaining('description must be a non-empty string'),
+        expect.stringContaining('configSchema does not compile'),
+      ]),
+    );
   });
 
   it('creates a source: config masked on read, sealed at rest, status pending', async () => {
     const created = await create({ ...trackerSource('Tracker main'), schedule: '0 6 * * 1-5' });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({
-      name: 'Tracker main', connector: 'tracker', realm: 'default', status: 'pending', schedule: '0 6 * * 1-5',
-      visibility: 'organization', last_error: null, last_synced_at: null,
+      name: 'Tracker main',
+      connector: 'tracker',
+      realm: 'default',
+      status: 'pending',
+      schedule: '0 6 * * 1-5',
+      visibility: 'organization',
+      last_error: null,
+      last_synced_at: null,
       config: { base_url: ctx.tracker.url, token: '********', project: 'web' },
     });
     expect(created.body.id).toMatch(/^src_/);
@@ -80,7 +92,11 @@ describe('/sources', () => {
 
     const badConfig = await create({ name: 'x', connector: 'tracker', config: { base_url: 'not a url', project: 'web', extra: 1 } });
     expect(badConfig.status).toBe(400);
-    expect(badConfig.body.error.details.issues.map((issue: { path: string }) => issue.path).sort()).toEqual(['config.base_url', 'config.extra', 'config.token']);
+    expect(badConfig.body.error.details.issues.map((issue: { path: string }) => issue.path).sort()).toEqual([
+      'config.base_url',
+      'config.extra',
+      'config.token',
+    ]);
 
     const badSchedule = await create({ ...trackerSource('x'), schedule: '61 * * * *' });
     expect(badSchedule.status).toBe(400);
@@ -136,7 +152,10 @@ describe('/sources', () => {
     expect(renamed.body).toMatchObject({ name: 'Patched', status: 'synced', config: { token: '********' } });
     expect((await ctx.server.request('GET', `/sources/${source.id}/test`, { token: ctx.alice.token })).status).toBe(200);
 
-    const retokened = await ctx.server.request('PATCH', `/sources/${source.id}`, { token: ctx.alice.token, body: { config: { ...source.config, token: 'wrong-token' } } });
+    const retokened = await ctx.server.request('PATCH', `/sources/${source.id}`, {
+      token: ctx.alice.token,
+      body: { config: { ...source.config, token: 'wrong-token' } },
+    });
     expect(retokened.body.status).toBe('pending');
     expect((await ctx.server.request('GET', `/sources/${source.id}/test`, { token: ctx.alice.token })).status).toBe(422);
 
@@ -175,7 +194,8 @@ describe('/sources', () => {
     await ctx.server.service.services.sourceService.settled(source.id);
     await new Promise((resolve) => setImmediate(resolve));
     expect(events.find((event) => event.type === 'source.synced' && event.data['source_id'] === source.id)).toMatchObject({
-      orgId: ctx.alice.organization.id, data: { connector: 'tracker', job_id: started.body.id, nodes: 3 },
+      orgId: ctx.alice.organization.id,
+      data: { connector: 'tracker', job_id: started.body.id, nodes: 3 },
     });
   });
 
@@ -200,10 +220,13 @@ describe('/sources', () => {
     const before = service.scheduledSources;
     const source = (await create({ ...trackerSource('Every second'), schedule: '* * * * * *' })).body;
     expect(service.scheduledSources).toBe(before + 1);
-    await eventually(async () => {
-      const jobs = await ctx.server.request('GET', `/sources/${source.id}/jobs`, { token: ctx.alice.token });
-      return jobs.body.items.some((job: { trigger: string; status: string }) => job.trigger === 'schedule' && job.status === 'succeeded') || undefined;
-    }, { what: 'a scheduled sync to succeed', timeout: 25_000 });
+    await eventually(
+      async () => {
+        const jobs = await ctx.server.request('GET', `/sources/${source.id}/jobs`, { token: ctx.alice.token });
+        return jobs.body.items.some((job: { trigger: string; status: string }) => job.trigger === 'schedule' && job.status === 'succeeded') || undefined;
+      },
+      { what: 'a scheduled sync to succeed', timeout: 25_000 },
+    );
     const disarmed = await ctx.server.request('PATCH', `/sources/${source.id}`, { token: ctx.alice.token, body: { schedule: '' } });
     expect(disarmed.body).toMatchObject({ schedule: '', next_sync_at: null });
     expect(service.scheduledSources).toBe(before);

@@ -34,7 +34,12 @@ describe('weekday morning: stale PRs + failed builds -> a chat summary, with the
       ],
     });
     slack.addChannel({ id: 'C0ENG0001', name: 'eng', bot_member: true });
-    const server = own(await startTestServer({ LLM_API_KEY: FAKE_LLM_API_KEY, PLUGINS_FILE: ownPluginsFile(own, [fileURLToPath(new URL('../fixtures/connectors/jenkins-plugin.ts', import.meta.url))]) }));
+    const server = own(
+      await startTestServer({
+        LLM_API_KEY: FAKE_LLM_API_KEY,
+        PLUGINS_FILE: ownPluginsFile(own, [fileURLToPath(new URL('../fixtures/connectors/jenkins-plugin.ts', import.meta.url))]),
+      }),
+    );
     return { llm, github, jenkins, slack, server, org: await wireOrganization(server, llm, { approvalWrite: 'ask' }) };
   });
 
@@ -82,7 +87,10 @@ describe('weekday morning: stale PRs + failed builds -> a chat summary, with the
     const builds = stream.events.find((event) => event.event === 'tool_result' && event.data.tool_call_id === 'r2')?.data.result.result;
     expect(builds.items.map((build: { number: number }) => build.number)).toEqual([42]);
 
-    const answered = await ctx.server.request('POST', `/chat/conversations/${ctx.org.conversationId}/approvals/${approval.data.approval_id}`, { token, body: { approved: true } });
+    const answered = await ctx.server.request('POST', `/chat/conversations/${ctx.org.conversationId}/approvals/${approval.data.approval_id}`, {
+      token,
+      body: { approved: true },
+    });
     expect(answered.status, answered.text).toBeLessThan(300);
     const end = await stream.waitFor((event) => event.event === 'message_end');
     expect(end.data.finish_reason).toBe('end_turn');
@@ -92,6 +100,11 @@ describe('weekday morning: stale PRs + failed builds -> a chat summary, with the
     expect(posted.map((message) => message.text)).toEqual(['Morning: 2 stale PRs (#7, #9); api-build #42 failed.']);
     const postResult = stream.events.find((event) => event.event === 'tool_result' && event.data.tool_call_id === 'w1')?.data.result;
     expect(postResult.result).toMatchObject({ channel: 'C0ENG0001' });
-    expect(stream.events.filter((event) => event.event === 'content_delta').map((event) => event.data.delta).join('')).toBe('Posted the morning summary to #eng.');
+    expect(
+      stream.events
+        .filter((event) => event.event === 'content_delta')
+        .map((event) => event.data.delta)
+        .join(''),
+    ).toBe('Posted the morning summary to #eng.');
   });
 });

@@ -144,7 +144,11 @@ describe('run artifacts', () => {
     let catalog: ToolCatalog;
 
     beforeAll(async () => {
-      const registry = await loadPlugins({ pluginsFile: REPO_PLUGINS, builtins: [createFilesPlugin()], ports: { files: filesPort(server.service.services.files) } });
+      const registry = await loadPlugins({
+        pluginsFile: REPO_PLUGINS,
+        builtins: [createFilesPlugin()],
+        ports: { files: filesPort(server.service.services.files) },
+      });
       catalog = createCatalog(registry, { sources: [] });
     });
 
@@ -172,7 +176,7 @@ describe('run artifacts', () => {
 
       const bad = await call('files.write_artifact', { path: 'x.png', content: 'not base64!', encoding: 'base64' }, 'run_artifact_cap');
       expect(bad).toMatchObject({ error: { code: 'invalid_arguments', details: { issues: [{ path: 'content' }] } } });
-      expect((await call('files.list_artifacts', {}, 'run_artifact_cap'))).toMatchObject({
+      expect(await call('files.list_artifacts', {}, 'run_artifact_cap')).toMatchObject({
         result: { artifacts: [{ path: 'artifacts/run_artifact_cap/exact.bin', size: MAX_ARTIFACT_BYTES }] },
       });
     });

@@ -16,19 +16,25 @@ export async function runsOf(server: TestServer, session: Session, taskId: strin
 
 /** Waits until the run ends (succeeded, failed or cancelled); resolves with it. */
 export function runEnds(server: TestServer, session: Session, taskId: string, runId: string): Promise<any> {
-  return eventually(async () => {
-    const run = await server.request('GET', `/tasks/${taskId}/runs/${runId}`, { token: session.token });
-    if (run.status !== 200) throw new Error(`run: ${run.status} ${run.text}`);
-    return ['succeeded', 'failed', 'cancelled'].includes(run.body.status as string) ? run.body : undefined;
-  }, { what: `run ${runId} to end`, timeout: 25_000 });
+  return eventually(
+    async () => {
+      const run = await server.request('GET', `/tasks/${taskId}/runs/${runId}`, { token: session.token });
+      if (run.status !== 200) throw new Error(`run: ${run.status} ${run.text}`);
+      return ['succeeded', 'failed', 'cancelled'].includes(run.body.status as string) ? run.body : undefined;
+    },
+    { what: `run ${runId} to end`, timeout: 25_000 },
+  );
 }
 
 /** Waits until the run has the status. */
 export function runReaches(server: TestServer, session: Session, taskId: string, runId: string, status: string): Promise<any> {
-  return eventually(async () => {
-    const run = await server.request('GET', `/tasks/${taskId}/runs/${runId}`, { token: session.token });
-    return run.body?.status === status ? run.body : undefined;
-  }, { what: `run ${runId} to be ${status}` });
+  return eventually(
+    async () => {
+      const run = await server.request('GET', `/tasks/${taskId}/runs/${runId}`, { token: session.token });
+      return run.body?.status === status ? run.body : undefined;
+    },
+    { what: `run ${runId} to be ${status}` },
+  );
 }
 
 /** The path of a trigger url, relative to /api/v1. */

@@ -49,10 +49,13 @@ describe('schedule triggers', () => {
 
       llm.script([{ text: 'one' }]);
       clock.increment(30_000); // 08:59:00
-      const [first] = await eventually(async () => {
-        const runs = await runsOf(server, owner, taskId);
-        return runs.length === 1 ? runs : undefined;
-      }, { what: 'the first scheduled run' });
+      const [first] = await eventually(
+        async () => {
+          const runs = await runsOf(server, owner, taskId);
+          return runs.length === 1 ? runs : undefined;
+        },
+        { what: 'the first scheduled run' },
+      );
       expect(first.origin).toBe('schedule');
       expect(first.input.instruction).toBe('Scheduled at 2026-03-02T08:59:00.000Z');
       await runReaches(server, owner, taskId, first.id, 'succeeded');
@@ -89,10 +92,13 @@ describe('schedule triggers', () => {
       expect(await runsOf(server, owner, taskId)).toHaveLength(1);
       llm.script([{ text: 'two' }]);
       later.increment(30_000); // 10:01:00
-      const runs = await eventually(async () => {
-        const all = await runsOf(server, owner, taskId);
-        return all.length === 2 ? all : undefined;
-      }, { what: 'the resumed scheduled run' });
+      const runs = await eventually(
+        async () => {
+          const all = await runsOf(server, owner, taskId);
+          return all.length === 2 ? all : undefined;
+        },
+        { what: 'the resumed scheduled run' },
+      );
       expect(runs[1].input.instruction).toBe('Scheduled at 2026-03-02T10:01:00.000Z');
       await runReaches(server, owner, taskId, runs[1].id, 'succeeded');
 
@@ -129,10 +135,13 @@ describe('schedule triggers', () => {
       clock.increment(12 * 3_600_000);
       expect((await server.request('GET', `/tasks/${task.id}/deliveries`, { token: owner.token })).body.total).toBe(1);
       clock.increment(13 * 3_600_000);
-      await eventually(async () => {
-        const deliveries = await server.request('GET', `/tasks/${task.id}/deliveries`, { token: owner.token });
-        return deliveries.body.total === 0 ? true : undefined;
-      }, { what: 'the sweep' });
+      await eventually(
+        async () => {
+          const deliveries = await server.request('GET', `/tasks/${task.id}/deliveries`, { token: owner.token });
+          return deliveries.body.total === 0 ? true : undefined;
+        },
+        { what: 'the sweep' },
+      );
       expect((await server.request('GET', `/hooks/deliveries/${hit.body.delivery_id}`, { token: owner.token })).status).toBe(404);
     } finally {
       await server.stop();

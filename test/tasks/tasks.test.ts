@@ -25,7 +25,8 @@ describe('tasks', () => {
   it('creates, reads, lists, patches and deletes tasks with every field', async () => {
     // referenced sources must exist in the organization (test/security/references.test.ts)
     const source = async (name: string): Promise<string> =>
-      (await server.request('POST', '/sources', { token: owner.token, body: { name, connector: 'github', config: { auth: { kind: 'pat', token: 't' } } } })).body.id;
+      (await server.request('POST', '/sources', { token: owner.token, body: { name, connector: 'github', config: { auth: { kind: 'pat', token: 't' } } } }))
+        .body.id;
     const [sourceA, sourceB] = [await source('Task source A'), await source('Task source B')];
     const body = {
       name: 'Morning digest',
@@ -52,7 +53,13 @@ describe('tasks', () => {
       body: { enabled_source_ids: [sourceB], webhook: { rate_limit_per_minute: 10 }, input: { instruction: 'literal' } },
     });
     expect(patched.status).toBe(200);
-    expect(patched.body).toMatchObject({ enabled_source_ids: [sourceB], webhook: { rate_limit_per_minute: 10 }, input: { instruction: 'literal' }, input_template: null, cost_cap_usd_per_day: 2.5 });
+    expect(patched.body).toMatchObject({
+      enabled_source_ids: [sourceB],
+      webhook: { rate_limit_per_minute: 10 },
+      input: { instruction: 'literal' },
+      input_template: null,
+      cost_cap_usd_per_day: 2.5,
+    });
 
     const list = await server.request('GET', '/tasks?limit=200', { token: owner.token });
     expect(list.body.items.map((task: any) => task.id)).toContain(created.id);
@@ -125,7 +132,8 @@ describe('tasks', () => {
       name: 'render',
       trigger: { kind: 'webhook' },
       input_template: {
-        instruction: 'First item {{trigger.body.items.[0].name}}; all {{trigger.body}}; {{#each trigger.body.items}}<{{this.name}}>{{/each}}{{#if trigger.body.urgent}} URGENT{{/if}}',
+        instruction:
+          'First item {{trigger.body.items.[0].name}}; all {{trigger.body}}; {{#each trigger.body.items}}<{{this.name}}>{{/each}}{{#if trigger.body.urgent}} URGENT{{/if}}',
         channel: '#{{lookup trigger.body "team"}}',
       },
     });
@@ -159,7 +167,9 @@ describe('tasks', () => {
   it('streams a live run with its approval inline, and takes the approval', async () => {
     const task = await createTask(server, owner, { name: 'approve', trigger: { kind: 'webhook' }, input: { instruction: 'remember it' } });
     llm.script([
-      { tool_calls: [{ name: 'execute_connector_tool', arguments: { tool: 'memory.store', arguments: { kind: 'fact', realm: 'default', text: 'task fact' } } }] },
+      {
+        tool_calls: [{ name: 'execute_connector_tool', arguments: { tool: 'memory.store', arguments: { kind: 'fact', realm: 'default', text: 'task fact' } } }],
+      },
       { text: 'Stored' },
     ]);
     const fire = await server.request('POST', `/tasks/${task.id}/run`, { token: owner.token });
@@ -182,7 +192,10 @@ describe('tasks', () => {
       body: { approved: false },
     });
     expect(again.status).toBe(409);
-    const unknown = await server.request('POST', `/tasks/${task.id}/runs/${fire.body.run_id}/approvals/apr_nope`, { token: owner.token, body: { approved: true } });
+    const unknown = await server.request('POST', `/tasks/${task.id}/runs/${fire.body.run_id}/approvals/apr_nope`, {
+      token: owner.token,
+      body: { approved: true },
+    });
     expect(unknown.status).toBe(404);
   });
 
@@ -213,7 +226,9 @@ describe('tasks', () => {
     await secondStream.ended;
     expect(names(secondStream.events)).toEqual(['message_start', 'content_delta', 'message_end']);
     expect(secondStream.events[1]?.data).toEqual({ delta: 'second' });
-    expect(Date.parse(secondRun.started_at)).toBeGreaterThanOrEqual(Date.parse((await runReaches(server, owner, task.id, first.body.run_id, 'succeeded')).finished_at));
+    expect(Date.parse(secondRun.started_at)).toBeGreaterThanOrEqual(
+      Date.parse((await runReaches(server, owner, task.id, first.body.run_id, 'succeeded')).finished_at),
+    );
     const finished = await server.request('POST', `/tasks/${task.id}/runs/${first.body.run_id}/cancel`, { token: owner.token });
     expect(finished.status).toBe(409);
   });
@@ -287,10 +302,13 @@ describe('tasks', () => {
     const pipeline = await createPipeline(server, owner);
     const refused = await ingest(server, pipeline.token, '{"ok":1}\n{broken\n');
     expect(refused.status).toBe(400);
-    const [run] = await eventually(async () => {
-      const runs = await runsOf(server, owner, task.id);
-      return runs.length > 0 && runs[0].status === 'succeeded' ? runs : undefined;
-    }, { what: 'a lifecycle run' });
+    const [run] = await eventually(
+      async () => {
+        const runs = await runsOf(server, owner, task.id);
+        return runs.length > 0 && runs[0].status === 'succeeded' ? runs : undefined;
+      },
+      { what: 'a lifecycle run' },
+    );
     expect(run.origin).toBe('lifecycle');
     expect(run.input.instruction).toBe('Ingest failed: ingest.failed bad_ndjson');
     // another organization's event fires nothing here

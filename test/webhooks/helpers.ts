@@ -16,9 +16,12 @@ export async function waitForDelivery(
   deliveryId: string,
   statuses: readonly string[] = ['delivered', 'failed'],
 ): Promise<any> {
-  return eventually(async () => {
-    const answer = await server.request('GET', `/webhooks/${webhookId}/deliveries/${deliveryId}`, { token: session.token });
-    if (answer.status !== 200) throw new Error(`delivery: ${answer.status} ${answer.text}`);
-    return statuses.includes(answer.body.status as string) ? answer.body : undefined;
-  }, { what: `delivery ${deliveryId} to be ${statuses.join(' or ')}`, timeout: 25_000 });
+  return eventually(
+    async () => {
+      const answer = await server.request('GET', `/webhooks/${webhookId}/deliveries/${deliveryId}`, { token: session.token });
+      if (answer.status !== 200) throw new Error(`delivery: ${answer.status} ${answer.text}`);
+      return statuses.includes(answer.body.status as string) ? answer.body : undefined;
+    },
+    { what: `delivery ${deliveryId} to be ${statuses.join(' or ')}`, timeout: 25_000 },
+  );
 }

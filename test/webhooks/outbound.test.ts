@@ -91,7 +91,8 @@ describe('outbound webhooks', () => {
   it('rotation: during the overlap deliveries carry both signatures; without overlap only the new one', async () => {
     const webhook = await createWebhook(server, owner, { name: 'rotating', url: receiver.url, secret: SECRET, retries: 0 });
     const rotated = await server.request('POST', `/webhooks/${webhook.id}/rotate-secret`, {
-      token: owner.token, body: { secret: 'the-new-secret-after-rotation', overlap_seconds: 3600 },
+      token: owner.token,
+      body: { secret: 'the-new-secret-after-rotation', overlap_seconds: 3600 },
     });
     expect(rotated.status).toBe(200);
     expect(rotated.body.secret).toBe('the-new-secret-after-rotation');

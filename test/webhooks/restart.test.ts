@@ -65,7 +65,10 @@ describe('outbound deliveries across a restart', () => {
       const { services } = first.service;
       const stored = await services.webhooks.find(owner.organization.id as never, webhook.id);
       const delivery = await services.webhooks.send(owner.organization.id as never, stored!, {
-        event: 'agent.send', payload: { n: 1 }, runId: null, createdBy: owner.user.id,
+        event: 'agent.send',
+        payload: { n: 1 },
+        runId: null,
+        createdBy: owner.user.id,
       });
       await arrived;
       await first.stop();

@@ -74,13 +74,18 @@ describe('webhooks.send', () => {
     expect((await server.request('GET', `/webhooks/${webhook.id}/deliveries`, { token: org.session.token })).body.total).toBe(0);
   });
 
-  it('an unknown webhook (or another organization\'s) is a readable tool error', async () => {
+  it("an unknown webhook (or another organization's) is a readable tool error", async () => {
     const other = await wireOrganization(server, llm, { approvalWrite: 'allow' });
     await createWebhook(server, other.session, { name: 'theirs', url: receiver.url, secret: SECRET });
     const org = await wireOrganization(server, llm, { approvalWrite: 'allow' });
     const before = receiver.requests.length;
     llm.script([
-      { tool_calls: [{ id: 'w3', ...execute('webhooks.send', { webhook: 'theirs', payload: { text: 'x' } }) }, { id: 'w4', ...execute('webhooks.send', { webhook: 'theirs' }) }] },
+      {
+        tool_calls: [
+          { id: 'w3', ...execute('webhooks.send', { webhook: 'theirs', payload: { text: 'x' } }) },
+          { id: 'w4', ...execute('webhooks.send', { webhook: 'theirs' }) },
+        ],
+      },
       { text: 'no such webhook' },
     ]);
     const stream = await send(server, org, 'send to theirs');

@@ -21,6 +21,11 @@ export const alarmsInAlarmTool: ConnectorTool = {
   },
   run: async (args, ctx) => {
     const session = await sessionOf(ctx);
-    return listAcrossRegions(session, args, (region) => readAlarms(session, region, ctx.signal, args['limit'] as number, 'ALARM', args['name_prefix'] as string | undefined), alarmView);
+    return listAcrossRegions(
+      session,
+      args,
+      (region) => readAlarms(session, region, ctx.signal, args['limit'] as number, 'ALARM', args['name_prefix'] as string | undefined),
+      alarmView,
+    );
   },
 };

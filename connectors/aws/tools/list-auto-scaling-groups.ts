@@ -27,7 +27,14 @@ export const listAutoScalingGroupsTool: ConnectorTool = {
       const autoscaling = session.client(AutoScalingClient, region);
       return readPages(limit, async (token) => {
         const answer = await awsCall('Auto Scaling', ctx.signal, (options) =>
-          autoscaling.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: args['names'] as string[] | undefined, NextToken: token, MaxRecords: Math.min(limit, 100) }), options),
+          autoscaling.send(
+            new DescribeAutoScalingGroupsCommand({
+              AutoScalingGroupNames: args['names'] as string[] | undefined,
+              NextToken: token,
+              MaxRecords: Math.min(limit, 100),
+            }),
+            options,
+          ),
         );
         return { items: answer.AutoScalingGroups ?? [], next: answer.NextToken };
       });

@@ -22,6 +22,11 @@ export const listEcsServicesTool: ConnectorTool = {
   },
   run: async (args, ctx) => {
     const session = await sessionOf(ctx);
-    return listAcrossRegions(session, args, (region) => readEcsServices(session, region, ctx.signal, args['limit'] as number, args['cluster'] as string | undefined), ecsServiceView);
+    return listAcrossRegions(
+      session,
+      args,
+      (region) => readEcsServices(session, region, ctx.signal, args['limit'] as number, args['cluster'] as string | undefined),
+      ecsServiceView,
+    );
   },
 };

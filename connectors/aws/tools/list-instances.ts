@@ -33,7 +33,8 @@ export const listInstancesTool: ConnectorTool = {
     const session = await sessionOf(ctx);
     const filters: Filter[] = [];
     if (Array.isArray(args['state'])) filters.push({ Name: 'instance-state-name', Values: args['state'] as string[] });
-    for (const [key, value] of Object.entries((args['tags'] as Record<string, string> | undefined) ?? {})) filters.push({ Name: `tag:${key}`, Values: [value] });
+    for (const [key, value] of Object.entries((args['tags'] as Record<string, string> | undefined) ?? {}))
+      filters.push({ Name: `tag:${key}`, Values: [value] });
     const ids = args['instance_ids'] as string[] | undefined;
     return listAcrossRegions(session, args, (region) => readInstances(session, region, ctx.signal, args['limit'] as number, filters, ids), instanceView);
   },

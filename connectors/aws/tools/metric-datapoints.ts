@@ -59,6 +59,14 @@ export const metricDatapointsTool: ConnectorTool = {
     const datapoints = (answer.Datapoints ?? [])
       .map((point) => ({ timestamp: iso(point.Timestamp), value: point[statistic] ?? null, unit: point.Unit ?? null }))
       .sort((a, b) => (a.timestamp ?? '').localeCompare(b.timestamp ?? ''));
-    return { region, label: answer.Label ?? (args['metric_name'] as string), statistic, period_seconds: period, from: start.toISOString(), to: end.toISOString(), datapoints };
+    return {
+      region,
+      label: answer.Label ?? (args['metric_name'] as string),
+      statistic,
+      period_seconds: period,
+      from: start.toISOString(),
+      to: end.toISOString(),
+      datapoints,
+    };
   },
 };

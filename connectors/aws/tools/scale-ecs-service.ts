@@ -27,7 +27,10 @@ export const scaleEcsServiceTool: ConnectorTool = {
     const region = regionOf(session, args);
     const ecs = session.client(ECSClient, region);
     const answer = await awsCall('ECS', ctx.signal, (options) =>
-      ecs.send(new UpdateServiceCommand({ cluster: args['cluster'] as string, service: args['service'] as string, desiredCount: args['desired_count'] as number }), options),
+      ecs.send(
+        new UpdateServiceCommand({ cluster: args['cluster'] as string, service: args['service'] as string, desiredCount: args['desired_count'] as number }),
+        options,
+      ),
     );
     if (answer.service === undefined) throw new ToolError('upstream_error', 'ECS UpdateService answered without the service');
     return ecsServiceView(answer.service, region);

@@ -26,7 +26,10 @@ export const setAlarmStateTool: ConnectorTool = {
     const region = regionOf(session, args);
     const cloudwatch = session.client(CloudWatchClient, region);
     await awsCall('CloudWatch', ctx.signal, (options) =>
-      cloudwatch.send(new SetAlarmStateCommand({ AlarmName: args['alarm_name'] as string, StateValue: args['state'] as StateValue, StateReason: args['reason'] as string }), options),
+      cloudwatch.send(
+        new SetAlarmStateCommand({ AlarmName: args['alarm_name'] as string, StateValue: args['state'] as StateValue, StateReason: args['reason'] as string }),
+        options,
+      ),
     );
     return { alarm_name: args['alarm_name'], region, state: args['state'] };
   },

@@ -11,7 +11,13 @@ export const regionProperty = {
 } as const;
 
 export const limitProperty = (max: number, fallback: number) =>
-  ({ type: 'integer', minimum: 1, maximum: max, default: fallback, description: `at most this many items (per region); \`truncated\` says when there were more` }) as const;
+  ({
+    type: 'integer',
+    minimum: 1,
+    maximum: max,
+    default: fallback,
+    description: `at most this many items (per region); \`truncated\` says when there were more`,
+  }) as const;
 
 function checkedRegion(session: AwsSession, region: string): string {
   if (!session.config.regions.includes(region)) {

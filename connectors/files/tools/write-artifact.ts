@@ -47,7 +47,12 @@ export function writeArtifactTool(): ConnectorTool {
     input_schema: {
       type: 'object',
       properties: {
-        path: { type: 'string', minLength: 1, maxLength: 1000, description: 'relative file name, e.g. "report.md" or "charts/q1.png"; no ".." and no leading "/"' },
+        path: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 1000,
+          description: 'relative file name, e.g. "report.md" or "charts/q1.png"; no ".." and no leading "/"',
+        },
         content: { type: 'string', description: 'the file content: text, or base64 when encoding is "base64"' },
         encoding: { enum: [...ENCODINGS], default: 'utf8', description: '"utf8" (default) for text, "base64" for binary content' },
       },

@@ -38,7 +38,12 @@ export const listPullRequestsTool: ConnectorTool = {
         per_page: 100,
         request: { signal: ctx.signal },
       });
-      const { items, truncated } = await collect(pages, args['limit'] as number, () => true, (pr) => cutoff !== null && Date.parse(pr.updated_at) > cutoff);
+      const { items, truncated } = await collect(
+        pages,
+        args['limit'] as number,
+        () => true,
+        (pr) => cutoff !== null && Date.parse(pr.updated_at) > cutoff,
+      );
       return {
         repo: `${owner}/${repo}`,
         items: items.map((pr) => ({

@@ -2,7 +2,22 @@
 import type { ConnectorTool } from '../../contract.js';
 import { collect, limitArg, REPO_ARG, repoOf, withGithub } from './shared.js';
 
-const STATUSES = ['completed', 'action_required', 'cancelled', 'failure', 'neutral', 'skipped', 'stale', 'success', 'timed_out', 'in_progress', 'queued', 'requested', 'waiting', 'pending'] as const;
+const STATUSES = [
+  'completed',
+  'action_required',
+  'cancelled',
+  'failure',
+  'neutral',
+  'skipped',
+  'stale',
+  'success',
+  'timed_out',
+  'in_progress',
+  'queued',
+  'requested',
+  'waiting',
+  'pending',
+] as const;
 
 export const listWorkflowRunsTool: ConnectorTool = {
   name: 'list_workflow_runs',

@@ -19,9 +19,7 @@ interface DashboardAnswer {
 
 /** rows hold their panels when collapsed; flatten them, remembering the row */
 function flatten(panels: readonly Panel[], row: string | null = null): { panel: Panel; row: string | null }[] {
-  return panels.flatMap((panel) =>
-    panel.type === 'row' ? flatten(panel.panels ?? [], panel.title ?? null) : [{ panel, row }],
-  );
+  return panels.flatMap((panel) => (panel.type === 'row' ? flatten(panel.panels ?? [], panel.title ?? null) : [{ panel, row }]));
 }
 
 const datasourceOf = (ds: Panel['datasource']): string | null =>

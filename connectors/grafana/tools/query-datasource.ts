@@ -56,7 +56,8 @@ export const queryDatasourceTool: ConnectorTool = {
       .json<QueryAnswer>({ method: 'POST', path: '/api/ds/query', body, signal: ctx.signal })
       .catch((error: unknown) => ({ data: failedQuery(error) }));
     const result = data.results['A'];
-    if (result?.error !== undefined) throw new ToolError('query_failed', `the data source refused the query: ${result.error}`, { status: result.status ?? null });
+    if (result?.error !== undefined)
+      throw new ToolError('query_failed', `the data source refused the query: ${result.error}`, { status: result.status ?? null });
     return {
       frames: (result?.frames ?? []).map((frame) => {
         const values = frame.data?.values ?? [];

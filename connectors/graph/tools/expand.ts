@@ -17,7 +17,12 @@ export function expandTool(): ConnectorTool {
         id: NODE_ID_SCHEMA,
         depth: { type: 'integer', minimum: 1, maximum: 5, default: 1, description: 'hops from the node' },
         direction: { enum: ['both', 'out', 'in'], default: 'both', description: 'out: relationships leaving the node; in: arriving at it' },
-        types: { type: 'array', items: { type: 'string', pattern: '^[A-Za-z][A-Za-z0-9_]{0,63}$' }, maxItems: 50, description: 'only these relationship types' },
+        types: {
+          type: 'array',
+          items: { type: 'string', pattern: '^[A-Za-z][A-Za-z0-9_]{0,63}$' },
+          maxItems: 50,
+          description: 'only these relationship types',
+        },
         limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100, description: 'most nodes returned' },
       },
       required: ['id'],

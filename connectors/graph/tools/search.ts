@@ -13,7 +13,12 @@ export function searchTool(): ConnectorTool {
       type: 'object',
       properties: {
         query: { type: 'string', minLength: 1, maxLength: 1000, description: 'words to look for' },
-        labels: { type: 'array', items: { type: 'string', pattern: '^[A-Za-z][A-Za-z0-9_]{0,63}$' }, maxItems: 50, description: 'only nodes with these labels, e.g. ["Service"]' },
+        labels: {
+          type: 'array',
+          items: { type: 'string', pattern: '^[A-Za-z][A-Za-z0-9_]{0,63}$' },
+          maxItems: 50,
+          description: 'only nodes with these labels, e.g. ["Service"]',
+        },
         limit: { type: 'integer', minimum: 1, maximum: 100, default: 10, description: 'how many nodes at most' },
       },
       required: ['query'],

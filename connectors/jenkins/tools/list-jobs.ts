@@ -20,7 +20,13 @@ export const listJobsTool: ConnectorTool = {
   },
   run: (args, ctx) =>
     withJenkins(ctx, async (client) => {
-      const { jobs, truncated } = await listJobs(client, ctx.signal, (args['folder'] as string | undefined) ?? '', args['depth'] as number, args['limit'] as number);
+      const { jobs, truncated } = await listJobs(
+        client,
+        ctx.signal,
+        (args['folder'] as string | undefined) ?? '',
+        args['depth'] as number,
+        args['limit'] as number,
+      );
       return { items: jobs, truncated };
     }),
 };

@@ -16,7 +16,10 @@ interface Crumb {
 async function crumbHeaders(client: HttpClient, signal: AbortSignal): Promise<Record<string, string>> {
   try {
     const answer = await client.json<Crumb>({ path: '/crumbIssuer/api/json', signal });
-    const cookies = answer.headers.getSetCookie().map((cookie) => cookie.split(';')[0]).filter(Boolean);
+    const cookies = answer.headers
+      .getSetCookie()
+      .map((cookie) => cookie.split(';')[0])
+      .filter(Boolean);
     return { [answer.data.crumbRequestField]: answer.data.crumb, ...(cookies.length > 0 ? { cookie: cookies.join('; ') } : {}) };
   } catch (error) {
     if (ToolError.is(error) && error.code === 'not_found') return {};
@@ -64,7 +67,10 @@ export const triggerBuildTool: ConnectorTool = {
       const id = location ? Number(/\/queue\/item\/(\d+)\/?$/.exec(location)?.[1]) : NaN;
       if (!Number.isInteger(id)) return { job, queued: true, queue_id: null, queue_url: location };
       const item = await client
-        .json<{ why?: string | null; blocked?: boolean; executable?: { number: number; url: string } | null }>({ path: `/queue/item/${id}/api/json`, signal: ctx.signal })
+        .json<{ why?: string | null; blocked?: boolean; executable?: { number: number; url: string } | null }>({
+          path: `/queue/item/${id}/api/json`,
+          signal: ctx.signal,
+        })
         .then((answer) => answer.data)
         .catch(() => null);
       return {

@@ -5,7 +5,7 @@ import { kubeCall, kubernetesApis } from '../client.js';
 import { deploymentView } from '../present.js';
 import { nameProperty } from './schema.js';
 
-export const RESTARTED_AT_ANNOTATION = 'kubectl.kubernetes.io/restartedAt';
+const RESTARTED_AT_ANNOTATION = 'kubectl.kubernetes.io/restartedAt';
 
 export const rolloutRestartTool: ConnectorTool = {
   name: 'rollout_restart',

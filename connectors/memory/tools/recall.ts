@@ -10,7 +10,7 @@ export function recallTool(): ConnectorTool {
     description:
       'Recall what the organization has stored in memory (facts, guidelines, preferences, notes) that is relevant to a query. ' +
       'Full-text search ranked by relevance and importance; optionally limited to one realm or kind. ' +
-      'Returns `items` best first, each with id, kind, realm, title, text, tags, importance and score. Use it before answering questions about the organization\'s conventions or past decisions.',
+      "Returns `items` best first, each with id, kind, realm, title, text, tags, importance and score. Use it before answering questions about the organization's conventions or past decisions.",
     input_schema: {
       type: 'object',
       properties: {

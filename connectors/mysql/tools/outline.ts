@@ -7,13 +7,19 @@ export async function outline(session: SqlSession): Promise<{ database: string; 
   const [current] = await session.rows('SELECT DATABASE() AS name');
   const database = (current?.['name'] as string | null | undefined) ?? null;
   const scope = database === null ? { where: `NOT IN ${SYSTEM_SCHEMAS}`, params: [] } : { where: '= ?', params: [database] };
-  const tables = await session.rows(`SELECT TABLE_SCHEMA AS \`schema\`, TABLE_NAME AS name, LOWER(TABLE_TYPE) AS kind FROM information_schema.TABLES WHERE TABLE_SCHEMA ${scope.where} ORDER BY 1, 2`, scope.params);
+  const tables = await session.rows(
+    `SELECT TABLE_SCHEMA AS \`schema\`, TABLE_NAME AS name, LOWER(TABLE_TYPE) AS kind FROM information_schema.TABLES WHERE TABLE_SCHEMA ${scope.where} ORDER BY 1, 2`,
+    scope.params,
+  );
   const columns = await session.rows(
     `SELECT TABLE_SCHEMA AS \`schema\`, TABLE_NAME AS \`table\`, COLUMN_NAME AS name, COLUMN_TYPE AS type, IS_NULLABLE AS nullable, COLUMN_KEY AS \`key\`
        FROM information_schema.COLUMNS WHERE TABLE_SCHEMA ${scope.where} ORDER BY 1, 2, ORDINAL_POSITION`,
     scope.params,
   );
-  const keys = await session.rows(`${KEY_USAGE} WHERE TABLE_SCHEMA ${scope.where} AND REFERENCED_TABLE_NAME IS NOT NULL ORDER BY TABLE_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, ORDINAL_POSITION`, scope.params);
+  const keys = await session.rows(
+    `${KEY_USAGE} WHERE TABLE_SCHEMA ${scope.where} AND REFERENCED_TABLE_NAME IS NOT NULL ORDER BY TABLE_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, ORDINAL_POSITION`,
+    scope.params,
+  );
   const id = (schema: unknown, table: unknown): string => `${String(schema)}.${String(table)}`;
   const columnsOf = new Map<string, TableOutline['columns'][number][]>();
   for (const c of columns) {

@@ -10,7 +10,11 @@ import type { SqlSession } from '../../shared/sql/engine.js';
 async function statistics(session: SqlSession, limit: number): Promise<Record<string, unknown>> {
   const [setting] = await session.rows('SELECT @@performance_schema AS enabled');
   if (Number(setting?.['enabled']) !== 1) {
-    return { available: false, source: 'performance_schema', reason: 'performance_schema is off on this server (performance_schema=ON in the server config, then a restart)' };
+    return {
+      available: false,
+      source: 'performance_schema',
+      reason: 'performance_schema is off on this server (performance_schema=ON in the server config, then a restart)',
+    };
   }
   try {
     const top = await session.rows(

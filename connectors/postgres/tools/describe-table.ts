@@ -10,7 +10,8 @@ export async function describeTable(session: SqlSession, schema: string | null, 
     "SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass(format('%I.%I', $1::text, $2::text))",
     [schema ?? 'public', table],
   );
-  if (found === undefined) throw new ToolError('not_found', `no table ${schema ?? 'public'}.${table} (list_schemas names the tables)`, { schema: schema ?? 'public', table });
+  if (found === undefined)
+    throw new ToolError('not_found', `no table ${schema ?? 'public'}.${table} (list_schemas names the tables)`, { schema: schema ?? 'public', table });
   const oid = found['oid'] as number;
   const columns = await session.rows(
     `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, NOT a.attnotnull AS nullable, pg_get_expr(d.adbin, d.adrelid) AS default
@@ -42,9 +43,13 @@ export async function describeTable(session: SqlSession, schema: string | null, 
     table: found['name'],
     columns,
     primary_key: primary ? primary['columns'] : [],
-    foreign_keys: constraints.filter((c) => c['type'] === 'f').map((c) => ({
-      name: c['name'], columns: c['columns'], references: { schema: c['ref_schema'], table: c['ref_table'], columns: c['ref_columns'] },
-    })),
+    foreign_keys: constraints
+      .filter((c) => c['type'] === 'f')
+      .map((c) => ({
+        name: c['name'],
+        columns: c['columns'],
+        references: { schema: c['ref_schema'], table: c['ref_table'], columns: c['ref_columns'] },
+      })),
     referenced_by: referencedBy,
     unique_constraints: constraints.filter((c) => c['type'] === 'u').map((c) => ({ name: c['name'], columns: c['columns'] })),
     indexes,

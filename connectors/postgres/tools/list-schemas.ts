@@ -4,7 +4,8 @@ import { schemasWithTables, type SqlSession } from '../../shared/sql/engine.js';
 const MAX_TABLES = 2000;
 
 export const USER_SCHEMAS = "n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_toast%' AND n.nspname NOT LIKE 'pg\\_temp\\_%'";
-export const RELKIND = "CASE c.relkind WHEN 'r' THEN 'table' WHEN 'p' THEN 'partitioned table' WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view' WHEN 'f' THEN 'foreign table' END";
+export const RELKIND =
+  "CASE c.relkind WHEN 'r' THEN 'table' WHEN 'p' THEN 'partitioned table' WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view' WHEN 'f' THEN 'foreign table' END";
 
 export async function listSchemas(session: SqlSession): Promise<unknown> {
   const [current] = await session.rows('SELECT current_database() AS name');

@@ -26,16 +26,23 @@ export async function outline(session: SqlSession): Promise<{ database: string; 
   for (const row of columns) {
     const key = keyOf(row);
     const table = tables.get(key) ?? { schema: String(row['schema']), name: String(row['table']), kind: String(row['kind']), columns: [], foreign_keys: [] };
-    table.columns = [...table.columns, { name: String(row['name']), type: String(row['type']), nullable: row['nullable'] === true, primary_key: row['primary_key'] === true }];
+    table.columns = [
+      ...table.columns,
+      { name: String(row['name']), type: String(row['type']), nullable: row['nullable'] === true, primary_key: row['primary_key'] === true },
+    ];
     tables.set(key, table);
   }
   for (const row of foreignKeys) {
     const table = tables.get(keyOf(row));
     if (!table) continue;
-    table.foreign_keys = [...table.foreign_keys, {
-      name: String(row['name']), columns: row['columns'] as string[],
-      references: { schema: String(row['ref_schema']), table: String(row['ref_table']), columns: row['ref_columns'] as string[] },
-    }];
+    table.foreign_keys = [
+      ...table.foreign_keys,
+      {
+        name: String(row['name']),
+        columns: row['columns'] as string[],
+        references: { schema: String(row['ref_schema']), table: String(row['ref_table']), columns: row['ref_columns'] as string[] },
+      },
+    ];
   }
   return { database: typeof database?.['name'] === 'string' ? database['name'] : '', tables: [...tables.values()] };
 }

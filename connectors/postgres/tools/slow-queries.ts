@@ -9,7 +9,11 @@ import type { SqlSession } from '../../shared/sql/engine.js';
 async function statistics(session: SqlSession, limit: number): Promise<Record<string, unknown>> {
   const [extension] = await session.rows("SELECT extversion AS version FROM pg_extension WHERE extname = 'pg_stat_statements'");
   if (extension === undefined) {
-    return { available: false, source: 'pg_stat_statements', reason: 'the pg_stat_statements extension is not installed in this database (CREATE EXTENSION pg_stat_statements, with it in shared_preload_libraries)' };
+    return {
+      available: false,
+      source: 'pg_stat_statements',
+      reason: 'the pg_stat_statements extension is not installed in this database (CREATE EXTENSION pg_stat_statements, with it in shared_preload_libraries)',
+    };
   }
   await session.rows('SAVEPOINT slow_queries');
   try {
@@ -28,7 +32,7 @@ async function statistics(session: SqlSession, limit: number): Promise<Record<st
   }
 }
 
-export async function runningStatements(session: SqlSession, minDurationMs: number, limit: number): Promise<Record<string, unknown>[]> {
+async function runningStatements(session: SqlSession, minDurationMs: number, limit: number): Promise<Record<string, unknown>[]> {
   return session.rows(
     `SELECT pid, usename AS user, datname AS database, host(client_addr) AS client_addr, state, wait_event_type, wait_event,
             round((EXTRACT(EPOCH FROM clock_timestamp() - query_start) * 1000)::numeric)::float8 AS running_ms, left(query, 2000) AS query

@@ -30,7 +30,9 @@ export const imageToVideoTool: ConnectorTool = {
     const imageUrl = args['image_url'] as string;
     // Runway fetches the image itself: only HTTPS URLs and data URIs can work
     if (!/^https:\/\/[^\s/]+\/\S*/.test(imageUrl) && !/^data:image\/[a-z+.-]+;base64,/.test(imageUrl)) {
-      throw new ToolError('invalid_image_url', 'image_url must be a publicly reachable https:// URL or a data:image/...;base64 URI', { image_url: imageUrl.slice(0, 200) });
+      throw new ToolError('invalid_image_url', 'image_url must be a publicly reachable https:// URL or a data:image/...;base64 URI', {
+        image_url: imageUrl.slice(0, 200),
+      });
     }
     const model = (args['model'] as string | undefined) ?? settings.videoModel ?? DEFAULT_IMAGE_TO_VIDEO_MODEL;
     const ratio = (args['ratio'] as string | undefined) ?? settings.ratio;

@@ -9,7 +9,7 @@ import { runwayCall, runwayClient } from '../client.js';
 import { settingsOf } from '../settings.js';
 
 /** a job not finished this long after its creation is reported as timed out @default 15 minutes */
-export const GENERATION_TIMEOUT_MS = 15 * 60_000;
+const GENERATION_TIMEOUT_MS = 15 * 60_000;
 
 interface Task {
   readonly id: string;
@@ -24,8 +24,10 @@ interface Task {
 function failureOf(task: Task): ToolError {
   const code = task.failureCode ?? '';
   const details = { job_id: task.id, failure_code: code || null, failure: task.failure ?? null };
-  if (code.startsWith('SAFETY.')) return new ToolError('generation_failed', 'the content filter rejected the generation; do not retry the same prompt or image', details);
-  if (code.startsWith('ASSET.') || code === 'INPUT_PREPROCESSING.ASSET') return new ToolError('invalid_image_url', 'the source image could not be fetched or read', details);
+  if (code.startsWith('SAFETY.'))
+    return new ToolError('generation_failed', 'the content filter rejected the generation; do not retry the same prompt or image', details);
+  if (code.startsWith('ASSET.') || code === 'INPUT_PREPROCESSING.ASSET')
+    return new ToolError('invalid_image_url', 'the source image could not be fetched or read', details);
   if (/TIMEOUT/.test(code)) return new ToolError('timeout', 'the generation took too long and was stopped', details);
   return new ToolError('generation_failed', `the generation failed: ${task.failure ?? code}`, details);
 }
@@ -52,7 +54,10 @@ export const jobStatusTool: ConnectorTool = {
     // wall clock: createdAt is Runway's timestamp
     const runningFor = Date.now() - Date.parse(task.createdAt);
     if (!done && runningFor > GENERATION_TIMEOUT_MS) {
-      throw new ToolError('timeout', `the generation has not finished after ${Math.round(runningFor / 60_000)} minutes`, { job_id: task.id, status: task.status.toLowerCase() });
+      throw new ToolError('timeout', `the generation has not finished after ${Math.round(runningFor / 60_000)} minutes`, {
+        job_id: task.id,
+        status: task.status.toLowerCase(),
+      });
     }
     return {
       job_id: task.id,

@@ -24,7 +24,9 @@ export const textToVideoTool: ConnectorTool = {
     const ratio = (args['ratio'] as string | undefined) ?? settings.ratio;
     const duration = (args['duration'] as number | undefined) ?? settings.duration;
     const size = pixelRatio(ratio, 'video', model);
-    const body = { model, promptText: args['prompt'] as string, ratio: size, duration } as Parameters<ReturnType<typeof runwayClient>['textToVideo']['create']>[0];
+    const body = { model, promptText: args['prompt'] as string, ratio: size, duration } as Parameters<
+      ReturnType<typeof runwayClient>['textToVideo']['create']
+    >[0];
     const task = await runwayCall(ctx.signal, (options) => runwayClient(settings, ctx.net).textToVideo.create(body, options));
     return jobAnswer(task.id, { kind: 'video', model, ratio, duration });
   },

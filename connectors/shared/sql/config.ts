@@ -9,7 +9,7 @@
 import { isIP } from 'node:net';
 import { ToolError, type JsonSchema } from '../../contract.js';
 
-export type TlsMode = 'disable' | 'require' | 'verify-full';
+type TlsMode = 'disable' | 'require' | 'verify-full';
 
 /** Where and how to connect, with the limits every query runs under. */
 export interface SqlConnection {
@@ -33,30 +33,56 @@ export interface SqlDialect {
   readonly urlExample: string;
 }
 
-export const DEFAULT_STATEMENT_TIMEOUT_MS = 15_000;
-export const DEFAULT_ROW_LIMIT = 500;
-export const MAX_ROW_LIMIT = 10_000;
+const DEFAULT_STATEMENT_TIMEOUT_MS = 15_000;
+const DEFAULT_ROW_LIMIT = 500;
+const MAX_ROW_LIMIT = 10_000;
 
 export function sqlConfigSchema(dialect: SqlDialect): JsonSchema {
   return {
     type: 'object',
     properties: {
       url: {
-        type: 'string', minLength: 1, maxLength: 2000, writeOnly: true,
+        type: 'string',
+        minLength: 1,
+        maxLength: 2000,
+        writeOnly: true,
         description: `a connection URL, e.g. \`${dialect.urlExample}\` (write-only as a whole: it may hold the password); fields given beside it override its parts`,
       },
       host: { type: 'string', minLength: 1, maxLength: 253, description: 'the server host name or IP address' },
       port: { type: 'integer', minimum: 1, maximum: 65535, description: `default ${dialect.defaultPort}` },
       database: { type: 'string', minLength: 1, maxLength: 128 },
-      user: { type: 'string', minLength: 1, maxLength: 128, description: 'a read-only role is best; the connector also runs every statement in a read-only transaction' },
+      user: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 128,
+        description: 'a read-only role is best; the connector also runs every statement in a read-only transaction',
+      },
       password: { type: 'string', maxLength: 1000, writeOnly: true },
       tls: {
         enum: ['disable', 'require', 'verify-full'],
-        description: '`require`: encrypted, certificate not checked; `verify-full`: encrypted, certificate and host name checked (default `require`, or the URL\'s sslmode)',
+        description:
+          "`require`: encrypted, certificate not checked; `verify-full`: encrypted, certificate and host name checked (default `require`, or the URL's sslmode)",
       },
-      ca_certificate: { type: 'string', minLength: 1, maxLength: 100_000, description: 'PEM CA certificate(s) trusted for `verify-full` (default: the system CAs)' },
-      statement_timeout_ms: { type: 'integer', minimum: 100, maximum: 600_000, default: DEFAULT_STATEMENT_TIMEOUT_MS, description: 'every statement is cancelled by the server after this long' },
-      row_limit: { type: 'integer', minimum: 1, maximum: MAX_ROW_LIMIT, default: DEFAULT_ROW_LIMIT, description: 'at most this many rows come back from `query` (the answer says `truncated`)' },
+      ca_certificate: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 100_000,
+        description: 'PEM CA certificate(s) trusted for `verify-full` (default: the system CAs)',
+      },
+      statement_timeout_ms: {
+        type: 'integer',
+        minimum: 100,
+        maximum: 600_000,
+        default: DEFAULT_STATEMENT_TIMEOUT_MS,
+        description: 'every statement is cancelled by the server after this long',
+      },
+      row_limit: {
+        type: 'integer',
+        minimum: 1,
+        maximum: MAX_ROW_LIMIT,
+        default: DEFAULT_ROW_LIMIT,
+        description: 'at most this many rows come back from `query` (the answer says `truncated`)',
+      },
     },
     anyOf: [{ required: ['url'] }, { required: ['host', 'user'] }],
     additionalProperties: false,
@@ -97,7 +123,7 @@ function partsOfUrl(text: string, dialect: SqlDialect): Partial<Record<'host' | 
 
 /** The connection a source config describes (validated against sqlConfigSchema, defaults filled). */
 export function connectionOf(config: Readonly<Record<string, unknown>>, dialect: SqlDialect): SqlConnection {
-  const field = (name: string): string | undefined => (typeof config[name] === 'string' ? (config[name]) : undefined);
+  const field = (name: string): string | undefined => (typeof config[name] === 'string' ? config[name] : undefined);
   const url = field('url');
   const fromUrl = url === undefined ? {} : partsOfUrl(url, dialect);
   const host = field('host') ?? fromUrl.host;

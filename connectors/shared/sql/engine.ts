@@ -6,7 +6,7 @@
 import type { ToolContext } from '../../contract.js';
 import type { SqlConnection } from './config.js';
 
-export interface QueryColumn {
+interface QueryColumn {
   readonly name: string;
   readonly type: string;
 }

@@ -19,11 +19,11 @@ import type { SqlEngine, TableOutline } from './engine.js';
 /** nodes and relationships are written in batches of this many */
 const BATCH = 500;
 
-export function databaseKey(kind: string, host: string, port: number, database: string): string {
+function databaseKey(kind: string, host: string, port: number, database: string): string {
   return `${kind}://${host.toLowerCase()}:${port}/${database}`;
 }
 
-export function outlineGraph(engine: SqlEngine, dbKey: string, database: string, host: string, tables: readonly TableOutline[]) {
+function outlineGraph(engine: SqlEngine, dbKey: string, database: string, host: string, tables: readonly TableOutline[]) {
   const nodes: GraphNodeInput[] = [{ label: 'Database', properties: { _key: dbKey, name: database, engine: engine.kind, host, source: engine.kind } }];
   const relationships: GraphRelationshipInput[] = [];
   const schemas = new Set<string>();
@@ -36,23 +36,40 @@ export function outlineGraph(engine: SqlEngine, dbKey: string, database: string,
       relationships.push({ type: 'HAS_SCHEMA', from_label: 'Database', from_key: dbKey, to_label: 'Schema', to_key: schemaKey });
     }
     const key = tableKey(table.schema, table.name);
-    nodes.push({ label: 'Table', properties: { _key: key, name: table.name, schema: table.schema, kind: table.kind, columns: table.columns.length, source: engine.kind } });
+    nodes.push({
+      label: 'Table',
+      properties: { _key: key, name: table.name, schema: table.schema, kind: table.kind, columns: table.columns.length, source: engine.kind },
+    });
     relationships.push({ type: 'HAS_TABLE', from_label: 'Schema', from_key: schemaKey, to_label: 'Table', to_key: key });
     for (const column of table.columns) {
       const columnKey = `${key}.${column.name}`;
-      nodes.push({ label: 'Column', properties: { _key: columnKey, name: column.name, type: column.type, nullable: column.nullable, primary_key: column.primary_key } });
+      nodes.push({
+        label: 'Column',
+        properties: { _key: columnKey, name: column.name, type: column.type, nullable: column.nullable, primary_key: column.primary_key },
+      });
       relationships.push({ type: 'HAS_COLUMN', from_label: 'Table', from_key: key, to_label: 'Column', to_key: columnKey });
     }
     for (const fk of table.foreign_keys) {
       const target = tableKey(fk.references.schema, fk.references.table);
       relationships.push({
-        type: 'REFERENCES', from_label: 'Table', from_key: key, to_label: 'Table', to_key: target,
+        type: 'REFERENCES',
+        from_label: 'Table',
+        from_key: key,
+        to_label: 'Table',
+        to_key: target,
         properties: { constraint: fk.name, columns: fk.columns.join(','), referenced_columns: fk.references.columns.join(',') },
       });
       fk.columns.forEach((column, index) => {
         const referenced = fk.references.columns[index];
         if (referenced === undefined) return;
-        relationships.push({ type: 'REFERENCES', from_label: 'Column', from_key: `${key}.${column}`, to_label: 'Column', to_key: `${target}.${referenced}`, properties: { constraint: fk.name } });
+        relationships.push({
+          type: 'REFERENCES',
+          from_label: 'Column',
+          from_key: `${key}.${column}`,
+          to_label: 'Column',
+          to_key: `${target}.${referenced}`,
+          properties: { constraint: fk.name },
+        });
       });
     }
   }

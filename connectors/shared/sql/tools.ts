@@ -33,12 +33,18 @@ function describeTable(engine: SqlEngine): ConnectorTool {
       type: 'object',
       properties: {
         table: { type: 'string', minLength: 1, maxLength: 128 },
-        schema: { type: 'string', minLength: 1, maxLength: 128, description: engine.kind === 'postgres' ? 'default `public`' : 'default the source\'s database' },
+        schema: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 128,
+          description: engine.kind === 'postgres' ? 'default `public`' : "default the source's database",
+        },
       },
       required: ['table'],
       additionalProperties: false,
     },
-    run: (args, ctx) => engine.readOnly(ctx, (session) => engine.describeTable(session, (args['schema'] as string | undefined) ?? null, args['table'] as string)),
+    run: (args, ctx) =>
+      engine.readOnly(ctx, (session) => engine.describeTable(session, (args['schema'] as string | undefined) ?? null, args['table'] as string)),
   };
 }
 
@@ -55,7 +61,7 @@ function query(engine: SqlEngine): ConnectorTool {
       properties: {
         sql: sqlText,
         params: params(engine),
-        max_rows: { type: 'integer', minimum: 1, maximum: 10_000, description: 'fewer rows than the source\'s row limit' },
+        max_rows: { type: 'integer', minimum: 1, maximum: 10_000, description: "fewer rows than the source's row limit" },
       },
       required: ['sql'],
       additionalProperties: false,

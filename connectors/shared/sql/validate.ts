@@ -12,7 +12,11 @@ export function sqlValidate(engine: SqlEngine): ConnectorPlugin['validate'] {
     try {
       const facts = await engine.readOnly({ sourceId: null, config, signal, ...(net === undefined ? {} : { net }) }, (session) => engine.serverFacts(session));
       if (!facts.read_only) {
-        return { ok: false, message: `${engine.label} did not make the transaction read-only, so writes could not be refused`, details: { reason: 'read_only_unenforceable', ...facts } };
+        return {
+          ok: false,
+          message: `${engine.label} did not make the transaction read-only, so writes could not be refused`,
+          details: { reason: 'read_only_unenforceable', ...facts },
+        };
       }
       return { ok: true, details: facts };
     } catch (error) {

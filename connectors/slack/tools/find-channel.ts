@@ -29,7 +29,11 @@ export const findChannelTool: ConnectorTool = {
     const name = String(args['name']).replace(/^#/, '').toLowerCase();
     let cursor: string | undefined;
     for (let page = 0; page < MAX_PAGES; page += 1) {
-      const { data } = await slack('conversations.list', { limit: 200, exclude_archived: true, types: 'public_channel,private_channel', cursor: cursor || undefined }, ctx.signal);
+      const { data } = await slack(
+        'conversations.list',
+        { limit: 200, exclude_archived: true, types: 'public_channel,private_channel', cursor: cursor || undefined },
+        ctx.signal,
+      );
       const found = ((data['channels'] as ChannelLike[] | undefined) ?? []).find((channel) => channel.name === name);
       if (found) return present(found);
       cursor = (data['response_metadata'] as { next_cursor?: string } | undefined)?.next_cursor;

@@ -22,7 +22,12 @@ export const getThreadRepliesTool: ConnectorTool = {
   run: async (args, ctx) => {
     const { data } = await slackWebApi(ctx.config, ctx.net)(
       'conversations.replies',
-      { channel: String(args['channel']), ts: String(args['thread_ts']), limit: Number(args['limit']), cursor: typeof args['cursor'] === 'string' ? args['cursor'] : undefined },
+      {
+        channel: String(args['channel']),
+        ts: String(args['thread_ts']),
+        limit: Number(args['limit']),
+        cursor: typeof args['cursor'] === 'string' ? args['cursor'] : undefined,
+      },
       ctx.signal,
     );
     return messagePage(data);

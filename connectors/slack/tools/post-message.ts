@@ -22,6 +22,10 @@ export const postMessageTool: ConnectorTool = {
     const channel = String(args['channel']);
     const threadTs = typeof args['thread_ts'] === 'string' ? args['thread_ts'] : undefined;
     const { data } = await slackWebApi(ctx.config, ctx.net)('chat.postMessage', { channel, text: String(args['text']), thread_ts: threadTs }, ctx.signal);
-    return { channel: typeof data['channel'] === 'string' ? data['channel'] : channel, ts: typeof data['ts'] === 'string' ? data['ts'] : null, thread_ts: threadTs ?? null };
+    return {
+      channel: typeof data['channel'] === 'string' ? data['channel'] : channel,
+      ts: typeof data['ts'] === 'string' ? data['ts'] : null,
+      thread_ts: threadTs ?? null,
+    };
   },
 };

@@ -20,7 +20,9 @@ export const latestProductionDeploymentTool: ConnectorTool = {
       const project = args['project'] as string;
       const latest = (await listDeployments(api, ctx.signal, { project, target: 'production' }, 1)).items[0];
       const current =
-        latest && (latest.state ?? latest.readyState) === 'READY' ? latest : (await listDeployments(api, ctx.signal, { project, target: 'production', state: 'READY' }, 1)).items[0];
+        latest && (latest.state ?? latest.readyState) === 'READY'
+          ? latest
+          : (await listDeployments(api, ctx.signal, { project, target: 'production', state: 'READY' }, 1)).items[0];
       const latestState = latest ? (latest.state ?? latest.readyState ?? null) : null;
       return {
         project,

@@ -3,7 +3,7 @@ import type { ConnectorTool } from '../../contract.js';
 import { listDeployments, presentDeployment } from '../deployments.js';
 import { limitArg, PROJECT_ARG, withVercel } from './shared.js';
 
-export const STATES = ['READY', 'ERROR', 'BUILDING', 'QUEUED', 'INITIALIZING', 'CANCELED'] as const;
+const STATES = ['READY', 'ERROR', 'BUILDING', 'QUEUED', 'INITIALIZING', 'CANCELED'] as const;
 
 export const listDeploymentsTool: ConnectorTool = {
   name: 'list_deployments',

@@ -25,7 +25,7 @@ export const redeployTool: ConnectorTool = {
   effect: 'write',
   description:
     'Redeploy: start a new Vercel deployment from the same source as an existing one (same commit and settings), e.g. to retry a failed build or pick up changed environment variables. ' +
-    'The target defaults to the original deployment\'s target. Returns the new deployment (id, url, state QUEUED/BUILDING) to follow with list_deployments.',
+    "The target defaults to the original deployment's target. Returns the new deployment (id, url, state QUEUED/BUILDING) to follow with list_deployments.",
   input_schema: {
     type: 'object',
     additionalProperties: false,
@@ -40,7 +40,12 @@ export const redeployTool: ConnectorTool = {
       const original = await api.get<ExistingDeployment>(`/v13/deployments/${encodeURIComponent(args['deployment'] as string)}`, ctx.signal);
       const target = (args['target'] as string | undefined) ?? original.target ?? undefined;
       ctx.signal.throwIfAborted();
-      const created = await api.post<CreatedDeployment>('/v13/deployments', ctx.signal, { name: original.name, deploymentId: original.id, ...(target ? { target } : {}) }, { forceNew: 1 });
+      const created = await api.post<CreatedDeployment>(
+        '/v13/deployments',
+        ctx.signal,
+        { name: original.name, deploymentId: original.id, ...(target ? { target } : {}) },
+        { forceNew: 1 },
+      );
       return {
         id: created.id,
         redeploy_of: original.id,

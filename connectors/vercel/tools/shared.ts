@@ -9,4 +9,10 @@ export function withVercel<T>(ctx: ToolContext, work: (api: VercelApi) => Promis
 
 export const PROJECT_ARG: JsonSchema = { type: 'string', minLength: 1, maxLength: 200, description: 'the project id (prj_...) or name' };
 export const DEPLOYMENT_ARG: JsonSchema = { type: 'string', minLength: 1, maxLength: 300, description: 'the deployment id (dpl_...) or its URL host' };
-export const limitArg = (defaultLimit: number, maximum: number): JsonSchema => ({ type: 'integer', minimum: 1, maximum, default: defaultLimit, description: `how many at most (default ${defaultLimit})` });
+export const limitArg = (defaultLimit: number, maximum: number): JsonSchema => ({
+  type: 'integer',
+  minimum: 1,
+  maximum,
+  default: defaultLimit,
+  description: `how many at most (default ${defaultLimit})`,
+});

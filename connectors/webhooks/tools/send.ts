@@ -8,9 +8,9 @@
 import { portOf, ToolError, type ConnectorTool, type WebhookDelivery } from '../../contract.js';
 
 /** how long the tool waits for the first attempt before answering `queued` */
-export const FIRST_ATTEMPT_WAIT_MS = 3_000;
+const FIRST_ATTEMPT_WAIT_MS = 3_000;
 /** the largest payload, serialized */
-export const MAX_PAYLOAD_BYTES = 256 * 1024;
+const MAX_PAYLOAD_BYTES = 256 * 1024;
 
 const summary = (delivery: WebhookDelivery) => {
   const last = delivery.attempts.at(-1);
@@ -27,9 +27,9 @@ export function sendTool(): ConnectorTool {
     name: 'send',
     effect: 'write',
     description:
-      'POST a JSON object to one of the organization\'s outbound webhooks (by webhook name or id). The body is signed ' +
+      "POST a JSON object to one of the organization's outbound webhooks (by webhook name or id). The body is signed " +
       '(X-Service-Signature and Standard Webhooks headers) and retried on failure. Returns delivery_id and status: ' +
-      '`delivered`, `queued` (still retrying or not answered yet) or `failed`, with the last attempt\'s HTTP status.',
+      "`delivered`, `queued` (still retrying or not answered yet) or `failed`, with the last attempt's HTTP status.",
     input_schema: {
       type: 'object',
       properties: {

@@ -7,7 +7,7 @@ import { tokenScheme } from './token.js';
 import type { SignatureScheme, SignatureVerifier } from './types.js';
 import { vercelScheme } from './vercel.js';
 
-export { SIGNATURE_SCHEMES, type SchemeCheck, type SenderSetup, type SignatureScheme, type SignedRequest, type VerifyContext } from './types.js';
+export { SIGNATURE_SCHEMES, type SchemeCheck, type SignatureScheme } from './types.js';
 
 const VERIFIERS: Readonly<Record<SignatureScheme, SignatureVerifier>> = {
   service: serviceScheme,

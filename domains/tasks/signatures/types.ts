@@ -16,7 +16,7 @@ export interface SignedRequest {
   readonly query?: URLSearchParams;
 }
 
-export interface VerifyContext {
+interface VerifyContext {
   /** the runtime clock (tests inject theirs) */
   readonly nowMs: number;
   /** `service`: `X-Service-Timestamp` signed with the body (opt-in) */
@@ -27,7 +27,7 @@ export interface VerifyContext {
 export type SchemeCheck = 'valid' | 'missing' | 'invalid' | 'stale_timestamp';
 
 /** What the sender is configured with; the task's read model shows it as `trigger.webhook_signature`. */
-export interface SenderSetup {
+interface SenderSetup {
   readonly scheme: SignatureScheme;
   /** the header carrying the signature (or token) */
   readonly header: string;

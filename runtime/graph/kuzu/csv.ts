@@ -27,8 +27,12 @@ export const CSV_OPTIONS = `header=false, parallel=false, auto_detect=false, del
  * their column as they are written (400 when one does not fit).
  */
 export function csvOf<R>(
-  rows: readonly R[], lead: (row: R) => readonly string[], propsOf: (row: R) => Properties,
-  table: string, names: readonly string[], columns: ReadonlyMap<string, ColumnType>,
+  rows: readonly R[],
+  lead: (row: R) => readonly string[],
+  propsOf: (row: R) => Properties,
+  table: string,
+  names: readonly string[],
+  columns: ReadonlyMap<string, ColumnType>,
 ): string | null {
   const types = names.map((name) => columns.get(name)!);
   const lines = new Array<string>(rows.length);

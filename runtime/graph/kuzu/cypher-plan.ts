@@ -17,10 +17,36 @@ export type CypherKind = 'read' | 'write';
 
 /** operators that only read the realm's own graph (names from PhysicalOperatorUtils::operatorToString) */
 const READ_OPERATORS = new Set([
-  'RESULT_COLLECTOR', 'PROJECTION', 'FILTER', 'FLATTEN', 'SCAN_NODE_TABLE', 'SCAN_REL_TABLE', 'PRIMARY_KEY_SCAN_NODE_TABLE',
-  'HASH_JOIN_BUILD', 'HASH_JOIN_PROBE', 'INTERSECT_BUILD', 'INTERSECT', 'CROSS_PRODUCT', 'SEMI_MASKER', 'PATH_PROPERTY_PROBE',
-  'RECURSIVE_EXTEND', 'AGGREGATE', 'AGGREGATE_FINALIZE', 'AGGREGATE_SCAN', 'ORDER_BY', 'ORDER_BY_MERGE', 'ORDER_BY_SCAN',
-  'TOP_K', 'TOP_K_SCAN', 'LIMIT', 'SKIP', 'UNWIND', 'UNION_ALL_SCAN', 'MULTIPLICITY_REDUCER', 'EMPTY_RESULT', 'DUMMY_SINK',
+  'RESULT_COLLECTOR',
+  'PROJECTION',
+  'FILTER',
+  'FLATTEN',
+  'SCAN_NODE_TABLE',
+  'SCAN_REL_TABLE',
+  'PRIMARY_KEY_SCAN_NODE_TABLE',
+  'HASH_JOIN_BUILD',
+  'HASH_JOIN_PROBE',
+  'INTERSECT_BUILD',
+  'INTERSECT',
+  'CROSS_PRODUCT',
+  'SEMI_MASKER',
+  'PATH_PROPERTY_PROBE',
+  'RECURSIVE_EXTEND',
+  'AGGREGATE',
+  'AGGREGATE_FINALIZE',
+  'AGGREGATE_SCAN',
+  'ORDER_BY',
+  'ORDER_BY_MERGE',
+  'ORDER_BY_SCAN',
+  'TOP_K',
+  'TOP_K_SCAN',
+  'LIMIT',
+  'SKIP',
+  'UNWIND',
+  'UNION_ALL_SCAN',
+  'MULTIPLICITY_REDUCER',
+  'EMPTY_RESULT',
+  'DUMMY_SINK',
   'TABLE_FUNCTION_CALL',
 ]);
 /** node and relationship data changes (CREATE, SET, REMOVE, DELETE, MERGE): graph:write only */
@@ -31,7 +57,7 @@ const WRITE_OPERATORS = new Set(['INSERT', 'SET_PROPERTY', 'DELETE', 'MERGE']);
  * catalog or its full-text index. File readers (LOAD FROM), settings and
  * everything else are refused.
  */
-export const READ_FUNCTIONS = new Set(['READ_FTABLE', 'QUERY_FTS_INDEX', 'SHOW_TABLES', 'TABLE_INFO', 'SHOW_CONNECTION', 'SHOW_INDEXES']);
+const READ_FUNCTIONS = new Set(['READ_FTABLE', 'QUERY_FTS_INDEX', 'SHOW_TABLES', 'TABLE_INFO', 'SHOW_CONNECTION', 'SHOW_INDEXES']);
 
 /**
  * an operator's header line in a box: `│   NAME[3]   │` (boxes of one plan row
@@ -66,17 +92,25 @@ export function judgePlan(plan: PlanSummary): CypherKind {
   for (const operator of plan.operators) {
     if (WRITE_OPERATORS.has(operator)) kind = 'write';
     else if (!READ_OPERATORS.has(operator)) {
-      throw new ServiceError('validation_error', `the Cypher query is refused: it plans ${operator}, which is not a read or a node/relationship write of the realm's graph (no files, other databases, extensions, settings, transactions or schema changes)`, {
-        operator,
-      });
+      throw new ServiceError(
+        'validation_error',
+        `the Cypher query is refused: it plans ${operator}, which is not a read or a node/relationship write of the realm's graph (no files, other databases, extensions, settings, transactions or schema changes)`,
+        {
+          operator,
+        },
+      );
     }
   }
   for (const name of plan.functions) {
     if (!READ_FUNCTIONS.has(name)) {
-      throw new ServiceError('validation_error', `the Cypher query is refused: it calls the table function ${name || '(unnamed)'}, which is not one the service allows`, {
-        function: name,
-        allowed_functions: [...READ_FUNCTIONS].filter((item) => item !== 'READ_FTABLE').map((item) => item.toLowerCase()),
-      });
+      throw new ServiceError(
+        'validation_error',
+        `the Cypher query is refused: it calls the table function ${name || '(unnamed)'}, which is not one the service allows`,
+        {
+          function: name,
+          allowed_functions: [...READ_FUNCTIONS].filter((item) => item !== 'READ_FTABLE').map((item) => item.toLowerCase()),
+        },
+      );
     }
   }
   return kind;

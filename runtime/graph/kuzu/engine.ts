@@ -7,7 +7,7 @@
 import kuzu from 'kuzu';
 import type { Connection, Database, KuzuValue, QueryResult } from 'kuzu';
 
-export type { Connection, Database, KuzuValue, QueryResult };
+export type { Connection, Database, QueryResult };
 
 /** one result row, by column name */
 export type Row = Record<string, KuzuValue>;
@@ -34,7 +34,7 @@ export async function openConnection(database: Database, timeoutMs?: number): Pr
 }
 
 /** the first result of a statement (the engine answers a list for several), the others closed */
-export function single(result: QueryResult | QueryResult[]): QueryResult {
+function single(result: QueryResult | QueryResult[]): QueryResult {
   if (Array.isArray(result)) {
     for (const extra of result.slice(1)) extra.close();
     return result[0]!;

@@ -23,7 +23,10 @@ export class FtsIndexes {
   /** (re)builds a label's full-text index when its string columns changed since it was built */
   async ensure(label: string): Promise<void> {
     const table = this.schema.tables.get(label)!;
-    const wanted = [...table.columns].filter(([, type]) => type === 'STRING').map(([name]) => name).sort();
+    const wanted = [...table.columns]
+      .filter(([, type]) => type === 'STRING')
+      .map(([name]) => name)
+      .sort();
     if (table.ftsColumns && sameList(table.ftsColumns, wanted)) return;
     await this.drop(label);
     await this.session.exec(`CALL CREATE_FTS_INDEX('${label}', '${FTS_INDEX}', [${wanted.map((column) => `'${column}'`).join(', ')}])`);

@@ -13,7 +13,16 @@
 import { groupNodes, groupRelationships } from '../batches.js';
 import { KEY_PROPERTY, quote } from '../names.js';
 import type {
-  CypherOptions, CypherResult, ExpandOptions, GraphNode, GraphNodeInput, GraphRelationshipInput, GraphStats, SearchOptions, SearchResult, Subgraph,
+  CypherOptions,
+  CypherResult,
+  ExpandOptions,
+  GraphNode,
+  GraphNodeInput,
+  GraphRelationshipInput,
+  GraphStats,
+  SearchOptions,
+  SearchResult,
+  Subgraph,
 } from '../store.js';
 import { CsvStaging } from './csv.js';
 import type { DatabaseOptions } from './engine.js';
@@ -95,9 +104,7 @@ export class KuzuGraph {
       const found = await this.session.run(`${match} RETURN count(n) AS c`, { key });
       if (Number(found[0]?.['c'] ?? 0) === 0) return null;
       const hasRels = this.schema.names('REL').length > 0;
-      const relationshipsDeleted = hasRels
-        ? Number((await this.session.run(`${match}-[r]-() RETURN count(DISTINCT ID(r)) AS c`, { key }))[0]?.['c'] ?? 0)
-        : 0;
+      const relationshipsDeleted = hasRels ? Number((await this.session.run(`${match}-[r]-() RETURN count(DISTINCT ID(r)) AS c`, { key }))[0]?.['c'] ?? 0) : 0;
       await this.session.transaction(async () => {
         await this.session.run(`${match} ${hasRels ? 'DETACH ' : ''}DELETE n`, { key });
       });

@@ -119,5 +119,5 @@ export function hash64(key: string): [number, number] {
   b = Math.imul(b ^ (b >>> 16), 0x7feb352d);
   b = Math.imul(b ^ (b >>> 15), 0x846ca68b);
   b ^= b >>> 16;
-  return [(a >>> 0) || 1, b >>> 0];
+  return [a >>> 0 || 1, b >>> 0];
 }

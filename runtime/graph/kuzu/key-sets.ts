@@ -40,9 +40,10 @@ export class KeySets {
     if (held !== undefined) return held;
     const { session } = this;
     const [type, from, to] = table.split('|') as [string, string?, string?];
-    const counted = from === undefined
-      ? await session.run(`MATCH (n:${quote(type)}) RETURN count(n) AS c, max(offset(id(n))) AS last`)
-      : await session.run(`MATCH (a:${quote(from)})-[x:${quote(type)}]->(:${quote(to!)}) RETURN count(x) AS c, max(offset(id(a))) AS last`);
+    const counted =
+      from === undefined
+        ? await session.run(`MATCH (n:${quote(type)}) RETURN count(n) AS c, max(offset(id(n))) AS last`)
+        : await session.run(`MATCH (a:${quote(from)})-[x:${quote(type)}]->(:${quote(to!)}) RETURN count(x) AS c, max(offset(id(a))) AS last`);
     const count = Number(counted[0]?.['c'] ?? 0);
     if (this.entries() + count > this.budget) {
       this.sets.set(table, null);
@@ -54,7 +55,10 @@ export class KeySets {
     for (let low = 0; count > 0 && low <= last; low += KEY_SET_PAGE) {
       const page = { low, high: low + KEY_SET_PAGE };
       if (from === undefined) {
-        const rows = await session.run(`MATCH (n:${quote(type)}) WHERE offset(id(n)) >= $low AND offset(id(n)) < $high RETURN collect(n.${quote(KEY_PROPERTY)}) AS keys`, page);
+        const rows = await session.run(
+          `MATCH (n:${quote(type)}) WHERE offset(id(n)) >= $low AND offset(id(n)) < $high RETURN collect(n.${quote(KEY_PROPERTY)}) AS keys`,
+          page,
+        );
         for (const key of (rows[0]?.['keys'] ?? []) as string[]) keys.add(key);
       } else {
         const rows = await session.run(

@@ -53,7 +53,10 @@ export class GraphQueries {
     const first = toNode(start[0]['n']);
     nodes.set(first.id, first);
     const relationships = new Map<string, GraphRelationship>();
-    const relTypes = this.schema.names('REL').filter((name) => !options.types || options.types.includes(name)).map(quote);
+    const relTypes = this.schema
+      .names('REL')
+      .filter((name) => !options.types || options.types.includes(name))
+      .map(quote);
     if (relTypes.length === 0) return { nodes: [...nodes.values()], relationships: [] };
     const typeFilter = options.types ? `:${relTypes.join('|')}` : '';
     const directions = options.direction === 'both' ? (['out', 'in'] as const) : [options.direction];
@@ -100,9 +103,10 @@ export class GraphQueries {
     let nodeCount = 0;
     let relCount = 0;
     for (const [name, table] of this.schema.tables) {
-      const rows = table.kind === 'NODE'
-        ? await this.session.run(`MATCH (n:${quote(name)}) RETURN count(n) AS c`)
-        : await this.session.run(`MATCH ()-[r:${quote(name)}]->() RETURN count(r) AS c`);
+      const rows =
+        table.kind === 'NODE'
+          ? await this.session.run(`MATCH (n:${quote(name)}) RETURN count(n) AS c`)
+          : await this.session.run(`MATCH ()-[r:${quote(name)}]->() RETURN count(r) AS c`);
       const count = Number(rows[0]?.['c'] ?? 0);
       if (table.kind === 'NODE') {
         nodeCount += count;

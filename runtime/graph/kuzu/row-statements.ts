@@ -33,7 +33,10 @@ export function edgeRowStatements(group: EdgeGroup, edges: readonly Edge[], colu
     if (mode === 'insert') {
       const names = [...columns.keys()];
       const values = names.map((name) => `, CAST(${part.names.includes(name) ? `r.p${part.names.indexOf(name)}` : 'NULL'} AS ${columns.get(name)!})`).join('');
-      return { text: `${relCopyTarget(group, names)} FROM (UNWIND $rows AS r RETURN r.f, r.t${values}) (from='${group.from}', to='${group.to}')`, rows: encoded };
+      return {
+        text: `${relCopyTarget(group, names)} FROM (UNWIND $rows AS r RETURN r.f, r.t${values}) (from='${group.from}', to='${group.to}')`,
+        rows: encoded,
+      };
     }
     const sets = part.names.map((name, at) => `x.${quote(name)} = CAST(r.p${at} AS ${columns.get(name)!})`);
     return {
@@ -54,7 +57,9 @@ export function relCopyTarget(group: EdgeGroup, names: readonly string[]): strin
 function bySignature<R>(rows: readonly R[], propsOf: (row: R) => Properties, columns: Columns): { names: string[]; rows: R[] }[] {
   const groups = new Map<string, { names: string[]; rows: R[] }>();
   for (const row of rows) {
-    const names = Object.keys(propsOf(row)).filter((name) => name !== KEY_PROPERTY && columns.has(name)).sort();
+    const names = Object.keys(propsOf(row))
+      .filter((name) => name !== KEY_PROPERTY && columns.has(name))
+      .sort();
     const signature = names.join(',');
     const group = groups.get(signature) ?? { names, rows: [] };
     groups.set(signature, group);

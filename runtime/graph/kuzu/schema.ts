@@ -104,7 +104,12 @@ export class GraphSchema {
       for (const group of batch.groups.values()) {
         plan(group.from, 'NODE', []);
         plan(group.to, 'NODE', []);
-        plan(group.type, 'REL', mapIterable(group.edges.values(), (edge) => edge.props), `${group.from}>${group.to}`);
+        plan(
+          group.type,
+          'REL',
+          mapIterable(group.edges.values(), (edge) => edge.props),
+          `${group.from}>${group.to}`,
+        );
       }
     }
     return changes;
@@ -140,7 +145,11 @@ export class GraphSchema {
  */
 function planTable(existing: TableShape | undefined, name: string, kind: 'NODE' | 'REL', rows: Iterable<Properties>, pair: string | undefined): TableChange {
   if (existing && existing.kind !== kind) {
-    throw new ServiceError('validation_error', `"${name}" is already a ${existing.kind === 'NODE' ? 'node label' : 'relationship type'} in this realm; labels and relationship types need distinct names`, { name });
+    throw new ServiceError(
+      'validation_error',
+      `"${name}" is already a ${existing.kind === 'NODE' ? 'node label' : 'relationship type'} in this realm; labels and relationship types need distinct names`,
+      { name },
+    );
   }
   const columns = new Map<string, ColumnType>(existing?.columns ?? (kind === 'NODE' ? [[KEY_PROPERTY, 'STRING']] : []));
   const added: [string, ColumnType][] = [];

@@ -115,7 +115,10 @@ export class KuzuGraphStore implements GraphStore {
       if (this.open.size <= this.maxOpen) return;
       if (entry.users > 0) continue;
       this.open.delete(key);
-      const closed = entry.graph.then((graph) => graph.close()).catch(() => undefined).finally(() => this.closing.delete(key));
+      const closed = entry.graph
+        .then((graph) => graph.close())
+        .catch(() => undefined)
+        .finally(() => this.closing.delete(key));
       this.closing.set(key, closed);
     }
   }

@@ -71,7 +71,9 @@ function refuseEngineCrashes(query: string): void {
   const text = query.normalize('NFKC').toLowerCase();
   const named = ENGINE_CRASHES.find((name) => text.includes(name));
   if (named) {
-    throw new ServiceError('validation_error', `the Cypher query names ${named}, which crashes this graph engine version (Kùzu 0.11.3): refused`, { function: named.toUpperCase() });
+    throw new ServiceError('validation_error', `the Cypher query names ${named}, which crashes this graph engine version (Kùzu 0.11.3): refused`, {
+      function: named.toUpperCase(),
+    });
   }
 }
 
@@ -92,7 +94,13 @@ async function checkQuery(connection: Connection, query: string, params: Record<
       result = await execute(connection, `EXPLAIN ${query}`, params);
       const rows = await result.getAll();
       // one row, one column: the printed plan
-      const plan = rows.map((row) => Object.values(row).filter((value) => typeof value === 'string').join('\n')).join('\n');
+      const plan = rows
+        .map((row) =>
+          Object.values(row)
+            .filter((value) => typeof value === 'string')
+            .join('\n'),
+        )
+        .join('\n');
       return judgePlan(readPlan(plan));
     } catch (error) {
       if (error instanceof ServiceError) throw error;
@@ -112,7 +120,10 @@ async function checkQuery(connection: Connection, query: string, params: Record<
 async function notAQuery(connection: Connection, query: string): Promise<ServiceError> {
   const alone = await prepareError(connection, `${query}\n;\nRETURN 1`);
   if (alone !== null && /^Parser exception/i.test(alone)) return new ServiceError('cypher_syntax_error', alone);
-  return new ServiceError('validation_error', 'only Cypher queries run here (reads, and node/relationship writes with graph:write): COPY, LOAD, EXPORT, IMPORT, ATTACH, USE, settings, transactions, extensions and schema changes are refused');
+  return new ServiceError(
+    'validation_error',
+    'only Cypher queries run here (reads, and node/relationship writes with graph:write): COPY, LOAD, EXPORT, IMPORT, ATTACH, USE, settings, transactions, extensions and schema changes are refused',
+  );
 }
 
 /** work in its own transaction, always rolled back after (a failed prepare may have ended it already) */
@@ -166,7 +177,10 @@ function compileError(message: string): ServiceError {
     return new ServiceError('validation_error', 'send one Cypher statement per request (the engine parsed several)');
   }
   if (SHOWN_COMPILE_ERROR.test(message)) return new ServiceError('cypher_syntax_error', message);
-  return new ServiceError('cypher_syntax_error', 'the Cypher query could not be compiled (the engine\'s message is not shown: it may quote a file the query names)');
+  return new ServiceError(
+    'cypher_syntax_error',
+    "the Cypher query could not be compiled (the engine's message is not shown: it may quote a file the query names)",
+  );
 }
 
 function runError(message: string): ServiceError {

@@ -39,7 +39,9 @@ export class BatchWriter {
       const stored: StoredRecords = new Map();
       if (candidates.length > 0) {
         // one row holding a list: the driver converts a row at a time, and 10k rows cost ~5x one list of 10k
-        const found = await this.session.run(`UNWIND $keys AS k MATCH (n:${quote(label)} {${quote(KEY_PROPERTY)}: k}) RETURN collect(n) AS nodes`, { keys: candidates });
+        const found = await this.session.run(`UNWIND $keys AS k MATCH (n:${quote(label)} {${quote(KEY_PROPERTY)}: k}) RETURN collect(n) AS nodes`, {
+          keys: candidates,
+        });
         for (const node of (found[0]?.['nodes'] ?? []) as Record<string, unknown>[]) stored.set(asText(node[KEY_PROPERTY]), node);
       }
       const fresh: Properties[] = [];
@@ -54,7 +56,16 @@ export class BatchWriter {
       }
       if (fresh.length > 0) {
         const names = [...columns.keys()].filter((name) => name !== KEY_PROPERTY);
-        const csv = this.staging.enabled && csvOf(fresh, (props) => [props[KEY_PROPERTY] as string], (props) => props, label, names, columns);
+        const csv =
+          this.staging.enabled &&
+          csvOf(
+            fresh,
+            (props) => [props[KEY_PROPERTY] as string],
+            (props) => props,
+            label,
+            names,
+            columns,
+          );
         if (csv) await this.copy(csv, (file) => `COPY ${quote(label)}(${[KEY_PROPERTY, ...names].map(quote).join(', ')}) FROM '${file}' (${CSV_OPTIONS})`);
         else await this.session.runAll(nodeRowStatements(label, fresh, columns, 'insert'));
         this.keySets.remember(label, freshKeys);
@@ -69,13 +80,23 @@ export class BatchWriter {
       const pairTable = pairTableOf(group);
       const knownPairs = await this.keySets.of(pairTable);
       const candidates = knownPairs ? [...group.edges].filter(([pair]) => knownPairs.has(pair)).map(([, edge]) => edge) : [...group.edges.values()];
-      const stored = candidates.length > 0 ? await this.storedEdges(group, [...new Set(candidates.map((edge) => edge.f))]) : new Map<string, Record<string, unknown>>();
+      const stored =
+        candidates.length > 0 ? await this.storedEdges(group, [...new Set(candidates.map((edge) => edge.f))]) : new Map<string, Record<string, unknown>>();
       for (const [label, keys] of endKeysOf(group)) {
         // end nodes that do not exist yet are created with only their key (MERGE of every end costs ~10x);
         // an earlier group's are stored by now, so the lookup (or the key set) sees them
         const absent = await this.missingKeys(label, keys);
         if (absent.length === 0) continue;
-        const csv = this.staging.enabled && csvOf(absent, (key) => [key], () => ({}), label, [], new Map());
+        const csv =
+          this.staging.enabled &&
+          csvOf(
+            absent,
+            (key) => [key],
+            () => ({}),
+            label,
+            [],
+            new Map(),
+          );
         if (csv) await this.copy(csv, (file) => `COPY ${quote(label)}(${quote(KEY_PROPERTY)}) FROM '${file}' (${CSV_OPTIONS})`);
         else await this.session.run(`COPY ${quote(label)}(${quote(KEY_PROPERTY)}) FROM (UNWIND $rows AS k RETURN k)`, { rows: absent });
         this.keySets.remember(label, absent);
@@ -92,7 +113,16 @@ export class BatchWriter {
       }
       if (fresh.length > 0) {
         const names = [...columns.keys()];
-        const csv = this.staging.enabled && csvOf(fresh, (edge) => [edge.f, edge.t], (edge) => edge.props, group.type, names, columns);
+        const csv =
+          this.staging.enabled &&
+          csvOf(
+            fresh,
+            (edge) => [edge.f, edge.t],
+            (edge) => edge.props,
+            group.type,
+            names,
+            columns,
+          );
         if (csv) await this.copy(csv, (file) => `${relCopyTarget(group, names)} FROM '${file}' (from='${group.from}', to='${group.to}', ${CSV_OPTIONS})`);
         else await this.session.runAll(edgeRowStatements(group, fresh, columns, 'insert'));
         this.keySets.remember(pairTable, freshPairs);
@@ -147,7 +177,12 @@ function endKeysOf(group: EdgeGroup): [string, string[]][] {
     from.add(edge.f);
     to.add(edge.t);
   }
-  return group.from === group.to ? [[group.from, [...from]]] : [[group.from, [...from]], [group.to, [...to]]];
+  return group.from === group.to
+    ? [[group.from, [...from]]]
+    : [
+        [group.from, [...from]],
+        [group.to, [...to]],
+      ];
 }
 
 /** whether a given property differs from the stored record (both as the text the engine would store) */

@@ -79,7 +79,8 @@ register('object.get', 3, ([o, key, dflt]) => {
   if (Array.isArray(key)) {
     let cur: Value = o;
     for (const p of key) {
-      const next: Value | undefined = cur instanceof RObject ? cur.get(p) : Array.isArray(cur) && typeof p === 'number' ? cur[p] : cur instanceof RSet && cur.has(p) ? p : undefined;
+      const next: Value | undefined =
+        cur instanceof RObject ? cur.get(p) : Array.isArray(cur) && typeof p === 'number' ? cur[p] : cur instanceof RSet && cur.has(p) ? p : undefined;
       if (next === undefined) return dflt!;
       cur = next;
     }
@@ -105,7 +106,7 @@ register('object.filter', 2, (args) => {
   const keep = RSet.of(keysOf('object.filter', args[1]!));
   return RObject.fromEntries([...o.entries()].filter(([k]) => keep.has(k)));
 });
-export function mergeObjects(a: RObject, b: RObject): RObject {
+function mergeObjects(a: RObject, b: RObject): RObject {
   const out = RObject.fromEntries(a.entries());
   for (const [k, v] of b.entries()) {
     const cur = out.get(k);

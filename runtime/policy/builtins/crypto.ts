@@ -9,7 +9,11 @@ for (const [name, algo] of [
   ['crypto.sha1', 'sha1'],
   ['crypto.md5', 'md5'],
 ] as const) {
-  register(name, 1, (args) => createHash(algo).update(str(name, args, 0)).digest('hex'));
+  register(name, 1, (args) =>
+    createHash(algo)
+      .update(str(name, args, 0))
+      .digest('hex'),
+  );
 }
 
 /** io.jwt.decode: [header, payload, signature as hex]; nothing is verified */

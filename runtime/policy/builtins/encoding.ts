@@ -28,7 +28,12 @@ register('base64.decode', 1, (args) => {
   return Buffer.from(s, 'base64').toString('utf8');
 });
 register('base64.is_valid', 1, ([s]) => typeof s === 'string' && b64(s));
-register('base64url.encode', 1, (args) => Buffer.from(str('base64url.encode', args, 0)).toString('base64').replace(/\+/g, '-').replace(/\//g, '_'));
+register('base64url.encode', 1, (args) =>
+  Buffer.from(str('base64url.encode', args, 0))
+    .toString('base64')
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_'),
+);
 register('base64url.encode_no_pad', 1, (args) => Buffer.from(str('base64url.encode_no_pad', args, 0)).toString('base64url'));
 register('base64url.decode', 1, (args) => {
   const s = str('base64url.decode', args, 0);
@@ -41,7 +46,10 @@ register('hex.decode', 1, (args) => {
   if (!/^([0-9a-fA-F]{2})*$/.test(s)) throw builtinErr('hex.decode', 'invalid byte');
   return Buffer.from(s, 'hex').toString('utf8');
 });
-const qenc = (s: string): string => encodeURIComponent(s).replace(/%20/g, '+').replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+const qenc = (s: string): string =>
+  encodeURIComponent(s)
+    .replace(/%20/g, '+')
+    .replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
 register('urlquery.encode', 1, (args) => qenc(str('urlquery.encode', args, 0)));
 register('urlquery.decode', 1, (args) => {
   try {

@@ -27,4 +27,4 @@ for (const [name, arity] of [
 ] as const)
   unsupported(name, arity);
 
-export { builtinArity, builtinNames, callBuiltin, isBuiltin, UnsupportedBuiltin } from './registry.js';
+export { builtinArity, callBuiltin, isBuiltin, UnsupportedBuiltin } from './registry.js';

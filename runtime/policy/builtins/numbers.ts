@@ -23,11 +23,31 @@ register('lte', 2, ([a, b]) => compare(a!, b!) <= 0);
 register('gt', 2, ([a, b]) => compare(a!, b!) > 0);
 register('gte', 2, ([a, b]) => compare(a!, b!) >= 0);
 
-register('plus', 2, (args) => intOp(num('plus', args, 0), num('plus', args, 1), (x, y) => x + y, (x, y) => x + y));
-register('mul', 2, (args) => intOp(num('mul', args, 0), num('mul', args, 1), (x, y) => x * y, (x, y) => x * y));
+register('plus', 2, (args) =>
+  intOp(
+    num('plus', args, 0),
+    num('plus', args, 1),
+    (x, y) => x + y,
+    (x, y) => x + y,
+  ),
+);
+register('mul', 2, (args) =>
+  intOp(
+    num('mul', args, 0),
+    num('mul', args, 1),
+    (x, y) => x * y,
+    (x, y) => x * y,
+  ),
+);
 register('minus', 2, (args) => {
   const [a, b] = args;
-  if (isNumber(a)) return intOp(a, num('minus', args, 1), (x, y) => x - y, (x, y) => x - y);
+  if (isNumber(a))
+    return intOp(
+      a,
+      num('minus', args, 1),
+      (x, y) => x - y,
+      (x, y) => x - y,
+    );
   if (a instanceof RSet) {
     const s = set('minus', args, 1);
     return RSet.of([...a.values()].filter((v) => !s.has(v)));
@@ -46,7 +66,12 @@ register('rem', 2, (args) => {
   const b = num('rem', args, 1);
   if (!isInteger(a) || !isInteger(b)) throw builtinErr('rem', 'modulo on floating-point number');
   if (Number(b) === 0) throw builtinErr('rem', 'modulo by zero');
-  return intOp(a, b, (x, y) => x % y, (x, y) => x % y);
+  return intOp(
+    a,
+    b,
+    (x, y) => x % y,
+    (x, y) => x % y,
+  );
 });
 register('abs', 1, (args) => {
   const a = num('abs', args, 0);
@@ -85,7 +110,8 @@ register('to_number', 1, ([v]) => {
   if (typeof v === 'boolean') return v ? 1 : 0;
   if (isNumber(v)) return v;
   if (typeof v === 'string') {
-    if (!/^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/.test(v.trim()) || v.trim() !== v) throw builtinErr('to_number', `strconv.ParseFloat: parsing ${JSON.stringify(v)}: invalid syntax`);
+    if (!/^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/.test(v.trim()) || v.trim() !== v)
+      throw builtinErr('to_number', `strconv.ParseFloat: parsing ${JSON.stringify(v)}: invalid syntax`);
     if (/^[+-]?\d+$/.test(v)) {
       const n = Number(v);
       return Number.isSafeInteger(n) ? n : BigInt(v);
@@ -105,8 +131,19 @@ register('units.parse_bytes', 1, (args) => parseUnits('units.parse_bytes', str('
 register('units.parse', 1, (args) => parseUnits('units.parse', str('units.parse', args, 0), false));
 
 const UNITS: Record<string, number> = {
-  '': 1, k: 1e3, m: 1e6, g: 1e9, t: 1e12, p: 1e15, e: 1e18,
-  ki: 2 ** 10, mi: 2 ** 20, gi: 2 ** 30, ti: 2 ** 40, pi: 2 ** 50, ei: 2 ** 60,
+  '': 1,
+  k: 1e3,
+  m: 1e6,
+  g: 1e9,
+  t: 1e12,
+  p: 1e15,
+  e: 1e18,
+  ki: 2 ** 10,
+  mi: 2 ** 20,
+  gi: 2 ** 30,
+  ti: 2 ** 40,
+  pi: 2 ** 50,
+  ei: 2 ** 60,
 };
 function parseUnits(fn: string, s: string, bytes: boolean): number | bigint {
   const m = /^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([a-zA-Z]*)\s*$/.exec(s.replace(/"/g, ''));

@@ -23,7 +23,6 @@ export function unsupported(name: string, arity: number): void {
 
 export const isBuiltin = (name: string): boolean => registry.has(name);
 export const builtinArity = (name: string): number | undefined => registry.get(name)?.arity;
-export const builtinNames = (): string[] => [...registry.keys()];
 
 export function callBuiltin(name: string, args: Value[], ctx: BuiltinCtx): Value | undefined {
   const b = registry.get(name);
@@ -56,11 +55,6 @@ export function set(fn: string, args: Value[], i: number): RSet {
 export function obj(fn: string, args: Value[], i: number): RObject {
   const v = args[i]!;
   if (!(v instanceof RObject)) throw typeErr(fn, i + 1, 'object', typeName(v));
-  return v;
-}
-export function bool(fn: string, args: Value[], i: number): boolean {
-  const v = args[i]!;
-  if (typeof v !== 'boolean') throw typeErr(fn, i + 1, 'boolean', typeName(v));
   return v;
 }
 export function oneOf(fn: string, args: Value[], i: number, types: string[]): Value {

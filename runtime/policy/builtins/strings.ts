@@ -35,11 +35,16 @@ s1('trim_space', (s) => s.trim());
 s1('strings.reverse', (s) => [...s].reverse().join(''));
 s2('split', (a, b) => (b === '' ? [...a] : a.split(b)));
 s2('strings.count', (a, b) => (b === '' ? [...a].length + 1 : a.split(b).length - 1));
-register('replace', 3, (args) => str('replace', args, 0).split(str('replace', args, 1)).join(str('replace', args, 2)));
+register('replace', 3, (args) =>
+  str('replace', args, 0)
+    .split(str('replace', args, 1))
+    .join(str('replace', args, 2)),
+);
 register('strings.replace_n', 2, (args) => {
   const pairs = args[0];
   let s = str('strings.replace_n', args, 1);
-  if (!(pairs && typeof pairs === 'object' && !Array.isArray(pairs) && !(pairs instanceof RSet))) throw typeErr('strings.replace_n', 1, 'object', typeName(pairs!));
+  if (!(pairs && typeof pairs === 'object' && !Array.isArray(pairs) && !(pairs instanceof RSet)))
+    throw typeErr('strings.replace_n', 1, 'object', typeName(pairs!));
   for (const [k, v] of pairs.sortedEntries()) {
     if (typeof k !== 'string' || typeof v !== 'string') throw typeErr('strings.replace_n', 1, 'object[string: string]', 'object');
     s = s.split(k).join(v);
@@ -78,7 +83,7 @@ function anyMatch(fn: string, args: Value[], f: (s: string, p: string) => boolea
 }
 
 /** `%v` of a value the way OPA prints it (strings bare) */
-export const plain = (v: Value): string => (typeof v === 'string' ? v : typeof v === 'number' ? formatNumber(v) : formatValue(v));
+const plain = (v: Value): string => (typeof v === 'string' ? v : typeof v === 'number' ? formatNumber(v) : formatValue(v));
 
 register('sprintf', 2, (args) => {
   const format = str('sprintf', args, 0);
@@ -91,14 +96,24 @@ register('sprintf', 2, (args) => {
     let out: string;
     switch (verb) {
       case 'd':
-        out = isNumber(v) ? (typeof v === 'bigint' ? v.toString() : Number.isInteger(v) ? formatNumber(v) : `%!d(float64=${v})`) : `%!d(${typeName(v)}=${plain(v)})`;
+        out = isNumber(v)
+          ? typeof v === 'bigint'
+            ? v.toString()
+            : Number.isInteger(v)
+              ? formatNumber(v)
+              : `%!d(float64=${v})`
+          : `%!d(${typeName(v)}=${plain(v)})`;
         break;
       case 'f':
       case 'F':
         out = isNumber(v) ? Number(v).toFixed(prec === undefined ? 6 : Number(prec)) : `%!f(${typeName(v)}=${plain(v)})`;
         break;
       case 'e':
-        out = isNumber(v) ? Number(v).toExponential(prec === undefined ? 6 : Number(prec)).replace(/e([+-])(\d)$/, 'e$10$2') : plain(v);
+        out = isNumber(v)
+          ? Number(v)
+              .toExponential(prec === undefined ? 6 : Number(prec))
+              .replace(/e([+-])(\d)$/, 'e$10$2')
+          : plain(v);
         break;
       case 'g':
         out = isNumber(v) ? String(Number(v)) : plain(v);
@@ -108,7 +123,11 @@ register('sprintf', 2, (args) => {
         break;
       case 'x':
       case 'X': {
-        out = isNumber(v) ? (typeof v === 'bigint' ? v : BigInt(Math.trunc(v))).toString(16) : typeof v === 'string' ? Buffer.from(v).toString('hex') : plain(v);
+        out = isNumber(v)
+          ? (typeof v === 'bigint' ? v : BigInt(Math.trunc(v))).toString(16)
+          : typeof v === 'string'
+            ? Buffer.from(v).toString('hex')
+            : plain(v);
         if (verb === 'X') out = out.toUpperCase();
         break;
       }

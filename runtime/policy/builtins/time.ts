@@ -20,7 +20,8 @@ register('time.parse_duration_ns', 1, (args) => {
   const s = str('time.parse_duration_ns', args, 0);
   const re = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g;
   const body = s.replace(/^[+-]/, '');
-  if (!/^((\d+(\.\d+)?)(ns|us|µs|ms|s|m|h))+$/.test(body) && body !== '0') throw builtinErr('time.parse_duration_ns', `time: invalid duration ${JSON.stringify(s)}`);
+  if (!/^((\d+(\.\d+)?)(ns|us|µs|ms|s|m|h))+$/.test(body) && body !== '0')
+    throw builtinErr('time.parse_duration_ns', `time: invalid duration ${JSON.stringify(s)}`);
   let total = 0;
   for (const m of body.matchAll(re)) total += Number(m[1]) * DUR[m[2]!]!;
   return s.startsWith('-') ? -total : total;
@@ -40,9 +41,20 @@ function toParts(fn: string, v: Value): { date: Date; ns: bigint } {
   let date = new Date(ms);
   if (tz !== 'UTC' && tz !== 'Local') {
     try {
-      const f = new Intl.DateTimeFormat('en-US', { timeZone: tz, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' });
+      const f = new Intl.DateTimeFormat('en-US', {
+        timeZone: tz,
+        hourCycle: 'h23',
+        year: 'numeric',
+        month: 'numeric',
+        day: 'numeric',
+        hour: 'numeric',
+        minute: 'numeric',
+        second: 'numeric',
+      });
       const p = Object.fromEntries(f.formatToParts(date).map((x) => [x.type, x.value]));
-      date = new Date(Date.UTC(Number(p.year), Number(p.month) - 1, Number(p.day), Number(p.hour), Number(p.minute), Number(p.second), date.getUTCMilliseconds()));
+      date = new Date(
+        Date.UTC(Number(p.year), Number(p.month) - 1, Number(p.day), Number(p.hour), Number(p.minute), Number(p.second), date.getUTCMilliseconds()),
+      );
     } catch {
       throw builtinErr(fn, `unknown time zone ${tz}`);
     }

@@ -16,7 +16,7 @@ const yaml = createRequire(import.meta.url)('js-yaml') as { load: (text: string)
 /** `shared/` lies beside the repository's checkout (as on developer machines and in CI) */
 export const CASES_DIR = fileURLToPath(new URL('../../../../shared/conformance/opa-v1', import.meta.url));
 
-export interface Case {
+interface Case {
   readonly note: string;
   readonly query: string;
   readonly modules?: string[];
@@ -30,7 +30,7 @@ export interface Case {
   readonly strict_error?: boolean;
 }
 
-export type Outcome = { readonly status: 'pass' } | { readonly status: 'fail'; readonly reason: string } | { readonly status: 'skip'; readonly builtin: string };
+type Outcome = { readonly status: 'pass' } | { readonly status: 'fail'; readonly reason: string } | { readonly status: 'skip'; readonly builtin: string };
 
 export interface CaseResult {
   readonly folder: string;
@@ -39,7 +39,7 @@ export interface CaseResult {
   readonly outcome: Outcome;
 }
 
-export function loadCases(dir = CASES_DIR): { folder: string; file: string; c: Case }[] {
+function loadCases(dir = CASES_DIR): { folder: string; file: string; c: Case }[] {
   const out: { folder: string; file: string; c: Case }[] = [];
   for (const folder of readdirSync(dir).sort()) {
     const fdir = join(dir, folder);
@@ -54,7 +54,7 @@ export function loadCases(dir = CASES_DIR): { folder: string; file: string; c: C
 }
 
 /** a result value against the expected JSON: sets (JSON arrays in the cases) compare as sets */
-export function matches(got: Value, want: unknown, unordered = false): boolean {
+function matches(got: Value, want: unknown, unordered = false): boolean {
   if (got instanceof RSet) return Array.isArray(want) && sameMultiset([...got.values()], want, unordered);
   if (Array.isArray(got)) {
     if (!Array.isArray(want)) return false;
@@ -69,7 +69,7 @@ export function matches(got: Value, want: unknown, unordered = false): boolean {
       return Object.prototype.hasOwnProperty.call(w, key) && matches(v, w[key], unordered);
     });
   }
-  if (isNumber(got)) return typeof want === 'number' && compareNumbers(got, want) === 0 || (typeof got === 'bigint' && Number(got) === want);
+  if (isNumber(got)) return (typeof want === 'number' && compareNumbers(got, want) === 0) || (typeof got === 'bigint' && Number(got) === want);
   return got === want;
 }
 
@@ -84,26 +84,31 @@ function sameMultiset(got: Value[], want: unknown[], unordered = false): boolean
   });
 }
 
-export function runCase(c: Case): Outcome {
+function runCase(c: Case): Outcome {
   let rows: Map<string, Value>[];
   try {
-    const bundle = compile((c.modules ?? []).map((source, i) => ({ source, name: `module-${i}.rego` })), { data: c.data ?? {} });
-    rows = bundle
-      .queryValues(c.query, {
-        ...(c.input !== undefined ? { input: c.input } : {}),
-        ...(c.input_term !== undefined ? { inputTerm: c.input_term } : {}),
-        strictBuiltinErrors: c.strict_error === true,
-        nowNs: 1_700_000_000_000_000_000n,
-      });
+    const bundle = compile(
+      (c.modules ?? []).map((source, i) => ({ source, name: `module-${i}.rego` })),
+      { data: c.data ?? {} },
+    );
+    rows = bundle.queryValues(c.query, {
+      ...(c.input !== undefined ? { input: c.input } : {}),
+      ...(c.input_term !== undefined ? { inputTerm: c.input_term } : {}),
+      strictBuiltinErrors: c.strict_error === true,
+      nowNs: 1_700_000_000_000_000_000n,
+    });
   } catch (err) {
     if (err instanceof UnsupportedBuiltin) return { status: 'skip', builtin: err.detail.split(':')[0]! };
     if (!(err instanceof RegoError)) return { status: 'fail', reason: `crash: ${(err as Error).stack ?? String(err)}` };
     if (c.want_error_code === undefined && c.want_error === undefined) return { status: 'fail', reason: `unexpected error ${err.message}` };
-    if (c.want_error_code !== undefined && err.code !== c.want_error_code) return { status: 'fail', reason: `want code ${c.want_error_code}, got ${err.message}` };
-    if (c.want_error !== undefined && !err.message.includes(c.want_error)) return { status: 'fail', reason: `want error ${JSON.stringify(c.want_error)}, got ${err.message}` };
+    if (c.want_error_code !== undefined && err.code !== c.want_error_code)
+      return { status: 'fail', reason: `want code ${c.want_error_code}, got ${err.message}` };
+    if (c.want_error !== undefined && !err.message.includes(c.want_error))
+      return { status: 'fail', reason: `want error ${JSON.stringify(c.want_error)}, got ${err.message}` };
     return { status: 'pass' };
   }
-  if (c.want_error_code !== undefined || c.want_error !== undefined) return { status: 'fail', reason: `want error ${c.want_error_code ?? ''} ${c.want_error ?? ''}, got ${JSON.stringify(rows)}` };
+  if (c.want_error_code !== undefined || c.want_error !== undefined)
+    return { status: 'fail', reason: `want error ${c.want_error_code ?? ''} ${c.want_error ?? ''}, got ${JSON.stringify(rows)}` };
   const want = c.want_result ?? [];
   const gotRows: Value[] = rows.map((row) => RObject.fromEntries(row));
   // OPA's tester sorts arrays in the bindings too when sort_bindings is set

@@ -87,13 +87,18 @@ function withCtx(ex: Expr, env: Env, ctx: Ctx): Ctx {
   const mocks = new Map<string, Mock>(ctx.mocks);
   for (const w of ex.with) {
     const value = w.value;
-    let mock: Mock | undefined =
-      value.t === 'call' && value.args.length === 0 && value.target ? { kind: 'fn', target: value.target } : undefined;
+    let mock: Mock | undefined = value.t === 'call' && value.args.length === 0 && value.target ? { kind: 'fn', target: value.target } : undefined;
     if (mock?.kind === 'fn' && mock.target.kind === 'user' && userArity(mock.target.path, ctx) === undefined) {
       // a rule (not a function) as replacement: its value
       const path = mock.target.path;
       let v: Value | undefined;
-      evalData(path.map((p) => ({ t: 'val', v: p })), 0, env, ctx, (x) => ((v = x), true));
+      evalData(
+        path.map((p) => ({ t: 'val', v: p })),
+        0,
+        env,
+        ctx,
+        (x) => ((v = x), true),
+      );
       mock = { kind: 'value', v: v === undefined ? undefinedValue(ex) : v };
     }
     const target = w.target;

@@ -86,7 +86,7 @@ export function evalTerm(t: Term, env: Env, ctx: Ctx, k: KV): boolean {
   }
 }
 
-export function evalList(items: Term[], i: number, acc: Value[], env: Env, ctx: Ctx, k: (vs: Value[]) => boolean): boolean {
+function evalList(items: Term[], i: number, acc: Value[], env: Env, ctx: Ctx, k: (vs: Value[]) => boolean): boolean {
   if (i === items.length) return k(acc.slice());
   return evalTerm(items[i]!, env, ctx, (v) => {
     acc[i] = v;
@@ -146,7 +146,7 @@ export function walkValue(v: Value, path: Term[], i: number, env: Env, ctx: Ctx,
 }
 
 /** binds a var for the continuation and unbinds it after */
-export function bind(env: Env, name: string, v: Value, k: K): boolean {
+function bind(env: Env, name: string, v: Value, k: K): boolean {
   env.set(name, v);
   try {
     return k();
@@ -161,7 +161,7 @@ export function unifyValue(p: Term, v: Value, env: Env, ctx: Ctx, k: K): boolean
     case 'var': {
       const cur = env.get(p.name);
       if (cur !== undefined) return equal(cur, v) && k();
-      if ((p.name === 'input' || p.name === 'data')) return evalTerm(p, env, ctx, (x) => equal(x, v) && k());
+      if (p.name === 'input' || p.name === 'data') return evalTerm(p, env, ctx, (x) => equal(x, v) && k());
       return bind(env, p.name, v, k);
     }
     case 'array':
@@ -220,7 +220,7 @@ export function unify(a: Term, b: Term, env: Env, ctx: Ctx, k: K): boolean {
 }
 
 /** calls produce their value; with one extra argument the value is unified with it */
-export function evalCall(t: Term & { t: 'call' }, env: Env, ctx: Ctx, k: KV): boolean {
+function evalCall(t: Term & { t: 'call' }, env: Env, ctx: Ctx, k: KV): boolean {
   return invoke(t, t.args, env, ctx, k);
 }
 
@@ -233,7 +233,7 @@ export function invoke(t: Term & { t: 'call' }, args: Term[], env: Env, ctx: Ctx
   });
 }
 
-export function apply(target: NonNullable<(Term & { t: 'call' })['target']>, vals: Value[], ctx: Ctx, t: Term): Value | undefined {
+function apply(target: NonNullable<(Term & { t: 'call' })['target']>, vals: Value[], ctx: Ctx, t: Term): Value | undefined {
   const mock = ctx.mocks.get(target.kind === 'builtin' ? 'b:' + target.name : 'u:' + target.path.join('.'));
   if (mock) {
     if (mock.kind === 'value') return mock.v;

@@ -55,11 +55,19 @@ export function ecs(call: JsonCall): void {
   const clusterName = typeof input['cluster'] === 'string' ? lastOf(input['cluster']) : 'default';
   const inCluster = state.ecsServices.filter((s) => s.region === region && s.cluster === clusterName);
   const clusterKnown = state.clusters.some((c) => c.region === region && c.name === clusterName);
-  if (call.operation !== 'ListClusters' && !clusterKnown) return sendError(res, 'json1.1', 'ecs', { status: 400, code: 'ClusterNotFoundException', message: 'Cluster not found.' });
+  if (call.operation !== 'ListClusters' && !clusterKnown)
+    return sendError(res, 'json1.1', 'ecs', { status: 400, code: 'ClusterNotFoundException', message: 'Cluster not found.' });
   switch (call.operation) {
     case 'ListClusters': {
-      const page = pageOf(state.clusters.filter((c) => c.region === region), input['nextToken'], input['maxResults'] ?? 100);
-      return sendJson(res, 'json1.1', 200, { clusterArns: page.items.map((c) => `arn:aws:ecs:${region}:${state.account}:cluster/${c.name}`), nextToken: page.next });
+      const page = pageOf(
+        state.clusters.filter((c) => c.region === region),
+        input['nextToken'],
+        input['maxResults'] ?? 100,
+      );
+      return sendJson(res, 'json1.1', 200, {
+        clusterArns: page.items.map((c) => `arn:aws:ecs:${region}:${state.account}:cluster/${c.name}`),
+        nextToken: page.next,
+      });
     }
     case 'ListServices': {
       const page = pageOf(inCluster, input['nextToken'], input['maxResults'] ?? 10);
@@ -67,7 +75,8 @@ export function ecs(call: JsonCall): void {
     }
     case 'DescribeServices': {
       const wanted = (input['services'] as string[]).map(lastOf);
-      if (wanted.length > 10) return sendError(res, 'json1.1', 'ecs', { status: 400, code: 'InvalidParameterException', message: 'services can have at most 10 items.' });
+      if (wanted.length > 10)
+        return sendError(res, 'json1.1', 'ecs', { status: 400, code: 'InvalidParameterException', message: 'services can have at most 10 items.' });
       const found = inCluster.filter((s) => wanted.includes(s.name));
       const failures = wanted.filter((name) => !found.some((s) => s.name === name)).map((name) => ({ arn: name, reason: 'MISSING' }));
       return sendJson(res, 'json1.1', 200, { services: found.map((s) => ecsServiceJson(s, state)), failures });
@@ -92,7 +101,9 @@ export function cloudwatch(call: JsonCall): void {
   const alarms = state.alarms.filter((a) => a.region === region);
   switch (call.operation) {
     case 'DescribeAlarms': {
-      const selected = alarms.filter((a) => (input['StateValue'] === undefined || a.state === input['StateValue']) && a.name.startsWith(input['AlarmNamePrefix'] ?? ''));
+      const selected = alarms.filter(
+        (a) => (input['StateValue'] === undefined || a.state === input['StateValue']) && a.name.startsWith(input['AlarmNamePrefix'] ?? ''),
+      );
       const page = pageOf(selected, input['NextToken'], input['MaxRecords'] ?? 50);
       return sendJson(res, 'json1.0', 200, {
         MetricAlarms: page.items.map((a) => ({
@@ -118,19 +129,34 @@ export function cloudwatch(call: JsonCall): void {
     case 'GetMetricStatistics': {
       const [start, end] = [input['StartTime'] as number, input['EndTime'] as number];
       if (typeof start !== 'number' || typeof end !== 'number') {
-        return sendError(res, 'json1.0', 'monitoring', { status: 400, code: 'InvalidParameterValue', message: 'StartTime and EndTime must be timestamps', ...CW });
+        return sendError(res, 'json1.0', 'monitoring', {
+          status: 400,
+          code: 'InvalidParameterValue',
+          message: 'StartTime and EndTime must be timestamps',
+          ...CW,
+        });
       }
       const dims = Object.fromEntries(((input['Dimensions'] ?? []) as Json[]).map((d) => [d['Name'], d['Value']]));
       const statistic = (input['Statistics'] as string[])[0]!;
       const points = state.datapoints.filter(
-        (p) => p.region === region && p.namespace === input['Namespace'] && p.metric === input['MetricName'] && JSON.stringify(p.dimensions) === JSON.stringify(dims) && epoch(p.at) >= start && epoch(p.at) <= end,
+        (p) =>
+          p.region === region &&
+          p.namespace === input['Namespace'] &&
+          p.metric === input['MetricName'] &&
+          JSON.stringify(p.dimensions) === JSON.stringify(dims) &&
+          epoch(p.at) >= start &&
+          epoch(p.at) <= end,
       );
       // datapoints come back unordered, as CloudWatch returns them
-      return sendJson(res, 'json1.0', 200, { Label: input['MetricName'], Datapoints: points.reverse().map((p) => ({ Timestamp: epoch(p.at), [statistic]: p.value, Unit: p.unit })) });
+      return sendJson(res, 'json1.0', 200, {
+        Label: input['MetricName'],
+        Datapoints: points.reverse().map((p) => ({ Timestamp: epoch(p.at), [statistic]: p.value, Unit: p.unit })),
+      });
     }
     case 'SetAlarmState': {
       const alarm = alarms.find((a) => a.name === input['AlarmName']);
-      if (alarm === undefined) return sendError(res, 'json1.0', 'monitoring', { status: 404, code: 'ResourceNotFound', message: `Alarm ${input['AlarmName']} not found`, ...CW });
+      if (alarm === undefined)
+        return sendError(res, 'json1.0', 'monitoring', { status: 404, code: 'ResourceNotFound', message: `Alarm ${input['AlarmName']} not found`, ...CW });
       alarm.state = input['StateValue'];
       alarm.reason = input['StateReason'];
       alarm.updated = new Date();
@@ -144,10 +170,15 @@ export function cloudwatch(call: JsonCall): void {
 
 export function cloudtrail(call: JsonCall): void {
   const { input, state, region, res } = call;
-  if (call.operation !== 'LookupEvents') return sendError(res, 'json1.1', 'cloudtrail', { status: 400, code: 'UnknownOperationException', message: `unknown operation ${call.operation}` });
+  if (call.operation !== 'LookupEvents')
+    return sendError(res, 'json1.1', 'cloudtrail', { status: 400, code: 'UnknownOperationException', message: `unknown operation ${call.operation}` });
   const attribute = ((input['LookupAttributes'] ?? []) as Json[])[0];
   if (attribute !== undefined && attribute['AttributeKey'] !== 'ResourceName') {
-    return sendError(res, 'json1.1', 'cloudtrail', { status: 400, code: 'InvalidLookupAttributesException', message: 'the fake only looks up by ResourceName' });
+    return sendError(res, 'json1.1', 'cloudtrail', {
+      status: 400,
+      code: 'InvalidLookupAttributesException',
+      message: 'the fake only looks up by ResourceName',
+    });
   }
   const start = input['StartTime'] as number | undefined;
   const end = input['EndTime'] as number | undefined;
@@ -200,7 +231,8 @@ export function lambda(method: string, url: URL, region: string, state: FakeAwsS
   if (method === 'GET' && tags) {
     const arn = decodeURIComponent(tags[1]!);
     const fn = fns.find((f) => arnOf(f.name) === arn);
-    if (fn === undefined) return sendError(res, 'rest-json', 'lambda', { status: 404, code: 'ResourceNotFoundException', message: `Function not found: ${arn}` });
+    if (fn === undefined)
+      return sendError(res, 'rest-json', 'lambda', { status: 404, code: 'ResourceNotFoundException', message: `Function not found: ${arn}` });
     return sendJson(res, 'rest-json', 200, { Tags: fn.tags });
   }
   return sendError(res, 'rest-json', 'lambda', { status: 404, code: 'UnknownOperationException', message: `no route ${method} ${url.pathname}` });

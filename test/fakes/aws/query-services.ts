@@ -22,7 +22,11 @@ export function pageOf<T>(items: readonly T[], token: string | null | undefined,
 }
 
 const unknownAction = (call: QueryCall, protocol: Protocol, service: string): void =>
-  sendError(call.res, protocol, service, { status: 400, code: 'InvalidAction', message: `The action ${call.form.get('Action')} is not valid for this web service.` });
+  sendError(call.res, protocol, service, {
+    status: 400,
+    code: 'InvalidAction',
+    message: `The action ${call.form.get('Action')} is not valid for this web service.`,
+  });
 
 const upper = (n: number): string => randomBytes(n).toString('hex').toUpperCase().slice(0, n);
 
@@ -35,12 +39,21 @@ export function sts(call: QueryCall): void {
       const roleArn = form.get('RoleArn') ?? '';
       const role = state.roles.get(roleArn);
       if (role === undefined || !role.trusted.includes(key.id) || (role.externalId !== undefined && form.get('ExternalId') !== role.externalId)) {
-        return sendError(res, 'query', 'sts', { status: 403, code: 'AccessDenied', message: `User: ${key.arn} is not authorized to perform: sts:AssumeRole on resource: ${roleArn}` });
+        return sendError(res, 'query', 'sts', {
+          status: 403,
+          code: 'AccessDenied',
+          message: `User: ${key.arn} is not authorized to perform: sts:AssumeRole on resource: ${roleArn}`,
+        });
       }
       const session = form.get('RoleSessionName') ?? 'session';
       const roleName = roleArn.split('/').pop() ?? '';
       const id = `ASIA${upper(16)}`;
-      const temporary: FakeKey = { secret: randomBytes(30).toString('base64'), sessionToken: randomBytes(48).toString('base64'), arn: `arn:aws:sts::${state.account}:assumed-role/${roleName}/${session}`, userId: `AROAFAKEROLE00000001:${session}` };
+      const temporary: FakeKey = {
+        secret: randomBytes(30).toString('base64'),
+        sessionToken: randomBytes(48).toString('base64'),
+        arn: `arn:aws:sts::${state.account}:assumed-role/${roleName}/${session}`,
+        userId: `AROAFAKEROLE00000001:${session}`,
+      };
       state.keys.set(id, temporary);
       const expiration = new Date(Date.now() + Number(form.get('DurationSeconds') ?? '3600') * 1000);
       return queryAnswer(res, 'sts', 'AssumeRole', {
@@ -65,16 +78,27 @@ export function ec2(call: QueryCall): void {
   const ids = members(form, 'InstanceId');
   const inRegion = state.instances.filter((i) => i.region === region);
   const missing = ids.find((id) => !inRegion.some((i) => i.id === id));
-  if (missing !== undefined) return sendError(res, 'ec2', 'ec2', { status: 400, code: 'InvalidInstanceID.NotFound', message: `The instance ID '${missing}' does not exist` });
+  if (missing !== undefined)
+    return sendError(res, 'ec2', 'ec2', { status: 400, code: 'InvalidInstanceID.NotFound', message: `The instance ID '${missing}' does not exist` });
   switch (form.get('Action')) {
     case 'DescribeInstances': {
       if (ids.length > 0 && form.has('MaxResults')) {
-        return sendError(res, 'ec2', 'ec2', { status: 400, code: 'InvalidParameterCombination', message: 'The parameter instancesSet cannot be used with the parameter maxResults' });
+        return sendError(res, 'ec2', 'ec2', {
+          status: 400,
+          code: 'InvalidParameterCombination',
+          message: 'The parameter instancesSet cannot be used with the parameter maxResults',
+        });
       }
       const selected = inRegion.filter(
         (i) =>
           (ids.length === 0 || ids.includes(i.id)) &&
-          ec2Filters(form).every((f) => (f.name === 'instance-state-name' ? f.values.includes(i.state) : f.name.startsWith('tag:') ? f.values.includes(i.tags[f.name.slice(4)] ?? '\u0000') : true)),
+          ec2Filters(form).every((f) =>
+            f.name === 'instance-state-name'
+              ? f.values.includes(i.state)
+              : f.name.startsWith('tag:')
+                ? f.values.includes(i.tags[f.name.slice(4)] ?? '\u0000')
+                : true,
+          ),
       );
       const page = pageOf(selected, form.get('NextToken'), Number(form.get('MaxResults') ?? '1000'));
       return ec2Answer(res, 'DescribeInstances', {
@@ -122,7 +146,13 @@ export function autoscaling(call: QueryCall): void {
       AvailabilityZones: [...new Set(g.instances.map((i) => i.zone))],
       HealthCheckType: 'ELB',
       CreatedTime: new Date('2025-06-01T00:00:00Z'),
-      Instances: g.instances.map((i) => ({ InstanceId: i.id, AvailabilityZone: i.zone, LifecycleState: i.lifecycle, HealthStatus: i.health, ProtectedFromScaleIn: false })),
+      Instances: g.instances.map((i) => ({
+        InstanceId: i.id,
+        AvailabilityZone: i.zone,
+        LifecycleState: i.lifecycle,
+        HealthStatus: i.health,
+        ProtectedFromScaleIn: false,
+      })),
       Tags: Object.entries(g.tags).map(([Key, Value]) => ({ ResourceId: g.name, ResourceType: 'auto-scaling-group', Key, Value, PropagateAtLaunch: true })),
     })),
     NextToken: page.next,

@@ -38,7 +38,15 @@ export interface FakeAws {
   close(): Promise<void>;
 }
 
-const PROTOCOLS: Record<string, Protocol> = { sts: 'query', autoscaling: 'query', ec2: 'ec2', ecs: 'json1.1', cloudtrail: 'json1.1', monitoring: 'json1.0', lambda: 'rest-json' };
+const PROTOCOLS: Record<string, Protocol> = {
+  sts: 'query',
+  autoscaling: 'query',
+  ec2: 'ec2',
+  ecs: 'json1.1',
+  cloudtrail: 'json1.1',
+  monitoring: 'json1.0',
+  lambda: 'rest-json',
+};
 /** the error codes each protocol family uses for an unknown key and a bad signature */
 const AUTH_CODES: Record<Protocol, { unknownKey: string; badSignature: string; incomplete: string }> = {
   query: { unknownKey: 'InvalidClientTokenId', badSignature: 'SignatureDoesNotMatch', incomplete: 'IncompleteSignature' },
@@ -87,10 +95,25 @@ export async function startFakeAws(state: FakeAwsState): Promise<FakeAws> {
       const target = req.headers['x-amz-target'] as string | undefined;
       const operation = isForm ? (form.get('Action') ?? '') : protocol === 'rest-json' ? `${req.method} ${url.pathname}` : (target?.split('.').pop() ?? '');
       res.on('finish', () =>
-        requests.push({ service: auth?.service ?? null, region: auth?.region ?? null, accessKeyId: auth?.accessKeyId ?? null, operation, contentType: req.headers['content-type'], target, status: res.statusCode, input: isForm ? Object.fromEntries(form) : input }),
+        requests.push({
+          service: auth?.service ?? null,
+          region: auth?.region ?? null,
+          accessKeyId: auth?.accessKeyId ?? null,
+          operation,
+          contentType: req.headers['content-type'],
+          target,
+          status: res.statusCode,
+          input: isForm ? Object.fromEntries(form) : input,
+        }),
       );
       const codes = AUTH_CODES[protocol];
-      const refuse = (code: string, message: string): void => sendError(res, protocol, service, { status: 403, code, message, ...(protocol === 'json1.0' ? { namespace: 'com.amazonaws.cloudwatch', queryCompatible: true } : {}) });
+      const refuse = (code: string, message: string): void =>
+        sendError(res, protocol, service, {
+          status: 403,
+          code,
+          message,
+          ...(protocol === 'json1.0' ? { namespace: 'com.amazonaws.cloudwatch', queryCompatible: true } : {}),
+        });
 
       const amzDate = req.headers['x-amz-date'];
       if (auth === null) return refuse(codes.incomplete, 'Authorization header requires a SigV4 Credential, SignedHeaders and Signature');
@@ -100,13 +123,21 @@ export async function startFakeAws(state: FakeAwsState): Promise<FakeAws> {
       if (PROTOCOLS[auth.service] === undefined) return refuse(codes.incomplete, `the fake does not serve ${auth.service}`);
       const key = state.keys.get(auth.accessKeyId);
       const token = req.headers['x-amz-security-token'];
-      if (key === undefined || (key.sessionToken ?? undefined) !== token) return refuse(codes.unknownKey, 'The security token included in the request is invalid.');
+      if (key === undefined || (key.sessionToken ?? undefined) !== token)
+        return refuse(codes.unknownKey, 'The security token included in the request is invalid.');
       if (expectedSignature({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body }, auth, key.secret) !== auth.signature) {
-        return refuse(codes.badSignature, 'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method.');
+        return refuse(
+          codes.badSignature,
+          'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method.',
+        );
       }
       const wantedType = CONTENT_TYPES[protocol];
       if (wantedType !== null && !(req.headers['content-type'] ?? '').startsWith(wantedType)) {
-        return sendError(res, protocol, service, { status: 400, code: 'UnsupportedProtocol', message: `${auth.service} speaks ${protocol} (${wantedType}), got ${req.headers['content-type']}` });
+        return sendError(res, protocol, service, {
+          status: 400,
+          code: 'UnsupportedProtocol',
+          message: `${auth.service} speaks ${protocol} (${wantedType}), got ${req.headers['content-type']}`,
+        });
       }
       const region = auth.region;
       const withKey = { ...key, id: auth.accessKeyId };

@@ -15,7 +15,8 @@ export interface Authorization {
   readonly signature: string;
 }
 
-const SHAPE = /^AWS4-HMAC-SHA256 Credential=([A-Z0-9]{16,128})\/(\d{8})\/([a-z0-9-]+)\/([a-z0-9-]+)\/aws4_request, ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/;
+const SHAPE =
+  /^AWS4-HMAC-SHA256 Credential=([A-Z0-9]{16,128})\/(\d{8})\/([a-z0-9-]+)\/([a-z0-9-]+)\/aws4_request, ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/;
 
 /** the parsed header, or null when it is missing or not of the SigV4 shape */
 export function parseAuthorization(header: string | undefined): Authorization | null {
@@ -68,7 +69,9 @@ export function expectedSignature(message: SignedMessage, auth: Authorization, s
   }
   const declared = message.headers['x-amz-content-sha256'];
   const payloadHash = typeof declared === 'string' ? declared : sha256(message.body);
-  const canonical = [message.method, canonicalPath(path), canonicalQuery(query), `${headerLines.join('\n')}\n`, auth.signedHeaders.join(';'), payloadHash].join('\n');
+  const canonical = [message.method, canonicalPath(path), canonicalQuery(query), `${headerLines.join('\n')}\n`, auth.signedHeaders.join(';'), payloadHash].join(
+    '\n',
+  );
   const scope = `${auth.date}/${auth.region}/${auth.service}/aws4_request`;
   const toSign = ['AWS4-HMAC-SHA256', String(message.headers['x-amz-date']), scope, sha256(canonical)].join('\n');
   const key = hmac(hmac(hmac(hmac(`AWS4${secret}`, auth.date), auth.region), auth.service), 'aws4_request');

@@ -22,7 +22,11 @@ export function xml(value: XmlValue, listTag: 'item' | 'member'): string {
   if (value === null || value === undefined) return '';
   if (value instanceof Date) return value.toISOString();
   if (Array.isArray(value)) return value.map((item) => `<${listTag}>${xml(item, listTag)}</${listTag}>`).join('');
-  if (typeof value === 'object') return Object.entries(value).filter(([, inner]) => inner !== undefined && inner !== null).map(([tag, inner]) => `<${tag}>${xml(inner, listTag)}</${tag}>`).join('');
+  if (typeof value === 'object')
+    return Object.entries(value)
+      .filter(([, inner]) => inner !== undefined && inner !== null)
+      .map(([tag, inner]) => `<${tag}>${xml(inner, listTag)}</${tag}>`)
+      .join('');
   return escapeXml(String(value));
 }
 
@@ -33,13 +37,23 @@ export function sendXml(res: ServerResponse, status: number, body: string): void
 
 /** `<ActionResponse xmlns><ActionResult>...</ActionResult><ResponseMetadata/></ActionResponse>` (query protocol) */
 export const queryAnswer = (res: ServerResponse, service: string, action: string, result: XmlValue): void =>
-  sendXml(res, 200, `<${action}Response xmlns="${NAMESPACES[service]}"><${action}Result>${xml(result, 'member')}</${action}Result><ResponseMetadata><RequestId>${randomUUID()}</RequestId></ResponseMetadata></${action}Response>`);
+  sendXml(
+    res,
+    200,
+    `<${action}Response xmlns="${NAMESPACES[service]}"><${action}Result>${xml(result, 'member')}</${action}Result><ResponseMetadata><RequestId>${randomUUID()}</RequestId></ResponseMetadata></${action}Response>`,
+  );
 
 /** `<ActionResponse xmlns><requestId/>...</ActionResponse>` (EC2 query protocol: no Result wrapper) */
 export const ec2Answer = (res: ServerResponse, action: string, result: XmlValue): void =>
   sendXml(res, 200, `<${action}Response xmlns="${NAMESPACES['ec2']}"><requestId>${randomUUID()}</requestId>${xml(result, 'item')}</${action}Response>`);
 
-export function sendJson(res: ServerResponse, protocol: 'json1.0' | 'json1.1' | 'rest-json', status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  protocol: 'json1.0' | 'json1.1' | 'rest-json',
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const type = protocol === 'rest-json' ? 'application/json' : `application/x-amz-json-${protocol.slice(4)}`;
   res.writeHead(status, { 'content-type': type, 'x-amzn-requestid': randomUUID(), ...headers });
   res.end(JSON.stringify(body));
@@ -63,13 +77,33 @@ export function sendError(res: ServerResponse, protocol: Protocol, service: stri
   const id = randomUUID();
   switch (protocol) {
     case 'query':
-      return sendXml(res, error.status, `<ErrorResponse xmlns="${NAMESPACES[service] ?? ''}"><Error><Type>${type}</Type><Code>${error.code}</Code><Message>${escapeXml(error.message)}</Message></Error><RequestId>${id}</RequestId></ErrorResponse>`);
+      return sendXml(
+        res,
+        error.status,
+        `<ErrorResponse xmlns="${NAMESPACES[service] ?? ''}"><Error><Type>${type}</Type><Code>${error.code}</Code><Message>${escapeXml(error.message)}</Message></Error><RequestId>${id}</RequestId></ErrorResponse>`,
+      );
     case 'ec2':
-      return sendXml(res, error.status, `<Response><Errors><Error><Code>${error.code}</Code><Message>${escapeXml(error.message)}</Message></Error></Errors><RequestID>${id}</RequestID></Response>`);
+      return sendXml(
+        res,
+        error.status,
+        `<Response><Errors><Error><Code>${error.code}</Code><Message>${escapeXml(error.message)}</Message></Error></Errors><RequestID>${id}</RequestID></Response>`,
+      );
     case 'rest-json':
-      return sendJson(res, protocol, error.status, { Type: type === 'Sender' ? 'User' : 'Service', message: error.message }, { 'x-amzn-errortype': error.code });
+      return sendJson(
+        res,
+        protocol,
+        error.status,
+        { Type: type === 'Sender' ? 'User' : 'Service', message: error.message },
+        { 'x-amzn-errortype': error.code },
+      );
     default:
-      return sendJson(res, protocol, error.status, { __type: error.namespace === undefined ? error.code : `${error.namespace}#${error.code}`, message: error.message }, error.queryCompatible ? { 'x-amzn-query-error': `${error.code};${type}` } : {});
+      return sendJson(
+        res,
+        protocol,
+        error.status,
+        { __type: error.namespace === undefined ? error.code : `${error.namespace}#${error.code}`, message: error.message },
+        error.queryCompatible ? { 'x-amzn-query-error': `${error.code};${type}` } : {},
+      );
   }
 }
 

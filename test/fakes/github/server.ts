@@ -170,7 +170,9 @@ export async function startFakeGithub(): Promise<FakeGithub> {
   });
 
   /** who the Authorization header names, or a 401 */
-  const authenticate = async (request: IncomingMessage): Promise<{ kind: 'user'; login: string; scopes?: string } | { kind: 'app' } | { kind: 'installation' }> => {
+  const authenticate = async (
+    request: IncomingMessage,
+  ): Promise<{ kind: 'user'; login: string; scopes?: string } | { kind: 'app' } | { kind: 'installation' }> => {
     const header = request.headers.authorization ?? '';
     const match = /^(?:token|bearer) (.+)$/i.exec(header);
     const bad = new HttpFailure(401, { message: 'Bad credentials', documentation_url: API_DOCS, status: '401' });
@@ -239,7 +241,8 @@ export async function startFakeGithub(): Promise<FakeGithub> {
       return { token, expires_at: new Date(Date.now() + 3_600_000).toISOString(), permissions: { contents: 'read', pull_requests: 'write' } };
     }
     if (method === 'GET' && path === '/installation/repositories') {
-      if (who.kind !== 'installation') throw new HttpFailure(403, { message: 'Resource not accessible by integration', documentation_url: API_DOCS, status: '403' });
+      if (who.kind !== 'installation')
+        throw new HttpFailure(403, { message: 'Resource not accessible by integration', documentation_url: API_DOCS, status: '403' });
       const all = state.repos.map(repoObject);
       return { total_count: all.length, repositories: paginate(url, response, all) };
     }
@@ -265,7 +268,11 @@ export async function startFakeGithub(): Promise<FakeGithub> {
         .filter((pr) => stateFilter === 'all' || (pr.state ?? 'open') === stateFilter)
         .filter((pr) => !query.get('base') || (pr.base ?? 'main') === query.get('base'))
         .sort(byUpdated(query.get('direction') ?? 'desc'));
-      return paginate(url, response, pulls.map((pr) => pullObject(full, pr)));
+      return paginate(
+        url,
+        response,
+        pulls.map((pr) => pullObject(full, pr)),
+      );
     }
     if (method === 'GET' && rest === '/commits') {
       const all = state.commits.get(full) ?? [];
@@ -280,7 +287,10 @@ export async function startFakeGithub(): Promise<FakeGithub> {
         response,
         commits.map((commit) => ({
           sha: commit.sha,
-          commit: { message: commit.message, author: { name: commit.name, email: `${commit.name.toLowerCase().replace(/\s+/g, '.')}@example.com`, date: commit.date } },
+          commit: {
+            message: commit.message,
+            author: { name: commit.name, email: `${commit.name.toLowerCase().replace(/\s+/g, '.')}@example.com`, date: commit.date },
+          },
           author: commit.login === null ? null : userObject(base, commit.login),
           html_url: `https://github.com/${full}/commit/${commit.sha}`,
         })),
@@ -331,12 +341,24 @@ export async function startFakeGithub(): Promise<FakeGithub> {
         throw new HttpFailure(403, { message: 'Resource not accessible by personal access token', documentation_url: API_DOCS, status: '403' });
       }
       const text = (body as { body?: unknown } | undefined)?.body;
-      if (typeof text !== 'string' || text.length === 0) throw new HttpFailure(422, { message: 'Validation Failed', errors: [{ resource: 'IssueComment', code: 'missing_field', field: 'body' }], documentation_url: API_DOCS, status: '422' });
+      if (typeof text !== 'string' || text.length === 0)
+        throw new HttpFailure(422, {
+          message: 'Validation Failed',
+          errors: [{ resource: 'IssueComment', code: 'missing_field', field: 'body' }],
+          documentation_url: API_DOCS,
+          status: '422',
+        });
       const id = nextCommentId++;
       const user = who.kind === 'user' ? who.login : 'agent-context[bot]';
       state.comments.push({ repo: full, issue_number: Number(match[1]), body: text, id, user });
       response.statusCode = 201;
-      return { id, body: text, user: userObject(base, user), html_url: `https://github.com/${full}/issues/${match[1]}#issuecomment-${id}`, created_at: new Date().toISOString() };
+      return {
+        id,
+        body: text,
+        user: userObject(base, user),
+        html_url: `https://github.com/${full}/issues/${match[1]}#issuecomment-${id}`,
+        created_at: new Date().toISOString(),
+      };
     }
     throw notFound();
   }
@@ -350,8 +372,18 @@ export async function startFakeGithub(): Promise<FakeGithub> {
       response.setHeader('x-github-media-type', 'github.v3; format=json');
       const retryAfter = throttle.take();
       if (retryAfter !== null) {
-        response.writeHead(429, { 'retry-after': String(retryAfter), 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(Math.ceil(Date.now() / 1000) + retryAfter) });
-        response.end(JSON.stringify({ message: 'API rate limit exceeded for user ID 1.', documentation_url: `${API_DOCS}/overview/rate-limits-for-the-rest-api`, status: '429' }));
+        response.writeHead(429, {
+          'retry-after': String(retryAfter),
+          'x-ratelimit-remaining': '0',
+          'x-ratelimit-reset': String(Math.ceil(Date.now() / 1000) + retryAfter),
+        });
+        response.end(
+          JSON.stringify({
+            message: 'API rate limit exceeded for user ID 1.',
+            documentation_url: `${API_DOCS}/overview/rate-limits-for-the-rest-api`,
+            status: '429',
+          }),
+        );
         return;
       }
       try {

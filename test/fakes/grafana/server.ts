@@ -43,8 +43,32 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
 }
 
 export const DATASOURCES = [
-  { id: 1, uid: 'prom-main', orgId: 1, name: 'Prometheus', type: 'prometheus', typeName: 'Prometheus', access: 'proxy', url: 'http://prometheus:9090', isDefault: true, readOnly: false, jsonData: {} },
-  { id: 2, uid: 'loki-main', orgId: 1, name: 'Loki', type: 'loki', typeName: 'Loki', access: 'proxy', url: 'http://loki:3100', isDefault: false, readOnly: false, jsonData: {} },
+  {
+    id: 1,
+    uid: 'prom-main',
+    orgId: 1,
+    name: 'Prometheus',
+    type: 'prometheus',
+    typeName: 'Prometheus',
+    access: 'proxy',
+    url: 'http://prometheus:9090',
+    isDefault: true,
+    readOnly: false,
+    jsonData: {},
+  },
+  {
+    id: 2,
+    uid: 'loki-main',
+    orgId: 1,
+    name: 'Loki',
+    type: 'loki',
+    typeName: 'Loki',
+    access: 'proxy',
+    url: 'http://loki:3100',
+    isDefault: false,
+    readOnly: false,
+    jsonData: {},
+  },
 ];
 
 /** a Prometheus time series as Grafana's data frames carry it */
@@ -90,13 +114,31 @@ export async function startFakeGrafanaServer(): Promise<FakeGrafanaServer> {
       if ((path === '/api/user' || path === '/api/user/orgs') && account.apiKey === true) return send(res, 404, { message: 'User not found' });
       if (path === '/api/user') {
         return send(res, 200, {
-          id: 7, uid: 'sa-uid', email: `sa-1-${account.login}`, name: account.login, login: account.login, theme: '', orgId: 1,
-          isGrafanaAdmin: false, isDisabled: false, isExternal: false, isExternallySynced: false, isGrafanaAdminExternallySynced: false,
-          authLabels: [], updatedAt: '2026-11-01T00:00:00Z', createdAt: '2026-11-01T00:00:00Z', avatarUrl: '',
+          id: 7,
+          uid: 'sa-uid',
+          email: `sa-1-${account.login}`,
+          name: account.login,
+          login: account.login,
+          theme: '',
+          orgId: 1,
+          isGrafanaAdmin: false,
+          isDisabled: false,
+          isExternal: false,
+          isExternallySynced: false,
+          isGrafanaAdminExternallySynced: false,
+          authLabels: [],
+          updatedAt: '2026-11-01T00:00:00Z',
+          createdAt: '2026-11-01T00:00:00Z',
+          avatarUrl: '',
         });
       }
       if (path === '/api/user/orgs') return send(res, 200, [{ orgId: 1, name: 'Main Org.', role: account.role }]);
-      if (!canView) return send(res, 403, grafanaError(403, 'You\'ll need additional permissions to perform this action. Permissions needed: dashboards:read', 'accesscontrol.unauthorized'));
+      if (!canView)
+        return send(
+          res,
+          403,
+          grafanaError(403, "You'll need additional permissions to perform this action. Permissions needed: dashboards:read", 'accesscontrol.unauthorized'),
+        );
 
       if (path === '/api/search') {
         const words = (q.get('query') ?? '').toLowerCase();
@@ -106,8 +148,19 @@ export async function startFakeGrafanaServer(): Promise<FakeGrafanaServer> {
         const hits = dashboards
           .filter((d) => d['title'].toLowerCase().includes(words) && tags.every((t) => d['tags'].includes(t)))
           .map((d) => ({
-            id: d['id'], uid: d['uid'], title: d['title'], uri: `db/${d['uid']}`, url: `/d/${d['uid']}/${d['title'].toLowerCase().replace(/\W+/g, '-')}`,
-            slug: '', type: 'dash-db', tags: d['tags'], isStarred: false, folderId: 3, folderUid: 'ops', folderTitle: 'Operations', folderUrl: '/dashboards/f/ops/',
+            id: d['id'],
+            uid: d['uid'],
+            title: d['title'],
+            uri: `db/${d['uid']}`,
+            url: `/d/${d['uid']}/${d['title'].toLowerCase().replace(/\W+/g, '-')}`,
+            slug: '',
+            type: 'dash-db',
+            tags: d['tags'],
+            isStarred: false,
+            folderId: 3,
+            folderUid: 'ops',
+            folderTitle: 'Operations',
+            folderUrl: '/dashboards/f/ops/',
             sortMeta: 0,
           }));
         return send(res, 200, hits.slice((page - 1) * limit, page * limit));
@@ -117,21 +170,31 @@ export async function startFakeGrafanaServer(): Promise<FakeGrafanaServer> {
         const found = dashboards.find((d) => d['uid'] === decodeURIComponent(dashboard[1]!));
         if (!found) return send(res, 404, { message: 'Dashboard not found', messageId: 'dashboards.not-found', statusCode: 404, traceID: '' });
         return send(res, 200, {
-          meta: { type: 'db', canSave: account.role !== 'Viewer', slug: found['uid'], url: `/d/${found['uid']}/x`, folderTitle: 'Operations', updated: '2026-11-20T08:00:00Z', version: found['version'] },
+          meta: {
+            type: 'db',
+            canSave: account.role !== 'Viewer',
+            slug: found['uid'],
+            url: `/d/${found['uid']}/x`,
+            folderTitle: 'Operations',
+            updated: '2026-11-20T08:00:00Z',
+            version: found['version'],
+          },
           dashboard: found,
         });
       }
       if (path === '/api/alertmanager/grafana/api/v2/alerts') {
         const silenced = q.get('silenced') !== 'false';
         const matchers = q.getAll('filter').map((f) => f.match(/^(\w+)="(.*)"$/)!);
-        const answer = alerts.filter(
-          (a) => (silenced || a['status'].state !== 'suppressed') && matchers.every((m) => a['labels'][m[1]!] === m[2]),
-        );
+        const answer = alerts.filter((a) => (silenced || a['status'].state !== 'suppressed') && matchers.every((m) => a['labels'][m[1]!] === m[2]));
         return send(res, 200, answer);
       }
       if (path === '/api/datasources') {
         if (account.role === 'Viewer') {
-          return send(res, 403, grafanaError(403, "You'll need additional permissions to perform this action. Permissions needed: datasources:read", 'accesscontrol.unauthorized'));
+          return send(
+            res,
+            403,
+            grafanaError(403, "You'll need additional permissions to perform this action. Permissions needed: datasources:read", 'accesscontrol.unauthorized'),
+          );
         }
         return send(res, 200, DATASOURCES);
       }
@@ -164,13 +227,37 @@ export async function startFakeGrafanaServer(): Promise<FakeGrafanaServer> {
 export function seedGrafana(fake: FakeGrafanaServer): void {
   fake.dashboards.push(
     {
-      id: 11, uid: 'api-overview', title: 'API overview', tags: ['api', 'prod'], version: 4, schemaVersion: 39,
+      id: 11,
+      uid: 'api-overview',
+      title: 'API overview',
+      tags: ['api', 'prod'],
+      version: 4,
+      schemaVersion: 39,
       panels: [
-        { id: 1, type: 'timeseries', title: 'Request rate', datasource: { type: 'prometheus', uid: 'prom-main' }, gridPos: { h: 8, w: 12, x: 0, y: 0 },
-          targets: [{ refId: 'A', expr: 'sum(rate(http_requests_total{job="api"}[5m]))', datasource: { type: 'prometheus', uid: 'prom-main' } }] },
-        { id: 2, type: 'row', title: 'Errors', collapsed: true, gridPos: { h: 1, w: 24, x: 0, y: 8 },
-          panels: [{ id: 3, type: 'stat', title: '5xx ratio', datasource: { type: 'prometheus', uid: 'prom-main' },
-            targets: [{ refId: 'A', expr: 'sum(rate(http_requests_total{code=~"5.."}[5m])) / sum(rate(http_requests_total[5m]))' }] }] },
+        {
+          id: 1,
+          type: 'timeseries',
+          title: 'Request rate',
+          datasource: { type: 'prometheus', uid: 'prom-main' },
+          gridPos: { h: 8, w: 12, x: 0, y: 0 },
+          targets: [{ refId: 'A', expr: 'sum(rate(http_requests_total{job="api"}[5m]))', datasource: { type: 'prometheus', uid: 'prom-main' } }],
+        },
+        {
+          id: 2,
+          type: 'row',
+          title: 'Errors',
+          collapsed: true,
+          gridPos: { h: 1, w: 24, x: 0, y: 8 },
+          panels: [
+            {
+              id: 3,
+              type: 'stat',
+              title: '5xx ratio',
+              datasource: { type: 'prometheus', uid: 'prom-main' },
+              targets: [{ refId: 'A', expr: 'sum(rate(http_requests_total{code=~"5.."}[5m])) / sum(rate(http_requests_total[5m]))' }],
+            },
+          ],
+        },
       ],
     },
     ...Array.from({ length: 4 }, (_, i) => ({ id: 20 + i, uid: `svc-${i}`, title: `Service ${i} latency`, tags: ['prod'], version: 1, panels: [] })),
@@ -179,15 +266,23 @@ export function seedGrafana(fake: FakeGrafanaServer): void {
     {
       labels: { alertname: 'HighErrorRate', severity: 'critical', service: 'api', grafana_folder: 'Operations' },
       annotations: { summary: 'API 5xx ratio above 5%', description: '5xx ratio is 7.2% over 5m' },
-      startsAt: '2026-11-22T05:00:00Z', endsAt: '2026-11-22T06:00:00Z', updatedAt: '2026-11-22T05:30:00Z', fingerprint: 'a1b2c3',
-      generatorURL: 'http://grafana.local/alerting/grafana/err-rate/view', receivers: [{ name: 'oncall' }],
+      startsAt: '2026-11-22T05:00:00Z',
+      endsAt: '2026-11-22T06:00:00Z',
+      updatedAt: '2026-11-22T05:30:00Z',
+      fingerprint: 'a1b2c3',
+      generatorURL: 'http://grafana.local/alerting/grafana/err-rate/view',
+      receivers: [{ name: 'oncall' }],
       status: { state: 'active', silencedBy: [], inhibitedBy: [] },
     },
     {
       labels: { alertname: 'DiskFilling', severity: 'warning', service: 'db' },
       annotations: { summary: 'Disk 85% full' },
-      startsAt: '2026-11-22T03:00:00Z', endsAt: '2026-11-22T06:00:00Z', updatedAt: '2026-11-22T05:30:00Z', fingerprint: 'd4e5f6',
-      generatorURL: 'http://grafana.local/alerting/grafana/disk/view', receivers: [{ name: 'oncall' }],
+      startsAt: '2026-11-22T03:00:00Z',
+      endsAt: '2026-11-22T06:00:00Z',
+      updatedAt: '2026-11-22T05:30:00Z',
+      fingerprint: 'd4e5f6',
+      generatorURL: 'http://grafana.local/alerting/grafana/disk/view',
+      receivers: [{ name: 'oncall' }],
       status: { state: 'suppressed', silencedBy: ['silence-1'], inhibitedBy: [] },
     },
   );

@@ -119,12 +119,21 @@ function applyTree(value: unknown, fields: readonly TreeField[] | null): unknown
 
 // ---- the model as Jenkins presents it ----
 
-const CLASSES = { job: 'hudson.model.FreeStyleProject', pipeline: 'org.jenkinsci.plugins.workflow.job.WorkflowJob', folder: 'com.cloudbees.hudson.plugins.folder.Folder' };
+const CLASSES = {
+  job: 'hudson.model.FreeStyleProject',
+  pipeline: 'org.jenkinsci.plugins.workflow.job.WorkflowJob',
+  folder: 'com.cloudbees.hudson.plugins.folder.Folder',
+};
 
 function causeJson(cause: FakeCause): Record<string, unknown> {
   switch (cause.kind) {
     case 'user':
-      return { _class: 'hudson.model.Cause$UserIdCause', shortDescription: `Started by user ${cause.userName ?? cause.userId}`, userId: cause.userId, userName: cause.userName ?? cause.userId };
+      return {
+        _class: 'hudson.model.Cause$UserIdCause',
+        shortDescription: `Started by user ${cause.userName ?? cause.userId}`,
+        userId: cause.userId,
+        userName: cause.userName ?? cause.userId,
+      };
     case 'scm':
       return { _class: 'hudson.triggers.SCMTrigger$SCMTriggerCause', shortDescription: 'Started by an SCM change' };
     case 'timer':
@@ -144,7 +153,16 @@ function colorOf(job: FakeJob): string {
   const last = job.builds?.at(-1);
   if (!last) return 'notbuilt';
   const completed = [...(job.builds ?? [])].reverse().find((build) => build.result !== null);
-  const base = completed?.result === 'SUCCESS' ? 'blue' : completed?.result === 'UNSTABLE' ? 'yellow' : completed?.result === 'ABORTED' ? 'aborted' : completed ? 'red' : 'notbuilt';
+  const base =
+    completed?.result === 'SUCCESS'
+      ? 'blue'
+      : completed?.result === 'UNSTABLE'
+        ? 'yellow'
+        : completed?.result === 'ABORTED'
+          ? 'aborted'
+          : completed
+            ? 'red'
+            : 'notbuilt';
   return last.result === null ? `${base}_anime` : base;
 }
 
@@ -153,9 +171,19 @@ export async function startFakeJenkins(): Promise<FakeJenkins> {
   const throttle = new Throttle();
   let nextQueueId = 100;
   const sessions = new Map<string, string>(); // session cookie -> crumb
-  const state = { users: new Map<string, FakeJenkinsUser>(), jobs: [] as FakeJob[], queue: [] as QueuedBuild[], requests: [] as { method: string; path: string }[], csrf: true };
+  const state = {
+    users: new Map<string, FakeJenkinsUser>(),
+    jobs: [] as FakeJob[],
+    queue: [] as QueuedBuild[],
+    requests: [] as { method: string; path: string }[],
+    csrf: true,
+  };
 
-  const jobUrl = (fullName: string): string => `${base}/${fullName.split('/').map((name) => `job/${encodeURIComponent(name)}/`).join('')}`;
+  const jobUrl = (fullName: string): string =>
+    `${base}/${fullName
+      .split('/')
+      .map((name) => `job/${encodeURIComponent(name)}/`)
+      .join('')}`;
 
   const buildJson = (fullName: string, build: FakeBuild): Record<string, unknown> => ({
     _class: 'hudson.model.FreeStyleBuild',
@@ -189,7 +217,13 @@ export async function startFakeJenkins(): Promise<FakeJenkins> {
 
   const jobJson = (job: FakeJob, fullName: string): Record<string, unknown> => {
     if (job.kind === 'folder') {
-      return { _class: CLASSES.folder, name: job.name, fullName, url: jobUrl(fullName), jobs: (job.children ?? []).map((child) => jobJson(child, `${fullName}/${child.name}`)) };
+      return {
+        _class: CLASSES.folder,
+        name: job.name,
+        fullName,
+        url: jobUrl(fullName),
+        jobs: (job.children ?? []).map((child) => jobJson(child, `${fullName}/${child.name}`)),
+      };
     }
     const link = (name: string) => {
       const build = permalink(job, name);
@@ -259,9 +293,14 @@ export async function startFakeJenkins(): Promise<FakeJenkins> {
       return;
     }
     const path = url.pathname;
-    if (method === 'GET' && path === '/me/api/json') return json(response, { _class: 'hudson.model.User', id: username, fullName: username.toUpperCase() }, url);
+    if (method === 'GET' && path === '/me/api/json')
+      return json(response, { _class: 'hudson.model.User', id: username, fullName: username.toUpperCase() }, url);
     if (method === 'GET' && path === '/api/json') {
-      return json(response, { _class: 'hudson.model.Hudson', mode: 'NORMAL', nodeDescription: 'the fake', jobs: state.jobs.map((job) => jobJson(job, job.name)) }, url);
+      return json(
+        response,
+        { _class: 'hudson.model.Hudson', mode: 'NORMAL', nodeDescription: 'the fake', jobs: state.jobs.map((job) => jobJson(job, job.name)) },
+        url,
+      );
     }
     if (method === 'GET' && path === '/crumbIssuer/api/json') {
       if (!state.csrf) return page(response, 404, 'Not Found', 'Not Found');
@@ -284,7 +323,9 @@ export async function startFakeJenkins(): Promise<FakeJenkins> {
           blocked: false,
           buildable: false,
           why: 'In the quiet period. Expires in 4.9 sec',
-          params: Object.entries(item.parameters).map(([name, value]) => `\n${name}=${value}`).join(''),
+          params: Object.entries(item.parameters)
+            .map(([name, value]) => `\n${name}=${value}`)
+            .join(''),
           task: { _class: CLASSES.job, name: item.job.split('/').at(-1), url: jobUrl(item.job) },
           executable: null,
         },
@@ -304,7 +345,8 @@ export async function startFakeJenkins(): Promise<FakeJenkins> {
       if (method !== 'POST') return page(response, 405, 'Method Not Allowed', 'POST required');
       if (state.csrf) {
         const session = /JSESSIONID\.fake=([0-9a-f]+)/.exec(request.headers.cookie ?? '')?.[1];
-        if (!session || sessions.get(session) !== request.headers['jenkins-crumb']) return page(response, 403, 'Forbidden', 'No valid crumb was included in the request');
+        if (!session || sessions.get(session) !== request.headers['jenkins-crumb'])
+          return page(response, 403, 'Forbidden', 'No valid crumb was included in the request');
       }
       if (action === 'build' && job.parameters) return page(response, 400, 'Bad Request', 'Nothing is submitted');
       const parameters = Object.fromEntries(new URLSearchParams(body));

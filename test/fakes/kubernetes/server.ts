@@ -124,7 +124,15 @@ export async function startFakeKubeServer(state: FakeKubeState, token = 'fake-ku
       if (path === '/version') return send(res, 200, { major: '1', minor: '30', gitVersion: 'v1.30.2', platform: 'linux/amd64' });
       if (path === '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews' && req.method === 'POST') {
         if (self.forbidReviews) {
-          return send(res, 403, status(403, 'Forbidden', 'selfsubjectaccessreviews.authorization.k8s.io is forbidden: User "system:serviceaccount:ops:agent" cannot create resource'));
+          return send(
+            res,
+            403,
+            status(
+              403,
+              'Forbidden',
+              'selfsubjectaccessreviews.authorization.k8s.io is forbidden: User "system:serviceaccount:ops:agent" cannot create resource',
+            ),
+          );
         }
         const review = JSON.parse(await body(req)) as Json;
         const a = review['spec'].resourceAttributes as Json;
@@ -147,7 +155,11 @@ export async function startFakeKubeServer(state: FakeKubeState, token = 'fake-ku
           const containers = pod['spec'].containers as Json[];
           const container = q.get('container') ?? (containers.length === 1 ? containers[0]!['name'] : null);
           if (container === null) {
-            return send(res, 400, status(400, 'BadRequest', `a container name must be specified for pod ${name}, choose one of: [${containers.map((c) => c['name']).join(' ')}]`));
+            return send(
+              res,
+              400,
+              status(400, 'BadRequest', `a container name must be specified for pod ${name}, choose one of: [${containers.map((c) => c['name']).join(' ')}]`),
+            );
           }
           const text = state.logs[`${ns}/${name}/${container}`] ?? '';
           const tail = Number(q.get('tailLines') ?? '0');
@@ -172,7 +184,15 @@ export async function startFakeKubeServer(state: FakeKubeState, token = 'fake-ku
           }
           const type = req.headers['content-type'];
           if (type !== 'application/strategic-merge-patch+json' && type !== 'application/merge-patch+json') {
-            return send(res, 415, status(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml`));
+            return send(
+              res,
+              415,
+              status(
+                415,
+                'UnsupportedMediaType',
+                `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml`,
+              ),
+            );
           }
           mergePatch(deployment, JSON.parse(await body(req)) as Json);
           deployment['metadata'].generation = Number(deployment['metadata'].generation ?? 1) + 1;

@@ -255,9 +255,7 @@ function conversationProblem(provider: FakeLlmProvider, body: Record<string, unk
       }
       previousToolUses = new Set();
     } else {
-      previousToolUses = new Set(
-        blocks.filter((block) => block?.['type'] === 'tool_use').map((block) => String(block?.['id'])),
-      );
+      previousToolUses = new Set(blocks.filter((block) => block?.['type'] === 'tool_use').map((block) => String(block?.['id'])));
     }
   }
   return null;
@@ -427,7 +425,11 @@ export async function startFakeLlmServer(options: FakeLlmOptions = {}): Promise<
     const calls = reply.tool_calls ?? [];
     const stop = reply.stop ?? (calls.length > 0 ? 'tool_use' : 'end_turn');
     const text = chunksOf(reply.text).join('');
-    const toolCalls = calls.map((call) => ({ id: call.id ?? `call_${++callCounter}`, type: 'function', function: { name: call.name, arguments: argumentsText(call) } }));
+    const toolCalls = calls.map((call) => ({
+      id: call.id ?? `call_${++callCounter}`,
+      type: 'function',
+      function: { name: call.name, arguments: argumentsText(call) },
+    }));
     return {
       id: `chatcmpl-fake${++messageCounter}`,
       object: 'chat.completion',
@@ -477,8 +479,7 @@ export async function startFakeLlmServer(options: FakeLlmOptions = {}): Promise<
       body = null;
     }
     const path = (request.url ?? '/').split('?')[0] ?? '/';
-    const provider: FakeLlmProvider | null =
-      path === '/v1/chat/completions' ? 'openai' : path === '/v1/messages' ? 'anthropic' : null;
+    const provider: FakeLlmProvider | null = path === '/v1/chat/completions' ? 'openai' : path === '/v1/messages' ? 'anthropic' : null;
     const entry: RecordedRequest = {
       provider: provider ?? 'openai',
       method: request.method ?? '',
@@ -499,8 +500,7 @@ export async function startFakeLlmServer(options: FakeLlmOptions = {}): Promise<
       sendJson(response, entry, 404, errorBody('openai', 404, `fake LLM: no route for ${request.method} ${path}`));
       return;
     }
-    const authorized =
-      provider === 'openai' ? request.headers['authorization'] === `Bearer ${apiKey}` : request.headers['x-api-key'] === apiKey;
+    const authorized = provider === 'openai' ? request.headers['authorization'] === `Bearer ${apiKey}` : request.headers['x-api-key'] === apiKey;
     if (!authorized) {
       const message = provider === 'openai' ? 'Incorrect API key provided.' : 'invalid x-api-key';
       sendJson(response, entry, 401, errorBody(provider, 401, message));

@@ -72,16 +72,28 @@ export async function startFakeRunwayServer(apiKey = 'key_fake_runway'): Promise
   function create(endpoint: string, body: Record<string, unknown>, res: ServerResponse): void {
     const model = MODELS[String(body['model'])];
     if (!model || !model.endpoints.includes(endpoint)) {
-      return send(res, 400, { error: 'Validation of body failed', issues: [{ code: 'invalid_union_discriminator', path: ['model'], message: `Invalid model for ${endpoint}` }] });
+      return send(res, 400, {
+        error: 'Validation of body failed',
+        issues: [{ code: 'invalid_union_discriminator', path: ['model'], message: `Invalid model for ${endpoint}` }],
+      });
     }
     if (!model.ratios.includes(String(body['ratio']))) {
       return send(res, 400, {
         error: 'Validation of body failed',
-        issues: [{ code: 'invalid_enum_value', path: ['ratio'], message: `Invalid enum value. Expected ${model.ratios.map((r) => `'${r}'`).join(' | ')}, received '${String(body['ratio'])}'` }],
+        issues: [
+          {
+            code: 'invalid_enum_value',
+            path: ['ratio'],
+            message: `Invalid enum value. Expected ${model.ratios.map((r) => `'${r}'`).join(' | ')}, received '${String(body['ratio'])}'`,
+          },
+        ],
       });
     }
     if (endpoint === 'image_to_video' && !reachableImages.has(String(body['promptImage']))) {
-      return send(res, 400, { error: 'Invalid asset URL', issues: [{ code: 'custom', path: ['promptImage'], message: 'The asset could not be fetched: the server answered 404' }] });
+      return send(res, 400, {
+        error: 'Invalid asset URL',
+        issues: [{ code: 'custom', path: ['promptImage'], message: 'The asset could not be fetched: the server answered 404' }],
+      });
     }
     const cost = endpoint === 'text_to_image' ? model.cost : model.cost * Number(body['duration'] ?? 5);
     if (state.credits < cost) return send(res, 400, { error: 'You do not have enough credits to run this task.' });
@@ -121,7 +133,8 @@ export async function startFakeRunwayServer(apiKey = 'key_fake_runway'): Promise
       const body = await readBody(req);
       const version = req.headers['x-runway-version'] as string | undefined;
       requests.push({ method: req.method ?? 'GET', path: url.pathname, version, body });
-      if (req.headers.authorization !== `Bearer ${apiKey}`) return send(res, 401, { error: 'Incorrect API key provided. You can find your API key in the developer portal.' });
+      if (req.headers.authorization !== `Bearer ${apiKey}`)
+        return send(res, 401, { error: 'Incorrect API key provided. You can find your API key in the developer portal.' });
       if (version === undefined) return send(res, 400, { error: 'The X-Runway-Version header is required.' });
       const retryAfter = throttle.take();
       if (retryAfter !== null) {
@@ -131,7 +144,10 @@ export async function startFakeRunwayServer(apiKey = 'key_fake_runway'): Promise
       if (path === '/v1/organization' && req.method === 'GET') {
         return send(res, 200, {
           creditBalance: state.credits,
-          tier: { maxMonthlyCreditSpend: 100_000, models: Object.fromEntries(Object.keys(MODELS).map((m) => [m, { maxConcurrentGenerations: 2, maxDailyGenerations: 200 }])) },
+          tier: {
+            maxMonthlyCreditSpend: 100_000,
+            models: Object.fromEntries(Object.keys(MODELS).map((m) => [m, { maxConcurrentGenerations: 2, maxDailyGenerations: 200 }])),
+          },
           usage: { models: {} },
         });
       }

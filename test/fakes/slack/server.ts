@@ -106,7 +106,10 @@ export interface FakeSlack {
   /** an event_callback body (what Slack posts) for a message */
   eventBody(type: 'message' | 'app_mention', message: FakeSlackMessage, channel: string, eventId?: string): Record<string, unknown>;
   /** posts a raw body to the Events URL, signed unless told otherwise */
-  deliver(body: string, options?: { timestamp?: number; retryNum?: number; signature?: string; secret?: string; contentType?: string; url?: string }): Promise<Delivery>;
+  deliver(
+    body: string,
+    options?: { timestamp?: number; retryNum?: number; signature?: string; secret?: string; contentType?: string; url?: string },
+  ): Promise<Delivery>;
   /** a person clicks a button of a bot message (block_actions), posted to `<eventsUrl>/interactivity` */
   clickButton(options: { user: string; channel: string; message_ts: string; action_id: string; value: string; thread_ts?: string }): Promise<Delivery>;
   /** resolves once a Socket Mode client is connected (hello sent) */
@@ -178,7 +181,15 @@ export async function startFakeSlack(options: { scopes?: readonly string[]; sign
 
   const methods: Record<string, (ctx: CallContext) => MethodAnswer> = {
     'auth.test': () => ({
-      body: { ok: true, url: 'https://fake.slack.test/', team: 'Fake Team', user: 'service-bot', team_id: bot.team_id, user_id: bot.user_id, bot_id: bot.bot_id },
+      body: {
+        ok: true,
+        url: 'https://fake.slack.test/',
+        team: 'Fake Team',
+        user: 'service-bot',
+        team_id: bot.team_id,
+        user_id: bot.user_id,
+        bot_id: bot.bot_id,
+      },
     }),
     'chat.postMessage': ({ args }) => {
       const channel = channelOf(args['channel']);
@@ -188,7 +199,10 @@ export async function startFakeSlack(options: { scopes?: readonly string[]; sign
       if (text === '' && args['blocks'] === undefined) return fail('no_text');
       const threadTs = typeof args['thread_ts'] === 'string' ? args['thread_ts'] : undefined;
       const message = store(channel.id, {
-        ts: nextTs(), user: bot.user_id, bot_id: bot.bot_id, text,
+        ts: nextTs(),
+        user: bot.user_id,
+        bot_id: bot.bot_id,
+        text,
         ...(threadTs ? { thread_ts: threadTs } : {}),
         ...(args['blocks'] === undefined ? {} : { blocks: typeof args['blocks'] === 'string' ? JSON.parse(args['blocks']) : args['blocks'] }),
       });
@@ -214,7 +228,16 @@ export async function startFakeSlack(options: { scopes?: readonly string[]; sign
       if (!channel) return fail('channel_not_found');
       const thread = (stored.get(channel.id) ?? []).filter((item) => item.ts === args['ts'] || item.thread_ts === args['ts']);
       if (thread.length === 0) return fail('thread_not_found');
-      return { body: { ok: true, ...paginate(thread.map((item) => ({ type: 'message', ...item })), args, 'messages') } };
+      return {
+        body: {
+          ok: true,
+          ...paginate(
+            thread.map((item) => ({ type: 'message', ...item })),
+            args,
+            'messages',
+          ),
+        },
+      };
     },
     'conversations.history': ({ args }) => {
       const channel = channelOf(args['channel']);
@@ -223,7 +246,9 @@ export async function startFakeSlack(options: { scopes?: readonly string[]; sign
       const oldest = typeof args['oldest'] === 'string' ? Number(args['oldest']) : 0;
       const top = (stored.get(channel.id) ?? []).filter((item) => (item.thread_ts === undefined || item.thread_ts === item.ts) && Number(item.ts) > oldest);
       const withCounts = top.reverse().map((item) => ({
-        type: 'message', ...item, reply_count: (stored.get(channel.id) ?? []).filter((reply) => reply.thread_ts === item.ts && reply.ts !== item.ts).length,
+        type: 'message',
+        ...item,
+        reply_count: (stored.get(channel.id) ?? []).filter((reply) => reply.thread_ts === item.ts && reply.ts !== item.ts).length,
       }));
       return { body: { ok: true, ...paginate(withCounts, args, 'messages') } };
     },
@@ -237,7 +262,9 @@ export async function startFakeSlack(options: { scopes?: readonly string[]; sign
       const user = typeof args['user'] === 'string' ? users.get(args['user']) : undefined;
       if (!user) return fail('user_not_found');
       const email = bot.scopes.includes('users:read.email') ? user.email : null;
-      return { body: { ok: true, user: { id: user.id, name: user.name, is_bot: user.is_bot, profile: { real_name: user.name, ...(email ? { email } : {}) } } } };
+      return {
+        body: { ok: true, user: { id: user.id, name: user.name, is_bot: user.is_bot, profile: { real_name: user.name, ...(email ? { email } : {}) } } },
+      };
     },
     'apps.connections.open': ({ token }) => {
       if (token !== appToken) return fail('invalid_auth');
@@ -246,7 +273,11 @@ export async function startFakeSlack(options: { scopes?: readonly string[]; sign
   };
 
   const presentChannel = (channel: FakeSlackChannel) => ({
-    id: channel.id, name: channel.name, is_channel: !channel.is_private, is_private: channel.is_private, is_member: channel.bot_member,
+    id: channel.id,
+    name: channel.name,
+    is_channel: !channel.is_private,
+    is_private: channel.is_private,
+    is_member: channel.bot_member,
     topic: { value: `${channel.name} topic` },
   });
 
@@ -296,7 +327,8 @@ export async function startFakeSlack(options: { scopes?: readonly string[]; sign
       if (token !== bot.token) return answer(200, { ok: false, error: 'invalid_auth' });
     }
     const result = handler({ token, args });
-    const scopeHeader: Record<string, string> = method === 'apps.connections.open' ? {} : { 'x-oauth-scopes': bot.scopes.join(','), 'x-accepted-oauth-scopes': '' };
+    const scopeHeader: Record<string, string> =
+      method === 'apps.connections.open' ? {} : { 'x-oauth-scopes': bot.scopes.join(','), 'x-accepted-oauth-scopes': '' };
     answer(200, result.body, { ...scopeHeader, ...result.headers });
   };
 
@@ -410,7 +442,9 @@ export async function startFakeSlack(options: { scopes?: readonly string[]; sign
         if (sayOptions.via === 'socket') {
           if (!socket) throw new Error('fake slack: no Socket Mode connection');
           const envelopeId = randomBytes(8).toString('hex');
-          socket.send(JSON.stringify({ envelope_id: envelopeId, type: 'events_api', payload: body, accepts_response_payload: false, retry_attempt: 0, retry_reason: '' }));
+          socket.send(
+            JSON.stringify({ envelope_id: envelopeId, type: 'events_api', payload: body, accepts_response_payload: false, retry_attempt: 0, retry_reason: '' }),
+          );
           deliveries.push({ status: 0, body: envelopeId, headers: new Headers() });
         } else {
           deliveries.push(await fake.deliver(JSON.stringify(body)));

@@ -107,7 +107,13 @@ export async function startFakeVercel(): Promise<FakeVercel> {
     creator: { uid: `usr_${deployment.creator}`, username: deployment.creator },
     meta: meta(deployment),
     inspectorUrl: `https://vercel.com/acme/${projectOf(deployment).name}/${deployment.uid.slice(4)}`,
-    ...(deployment.state === 'ERROR' ? { errorCode: deployment.errorCode ?? 'BUILD_FAILED', errorMessage: deployment.errorMessage ?? 'Command "npm run build" exited with 1', errorStep: 'build' } : {}),
+    ...(deployment.state === 'ERROR'
+      ? {
+          errorCode: deployment.errorCode ?? 'BUILD_FAILED',
+          errorMessage: deployment.errorMessage ?? 'Command "npm run build" exited with 1',
+          errorStep: 'build',
+        }
+      : {}),
   });
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<unknown> => {
@@ -127,7 +133,8 @@ export async function startFakeVercel(): Promise<FakeVercel> {
     if (teamId !== null && !user.teams.includes(teamId)) throw new HttpFailure(403, { code: 'forbidden', message: 'Not authorized' });
     const owner = teamId ?? `user:${user.username}`;
     const visible = (project: FakeVercelProject): boolean => project.owner === owner;
-    const findProject = (idOrName: string): FakeVercelProject | undefined => state.projects.find((project) => visible(project) && (project.id === idOrName || project.name === idOrName));
+    const findProject = (idOrName: string): FakeVercelProject | undefined =>
+      state.projects.find((project) => visible(project) && (project.id === idOrName || project.name === idOrName));
     const findDeployment = (idOrUrl: string): FakeVercelDeployment => {
       const found = state.deployments.find((deployment) => (deployment.uid === idOrUrl || hostOf(deployment) === idOrUrl) && visible(projectOf(deployment)));
       if (!found) throw new HttpFailure(404, { code: 'not_found', message: 'Deployment not found' });
@@ -136,7 +143,8 @@ export async function startFakeVercel(): Promise<FakeVercel> {
     const path = url.pathname;
     let match: RegExpExecArray | null;
 
-    if (method === 'GET' && path === '/v2/user') return { user: { id: `usr_${user.username}`, username: user.username, email: `${user.username}@example.com`, name: user.username } };
+    if (method === 'GET' && path === '/v2/user')
+      return { user: { id: `usr_${user.username}`, username: user.username, email: `${user.username}@example.com`, name: user.username } };
     if (method === 'GET' && (match = /^\/v2\/teams\/([^/]+)$/.exec(path))) {
       const id = decodeURIComponent(match[1] ?? '');
       if (!state.teams.has(id)) throw new HttpFailure(404, { code: 'not_found', message: 'Team not found' });
@@ -154,7 +162,15 @@ export async function startFakeVercel(): Promise<FakeVercel> {
         .sort((a, b) => b.updatedAt - a.updatedAt);
       const page = all.slice(0, limit);
       return {
-        projects: page.map((project) => ({ id: project.id, name: project.name, accountId: owner, framework: project.framework ?? null, updatedAt: project.updatedAt, createdAt: project.updatedAt - 1e9, link: project.link ?? null })),
+        projects: page.map((project) => ({
+          id: project.id,
+          name: project.name,
+          accountId: owner,
+          framework: project.framework ?? null,
+          updatedAt: project.updatedAt,
+          createdAt: project.updatedAt - 1e9,
+          link: project.link ?? null,
+        })),
         pagination: { count: page.length, next: all.length > limit ? (page.at(-1)?.updatedAt ?? null) : null, prev: null },
       };
     }
@@ -174,14 +190,25 @@ export async function startFakeVercel(): Promise<FakeVercel> {
         .filter((deployment) => since === null || deployment.created > Number(since))
         .sort((a, b) => b.created - a.created);
       const page = all.slice(0, limit);
-      return { deployments: page.map(listed), pagination: { count: page.length, next: all.length > limit ? (page.at(-1)?.created ?? null) : null, prev: page[0]?.created ?? null } };
+      return {
+        deployments: page.map(listed),
+        pagination: { count: page.length, next: all.length > limit ? (page.at(-1)?.created ?? null) : null, prev: page[0]?.created ?? null },
+      };
     }
     if (method === 'GET' && (match = /^\/v13\/deployments\/([^/]+)$/.exec(path))) return detail(findDeployment(decodeURIComponent(match[1] ?? '')));
     if (method === 'GET' && (match = /^\/v3\/deployments\/([^/]+)\/events$/.exec(path))) {
       const deployment = findDeployment(decodeURIComponent(match[1] ?? ''));
       const events = [
-        { type: 'delimiter', created: deployment.created, payload: { id: 'e0', date: deployment.created, text: 'Build machine configuration: 4 cores', deploymentId: deployment.uid } },
-        { type: 'command', created: deployment.created + 1, payload: { id: 'e1', date: deployment.created + 1, text: 'Running "npm run build"', deploymentId: deployment.uid } },
+        {
+          type: 'delimiter',
+          created: deployment.created,
+          payload: { id: 'e0', date: deployment.created, text: 'Build machine configuration: 4 cores', deploymentId: deployment.uid },
+        },
+        {
+          type: 'command',
+          created: deployment.created + 1,
+          payload: { id: 'e1', date: deployment.created + 1, text: 'Running "npm run build"', deploymentId: deployment.uid },
+        },
         ...(deployment.log ?? []).map((line, index) => ({
           type: line.startsWith('Error') ? 'stderr' : 'stdout',
           created: deployment.created + 2 + index,
@@ -191,7 +218,8 @@ export async function startFakeVercel(): Promise<FakeVercel> {
       return events;
     }
     if (method === 'POST' && path === '/v13/deployments') {
-      if (typeof body['deploymentId'] !== 'string') throw new HttpFailure(400, { code: 'bad_request', message: 'Invalid request: missing required property `files`.' });
+      if (typeof body['deploymentId'] !== 'string')
+        throw new HttpFailure(400, { code: 'bad_request', message: 'Invalid request: missing required property `files`.' });
       const original = findDeployment(body['deploymentId']);
       if (body['name'] !== projectOf(original).name) throw new HttpFailure(400, { code: 'bad_request', message: 'The name does not match the deployment' });
       const created: FakeVercelDeployment = {
@@ -226,8 +254,16 @@ export async function startFakeVercel(): Promise<FakeVercel> {
     const retryAfter = throttle.take();
     if (retryAfter !== null) {
       const reset = Math.ceil(Date.now() / 1000) + retryAfter;
-      response.writeHead(429, { 'content-type': 'application/json', 'retry-after': String(retryAfter), 'x-ratelimit-limit': '100', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) });
-      response.end(JSON.stringify({ error: { code: 'rate_limited', message: 'Rate limit exceeded', limit: { remaining: 0, reset, resetMs: reset * 1000, total: 100 } } }));
+      response.writeHead(429, {
+        'content-type': 'application/json',
+        'retry-after': String(retryAfter),
+        'x-ratelimit-limit': '100',
+        'x-ratelimit-remaining': '0',
+        'x-ratelimit-reset': String(reset),
+      });
+      response.end(
+        JSON.stringify({ error: { code: 'rate_limited', message: 'Rate limit exceeded', limit: { remaining: 0, reset, resetMs: reset * 1000, total: 100 } } }),
+      );
       request.resume();
       return;
     }

@@ -58,8 +58,7 @@ function hexHmacMatches(secret: string, body: Buffer, header: string | undefined
 }
 
 /** The Standard Webhooks key: `whsec_` + base64, or the plain secret's bytes (our documented mapping). */
-const standardKey = (secret: string): Buffer =>
-  secret.startsWith('whsec_') ? Buffer.from(secret.slice(6), 'base64') : Buffer.from(secret, 'utf8');
+const standardKey = (secret: string): Buffer => (secret.startsWith('whsec_') ? Buffer.from(secret.slice(6), 'base64') : Buffer.from(secret, 'utf8'));
 
 function standardMatches(secret: string, headers: IncomingHttpHeaders, body: Buffer): boolean {
   const id = headers['webhook-id'];
@@ -96,7 +95,8 @@ export async function startWebhookReceiver(secrets: readonly string[] = []): Pro
       }
       const body = Buffer.concat(chunks);
       const serviceSignatureMatches = accepted.filter(
-        (secret) => hexHmacMatches(secret, body, req.headers['x-service-signature'] as string | undefined) ||
+        (secret) =>
+          hexHmacMatches(secret, body, req.headers['x-service-signature'] as string | undefined) ||
           hexHmacMatches(secret, body, req.headers['x-service-signature-previous'] as string | undefined),
       );
       const standardSignatureMatches = accepted.filter((secret) => standardMatches(secret, req.headers, body));
@@ -116,7 +116,15 @@ export async function startWebhookReceiver(secrets: readonly string[] = []): Pro
         json = null;
       }
       requests.push({
-        path: req.url ?? '/', headers: req.headers, body, json, serviceSignatureMatches, standardSignatureMatches, timestampFresh, verified, answered,
+        path: req.url ?? '/',
+        headers: req.headers,
+        body,
+        json,
+        serviceSignatureMatches,
+        standardSignatureMatches,
+        timestampFresh,
+        verified,
+        answered,
       });
       res.writeHead(answered, { 'content-type': 'application/json', ...headers });
       res.end(JSON.stringify({ ok: answered < 300 }));
@@ -139,9 +147,10 @@ export async function startWebhookReceiver(secrets: readonly string[] = []): Pro
     failNext: (count, status = 500, retryAfterSeconds) => {
       failures = { count, status, ...(retryAfterSeconds === undefined ? {} : { retryAfter: retryAfterSeconds }) };
     },
-    holdNext: () => new Promise<void>((arrived) => {
-      hold = { arrived };
-    }),
+    holdNext: () =>
+      new Promise<void>((arrived) => {
+        hold = { arrived };
+      }),
     release: () => {
       for (const drop of held) drop();
       held = [];
@@ -151,9 +160,10 @@ export async function startWebhookReceiver(secrets: readonly string[] = []): Pro
       if (done.length >= count) return Promise.resolve(done);
       return new Promise((resolve) => waiters.push({ count, resolve }));
     },
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
