@@ -92,8 +92,8 @@ export class IdempotencyGuard {
       }
       const existing = await this.records.findOne(org, { scope, key });
       if (!existing) continue; // released between our insert and read: try again
+      // wall clock: created_at is the store's own stamp
       if (Date.parse(existing.created_at) + IDEMPOTENCY_TTL_MS < Date.now()) {
-        // wall clock: created_at is the store's own stamp
         await this.records.delete(org, existing.id);
         continue;
       }

@@ -187,7 +187,7 @@ export class IdentityService {
     const credential = bearerCredential(authorization);
     if (credential === null) throw new ServiceError('unauthorized', 'Authorization must be "Bearer <token>"');
     const cached = this.contextCache.get(credential);
-    // an API key's expiry is on the runtime clock; a JWT's exp is real time (wall clock, checked by any verifier)
+    // wall clock: a JWT's exp is real time, checked by any verifier (an API key's expiry is on the runtime clock)
     const now = credential.startsWith(API_KEY_PREFIX) ? this.clock.now() : Date.now();
     if (cached && cached.freshUntilMs > now && cached.stamp === this.stamp(cached.context)) return cached.context;
     const { context, freshUntilMs } = credential.startsWith(API_KEY_PREFIX)
