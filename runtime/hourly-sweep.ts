@@ -17,6 +17,11 @@ export abstract class HourlySweep {
   /** one pass over every organization; never throws (a failure is logged), returns how many entries went */
   protected abstract pass(): Promise<number>;
 
+  /** the ISO time `days` before now on the runtime clock: what was stamped before it is expired */
+  protected cutoff(days: number): string {
+    return new Date(this.clock.now() - days * 86_400_000).toISOString();
+  }
+
   start(): void {
     const tick = (): void => {
       this.timer = this.clock.setTimeout(() => void this.sweep().finally(tick), SWEEP_INTERVAL_MS);

@@ -12,7 +12,6 @@ import type { RuntimeClock } from '../../runtime/supervisor.js';
 import { idWindow } from './time-window.js';
 
 const PAGE = 200;
-const DAY_MS = 86_400_000;
 
 export class ActivitySweeper extends HourlySweep {
   constructor(
@@ -25,7 +24,7 @@ export class ActivitySweeper extends HourlySweep {
   }
 
   protected async pass(): Promise<number> {
-    const cutoff = new Date(this.clock.now() - this.retentionDays * DAY_MS).toISOString();
+    const cutoff = this.cutoff(this.retentionDays);
     let deleted = 0;
     try {
       const { activity, auditLog, notifications } = this.collections;

@@ -23,7 +23,7 @@ export class DeliverySweeper extends HourlySweep {
   }
 
   protected async pass(): Promise<number> {
-    const cutoff = new Date(this.clock.now() - this.retentionDays * 86_400_000).toISOString();
+    const cutoff = this.cutoff(this.retentionDays);
     let deleted = 0;
     try {
       for (const organization of await this.collections.organizations.findAll()) {
