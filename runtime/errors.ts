@@ -163,6 +163,19 @@ export const ERROR_CATALOG = {
     retryable: false,
     when: "a policy's rego_file names no module of a synced policy source (`<source name>/<path>`) nor a file of the organization",
   },
+  lease_lost: {
+    status: 409,
+    fault: 'user',
+    retryable: false,
+    when: "a worker renews, completes or fails a job with a fence that is no longer the job's current delivery (its lease lapsed and the job went to another worker)",
+  },
+  worker_unavailable: { status: 503, fault: 'system', retryable: true, when: 'feature workers is on and no live worker serves the queue this work needs' },
+  sidecar_unavailable: {
+    status: 503,
+    fault: 'system',
+    retryable: true,
+    when: 'an external orchestration engine (a gateway) is down or refused the dispatch at the transport level',
+  },
 } as const satisfies Record<string, CatalogEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;
