@@ -16,6 +16,7 @@ import { execute, send, startFakeLlmServer, wireOrganization } from '../runtime/
 import { startFakeTracker } from '../fakes/tracker/server.js';
 import { createTask, runReaches } from '../tasks/helpers.js';
 import { eventually } from '../helpers/eventually.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 const trackerPlugin = fileURLToPath(new URL('../fixtures/connectors/tracker-plugin.ts', import.meta.url));
 
@@ -93,8 +94,7 @@ describe('/activity and /notifications', () => {
     expect(notification.title).toContain('llm_unconfigured');
 
     const read = await ctx.server.request('POST', `/notifications/${notification.id}/read`, { token: owner.token });
-    expect(read.status).toBe(200);
-    expect(read.body).toMatchObject({ id: notification.id, read: true });
+    expectStatus(read, 200).toMatchObject({ id: notification.id, read: true });
     expect(Date.parse(read.body.read_at)).toBeGreaterThan(0);
     expect(await inbox(owner, '&unread=true')).toEqual([]);
     expect(await inbox(owner)).toHaveLength(1);

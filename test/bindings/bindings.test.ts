@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Session } from '../helpers/server.js';
 import { startWorld, type ChannelWorld } from '../channels/helpers.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 let world: ChannelWorld;
 let owner: Session;
@@ -25,8 +26,7 @@ describe('/bindings', () => {
       token: owner.token,
       body: { agent: 'default', match_rule: { channel: channelId, slack_channel: '#Ops'.toLowerCase() } },
     });
-    expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({
+    expectStatus(created, 201).toMatchObject({
       agent: 'default',
       match_rule: { channel: channelId, slack_channel: 'ops', mentioned: true, preserve_thread: true },
       read_only: false,
@@ -50,8 +50,7 @@ describe('/bindings', () => {
     });
     const id = created.body.id as string;
     const disabled = await world.server.request('PATCH', `/bindings/${id}`, { token: owner.token, body: { enabled: false, match_rule: { mentioned: true } } });
-    expect(disabled.status).toBe(200);
-    expect(disabled.body).toMatchObject({ enabled: false, read_only: true, match_rule: { channel: channelId, mentioned: true, preserve_thread: false } });
+    expectStatus(disabled, 200).toMatchObject({ enabled: false, read_only: true, match_rule: { channel: channelId, mentioned: true, preserve_thread: false } });
     expect(actorOf(id)?.state).toBe('paused');
     await world.server.request('PATCH', `/bindings/${id}`, { token: owner.token, body: { enabled: true } });
     expect(actorOf(id)?.state).toBe('active');

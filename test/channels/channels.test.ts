@@ -4,6 +4,7 @@ import { startFakeSlack, type FakeSlack } from '../fakes/slack/server.js';
 import { addMember } from '../helpers/members.js';
 import type { Session } from '../helpers/server.js';
 import { startWorld, type ChannelWorld } from './helpers.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 let world: ChannelWorld;
 let owner: Session;
@@ -24,8 +25,7 @@ const create = (body: Record<string, unknown>, token = owner.token) => world.ser
 describe('/channels', () => {
   it('creates a channel with defaults and a server-derived instance_name', async () => {
     const created = await create({ channel_type: 'slack', display_name: 'Ops Team!' });
-    expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({
+    expectStatus(created, 201).toMatchObject({
       channel_type: 'slack',
       display_name: 'Ops Team!',
       system_prompt: null,
@@ -67,8 +67,7 @@ describe('/channels', () => {
       token: owner.token,
       body: { display_name: 'Renamed', system_prompt: 'Be brief.', response_mode: 'disabled', filter_config: { rate_limits: { per_user_per_minute: 2 } } },
     });
-    expect(patched.status).toBe(200);
-    expect(patched.body).toMatchObject({
+    expectStatus(patched, 200).toMatchObject({
       display_name: 'Renamed',
       system_prompt: 'Be brief.',
       response_mode: 'disabled',
@@ -112,8 +111,7 @@ describe('/channels', () => {
     expect(sealed).not.toContain(world.slack.signingSecret);
 
     const test = await world.server.request('POST', `/channels/${created.body.id}/test`, { token: owner.token });
-    expect(test.status).toBe(200);
-    expect(test.body).toMatchObject({ ok: true, details: { granted_scopes: expect.arrayContaining(['chat:write', 'channels:history']) } });
+    expectStatus(test, 200).toMatchObject({ ok: true, details: { granted_scopes: expect.arrayContaining(['chat:write', 'channels:history']) } });
     const reload = await world.server.request('POST', `/channels/${created.body.id}/reload`, { token: owner.token });
     expect(reload.body).toEqual({ reloaded: true, bindings: 0, socket_mode: false });
   });

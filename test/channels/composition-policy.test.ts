@@ -5,7 +5,7 @@
  * is refused with the read-only message and nobody is asked to approve it.
  */
 import { describe, expect, it } from 'vitest';
-import { connectChannel, mention, settle, waitForText, useWorld } from './helpers.js';
+import { askInThread, connectChannel, settle, useWorld } from './helpers.js';
 
 const READ_ONLY = 'package service.read_only\n\ndeny contains msg if {\n  input.resource.tool_effect != "read"\n  msg := "read-only"\n}\n';
 const ANSWER = 'Team Falcon owns the api service. I cannot store notes here: this channel is read-only.';
@@ -40,14 +40,7 @@ describe('composition: mention-only, thread-preserving binding with a read-only 
       { tool_calls: [execute('w1', 'memory.store', { kind: 'note', realm: 'default', text: 'asked about the api' })] },
       { text: ANSWER },
     ]);
-    const { message } = await ctx.world.slack.say({
-      channel: 'C0OPS0001',
-      user: 'U0ALICE01',
-      text: mention(ctx.world.slack, 'who owns the api? note that I asked'),
-    });
-    const reply = await waitForText(ctx.world.slack, 'C0OPS0001', ANSWER);
-    expect(reply.args['thread_ts']).toBe(message.ts);
-    await settle(ctx.world);
+    await askInThread(ctx.world, 'who owns the api? note that I asked', ANSWER);
 
     const second = ctx.world.llm.requests[1]?.body as Transcript;
     expect(second.messages.find((entry) => entry.tool_call_id === 'm1')?.content).toContain('team Falcon');

@@ -11,7 +11,7 @@ import { seedGrafana, startFakeGrafanaServer, type FakeGrafanaServer } from '../
 import { sampleCluster } from '../fixtures/kubernetes/cluster.js';
 import { startFakeKubeServer, type FakeKubeServer } from '../fakes/kubernetes/server.js';
 import { GOOD_TOKEN, seedGithub } from '../fixtures/github/seed.js';
-import { connectChannel, mention, settle, startWorld, waitForText, type ChannelWorld } from './helpers.js';
+import { askInThread, connectChannel, settle, startWorld, type ChannelWorld } from './helpers.js';
 
 let world: ChannelWorld;
 let kube: FakeKubeServer;
@@ -80,14 +80,7 @@ describe('composition: mention-only, thread-preserving, read-only binding over c
       { tool_calls: [execute('w1', 'kubernetes.rollout_restart', { namespace: 'payments', deployment: 'api' })] },
       { text: ANSWER },
     ]);
-    const { message } = await world.slack.say({
-      channel: 'C0OPS0001',
-      user: 'U0ALICE01',
-      text: mention(world.slack, 'why is the api in payments unhealthy? restart it if needed'),
-    });
-    const reply = await waitForText(world.slack, 'C0OPS0001', ANSWER);
-    expect(reply.args['thread_ts']).toBe(message.ts);
-    await settle(world);
+    await askInThread(world, 'why is the api in payments unhealthy? restart it if needed', ANSWER);
 
     // every read came back from the real connectors against the fakes
     const second = world.llm.requests[1]?.body as { messages: { role: string; tool_call_id?: string; content: string }[] };

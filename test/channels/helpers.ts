@@ -1,4 +1,5 @@
 /** Shared by the channel and binding suites: an organization wired to the fake LLM and a Slack channel connected to the fake Slack. */
+import { expect } from 'vitest';
 import { FAKE_LLM_API_KEY, startFakeLlmServer, type FakeLlmServer } from '../fakes/llm/server.js';
 import { startFakeSlack, type FakeSlack, type RecordedSlackCall } from '../fakes/slack/server.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
@@ -99,6 +100,23 @@ export async function waitForPost(slack: FakeSlack, channel: string, n = 1): Pro
 /** Waits for the bot's post of exactly this text in a channel. */
 export const waitForText = (slack: FakeSlack, channel: string, text: string): Promise<RecordedSlackCall> =>
   slack.waitForCall('chat.postMessage', (call) => call.args['channel'] === channel && call.args['text'] === text);
+
+/**
+ * Alice mentions the bot in #ops (over the Events API, or the socket), the bot's reply `answer` arrives in her
+ * message's thread, and the runs settle. Returns her message, Slack's deliveries of it and the reply.
+ */
+export async function askInThread(
+  world: ChannelWorld,
+  question: string,
+  answer: string,
+  options: { readonly via?: 'socket' } = {},
+): Promise<{ message: { ts: string }; deliveries: { body: string }[]; reply: RecordedSlackCall }> {
+  const { message, deliveries } = await world.slack.say({ channel: 'C0OPS0001', user: 'U0ALICE01', ...options, text: mention(world.slack, question) });
+  const reply = await waitForText(world.slack, 'C0OPS0001', answer);
+  expect(reply.args['thread_ts']).toBe(message.ts);
+  await settle(world);
+  return { message, deliveries, reply };
+}
 
 /** Resolves once inbound routing is done and no agent run is live (replies posted). */
 export async function settle(world: ChannelWorld): Promise<void> {

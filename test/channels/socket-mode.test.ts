@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
-import { connectChannel, mention, settle, startWorld, waitForText, type ChannelWorld, useWorld } from './helpers.js';
+import { askInThread, connectChannel, startWorld, type ChannelWorld, useWorld } from './helpers.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 const ctx = useWorld();
 
@@ -22,15 +23,7 @@ describe('Socket Mode', () => {
 
     ctx.world.llm.script([{ text: 'Answered over the socket.' }]);
     ctx.world.slack.eventsUrl = null;
-    const { message, deliveries } = await ctx.world.slack.say({
-      channel: 'C0OPS0001',
-      user: 'U0ALICE01',
-      via: 'socket',
-      text: mention(ctx.world.slack, 'are you there?'),
-    });
-    const reply = await waitForText(ctx.world.slack, 'C0OPS0001', 'Answered over the socket.');
-    expect(reply.args['thread_ts']).toBe(message.ts);
-    await settle(ctx.world);
+    const { deliveries } = await askInThread(ctx.world, 'are you there?', 'Answered over the socket.', { via: 'socket' });
     expect(ctx.world.slack.acks).toEqual(expect.arrayContaining(deliveries.map((delivery) => delivery.body)));
     expect(ctx.world.llm.requests).toHaveLength(1);
   });
@@ -39,8 +32,7 @@ describe('Socket Mode', () => {
     const connected = await connectChannel(ctx.world, { connect: { app_token: ctx.world.slack.appToken } });
     const opens = ctx.world.slack.calls.filter((call) => call.method === 'apps.connections.open').length;
     const reload = await ctx.world.server.request('POST', `/channels/${connected.channelId}/reload`, { token: connected.session.token });
-    expect(reload.status).toBe(200);
-    expect(reload.body).toEqual({ reloaded: true, bindings: 1, socket_mode: true });
+    expectStatus(reload, 200).toEqual({ reloaded: true, bindings: 1, socket_mode: true });
     await ctx.world.slack.waitForCall(
       'apps.connections.open',
       () => ctx.world.slack.calls.filter((call) => call.method === 'apps.connections.open').length > opens,

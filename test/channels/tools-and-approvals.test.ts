@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { addMember } from '../helpers/members.js';
 import type { RecordedSlackCall } from '../fakes/slack/server.js';
-import { connectChannel, mention, settle, waitForText, useWorld } from './helpers.js';
+import { askInThread, connectChannel, mention, settle, waitForText, useWorld } from './helpers.js';
 
 const ctx = useWorld();
 
@@ -44,14 +44,7 @@ describe('tools in bound runs', () => {
       { tool_calls: [execute('w1', 'slack.post_message', { channel: 'C0RANDOM1', text: 'restarting prod' })] },
       { text: 'This channel is read-only for me, so I did not post anything.' },
     ]);
-    const { message } = await ctx.world.slack.say({
-      channel: 'C0OPS0001',
-      user: 'U0ALICE01',
-      text: mention(ctx.world.slack, 'announce the restart in #random'),
-    });
-    const reply = await waitForText(ctx.world.slack, 'C0OPS0001', 'This channel is read-only for me, so I did not post anything.');
-    expect(reply.args['thread_ts']).toBe(message.ts);
-    await settle(ctx.world);
+    await askInThread(ctx.world, 'announce the restart in #random', 'This channel is read-only for me, so I did not post anything.');
     const [result] = toolMessages(1);
     expect(JSON.parse(result?.content ?? '{}')).toMatchObject({ error: { code: 'read_only' } });
     expect(JSON.parse(result?.content ?? '{}').error.message).toContain('read-only');

@@ -12,6 +12,7 @@ import { memoryPort } from '../../domains/memory/memory-port.js';
 import { resolveExecuteConnectorTool } from '../../runtime/tools/meta-tools.js';
 import type { ToolOutcome } from '../../runtime/tools/tool-result.js';
 import type { Session } from '../helpers/server.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 const REPO_PLUGINS = fileURLToPath(new URL('../../plugins.json', import.meta.url));
 
@@ -68,8 +69,7 @@ describe('memory plugin', () => {
     const stored = outcome.result as Record<string, unknown>;
     expect(stored['id']).toMatch(/^mem_/);
     const read = await ctx.server.request('GET', `/memory/${stored['id'] as string}`, { token: ctx.alice.token });
-    expect(read.status).toBe(200);
-    expect(read.body).toMatchObject({
+    expectStatus(read, 200).toMatchObject({
       kind: 'guideline',
       realm: 'default',
       text: 'Release trains leave every Tuesday at 10:00 UTC.',

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember } from '../helpers/members.js';
 import { oneOrg } from '../helpers/orgs.js';
 import type { Session, TestServer } from '../helpers/server.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 let server: TestServer;
 let owner: Session;
@@ -25,8 +26,7 @@ describe('/files', () => {
     expect(uploaded.body).toMatchObject({ path: 'reports/2026/q1.csv', size: content.length, content_type: 'text/csv', sha256 });
 
     const info = await server.request('GET', '/files/info?path=reports/2026/q1.csv', { token: owner.token });
-    expect(info.status).toBe(200);
-    expect(info.body).toMatchObject({ path: 'reports/2026/q1.csv', size: content.length, content_type: 'text/csv', sha256 });
+    expectStatus(info, 200).toMatchObject({ path: 'reports/2026/q1.csv', size: content.length, content_type: 'text/csv', sha256 });
     expect(Date.parse(info.body.modified_at)).toBeGreaterThan(0);
 
     const download = await fetch(`${server.url}/files/content?path=reports/2026/q1.csv`, { headers: { authorization: `Bearer ${owner.token}` } });

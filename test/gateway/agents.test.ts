@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { useTwoOrgs } from '../helpers/suite.js';
 import type { Session } from '../helpers/server.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 interface Agent {
   id: string;
@@ -46,8 +47,7 @@ describe('agents', () => {
       name: 'Ops bot',
       config: { read_only: true, max_turns: 12, temperature: 0, escalation_channel: '#ops' },
     });
-    expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({
+    expectStatus(created, 201).toMatchObject({
       agent_type: 'sre',
       name: 'Ops bot',
       config: { read_only: true, max_turns: 12, temperature: 0, escalation_channel: '#ops' },
@@ -75,8 +75,7 @@ describe('agents', () => {
 
   it('defaults config to {} and enabled to true', async () => {
     const created = await create(ctx.alice, { agent_type: 'summarizer', name: 'plain' });
-    expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ config: {}, enabled: true });
+    expectStatus(created, 201).toMatchObject({ config: {}, enabled: true });
   });
 
   it('rejects an agent_type outside the catalog and a missing name or type', async () => {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { useTwoOrgs } from '../helpers/suite.js';
 import { asOrgId } from '../../runtime/store/types.js';
 import type { Session } from '../helpers/server.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 const DAY_MS = 86_400_000;
 
@@ -62,8 +63,7 @@ describe('API keys', () => {
     expect(realms.body.items.map((realm: { name: string }) => realm.name)).toEqual(['default']);
 
     const me = await ctx.server.request('GET', '/auth/me', { token: created.key });
-    expect(me.status).toBe(200);
-    expect(me.body).toMatchObject({
+    expectStatus(me, 200).toMatchObject({
       kind: 'api_key',
       permissions: ['realm:read'],
       source_ids: ['src_a', 'src_b'],
@@ -168,8 +168,7 @@ describe('API keys', () => {
       token: ctx.alice.token,
       body: { name: 'after', permissions: ['realm:read'], source_ids: ['src_x'], expires_in_days: 10 },
     });
-    expect(patched.status).toBe(200);
-    expect(patched.body).toMatchObject({ name: 'after', permissions: ['realm:read'], source_ids: ['src_x'], expires_in_days: 10 });
+    expectStatus(patched, 200).toMatchObject({ name: 'after', permissions: ['realm:read'], source_ids: ['src_x'], expires_in_days: 10 });
     expect(patched.body).not.toHaveProperty('key');
 
     // the new permissions hold from the next request
@@ -218,8 +217,7 @@ describe('API keys', () => {
     expect((await ctx.server.request('GET', '/realms', { token: created.key })).status).toBe(200);
 
     const revoked = await ctx.server.request('DELETE', `/api-keys/${created.id}`, { token: ctx.alice.token });
-    expect(revoked.status).toBe(200);
-    expect(revoked.body).toMatchObject({ id: created.id, name: 'to revoke', active: false });
+    expectStatus(revoked, 200).toMatchObject({ id: created.id, name: 'to revoke', active: false });
     expect(typeof revoked.body.revoked_at).toBe('string');
     expect(revoked.body).not.toHaveProperty('key');
 

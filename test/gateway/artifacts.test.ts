@@ -5,6 +5,7 @@ import { startLlmServer, stopLlmServer } from '../helpers/llm.js';
 import type { Session, TestServer } from '../helpers/server.js';
 import { execute, names, send, wireOrganization } from '../runtime/chat-helpers.js';
 import { createTask, runReaches } from '../tasks/helpers.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 const REPORT = '# Weekly report\n\nAll green; ünïcode survives.\n';
 // a 1x1 transparent PNG
@@ -105,8 +106,7 @@ describe('/artifacts', () => {
     const items = (await list(`?run_id=${taskRun.id}`)).body.items;
     const png = items.find((item: any) => item.name === 'charts/pixel.png');
     const one = await server.request('GET', `/artifacts/${png.id}`, { token: owner.token });
-    expect(one.status).toBe(200);
-    expect(one.body).toEqual({ ...png, sha256: (await import('node:crypto')).createHash('sha256').update(PIXEL).digest('hex') });
+    expectStatus(one, 200).toEqual({ ...png, sha256: (await import('node:crypto')).createHash('sha256').update(PIXEL).digest('hex') });
 
     const download = await fetch(`${server.url}/artifacts/${png.id}/content`, { headers: { authorization: `Bearer ${owner.token}` } });
     expect(download.status).toBe(200);
@@ -124,8 +124,7 @@ describe('/artifacts', () => {
   it('another organization sees none, and gets 404 on get, download and delete', async () => {
     const stranger = await server.register('Stranger Inc');
     const listing = await list('', stranger);
-    expect(listing.status).toBe(200);
-    expect(listing.body).toEqual({ items: [], next_cursor: null, total: 0 });
+    expectStatus(listing, 200).toEqual({ items: [], next_cursor: null, total: 0 });
     expect((await list(`?run_id=${taskRun.id}`, stranger)).body.total).toBe(0);
     const id = (await list('')).body.items[0].id;
     for (const [method, path] of [
@@ -174,8 +173,7 @@ describe('/artifacts', () => {
     expect((await server.request('DELETE', `/artifacts/${answer.id}`, { token: reader.body.key })).status).toBe(403);
 
     const removed = await server.request('DELETE', `/artifacts/${answer.id}`, { token: owner.token });
-    expect(removed.status).toBe(200);
-    expect(removed.body).toEqual({ id: answer.id, deleted: true });
+    expectStatus(removed, 200).toEqual({ id: answer.id, deleted: true });
     expect((await server.request('GET', `/artifacts/${answer.id}`, { token: owner.token })).status).toBe(404);
     expect((await server.request('DELETE', `/artifacts/${answer.id}`, { token: owner.token })).status).toBe(404);
     expect((await list('')).body.total).toBe(2);

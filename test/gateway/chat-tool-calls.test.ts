@@ -5,6 +5,7 @@ import { startLlmServer, stopLlmServer } from '../helpers/llm.js';
 import type { TestServer } from '../helpers/server.js';
 import { execute, names, send, wireOrganization, type ChatOrg } from '../runtime/chat-helpers.js';
 import { eventually } from '../helpers/eventually.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 describe('chat tool calls', () => {
   let server: TestServer, llm: FakeLlmServer;
@@ -118,8 +119,7 @@ describe('chat tool calls', () => {
 
     // one by id
     const one = await server.request('GET', `/chat/conversations/${org.conversationId}/tool-calls/${write.id}`, { token: org.session.token });
-    expect(one.status).toBe(200);
-    expect(one.body).toEqual(write);
+    expectStatus(one, 200).toEqual(write);
   });
 
   it('a denied write is denied with approval_denied, and the tool never ran', async () => {

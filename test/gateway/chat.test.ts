@@ -5,6 +5,7 @@ import { startLlmServer, stopLlmServer } from '../helpers/llm.js';
 import { addMember } from '../helpers/members.js';
 import type { TestServer } from '../helpers/server.js';
 import { names, openStream, send, wireOrganization, type ChatOrg, type SseStream, execute } from '../runtime/chat-helpers.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 describe('chat', () => {
   let server: TestServer, llm: FakeLlmServer;
@@ -27,8 +28,7 @@ describe('chat', () => {
   it('creates, lists and reads conversations with their history', async () => {
     const org = await wireOrganization(server, llm);
     const created = await server.request('POST', '/chat/conversations', { token: org.session.token, body: { title: 'Deploys' } });
-    expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ title: 'Deploys', approval_defaults: { write: 'ask' }, last_message_at: null });
+    expectStatus(created, 201).toMatchObject({ title: 'Deploys', approval_defaults: { write: 'ask' }, last_message_at: null });
     const list = await server.request('GET', '/chat/conversations?limit=1', { token: org.session.token });
     expect(list.status).toBe(200);
     expect(list.body.total).toBe(2);
@@ -164,8 +164,7 @@ describe('chat', () => {
     expect((await server.request('GET', '/memory', { token: org.session.token })).body.total).toBe(0);
 
     const answer = await approve(org, required.data.approval_id, true);
-    expect(answer.status).toBe(200);
-    expect(answer.body).toEqual({ approval_id: required.data.approval_id, approved: true, decision: 'approved' });
+    expectStatus(answer, 200).toEqual({ approval_id: required.data.approval_id, approved: true, decision: 'approved' });
     await stream.ended;
     expect(names(stream.events)).toEqual(['message_start', 'tool_call_start', 'approval_required', 'tool_result', 'content_delta', 'message_end']);
     expect(stream.events[3]?.data.result.result.text).toBe('approved note');

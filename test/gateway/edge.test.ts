@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { useTwoOrgs } from '../helpers/suite.js';
 import { asOrgId } from '../../runtime/store/types.js';
 import { startTestServer, type Session } from '../helpers/server.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 const SECRET = 'edge-test-secret-0123456789abcdef0123456789';
 
@@ -257,8 +258,7 @@ describe('HTTP edge', () => {
       const first = await send();
       const second = await send();
       expect(first.status).toBe(201);
-      expect(second.status).toBe(201);
-      expect(second.body).toEqual(first.body);
+      expectStatus(second, 201).toEqual(first.body);
       expect(second.headers.get('idempotent-replayed')).toBe('true');
       const list = await ctx.server.request('GET', '/realms', { token: session.token });
       expect(list.body.total).toBe(2);

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTwoOrgs } from '../helpers/suite.js';
 import type { Session } from '../helpers/server.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 interface Memory {
   id: string;
@@ -23,8 +24,7 @@ describe('memory', () => {
 
   it('creates with defaults, reads, updates and deletes an entry', async () => {
     const created = await create(ctx.alice, { text: 'The staging cluster runs in eu-west-1.' });
-    expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({
+    expectStatus(created, 201).toMatchObject({
       kind: 'fact',
       realm: 'default',
       text: 'The staging cluster runs in eu-west-1.',
@@ -42,8 +42,7 @@ describe('memory', () => {
       token: ctx.alice.token,
       body: { kind: 'guideline', title: 'Staging region', tags: ['infra'], importance: 0.9 },
     });
-    expect(patched.status).toBe(200);
-    expect(patched.body).toMatchObject({
+    expectStatus(patched, 200).toMatchObject({
       kind: 'guideline',
       title: 'Staging region',
       tags: ['infra'],

@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from '../../runtime/config.js';
 import { newSigningKey, signToken, startJwksServer, type FakeJwksServer, type SigningKey } from '../fakes/oidc/jwks-server.js';
 import { oneOrg } from '../helpers/orgs.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 const ISSUER = 'https://idp.example.test/';
 const AUDIENCE = 'agent-context-service';
@@ -37,8 +38,7 @@ describe('OIDC provider (RS256 against JWKS_URL)', () => {
   it('accepts a valid token for a registered user', async () => {
     const token = await sign({ email: alice.email });
     const me = await server.request('GET', '/auth/me', { token });
-    expect(me.status).toBe(200);
-    expect(me.body).toMatchObject({
+    expectStatus(me, 200).toMatchObject({
       id: alice.user.id,
       email: alice.email,
       kind: 'user',

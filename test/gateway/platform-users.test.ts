@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { useSuite } from '../helpers/suite.js';
 import { ConfigError, loadConfig } from '../../runtime/config.js';
 import { startTestServer, type Session } from '../helpers/server.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 const OPERATOR_EMAIL = 'ops@example.test';
 const PASSWORD = 'correct horse battery staple';
@@ -62,8 +63,7 @@ describe('/platform/users', () => {
 
   it('shows one user; an unknown id is 404', async () => {
     const one = await get(`/platform/users/${ctx.alice.user.id}`, ctx.operator.token);
-    expect(one.status).toBe(200);
-    expect(one.body).toMatchObject({
+    expectStatus(one, 200).toMatchObject({
       id: ctx.alice.user.id,
       email: ctx.alice.email,
       organizations: [{ id: ctx.alice.organization.id, name: 'Alice Inc', role: 'owner' }],

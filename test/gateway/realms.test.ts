@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { useTwoOrgs } from '../helpers/suite.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 describe('realms', () => {
   const ctx = useTwoOrgs();
@@ -17,8 +18,7 @@ describe('realms', () => {
       token: ctx.alice.token,
       body: { name: 'prod-eu_1', display_name: 'Prod EU', color: '#1f6feb' },
     });
-    expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ name: 'prod-eu_1', display_name: 'Prod EU', color: '#1f6feb', description: null });
+    expectStatus(created, 201).toMatchObject({ name: 'prod-eu_1', display_name: 'Prod EU', color: '#1f6feb', description: null });
     const id = created.body.id as string;
 
     expect((await ctx.server.request('GET', `/realms/${id}`, { token: ctx.alice.token })).body.name).toBe('prod-eu_1');

@@ -3,6 +3,7 @@ import { useTwoOrgs } from '../helpers/suite.js';
 import { ALL_PERMISSIONS, BUILTIN_ROLES } from '../../runtime/auth/permissions.js';
 import { addMember } from '../helpers/members.js';
 import type { Session } from '../helpers/server.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 const BUILTIN_IDS = BUILTIN_ROLES.map((role) => `builtin:${role.name}`);
 
@@ -94,8 +95,7 @@ describe('roles', () => {
       token: ctx.alice.token,
       body: { name: 'release-manager', description: 'ships things', permissions: ['task:manage', 'task:read'] },
     });
-    expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({
+    expectStatus(created, 201).toMatchObject({
       name: 'release-manager',
       description: 'ships things',
       permissions: ['task:manage', 'task:read'],
@@ -106,15 +106,13 @@ describe('roles', () => {
 
     expect((await ctx.server.request('GET', `/roles/${id}`, { token: ctx.alice.token })).body.name).toBe('release-manager');
     const builtin = await ctx.server.request('GET', '/roles/builtin:viewer', { token: ctx.alice.token });
-    expect(builtin.status).toBe(200);
-    expect(builtin.body).toMatchObject({ name: 'viewer', is_builtin: true });
+    expectStatus(builtin, 200).toMatchObject({ name: 'viewer', is_builtin: true });
 
     const patched = await ctx.server.request('PATCH', `/roles/${id}`, {
       token: ctx.alice.token,
       body: { description: 'ships more', permissions: ['task:read'], name: 'release-manager' },
     });
-    expect(patched.status).toBe(200);
-    expect(patched.body).toMatchObject({ name: 'release-manager', description: 'ships more', permissions: ['task:read'] });
+    expectStatus(patched, 200).toMatchObject({ name: 'release-manager', description: 'ships more', permissions: ['task:read'] });
 
     const deleted = await ctx.server.request('DELETE', `/roles/${id}`, { token: ctx.alice.token });
     expect(deleted.status).toBe(204);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { addMember } from '../helpers/members.js';
 import { useTwoOrgs } from '../helpers/suite.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 const DEFAULTS = {
   llm_provider: null,
@@ -17,8 +18,7 @@ describe('settings', () => {
 
   it('starts every organization with the defaults and its name', async () => {
     const response = await ctx.server.request('GET', '/settings', { token: ctx.alice.token });
-    expect(response.status).toBe(200);
-    expect(response.body).toEqual({ organization_name: 'Alice Inc', ...DEFAULTS });
+    expectStatus(response, 200).toEqual({ organization_name: 'Alice Inc', ...DEFAULTS });
   });
 
   it('PATCH changes only the fields given; organizations do not see each other', async () => {
@@ -26,8 +26,7 @@ describe('settings', () => {
       token: ctx.alice.token,
       body: { llm_provider: 'anthropic', llm_model: 'claude-sonnet-4', approval_timeout_secs: 60 },
     });
-    expect(patched.status).toBe(200);
-    expect(patched.body).toEqual({
+    expectStatus(patched, 200).toEqual({
       ...DEFAULTS,
       organization_name: 'Alice Inc',
       llm_provider: 'anthropic',
@@ -55,8 +54,7 @@ describe('settings', () => {
       token: carol.token,
       body: { llm_provider: 'openai', llm_model: 'gpt-4o', llm_base_url: 'http://127.0.0.1:9999/v1', llm_api_key: 'carol-own-key' },
     });
-    expect(put.status).toBe(200);
-    expect(put.body).toEqual({
+    expectStatus(put, 200).toEqual({
       ...DEFAULTS,
       organization_name: 'Carol Co',
       llm_provider: 'openai',

@@ -3,6 +3,7 @@ import { ownOrgs, useSuite } from '../helpers/suite.js';
 import { addMember } from '../helpers/members.js';
 import { oneOrg } from '../helpers/orgs.js';
 import type { Session } from '../helpers/server.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 interface Skill {
   id: string;
@@ -35,8 +36,7 @@ describe('skills', () => {
 
   it('creates a draft with defaults, reads it by id or slug, updates and deletes it', async () => {
     const created = await create(ctx.alice, { name: 'Incident triage', slug: 'incident-triage' });
-    expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({
+    expectStatus(created, 201).toMatchObject({
       name: 'Incident triage',
       slug: 'incident-triage',
       description: '',
@@ -63,8 +63,7 @@ describe('skills', () => {
       token: ctx.alice.token,
       body: { description: 'Triage alerts', version: '1.1.0-beta.1+build.5', tags: ['ops', 'alerts'], content: '# Steps' },
     });
-    expect(patched.status).toBe(200);
-    expect(patched.body).toMatchObject({
+    expectStatus(patched, 200).toMatchObject({
       description: 'Triage alerts',
       version: '1.1.0-beta.1+build.5',
       tags: ['ops', 'alerts'],
@@ -171,12 +170,10 @@ describe('skills', () => {
   it('walks draft -> pending_approval -> approved; only approved is usable', async () => {
     const skill = await make(ctx.alice);
     const submitted = await act(ctx.alice, skill.id, 'submit');
-    expect(submitted.status).toBe(200);
-    expect(submitted.body).toMatchObject({ status: 'pending_approval', usable: false, submitted_by: ctx.alice.user.id });
+    expectStatus(submitted, 200).toMatchObject({ status: 'pending_approval', usable: false, submitted_by: ctx.alice.user.id });
 
     const approved = await act(ctx.aliceAdmin, skill.id, 'approve', { note: 'looks right' });
-    expect(approved.status).toBe(200);
-    expect(approved.body).toMatchObject({ status: 'approved', usable: true, reviewed_by: ctx.aliceAdmin.user.id, review_note: 'looks right' });
+    expectStatus(approved, 200).toMatchObject({ status: 'approved', usable: true, reviewed_by: ctx.aliceAdmin.user.id, review_note: 'looks right' });
     expect(typeof approved.body.reviewed_at).toBe('string');
 
     const listed = await ctx.server.request('GET', '/skills?status=approved', { token: ctx.alice.token });
@@ -188,8 +185,7 @@ describe('skills', () => {
     const skill = await make(ctx.alice);
     await act(ctx.alice, skill.id, 'submit');
     const rejected = await act(ctx.aliceAdmin, skill.id, 'reject', { note: 'too vague' });
-    expect(rejected.status).toBe(200);
-    expect(rejected.body).toMatchObject({ status: 'rejected', usable: false, review_note: 'too vague', reviewed_by: ctx.aliceAdmin.user.id });
+    expectStatus(rejected, 200).toMatchObject({ status: 'rejected', usable: false, review_note: 'too vague', reviewed_by: ctx.aliceAdmin.user.id });
     const resubmitted = await act(ctx.alice, skill.id, 'submit');
     expect(resubmitted.body.status).toBe('pending_approval');
   });
@@ -232,8 +228,7 @@ describe('skills', () => {
     const ownerSkill = await make(ctx.alice);
     await act(ctx.alice, ownerSkill.id, 'submit');
     const selfApproved = await act(ctx.alice, ownerSkill.id, 'approve');
-    expect(selfApproved.status).toBe(200);
-    expect(selfApproved.body).toMatchObject({ status: 'approved', submitted_by: ctx.alice.user.id, reviewed_by: ctx.alice.user.id });
+    expectStatus(selfApproved, 200).toMatchObject({ status: 'approved', submitted_by: ctx.alice.user.id, reviewed_by: ctx.alice.user.id });
   });
 
   it('sends an approved skill back to draft when its content changes', async () => {
@@ -245,8 +240,7 @@ describe('skills', () => {
     expect(metadata.body).toMatchObject({ status: 'approved', usable: true, description: 'd' });
 
     const edited = await ctx.server.request('PATCH', `/skills/${skill.id}`, { token: ctx.alice.token, body: { content: 'changed' } });
-    expect(edited.status).toBe(200);
-    expect(edited.body).toMatchObject({ status: 'draft', usable: false, content: 'changed', submitted_by: null });
+    expectStatus(edited, 200).toMatchObject({ status: 'draft', usable: false, content: 'changed', submitted_by: null });
   });
 
   it('needs skill:manage to write; a member can read', async () => {

@@ -4,6 +4,7 @@ import { useSuite } from '../helpers/suite.js';
 import { asOrgId } from '../../runtime/store/types.js';
 import { addMember } from '../helpers/members.js';
 import { startTestServer, type Session } from '../helpers/server.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 const DAY_MS = 86_400_000;
 
@@ -23,16 +24,14 @@ describe('users, organizations and invites', () => {
     it('lists the organizations of the caller and creates another one', async () => {
       const alice = await ctx.server.register('Alice Inc');
       const list = await ctx.server.request('GET', '/platform/organizations', { token: alice.token });
-      expect(list.status).toBe(200);
-      expect(list.body).toEqual({
+      expectStatus(list, 200).toEqual({
         items: [{ id: alice.organization.id, name: 'Alice Inc', role: 'owner' }],
         next_cursor: null,
         total: 1,
       });
 
       const created = await ctx.server.request('POST', '/platform/organizations', { token: alice.token, body: { name: 'Alice Two' } });
-      expect(created.status).toBe(201);
-      expect(created.body).toMatchObject({ name: 'Alice Two', role: 'owner' });
+      expectStatus(created, 201).toMatchObject({ name: 'Alice Two', role: 'owner' });
       expect(created.body.id).toMatch(/^org_/);
 
       const after = await ctx.server.request('GET', '/platform/organizations', { token: alice.token });
@@ -269,8 +268,7 @@ describe('users, organizations and invites', () => {
         { id: member.user.id, email: 'listed@example.test', role: 'member', joined_at: expect.any(String) },
       ]);
       const one = await ctx.server.request('GET', `/users/${member.user.id}`, { token: member.token });
-      expect(one.status).toBe(200);
-      expect(one.body).toEqual(list.body.items[1]);
+      expectStatus(one, 200).toEqual(list.body.items[1]);
 
       const paged = await ctx.server.request('GET', '/users?limit=1', { token: alice.token });
       expect(paged.body.items.map((user: { id: string }) => user.id)).toEqual([alice.user.id]);
@@ -285,8 +283,7 @@ describe('users, organizations and invites', () => {
       expect(write.status).toBe(403);
 
       const patched = await ctx.server.request('PATCH', `/users/${member.user.id}`, { token: alice.token, body: { role: 'admin' } });
-      expect(patched.status).toBe(200);
-      expect(patched.body).toMatchObject({ id: member.user.id, role: 'admin' });
+      expectStatus(patched, 200).toMatchObject({ id: member.user.id, role: 'admin' });
       expect((await ctx.server.request('POST', '/realms', { token: member.token, body: { name: 'by-admin' } })).status).toBe(201);
 
       const unknown = await ctx.server.request('PATCH', `/users/${member.user.id}`, { token: alice.token, body: { role: 'emperor' } });

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ownOrgs, useSuite } from '../helpers/suite.js';
 import { addMember } from '../helpers/members.js';
 import { oneOrg } from '../helpers/orgs.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 describe('/graph', () => {
   const ctx = useSuite(async (own) => {
@@ -18,8 +19,7 @@ describe('/graph', () => {
         ],
       },
     });
-    expect(nodes.status).toBe(200);
-    expect(nodes.body).toEqual({ realm: 'default', upserted: 3 });
+    expectStatus(nodes, 200).toEqual({ realm: 'default', upserted: 3 });
     const rels = await server.request('POST', '/graph/relationships', {
       token: owner.token,
       body: {
@@ -30,15 +30,13 @@ describe('/graph', () => {
         ],
       },
     });
-    expect(rels.status).toBe(200);
-    expect(rels.body).toEqual({ realm: 'default', upserted: 3 });
+    expectStatus(rels, 200).toEqual({ realm: 'default', upserted: 3 });
     return { server, owner, viewer };
   });
 
   it('gets a node by its URL-encoded id', async () => {
     const response = await ctx.server.request('GET', `/graph/nodes/${encodeURIComponent('Service:ledger/v2')}`, { token: ctx.viewer.token });
-    expect(response.status).toBe(200);
-    expect(response.body).toEqual({
+    expectStatus(response, 200).toEqual({
       id: 'Service:ledger/v2',
       label: 'Service',
       key: 'ledger/v2',
@@ -119,8 +117,7 @@ describe('/graph', () => {
       token: ctx.viewer.token,
       body: { query: 'MATCH (s:Service)-[:DEPENDS_ON]->(t:Service {_key: $key}) RETURN s._key AS dependent', params: { key: 'payments' } },
     });
-    expect(read.status).toBe(200);
-    expect(read.body).toEqual({ columns: ['dependent'], rows: [{ dependent: 'checkout' }] });
+    expectStatus(read, 200).toEqual({ columns: ['dependent'], rows: [{ dependent: 'checkout' }] });
     const write = await ctx.server.request('POST', '/graph/cypher', {
       token: ctx.viewer.token,
       body: { query: "MATCH (s:Service {_key: 'payments'}) SET s.tier = 9" },
@@ -180,8 +177,7 @@ describe('/graph', () => {
 
   it('reports stats per label and type on request', async () => {
     const response = await ctx.server.request('GET', '/graph/stats?labels=true', { token: ctx.viewer.token });
-    expect(response.status).toBe(200);
-    expect(response.body).toEqual({
+    expectStatus(response, 200).toEqual({
       realm: 'default',
       node_count: 4,
       relationship_count: 3,
@@ -206,8 +202,7 @@ describe('/graph', () => {
 
   it('deletes a node with its relationships', async () => {
     const response = await ctx.server.request('DELETE', '/graph/nodes/Service%3Apayments', { token: ctx.owner.token });
-    expect(response.status).toBe(200);
-    expect(response.body).toEqual({ id: 'Service:payments', deleted: true, relationships_deleted: 3 });
+    expectStatus(response, 200).toEqual({ id: 'Service:payments', deleted: true, relationships_deleted: 3 });
     const again = await ctx.server.request('DELETE', '/graph/nodes/Service%3Apayments', { token: ctx.owner.token });
     expect(again.status).toBe(404);
     const stats = await ctx.server.request('GET', '/graph/stats', { token: ctx.owner.token });

@@ -6,6 +6,7 @@ import { startWiredOrg, stopLlmServer } from '../helpers/llm.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
 import {} from '../runtime/chat-helpers.js';
 import { createTask, hookPath, runReaches, runsOf } from '../tasks/helpers.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 const MAX_BODY = 64 * 1024;
 
@@ -146,8 +147,7 @@ describe('inbound webhooks', () => {
     const first = await post(task.trigger.url, body, headers);
     const repeat = await post(task.trigger.url, body, headers);
     expect(first.status).toBe(202);
-    expect(repeat.status).toBe(200);
-    expect(repeat.body).toMatchObject({ delivery_id: first.body.delivery_id, run_id: first.body.run_id, status: 'duplicate' });
+    expectStatus(repeat, 200).toMatchObject({ delivery_id: first.body.delivery_id, run_id: first.body.run_id, status: 'duplicate' });
     await runReaches(server, owner, task.id, first.body.run_id, 'succeeded');
     expect(await runsOf(server, owner, task.id)).toHaveLength(1);
     expect((await server.request('GET', `/tasks/${task.id}/deliveries`, { token: owner.token })).body.total).toBe(1);
@@ -273,8 +273,7 @@ describe('inbound webhooks', () => {
         system_prompt: 'You diagnose deployments.',
       },
     });
-    expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({
+    expectStatus(created, 201).toMatchObject({
       name: 'vercel deploys',
       payload_template: 'Deployment {{trigger.body.type}}',
       system_prompt: 'You diagnose deployments.',

@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startServerProcess, type ServerProcess } from '../helpers/process.js';
 import { request } from '../helpers/server.js';
 import { ndjson } from './helpers.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 describe('kill -9 after a 200 loses nothing', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'ctx-kill-'));
@@ -66,8 +67,7 @@ describe('kill -9 after a 200 loses nothing', () => {
       body: bodies[4],
       headers: { 'content-type': 'application/x-ndjson', 'idempotency-key': 'batch-4' },
     });
-    expect(retry.status).toBe(200);
-    expect(retry.body).toEqual({ rows_in: 1000, rows_out: 1000, run_id: acknowledged[4] });
+    expectStatus(retry, 200).toEqual({ rows_in: 1000, rows_out: 1000, run_id: acknowledged[4] });
     const again = await request(second.url, 'GET', '/context/tables', { token: session });
     expect(again.body.items[0].row_count).toBe(5000);
 

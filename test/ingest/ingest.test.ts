@@ -5,6 +5,7 @@ import { signHmac } from '../../runtime/crypto.js';
 import { oneOrg } from '../helpers/orgs.js';
 import type { Session, TestServer } from '../helpers/server.js';
 import { columnsOf, createPipeline, ingest, ndjson, rowsOf, type PipelineWithToken } from './helpers.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 const fixture = (name: string): Buffer => readFileSync(new URL(`../fixtures/ingest/${name}`, import.meta.url));
 
@@ -182,8 +183,7 @@ describe('NDJSON ingest into context tables', () => {
   it('skips empty lines and refuses a body with no rows', async () => {
     const pipeline = await pipelineIn('empties');
     const response = await ingest(server, pipeline.token, fixture('ingest-empty-lines-skipped.ndjson'));
-    expect(response.status).toBe(200);
-    expect(response.body).toMatchObject({ rows_in: 2, rows_out: 2 });
+    expectStatus(response, 200).toMatchObject({ rows_in: 2, rows_out: 2 });
     for (const body of ['', '\n', '  \n\r\n\t\n']) {
       const empty = await ingest(server, pipeline.token, body);
       expect(empty.status, JSON.stringify(body)).toBe(400);
@@ -242,8 +242,7 @@ describe('NDJSON ingest into context tables', () => {
     const first = await ingest(server, pipeline.token, body, headers);
     expect(first.status).toBe(200);
     const retry = await ingest(server, pipeline.token, body, headers);
-    expect(retry.status).toBe(200);
-    expect(retry.body).toEqual(first.body);
+    expectStatus(retry, 200).toEqual(first.body);
     expect(retry.headers.get('idempotent-replayed')).toBe('true');
     expect(await rowCount(server, alice, 'context_events', 'idem')).toBe(2);
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { useTwoOrgs } from '../helpers/suite.js';
 import { addMember } from '../helpers/members.js';
 import { createPipeline, ingest, ndjson } from './helpers.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 describe('context pipelines and ingest tokens', () => {
   const ctx = useTwoOrgs();
@@ -11,8 +12,7 @@ describe('context pipelines and ingest tokens', () => {
       token: ctx.alice.token,
       body: { name: 'ci events', kind: 'webhook', target_table: 'context_events', realm: 'default' },
     });
-    expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({
+    expectStatus(created, 201).toMatchObject({
       name: 'ci events',
       kind: 'webhook',
       target_table: 'context_events',
@@ -32,8 +32,7 @@ describe('context pipelines and ingest tokens', () => {
       token: ctx.alice.token,
       body: { name: 'ci events v2', require_signature: true, target_table: 'context_nodes' },
     });
-    expect(patched.status).toBe(200);
-    expect(patched.body).toMatchObject({ name: 'ci events v2', require_signature: true, target_table: 'context_nodes' });
+    expectStatus(patched, 200).toMatchObject({ name: 'ci events v2', require_signature: true, target_table: 'context_nodes' });
 
     const kind = await ctx.server.request('PATCH', `/context/pipelines/${id}`, { token: ctx.alice.token, body: { kind: 'stream' } });
     expect(kind.status).toBe(400);

@@ -11,6 +11,7 @@ import { ownOrgs, useSuite } from '../helpers/suite.js';
 import { createSource } from '../sources/helpers.js';
 import { startFakeMcpHttp } from '../fakes/mcp/http-server.js';
 import { oneOrg } from '../helpers/orgs.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 interface Outcome {
   result?: unknown;
@@ -128,8 +129,7 @@ describe('/mcp: the service as an MCP server', () => {
     const byKey = await ctx.server.request('POST', `/mcp/approvals/${approvalId}`, { token: ctx.apiKey, body: { approved: true } });
     expect(byKey.status).toBe(403);
     const approved = await ctx.server.request('POST', `/mcp/approvals/${approvalId}`, { token: ctx.alice.token, body: { approved: true } });
-    expect(approved.status).toBe(200);
-    expect(approved.body).toMatchObject({ status: 'approved', decided_by: ctx.alice.user.id });
+    expectStatus(approved, 200).toMatchObject({ status: 'approved', decided_by: ctx.alice.user.id });
     const twice = await ctx.server.request('POST', `/mcp/approvals/${approvalId}`, { token: ctx.alice.token, body: { approved: false } });
     expect(twice.status).toBe(409);
 

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { useOneOrg } from '../helpers/suite.js';
 import { addMember } from '../helpers/members.js';
 import type { Session } from '../helpers/server.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 const ctx = useOneOrg({}, { name: 'Pipelines Org' });
 
@@ -17,8 +18,7 @@ async function startRun(session: Session = ctx.owner, name = `p-${Math.random().
 describe('/pipelines definitions', () => {
   it('creates, reads, lists, patches (version bump) and deletes; duplicate names are 409', async () => {
     const created = await ctx.server.request('POST', '/pipelines', { token: ctx.owner.token, body: { name: 'nightly', description: 'graph refresh' } });
-    expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ name: 'nightly', realm: 'default', definition: {}, version: 1 });
+    expectStatus(created, 201).toMatchObject({ name: 'nightly', realm: 'default', definition: {}, version: 1 });
     expect((await ctx.server.request('POST', '/pipelines', { token: ctx.owner.token, body: { name: 'nightly' } })).status).toBe(409);
     const patched = await ctx.server.request('PATCH', `/pipelines/${created.body.id as string}`, {
       token: ctx.owner.token,
@@ -54,8 +54,7 @@ describe('pipeline runs and /pipeline-agent', () => {
     await ctx.server.request('POST', '/pipeline-agent/log', { token, body: { message: 'wrote 10 nodes', level: 'graph' } });
 
     const run = await ctx.server.request('GET', `/pipelines/${pipelineId}/runs/${runId}`, { token: ctx.owner.token });
-    expect(run.status).toBe(200);
-    expect(run.body).toMatchObject({ status: 'running', log_count: 3, phase: 'scan', progress: { fraction: 0.5, message: 'half way', phase: 'scan' } });
+    expectStatus(run, 200).toMatchObject({ status: 'running', log_count: 3, phase: 'scan', progress: { fraction: 0.5, message: 'half way', phase: 'scan' } });
     expect(run.body.entries.map((entry: { seq: number; kind: string; level: string }) => [entry.seq, entry.kind, entry.level])).toEqual([
       [1, 'log', 'info'],
       [2, 'progress', 'info'],

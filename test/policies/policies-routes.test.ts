@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useTwoOrgs } from '../helpers/suite.js';
 import { startTestServer, type Session } from '../helpers/server.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 const READ_ONLY = 'package service.read_only\n\ndeny contains msg if {\n  input.resource.tool_effect != "read"\n  msg := "read-only"\n}\n';
 
@@ -98,8 +99,7 @@ describe('/policies', () => {
 
   it('validates a source: 200 with valid or the errors and their positions', async () => {
     const ok = await req(ctx.alice, 'POST', '/policies/policies/validate', { rego_code: READ_ONLY });
-    expect(ok.status).toBe(200);
-    expect(ok.body).toEqual({ valid: true, errors: [] });
+    expectStatus(ok, 200).toEqual({ valid: true, errors: [] });
     const bad = await req(ctx.alice, 'POST', '/policies/policies/validate', { rego_code: 'package x\n\np if {\n  1 +\n}\n' });
     expect(bad.status).toBe(200);
     expect(bad.body.valid).toBe(false);
@@ -114,8 +114,7 @@ describe('/policies', () => {
     expect(policy.status).toBe(201);
     const input = { resource: { tool_effect: 'write' } };
     const denied = await req(ctx.alice, 'POST', '/policies/eval', { query: 'x := data.service.read_only.deny', input });
-    expect(denied.status).toBe(200);
-    expect(denied.body).toEqual({ result: [{ x: ['read-only'] }] });
+    expectStatus(denied, 200).toEqual({ result: [{ x: ['read-only'] }] });
     const read = await req(ctx.alice, 'POST', '/policies/eval', { query: 'data.service.read_only.deny[m]', input: { resource: { tool_effect: 'read' } } });
     expect(read.body).toEqual({ result: [] });
 

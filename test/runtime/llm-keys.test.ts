@@ -13,6 +13,7 @@ import { FAKE_LLM_API_KEY, startFakeLlmServer, type FakeLlmProvider, type FakeLl
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
 import { createTask, runReaches } from '../tasks/helpers.js';
 import { send } from './chat-helpers.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 const OPERATOR_KEY = 'operator-key-must-stay-home-0123456789';
 const ORG_KEY = 'org-own-key-abcdefghijklmnop';
@@ -230,8 +231,7 @@ describe('LLM endpoints and keys', () => {
   it('fails runs with llm_unconfigured when the organization URL has no key, without falling back to the operator', async () => {
     const own = await ownOrg();
     const removed = await settings(own, 'PATCH', { llm_api_key: null });
-    expect(removed.status).toBe(200);
-    expect(removed.body).toMatchObject({ llm_base_url: orgLlm.baseUrl('openai'), llm_api_key: null });
+    expectStatus(removed, 200).toMatchObject({ llm_base_url: orgLlm.baseUrl('openai'), llm_api_key: null });
 
     const reply = await chat(own, null);
     expect(reply.status).toBe(422);

@@ -5,6 +5,7 @@ import { startWiredOrg, stopLlmServer } from '../helpers/llm.js';
 import type { TestServer } from '../helpers/server.js';
 import type { ChatOrg } from '../runtime/chat-helpers.js';
 import { runEnds } from '../tasks/helpers.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 describe('POST /webhook-samples/:sample_name/run', () => {
   let server: TestServer, llm: FakeLlmServer, org: ChatOrg;
@@ -28,8 +29,7 @@ describe('POST /webhook-samples/:sample_name/run', () => {
     );
     llm.script([{ text: 'The refund rounding change broke RefundServiceTest.' }]);
     const fired = await server.request('POST', '/webhook-samples/jenkins.build_failed/run', { token: org.session.token, body: { task_id: taskId } });
-    expect(fired.status).toBe(202);
-    expect(fired.body).toMatchObject({ sample: 'jenkins.build_failed', task_id: taskId, run_id: expect.any(String) });
+    expectStatus(fired, 202).toMatchObject({ sample: 'jenkins.build_failed', task_id: taskId, run_id: expect.any(String) });
     const run = await finishedRun(taskId, fired.body.run_id);
     expect(run.status).toBe('succeeded');
     const instruction = 'Build payments-api #1287 ended FAILURE at 6113728f27ae82c7b1a177c8d03f9e96e0adf246';

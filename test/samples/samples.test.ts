@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { useOneOrg } from '../helpers/suite.js';
 import { addMember } from '../helpers/members.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 const require = createRequire(import.meta.url);
 
@@ -49,8 +50,7 @@ describe('webhook samples', () => {
         headers: { 'X-Grafana-Org': '1' },
       },
     });
-    expect(saved.status).toBe(201);
-    expect(saved.body).toMatchObject({ name: 'grafana.alert', builtin: false, headers: { 'x-grafana-org': '1' } });
+    expectStatus(saved, 201).toMatchObject({ name: 'grafana.alert', builtin: false, headers: { 'x-grafana-org': '1' } });
     const list = await ctx.server.request('GET', '/webhook-samples', { token: ctx.owner.token });
     expect(list.body.total).toBe(5);
     expect(list.body.items.at(-1)).toMatchObject({ name: 'grafana.alert', body: { status: 'firing' } });

@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { oneOrg } from '../helpers/orgs.js';
 import type { Session, TestServer } from '../helpers/server.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 let server: TestServer;
 let owner: Session;
@@ -91,8 +92,7 @@ describe('paths are NFC-normalized', () => {
     const replaced = await put(composed, 'v2');
     expect(replaced.body.path).toBe(composed);
     const read = await server.request('GET', `/files/info?path=${encodeURIComponent(decomposed)}`, { token: owner.token });
-    expect(read.status).toBe(200);
-    expect(read.body).toMatchObject({ path: composed, size: 2 });
+    expectStatus(read, 200).toMatchObject({ path: composed, size: 2 });
     expect((await listed()).filter((path) => path.startsWith('notes/'))).toEqual([composed]);
   });
 });

@@ -14,6 +14,7 @@ import { startTestServer } from '../helpers/server.js';
 import { startFakeTracker } from '../fakes/tracker/server.js';
 import { eventually } from '../helpers/eventually.js';
 import { jobEnds } from './helpers.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 const fixture = (name: string): string => fileURLToPath(new URL(`../fixtures/connectors/${name}`, import.meta.url));
 
@@ -58,8 +59,7 @@ describe('/sources', () => {
 
   it('creates a source: config masked on read, sealed at rest, status pending', async () => {
     const created = await create({ ...trackerSource('Tracker main'), schedule: '0 6 * * 1-5' });
-    expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({
+    expectStatus(created, 201).toMatchObject({
       name: 'Tracker main',
       connector: 'tracker',
       realm: 'default',
@@ -130,8 +130,7 @@ describe('/sources', () => {
 
     const good = (await create(trackerSource('Good'))).body;
     const passed = await ctx.server.request('GET', `/sources/${good.id}/test`, { token: ctx.alice.token });
-    expect(passed.status).toBe(200);
-    expect(passed.body).toMatchObject({ ok: true, source: { status: 'synced', last_error: null } });
+    expectStatus(passed, 200).toMatchObject({ ok: true, source: { status: 'synced', last_error: null } });
     expect(passed.body.source.last_validated_at).not.toBeNull();
   });
 
@@ -148,8 +147,7 @@ describe('/sources', () => {
     expect((await ctx.server.request('GET', `/sources/${source.id}/test`, { token: ctx.alice.token })).status).toBe(200);
     // the masked token sent back unchanged keeps the stored one: validation still passes
     const renamed = await ctx.server.request('PATCH', `/sources/${source.id}`, { token: ctx.alice.token, body: { name: 'Patched', config: source.config } });
-    expect(renamed.status).toBe(200);
-    expect(renamed.body).toMatchObject({ name: 'Patched', status: 'synced', config: { token: '********' } });
+    expectStatus(renamed, 200).toMatchObject({ name: 'Patched', status: 'synced', config: { token: '********' } });
     expect((await ctx.server.request('GET', `/sources/${source.id}/test`, { token: ctx.alice.token })).status).toBe(200);
 
     const retokened = await ctx.server.request('PATCH', `/sources/${source.id}`, {
@@ -168,8 +166,7 @@ describe('/sources', () => {
     const source = (await create(trackerSource('Syncing'))).body;
     const release = ctx.tracker.hold();
     const started = await ctx.server.request('POST', `/sources/${source.id}/sync`, { token: ctx.alice.token });
-    expect(started.status).toBe(202);
-    expect(started.body).toMatchObject({ source_id: source.id, status: 'running', trigger: 'manual' });
+    expectStatus(started, 202).toMatchObject({ source_id: source.id, status: 'running', trigger: 'manual' });
     expect(started.headers.get('location')).toBe(`/api/v1/sources/${source.id}/jobs/${started.body.id}`);
     const again = await ctx.server.request('POST', `/sources/${source.id}/sync`, { token: ctx.alice.token });
     expect(again.status).toBe(409);

@@ -13,6 +13,7 @@ import { names, openStream, startFakeLlmServer, wireOrganization } from '../runt
 import { createPipeline, ingest } from '../ingest/helpers.js';
 import { eventually } from '../helpers/eventually.js';
 import { createTask, runReaches, runsOf } from './helpers.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 // every token costs 1 USD: a single turn (10 + 20 tokens) costs 30 USD, so a cap is easy to cross
 const PRICES = JSON.stringify({ 'gpt-4o-mini': { input_per_mtok: 1_000_000, output_per_mtok: 1_000_000 } });
@@ -52,8 +53,7 @@ describe('tasks', () => {
       token: owner.token,
       body: { enabled_source_ids: [sourceB], webhook: { rate_limit_per_minute: 10 }, input: { instruction: 'literal' } },
     });
-    expect(patched.status).toBe(200);
-    expect(patched.body).toMatchObject({
+    expectStatus(patched, 200).toMatchObject({
       enabled_source_ids: [sourceB],
       webhook: { rate_limit_per_minute: 10 },
       input: { instruction: 'literal' },
