@@ -11,6 +11,7 @@ import { addMember } from '../helpers/members.js';
 import { type Session } from '../helpers/server.js';
 import { execute, send, wireOrganization } from '../runtime/chat-helpers.js';
 import { eventually } from '../helpers/eventually.js';
+import { expectError } from '../helpers/expect-status.js';
 
 const READ_ONLY = 'package service.read_only\n\ndeny contains msg if {\n  input.resource.tool_effect != "read"\n  msg := "read-only"\n}\n';
 
@@ -165,8 +166,7 @@ describe('/activity/audit-log', () => {
     expect(seen).toEqual(ids);
 
     const bad = await ctx.server.request('GET', '/activity/audit-log?since=yesterday', { token: org.token });
-    expect(bad.status).toBe(400);
-    expect(bad.body.error.code).toBe('validation_error');
+    expectError(bad, 400, 'validation_error');
   });
 
   it('another organization sees none of it, and its cursors are refused', async () => {
@@ -176,8 +176,7 @@ describe('/activity/audit-log', () => {
     expect(JSON.stringify(mine)).not.toContain(ctx.owner.user.id);
     const first = await ctx.server.request('GET', '/activity/audit-log?limit=1', { token: ctx.owner.token });
     const stolen = await ctx.server.request('GET', `/activity/audit-log?cursor=${first.body.next_cursor}`, { token: other.token });
-    expect(stolen.status).toBe(400);
-    expect(stolen.body.error.code).toBe('invalid_cursor');
+    expectError(stolen, 400, 'invalid_cursor');
   });
 
   it('members and viewers read the feed but not the audit log; admins read both', async () => {

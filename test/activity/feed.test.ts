@@ -16,7 +16,7 @@ import { execute, send, startFakeLlmServer, wireOrganization } from '../runtime/
 import { startFakeTracker } from '../fakes/tracker/server.js';
 import { createTask, runReaches } from '../tasks/helpers.js';
 import { eventually } from '../helpers/eventually.js';
-import { expectStatus } from '../helpers/expect-status.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 const trackerPlugin = fileURLToPath(new URL('../fixtures/connectors/tracker-plugin.ts', import.meta.url));
 
@@ -175,8 +175,7 @@ describe('/activity and /notifications', () => {
     // someone else's notification is as absent as another organization's
     const adminNotice = (await inbox(admin))[0];
     const foreign = await ctx.server.request('POST', `/notifications/${adminNotice.id}/read`, { token: org.session.token });
-    expect(foreign.status).toBe(404);
-    expect(foreign.body.error.code).toBe('not_found');
+    expectError(foreign, 404, 'not_found');
     const stranger = await ctx.server.register('Stranger');
     expect((await ctx.server.request('POST', `/notifications/${adminNotice.id}/read`, { token: stranger.token })).status).toBe(404);
 

@@ -4,7 +4,7 @@ import { startFakeSlack, type FakeSlack } from '../fakes/slack/server.js';
 import { addMember } from '../helpers/members.js';
 import type { Session } from '../helpers/server.js';
 import { startWorld, type ChannelWorld } from './helpers.js';
-import { expectStatus } from '../helpers/expect-status.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 let world: ChannelWorld;
 let owner: Session;
@@ -151,8 +151,7 @@ describe('/channels', () => {
   it('answers 409 when testing a channel that is not connected', async () => {
     const created = await create({ channel_type: 'slack', display_name: 'Unconnected' });
     const test = await world.server.request('POST', `/channels/${created.body.id}/test`, { token: owner.token });
-    expect(test.status).toBe(409);
-    expect(test.body.error.code).toBe('conflict');
+    expectError(test, 409, 'conflict');
   });
 
   it('deletes a channel with its bindings', async () => {

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
 import type { ScratchDatabase } from './sql-scratch.js';
 import type { ConformanceToolCall } from '../../connectors/conformance/index.js';
+import { expectError } from '../helpers/expect-status.js';
 
 export interface SqlSpec {
   readonly kind: 'postgres' | 'mysql';
@@ -256,8 +257,7 @@ export function describeSqlConnector(spec: SqlSpec): void {
       try {
         const session = await closed.register();
         const literal = await closed.request('POST', '/sources', { token: session.token, body: { name: 'loopback', connector: spec.kind, config: config() } });
-        expect(literal.status).toBe(422);
-        expect(literal.body.error.code).toBe('egress_refused');
+        expectError(literal, 422, 'egress_refused');
         const byName = await createSource('by name', config({ host: 'localhost' }), session, closed);
         const refused = await closed.request('GET', `/sources/${byName}/test`, { token: session.token });
         expect(refused.status).toBe(422);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember } from '../helpers/members.js';
 import { oneOrg } from '../helpers/orgs.js';
 import type { Session, TestServer } from '../helpers/server.js';
-import { expectStatus } from '../helpers/expect-status.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 let server: TestServer;
 let owner: Session;
@@ -76,16 +76,14 @@ describe('/files', () => {
     expect((await server.request('GET', '/files?sort=color', { token: owner.token })).status).toBe(400);
     for (const path of ['../escape.txt', 'a/../../b', '/', 'a\\b']) {
       const response = await put(path, 'x');
-      expect(response.status, path).toBe(400);
-      expect(response.body.error.code).toBe('validation_error');
+      expectError(response, 400, 'validation_error');
     }
     expect((await server.request('GET', '/files/info', { token: owner.token })).status).toBe(400);
   });
 
   it('refuses a body over FILES_MAX_UPLOAD_BYTES with 413 and keeps nothing', async () => {
     const response = await put('big.bin', Buffer.alloc(5000, 1));
-    expect(response.status).toBe(413);
-    expect(response.body.error.code).toBe('payload_too_large');
+    expectError(response, 413, 'payload_too_large');
     expect((await server.request('GET', '/files/info?path=big.bin', { token: owner.token })).status).toBe(404);
   });
 

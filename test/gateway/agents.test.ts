@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { useTwoOrgs } from '../helpers/suite.js';
 import type { Session } from '../helpers/server.js';
-import { expectStatus } from '../helpers/expect-status.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 interface Agent {
   id: string;
@@ -69,8 +69,7 @@ describe('agents', () => {
 
     expect((await ctx.server.request('DELETE', `/agents/${id}`, { token: ctx.alice.token })).status).toBe(204);
     const gone = await ctx.server.request('GET', `/agents/${id}`, { token: ctx.alice.token });
-    expect(gone.status).toBe(404);
-    expect(gone.body.error.code).toBe('not_found');
+    expectError(gone, 404, 'not_found');
   });
 
   it('defaults config to {} and enabled to true', async () => {
@@ -80,8 +79,7 @@ describe('agents', () => {
 
   it('rejects an agent_type outside the catalog and a missing name or type', async () => {
     const unknownType = await create(ctx.alice, { agent_type: 'wizard', name: 'w' });
-    expect(unknownType.status).toBe(400);
-    expect(unknownType.body.error.code).toBe('validation_error');
+    expectError(unknownType, 400, 'validation_error');
     expect(unknownType.body.error.details.issues[0].path).toBe('agent_type');
 
     for (const body of [{ name: 'no type' }, { agent_type: 'assistant' }, { agent_type: 'assistant', name: '  ' }]) {
@@ -146,13 +144,11 @@ describe('agents', () => {
   it('keeps names unique per organization (409)', async () => {
     expect((await create(ctx.alice, { agent_type: 'assistant', name: 'twin' })).status).toBe(201);
     const duplicate = await create(ctx.alice, { agent_type: 'sre', name: 'twin' });
-    expect(duplicate.status).toBe(409);
-    expect(duplicate.body.error.code).toBe('conflict');
+    expectError(duplicate, 409, 'conflict');
 
     const other = await create(ctx.alice, { agent_type: 'assistant', name: 'twin-2' });
     const renamed = await ctx.server.request('PATCH', `/agents/${other.body.id}`, { token: ctx.alice.token, body: { name: 'twin' } });
-    expect(renamed.status).toBe(409);
-    expect(renamed.body.error.code).toBe('conflict');
+    expectError(renamed, 409, 'conflict');
 
     expect((await create(ctx.bob, { agent_type: 'assistant', name: 'twin' })).status).toBe(201);
   });
@@ -163,8 +159,7 @@ describe('agents', () => {
     expect(refused.status).toBe(409);
     expect(refused.body.error).toMatchObject({ code: 'conflict', details: { agent: 'default' } });
     const rename = await ctx.server.request('PATCH', `/agents/${agent.id}`, { token: ctx.alice.token, body: { name: 'primary' } });
-    expect(rename.status).toBe(409);
-    expect(rename.body.error.code).toBe('conflict');
+    expectError(rename, 409, 'conflict');
     expect((await ctx.server.request('GET', `/agents/${agent.id}`, { token: ctx.alice.token })).body.name).toBe('default');
   });
 
@@ -191,8 +186,7 @@ describe('agents', () => {
 
     for (const query of ['?enabled=yes', '?agent_type=wizard']) {
       const bad = await ctx.server.request('GET', `/agents${query}`, { token: carol.token });
-      expect(bad.status, query).toBe(400);
-      expect(bad.body.error.code).toBe('validation_error');
+      expectError(bad, 400, 'validation_error');
     }
   });
 
@@ -205,8 +199,7 @@ describe('agents', () => {
       ['DELETE', undefined],
     ] as const) {
       const response = await ctx.server.request(method, `/agents/${id}`, { token: ctx.alice.token, body });
-      expect(response.status, method).toBe(404);
-      expect(response.body.error.code).toBe('not_found');
+      expectError(response, 404, 'not_found');
     }
     expect((await ctx.server.request('GET', '/agents/bobs-agent', { token: ctx.alice.token })).status).toBe(404);
     expect((await ctx.server.request('GET', `/agents/${id}`, { token: ctx.bob.token })).body.enabled).toBe(true);

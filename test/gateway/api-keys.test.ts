@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { useTwoOrgs } from '../helpers/suite.js';
 import { asOrgId } from '../../runtime/store/types.js';
 import type { Session } from '../helpers/server.js';
-import { expectStatus } from '../helpers/expect-status.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 const DAY_MS = 86_400_000;
 
@@ -81,14 +81,12 @@ describe('API keys', () => {
     expect(realms.status).toBe(403);
     expect(realms.body.error).toMatchObject({ code: 'forbidden', details: { permission: 'realm:read' } });
     const keys = await ctx.server.request('GET', '/api-keys', { token: created.key });
-    expect(keys.status).toBe(403);
-    expect(keys.body.error.code).toBe('forbidden');
+    expectError(keys, 403, 'forbidden');
   });
 
   it('answers 401 for an unknown key', async () => {
     const response = await ctx.server.request('GET', '/realms', { token: `sk_${'A'.repeat(40)}` });
-    expect(response.status).toBe(401);
-    expect(response.body.error.code).toBe('unauthorized');
+    expectError(response, 401, 'unauthorized');
   });
 
   it('validates the body and names an unknown permission', async () => {
@@ -96,8 +94,7 @@ describe('API keys', () => {
       token: ctx.alice.token,
       body: { name: 'bad', permissions: ['realm:read', 'realm:destroy'] },
     });
-    expect(unknown.status).toBe(400);
-    expect(unknown.body.error.code).toBe('validation_error');
+    expectError(unknown, 400, 'validation_error');
     expect(unknown.body.error.message).toContain('"realm:destroy"');
     expect(unknown.body.error.details.issues[0].path).toBe('permissions.1');
 
@@ -146,8 +143,7 @@ describe('API keys', () => {
       token: manager.key,
       body: { permissions: ['org:manage'] },
     });
-    expect(patched.status).toBe(403);
-    expect(patched.body.error.code).toBe('forbidden');
+    expectError(patched, 403, 'forbidden');
   });
 
   it('keeps a key made by a source-scoped key inside that scope', async () => {
@@ -181,8 +177,7 @@ describe('API keys', () => {
     expect(changed.status).toBe(400);
     expect(changed.body.error).toMatchObject({ code: 'immutable_field', details: { field: 'expires_in_days' } });
     const removed = await ctx.server.request('PATCH', `/api-keys/${created.id}`, { token: ctx.alice.token, body: { expires_in_days: null } });
-    expect(removed.status).toBe(400);
-    expect(removed.body.error.code).toBe('immutable_field');
+    expectError(removed, 400, 'immutable_field');
 
     const badPermission = await ctx.server.request('PATCH', `/api-keys/${created.id}`, {
       token: ctx.alice.token,
@@ -203,8 +198,7 @@ describe('API keys', () => {
     expect(typeof rotated.body.rotated_at).toBe('string');
 
     const old = await ctx.server.request('GET', '/realms', { token: created.key });
-    expect(old.status).toBe(401);
-    expect(old.body.error.code).toBe('unauthorized');
+    expectError(old, 401, 'unauthorized');
     expect((await ctx.server.request('GET', '/realms', { token: newKey })).status).toBe(200);
 
     const shown = await ctx.server.request('GET', `/api-keys/${created.id}`, { token: ctx.alice.token });
@@ -222,8 +216,7 @@ describe('API keys', () => {
     expect(revoked.body).not.toHaveProperty('key');
 
     const refused = await ctx.server.request('GET', '/realms', { token: created.key });
-    expect(refused.status).toBe(401);
-    expect(refused.body.error.code).toBe('api_key_revoked');
+    expectError(refused, 401, 'api_key_revoked');
 
     const list = await ctx.server.request('GET', '/api-keys?limit=200', { token: ctx.alice.token });
     const listed = list.body.items.find((item: { id: string }) => item.id === created.id);
@@ -234,8 +227,7 @@ describe('API keys', () => {
     expect(again.body.revoked_at).toBe(revoked.body.revoked_at);
 
     const rotate = await ctx.server.request('POST', `/api-keys/${created.id}/rotate`, { token: ctx.alice.token });
-    expect(rotate.status).toBe(409);
-    expect(rotate.body.error.code).toBe('conflict');
+    expectError(rotate, 409, 'conflict');
     expect((await ctx.server.request('GET', '/realms', { token: created.key })).status).toBe(401);
   });
 
@@ -246,11 +238,9 @@ describe('API keys', () => {
       expires_at: new Date(Date.now() - 1000).toISOString(),
     });
     const expired = await ctx.server.request('GET', '/realms', { token: created.key });
-    expect(expired.status).toBe(401);
-    expect(expired.body.error.code).toBe('api_key_revoked');
+    expectError(expired, 401, 'api_key_revoked');
     const rotate = await ctx.server.request('POST', `/api-keys/${created.id}/rotate`, { token: ctx.alice.token });
-    expect(rotate.status).toBe(409);
-    expect(rotate.body.error.code).toBe('conflict');
+    expectError(rotate, 409, 'conflict');
   });
 
   it('replays a create with the same Idempotency-Key instead of making a second key', async () => {
@@ -281,8 +271,7 @@ describe('API keys', () => {
     const id = bobs.id;
     expect((await ctx.server.request('GET', `/api-keys/${id}`, { token: ctx.alice.token })).status).toBe(404);
     const patch = await ctx.server.request('PATCH', `/api-keys/${id}`, { token: ctx.alice.token, body: { name: 'mine now' } });
-    expect(patch.status).toBe(404);
-    expect(patch.body.error.code).toBe('not_found');
+    expectError(patch, 404, 'not_found');
     expect((await ctx.server.request('POST', `/api-keys/${id}/rotate`, { token: ctx.alice.token })).status).toBe(404);
     expect((await ctx.server.request('DELETE', `/api-keys/${id}`, { token: ctx.alice.token })).status).toBe(404);
     const aliceList = await ctx.server.request('GET', '/api-keys?limit=200', { token: ctx.alice.token });

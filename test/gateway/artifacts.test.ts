@@ -5,7 +5,7 @@ import { startLlmServer, stopLlmServer } from '../helpers/llm.js';
 import type { Session, TestServer } from '../helpers/server.js';
 import { execute, names, send, wireOrganization } from '../runtime/chat-helpers.js';
 import { createTask, runReaches } from '../tasks/helpers.js';
-import { expectStatus } from '../helpers/expect-status.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 const REPORT = '# Weekly report\n\nAll green; ünïcode survives.\n';
 // a 1x1 transparent PNG
@@ -84,8 +84,7 @@ describe('/artifacts', () => {
     expect((await list('?created_after=2000-01-01T00:00:00Z')).body.total).toBe(3);
     expect((await list('?created_after=2999-01-01T00:00:00Z')).body.total).toBe(0);
     const bad = await list('?created_after=yesterday');
-    expect(bad.status).toBe(400);
-    expect(bad.body.error.code).toBe('validation_error');
+    expectError(bad, 400, 'validation_error');
   });
 
   it('pages with the shared cursor and limit', async () => {
@@ -97,8 +96,7 @@ describe('/artifacts', () => {
     expect(second.body.items.map((item: any) => item.name)).toEqual(['answer.csv']);
     expect(second.body.next_cursor).toBeNull();
     const forged = await list('?cursor=not-a-cursor');
-    expect(forged.status).toBe(400);
-    expect(forged.body.error.code).toBe('invalid_cursor');
+    expectError(forged, 400, 'invalid_cursor');
     expect((await list('?limit=0')).status).toBe(400);
   });
 
@@ -133,8 +131,7 @@ describe('/artifacts', () => {
       ['DELETE', `/artifacts/${id}`],
     ] as const) {
       const answer = await server.request(method, path, { token: stranger.token });
-      expect(answer.status).toBe(404);
-      expect(answer.body.error.code).toBe('not_found');
+      expectError(answer, 404, 'not_found');
     }
     expect((await list('')).body.total).toBe(3);
   });

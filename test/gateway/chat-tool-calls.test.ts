@@ -5,7 +5,7 @@ import { startLlmServer, stopLlmServer } from '../helpers/llm.js';
 import type { TestServer } from '../helpers/server.js';
 import { execute, names, send, wireOrganization, type ChatOrg } from '../runtime/chat-helpers.js';
 import { eventually } from '../helpers/eventually.js';
-import { expectStatus } from '../helpers/expect-status.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 describe('chat tool calls', () => {
   let server: TestServer, llm: FakeLlmServer;
@@ -185,8 +185,7 @@ describe('chat tool calls', () => {
     const stranger = await wireOrganization(server, llm);
     for (const path of [`/chat/conversations/${owner.conversationId}/tool-calls`, `/chat/conversations/${owner.conversationId}/tool-calls/${call.id}`]) {
       const answer = await server.request('GET', path, { token: stranger.session.token });
-      expect(answer.status).toBe(404);
-      expect(answer.body.error.code).toBe('not_found');
+      expectError(answer, 404, 'not_found');
     }
     // the stranger's own conversation does not reach the owner's call either
     expect((await toolCalls(stranger, `/${call.id}`)).status).toBe(404);
@@ -200,8 +199,7 @@ describe('chat tool calls', () => {
     const [, ulid] = /^tc_([0-9a-z]+)_\d{8}$/.exec(call.id) as RegExpExecArray;
     for (const forged of ['nope', `tc_${ulid}_00000099`, `tc_${ulid}_1`, `tc_../${ulid}_00000001`, 'tc__00000001']) {
       const answer = await toolCalls(owner, `/${encodeURIComponent(forged)}`);
-      expect(answer.status, forged).toBe(404);
-      expect(answer.body.error.code).toBe('not_found');
+      expectError(answer, 404, 'not_found');
     }
     expect((await toolCalls(owner, `/${call.id}`)).status).toBe(200);
   });

@@ -5,7 +5,7 @@ import { startLlmServer, stopLlmServer } from '../helpers/llm.js';
 import { addMember } from '../helpers/members.js';
 import type { TestServer } from '../helpers/server.js';
 import { names, openStream, send, wireOrganization, type ChatOrg, type SseStream, execute } from '../runtime/chat-helpers.js';
-import { expectStatus } from '../helpers/expect-status.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 describe('chat', () => {
   let server: TestServer, llm: FakeLlmServer;
@@ -171,8 +171,7 @@ describe('chat', () => {
     expect((await server.request('GET', '/memory', { token: org.session.token })).body.total).toBe(1);
     // answered twice: 409
     const again = await approve(org, required.data.approval_id, false);
-    expect(again.status).toBe(409);
-    expect(again.body.error.code).toBe('conflict');
+    expectError(again, 409, 'conflict');
     expect(again.body.error.details.decision).toBe('approved');
   });
 
@@ -205,8 +204,7 @@ describe('chat', () => {
     expect(late.status).toBe(409);
     expect(late.body.error.details.decision).toBe('timeout');
     const unknown = await approve(org, 'apr_nope', true);
-    expect(unknown.status).toBe(404);
-    expect(unknown.body.error.code).toBe('not_found');
+    expectError(unknown, 404, 'not_found');
   });
 
   it('cancels mid-run: the loop stops after the current step and the reply ends as cancelled', async () => {
@@ -297,8 +295,7 @@ describe('chat', () => {
       { finish_reason: 'end_turn', usage: { input_tokens: 10, output_tokens: 20 } },
     ]);
     const bad = await server.request('GET', path, { token: org.session.token, headers: { 'last-event-id': 'abc' } });
-    expect(bad.status).toBe(400);
-    expect(bad.body.error.code).toBe('validation_error');
+    expectError(bad, 400, 'validation_error');
     expect((await messages(org))[1]).toMatchObject({ status: 'complete', content: 'one two three' });
   });
 
@@ -311,8 +308,7 @@ describe('chat', () => {
       token: org.session.token,
       body: { content: 'second' },
     });
-    expect(second.status).toBe(409);
-    expect(second.body.error.code).toBe('conflict');
+    expectError(second, 409, 'conflict');
     llm.release();
     await first.ended;
   });
@@ -347,8 +343,7 @@ describe('chat', () => {
     const session = await server.register();
     const conversation = await server.request('POST', '/chat/conversations', { token: session.token, body: { title: 'no llm' } });
     const response = await server.request('POST', `/chat/conversations/${conversation.body.id}/messages`, { token: session.token, body: { content: 'hi' } });
-    expect(response.status).toBe(422);
-    expect(response.body.error.code).toBe('llm_unconfigured');
+    expectError(response, 422, 'llm_unconfigured');
     expect(response.body.error.message).toContain('llm_provider');
   });
 
@@ -363,8 +358,7 @@ describe('chat', () => {
       token: org.session.token,
       body: { approved: 'yes' },
     });
-    expect(approval.status).toBe(400);
-    expect(approval.body.error.code).toBe('validation_error');
+    expectError(approval, 400, 'validation_error');
   });
 
   it('needs chat:use; GET /runtime/actors is for owners and admins', async () => {
@@ -372,8 +366,7 @@ describe('chat', () => {
     const viewer = await addMember(server, org.session, 'viewer');
     const member = await addMember(server, org.session, 'member');
     const denied = await server.request('POST', '/chat/conversations', { token: viewer.token, body: { title: 'x' } });
-    expect(denied.status).toBe(403);
-    expect(denied.body.error.code).toBe('forbidden');
+    expectError(denied, 403, 'forbidden');
     expect((await server.request('GET', `/chat/conversations/${org.conversationId}`, { token: member.token })).status).toBe(200);
 
     llm.script([{ text: ['a', 'b'], hold_after_chunks: 1 }]);
@@ -388,8 +381,7 @@ describe('chat', () => {
     const admin = await addMember(server, org.session, 'admin');
     expect((await server.request('GET', '/runtime/actors', { token: admin.token })).body.total).toBe(1);
     const forbidden = await server.request('GET', '/runtime/actors', { token: member.token });
-    expect(forbidden.status).toBe(403);
-    expect(forbidden.body.error.code).toBe('forbidden');
+    expectError(forbidden, 403, 'forbidden');
     // another organization sees none of them
     const other = await server.register();
     expect((await server.request('GET', '/runtime/actors', { token: other.token })).body.total).toBe(0);

@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { useTwoOrgs } from '../helpers/suite.js';
 import { asOrgId } from '../../runtime/store/types.js';
 import { startTestServer, type Session } from '../helpers/server.js';
-import { expectStatus } from '../helpers/expect-status.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 const SECRET = 'edge-test-secret-0123456789abcdef0123456789';
 
@@ -45,8 +45,7 @@ describe('HTTP edge', () => {
     it('answers unknown routes with 404 in the envelope', async () => {
       for (const path of ['/nope', '/realms/x/y/z']) {
         const response = await ctx.server.request('GET', path, { token: ctx.alice.token });
-        expect(response.status).toBe(404);
-        expect(response.body.error.code).toBe('not_found');
+        expectError(response, 404, 'not_found');
         expect(typeof response.body.error.message).toBe('string');
         expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f]{12}-[0-9a-z]+$/);
       }
@@ -57,8 +56,7 @@ describe('HTTP edge', () => {
 
     it('answers a known path with a wrong method with 405 and Allow', async () => {
       const response = await ctx.server.request('PUT', '/realms', { token: ctx.alice.token, body: {} });
-      expect(response.status).toBe(405);
-      expect(response.body.error.code).toBe('method_not_allowed');
+      expectError(response, 405, 'method_not_allowed');
       expect(response.headers.get('allow')).toBe('GET, POST');
     });
 
@@ -68,8 +66,7 @@ describe('HTTP edge', () => {
         body: '{"name": "x",',
         headers: { 'content-type': 'application/json' },
       });
-      expect(response.status).toBe(400);
-      expect(response.body.error.code).toBe('invalid_json');
+      expectError(response, 400, 'invalid_json');
     });
 
     it('answers a non-JSON content type with 415', async () => {
@@ -78,8 +75,7 @@ describe('HTTP edge', () => {
         body: 'name=x',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
       });
-      expect(response.status).toBe(415);
-      expect(response.body.error.code).toBe('unsupported_media_type');
+      expectError(response, 415, 'unsupported_media_type');
     });
 
     it('lists every failing path of a body in details', async () => {
@@ -122,8 +118,7 @@ describe('HTTP edge', () => {
         .setExpirationTime('1h')
         .sign(new TextEncoder().encode('another-secret-0123456789abcdef0123456789'));
       const forgedResponse = await ctx.server.request('GET', '/realms', { token: forged });
-      expect(forgedResponse.status).toBe(401);
-      expect(forgedResponse.body.error.code).toBe('unauthorized');
+      expectError(forgedResponse, 401, 'unauthorized');
 
       const now = Math.floor(Date.now() / 1000);
       const expired = await new SignJWT({ org: ctx.alice.organization.id })
@@ -134,8 +129,7 @@ describe('HTTP edge', () => {
         .setExpirationTime(now - 3600)
         .sign(new TextEncoder().encode(SECRET));
       const expiredResponse = await ctx.server.request('GET', '/realms', { token: expired });
-      expect(expiredResponse.status).toBe(401);
-      expect(expiredResponse.body.error.code).toBe('token_expired');
+      expectError(expiredResponse, 401, 'token_expired');
     });
 
     it('rejects a token naming an organization the user does not belong to', async () => {
@@ -162,8 +156,7 @@ describe('HTTP edge', () => {
         { email: 'nobody@example.test', password: 'whatever1' },
       ]) {
         const response = await ctx.server.request('POST', '/auth/login', { body });
-        expect(response.status).toBe(401);
-        expect(response.body.error.code).toBe('invalid_credentials');
+        expectError(response, 401, 'invalid_credentials');
       }
     });
 
@@ -175,8 +168,7 @@ describe('HTTP edge', () => {
       const taken = await ctx.server.request('POST', '/auth/register', {
         body: { email: ctx.alice.email, password: 'some other password', organization_name: 'X' },
       });
-      expect(taken.status).toBe(409);
-      expect(taken.body.error.code).toBe('conflict');
+      expectError(taken, 409, 'conflict');
     });
   });
 
@@ -231,15 +223,13 @@ describe('HTTP edge', () => {
       expect(max.body.next_cursor).toBeNull();
       for (const limit of ['201', '0', '-1', 'ten', '1.5']) {
         const response = await ctx.server.request('GET', `/realms?limit=${limit}`, { token: session.token });
-        expect(response.status, limit).toBe(400);
-        expect(response.body.error.code).toBe('validation_error');
+        expectError(response, 400, 'validation_error');
       }
     });
 
     it('refuses a cursor it did not issue', async () => {
       const response = await ctx.server.request('GET', '/realms?cursor=garbage', { token: session.token });
-      expect(response.status).toBe(400);
-      expect(response.body.error.code).toBe('invalid_cursor');
+      expectError(response, 400, 'invalid_cursor');
     });
 
     it('keeps a cursor valid when earlier items are deleted', async () => {
@@ -284,8 +274,7 @@ describe('HTTP edge', () => {
       const session = await ctx.server.register();
       await ctx.server.request('POST', '/realms', { token: session.token, body: { name: 'a1' }, headers: { 'idempotency-key': 'k' } });
       const reused = await ctx.server.request('POST', '/realms', { token: session.token, body: { name: 'a2' }, headers: { 'idempotency-key': 'k' } });
-      expect(reused.status).toBe(409);
-      expect(reused.body.error.code).toBe('idempotency_key_reused');
+      expectError(reused, 409, 'idempotency_key_reused');
     });
 
     it('scopes keys to the organization and releases them when the request fails', async () => {
@@ -437,8 +426,7 @@ describe('unexpected failures', () => {
       // a real fault: the metadata store goes away under the running server
       await server.service.metadataStore.close();
       const response = await server.request('GET', '/realms', { token: session.token, headers: { 'x-request-id': 'req-500' } });
-      expect(response.status).toBe(500);
-      expect(response.body.error.code).toBe('internal_error');
+      expectError(response, 500, 'internal_error');
       expect(response.body.error.message).toContain('req-500');
       const health = await server.request('GET', '/health');
       expect(health.status).toBe(503);

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTwoOrgs } from '../helpers/suite.js';
 import type { Session } from '../helpers/server.js';
-import { expectStatus } from '../helpers/expect-status.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 interface Memory {
   id: string;
@@ -54,8 +54,7 @@ describe('memory', () => {
 
     expect((await ctx.server.request('DELETE', `/memory/${id}`, { token: ctx.alice.token })).status).toBe(204);
     const gone = await ctx.server.request('GET', `/memory/${id}`, { token: ctx.alice.token });
-    expect(gone.status).toBe(404);
-    expect(gone.body.error.code).toBe('not_found');
+    expectError(gone, 404, 'not_found');
   });
 
   it('stores importance as a 32-bit float', async () => {
@@ -100,8 +99,7 @@ describe('memory', () => {
   it("accepts only a realm of the caller's organization", async () => {
     expect((await ctx.server.request('POST', '/realms', { token: ctx.bob.token, body: { name: 'bob-only' } })).status).toBe(201);
     const foreign = await create(ctx.alice, { text: 'x', realm: 'bob-only' });
-    expect(foreign.status).toBe(400);
-    expect(foreign.body.error.code).toBe('validation_error');
+    expectError(foreign, 400, 'validation_error');
     const own = await create(ctx.bob, { text: 'in my realm', realm: 'bob-only' });
     expect(own.status).toBe(201);
     expect(own.body.realm).toBe('bob-only');
@@ -131,8 +129,7 @@ describe('memory', () => {
 
     for (const query of ['?kind=rumour', '?realm=nowhere']) {
       const bad = await ctx.server.request('GET', `/memory${query}`, { token: carol.token });
-      expect(bad.status, query).toBe(400);
-      expect(bad.body.error.code).toBe('validation_error');
+      expectError(bad, 400, 'validation_error');
     }
   });
 
@@ -202,8 +199,7 @@ describe('memory', () => {
       ];
       for (const [body, path] of bad) {
         const response = await recall(dana, body);
-        expect(response.status, path).toBe(400);
-        expect(response.body.error.code).toBe('validation_error');
+        expectError(response, 400, 'validation_error');
         expect(response.body.error.details.issues[0].path).toBe(path);
       }
       expect((await recall(dana, { query: 'q'.repeat(1000), limit: 50 })).status).toBe(200);
@@ -228,8 +224,7 @@ describe('memory', () => {
       ['DELETE', undefined],
     ] as const) {
       const response = await ctx.server.request(method, `/memory/${id}`, { token: ctx.alice.token, body });
-      expect(response.status, method).toBe(404);
-      expect(response.body.error.code).toBe('not_found');
+      expectError(response, 404, 'not_found');
     }
     expect((await ctx.server.request('GET', `/memory/${id}`, { token: ctx.bob.token })).body.importance).toBe(0.5);
   });

@@ -3,7 +3,7 @@ import { ConfigError, loadConfig } from '../../runtime/config.js';
 import { newSigningKey, signToken, startJwksServer, type FakeJwksServer, type SigningKey } from '../fakes/oidc/jwks-server.js';
 import { oneOrg } from '../helpers/orgs.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
-import { expectStatus } from '../helpers/expect-status.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 const ISSUER = 'https://idp.example.test/';
 const AUDIENCE = 'agent-context-service';
@@ -121,8 +121,7 @@ describe('OIDC provider (RS256 against JWKS_URL)', () => {
       const token = await signToken(otherKey, { email: bob.email }, { issuer: ISSUER, audience: AUDIENCE });
       flaky.failWith(500);
       const failing = await other.request('GET', '/auth/me', { token });
-      expect(failing.status).toBe(503);
-      expect(failing.body.error.code).toBe('service_unavailable');
+      expectError(failing, 503, 'service_unavailable');
       flaky.failWith(null);
       expect((await other.request('GET', '/auth/me', { token })).status).toBe(200);
     } finally {
@@ -140,8 +139,7 @@ describe('OIDC provider (RS256 against JWKS_URL)', () => {
       const bob = await other.register('Down IdP');
       const token = await signToken(otherKey, { email: bob.email }, { issuer: ISSUER, audience: AUDIENCE });
       const response = await other.request('GET', '/auth/me', { token });
-      expect(response.status).toBe(503);
-      expect(response.body.error.code).toBe('service_unavailable');
+      expectError(response, 503, 'service_unavailable');
     } finally {
       await other.stop();
     }
@@ -153,8 +151,7 @@ describe('OIDC provider (RS256 against JWKS_URL)', () => {
       const bob = await local.register('Local Only');
       const token = await sign({ email: bob.email });
       const response = await local.request('GET', '/auth/me', { token });
-      expect(response.status).toBe(401);
-      expect(response.body.error.code).toBe('unauthorized');
+      expectError(response, 401, 'unauthorized');
     } finally {
       await local.stop();
     }

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { useSuite } from '../helpers/suite.js';
 import { ConfigError, loadConfig } from '../../runtime/config.js';
 import { startTestServer, type Session } from '../helpers/server.js';
-import { expectStatus } from '../helpers/expect-status.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 const OPERATOR_EMAIL = 'ops@example.test';
 const PASSWORD = 'correct horse battery staple';
@@ -69,16 +69,14 @@ describe('/platform/users', () => {
       organizations: [{ id: ctx.alice.organization.id, name: 'Alice Inc', role: 'owner' }],
     });
     const missing = await get('/platform/users/usr_nope', ctx.operator.token);
-    expect(missing.status).toBe(404);
-    expect(missing.body.error.code).toBe('not_found');
+    expectError(missing, 404, 'not_found');
   });
 
   it("is 403 for everyone else: owners of other organizations, members, API keys (even the operator's), and 401 without credentials", async () => {
     for (const token of [ctx.alice.token, ctx.bob.token]) {
       for (const path of ['/platform/users', `/platform/users/${ctx.alice.user.id}`, '/platform/users/usr_nope']) {
         const denied = await get(path, token);
-        expect(denied.status).toBe(403);
-        expect(denied.body.error.code).toBe('forbidden');
+        expectError(denied, 403, 'forbidden');
       }
     }
     const key = await ctx.server.request('POST', '/api-keys', { token: ctx.operator.token, body: { name: 'ops key', permissions: ['user:read'] } });
@@ -92,8 +90,7 @@ describe('/platform/users', () => {
     try {
       const first = await plain.register('First');
       const denied = await plain.request('GET', '/platform/users', { token: first.token });
-      expect(denied.status).toBe(403);
-      expect(denied.body.error.code).toBe('forbidden');
+      expectError(denied, 403, 'forbidden');
     } finally {
       await plain.stop();
     }

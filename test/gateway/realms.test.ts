@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { useTwoOrgs } from '../helpers/suite.js';
-import { expectStatus } from '../helpers/expect-status.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 describe('realms', () => {
   const ctx = useTwoOrgs();
@@ -54,14 +54,12 @@ describe('realms', () => {
   it('rejects bad names with 400 and duplicates with 409', async () => {
     for (const name of ['Upper', 'has space', 'a'.repeat(101), '', 'dot.ted']) {
       const response = await ctx.server.request('POST', '/realms', { token: ctx.alice.token, body: { name } });
-      expect(response.status, name).toBe(400);
-      expect(response.body.error.code).toBe('validation_error');
+      expectError(response, 400, 'validation_error');
     }
     expect((await ctx.server.request('POST', '/realms', { token: ctx.alice.token, body: { name: 'a'.repeat(100) } })).status).toBe(201);
     await ctx.server.request('POST', '/realms', { token: ctx.alice.token, body: { name: 'dup' } });
     const again = await ctx.server.request('POST', '/realms', { token: ctx.alice.token, body: { name: 'dup' } });
-    expect(again.status).toBe(409);
-    expect(again.body.error.code).toBe('conflict');
+    expectError(again, 409, 'conflict');
     // the same name in another organization is fine
     expect((await ctx.server.request('POST', '/realms', { token: ctx.bob.token, body: { name: 'dup' } })).status).toBe(201);
   });
@@ -69,8 +67,7 @@ describe('realms', () => {
   it('rejects a bad colour and unknown fields', async () => {
     expect((await ctx.server.request('POST', '/realms', { token: ctx.alice.token, body: { name: 'c1', color: 'red' } })).status).toBe(400);
     const unknown = await ctx.server.request('POST', '/realms', { token: ctx.alice.token, body: { name: 'c2', colour: '#fff' } });
-    expect(unknown.status).toBe(400);
-    expect(unknown.body.error.code).toBe('validation_error');
+    expectError(unknown, 400, 'validation_error');
   });
 
   it('keeps the name immutable', async () => {

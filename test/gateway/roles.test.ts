@@ -3,7 +3,7 @@ import { useTwoOrgs } from '../helpers/suite.js';
 import { ALL_PERMISSIONS, BUILTIN_ROLES } from '../../runtime/auth/permissions.js';
 import { addMember } from '../helpers/members.js';
 import type { Session } from '../helpers/server.js';
-import { expectStatus } from '../helpers/expect-status.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 const BUILTIN_IDS = BUILTIN_ROLES.map((role) => `builtin:${role.name}`);
 
@@ -67,8 +67,7 @@ describe('roles', () => {
     expect(rest.body.next_cursor).toBeNull();
 
     const bad = await ctx.server.request('GET', '/roles?cursor=not-a-cursor', { token: fresh.token });
-    expect(bad.status).toBe(400);
-    expect(bad.body.error.code).toBe('invalid_cursor');
+    expectError(bad, 400, 'invalid_cursor');
   });
 
   it('serves the permission catalog', async () => {
@@ -122,15 +121,13 @@ describe('roles', () => {
   it('validates names and permissions', async () => {
     for (const name of ['Upper', 'has space', '-leading', '', 'x'.repeat(65), 'dot.ted']) {
       const response = await ctx.server.request('POST', '/roles', { token: ctx.alice.token, body: { name, permissions: [] } });
-      expect(response.status, name).toBe(400);
-      expect(response.body.error.code).toBe('validation_error');
+      expectError(response, 400, 'validation_error');
     }
     const unknown = await ctx.server.request('POST', '/roles', {
       token: ctx.alice.token,
       body: { name: 'typo', permissions: ['realm:read', 'realms:read'] },
     });
-    expect(unknown.status).toBe(400);
-    expect(unknown.body.error.code).toBe('validation_error');
+    expectError(unknown, 400, 'validation_error');
     expect(unknown.body.error.message).toContain('"realms:read"');
     const extra = await ctx.server.request('POST', '/roles', { token: ctx.alice.token, body: { name: 'extra', permissions: [], is_builtin: true } });
     expect(extra.status).toBe(400);
@@ -139,13 +136,11 @@ describe('roles', () => {
   it('answers 409 for a built-in name and for a duplicate', async () => {
     for (const name of ['owner', 'admin', 'member', 'viewer', 'api_key']) {
       const response = await ctx.server.request('POST', '/roles', { token: ctx.alice.token, body: { name, permissions: [] } });
-      expect(response.status, name).toBe(409);
-      expect(response.body.error.code).toBe('conflict');
+      expectError(response, 409, 'conflict');
     }
     await createRole(ctx.alice, { name: 'twice', permissions: [] });
     const again = await ctx.server.request('POST', '/roles', { token: ctx.alice.token, body: { name: 'twice', permissions: [] } });
-    expect(again.status).toBe(409);
-    expect(again.body.error.code).toBe('conflict');
+    expectError(again, 409, 'conflict');
     // the same name in another organization is fine
     await createRole(ctx.bob, { name: 'twice', permissions: [] });
   });
@@ -174,8 +169,7 @@ describe('roles', () => {
     expect(member.user.role).toBe('realm-reader');
     expect((await ctx.server.request('GET', '/realms', { token: member.token })).status).toBe(200);
     const denied = await ctx.server.request('GET', '/users', { token: member.token });
-    expect(denied.status).toBe(403);
-    expect(denied.body.error.code).toBe('forbidden');
+    expectError(denied, 403, 'forbidden');
 
     await ctx.server.request('PATCH', `/roles/${reader.id}`, { token: ctx.alice.token, body: { permissions: ['realm:read', 'user:read'] } });
     expect((await ctx.server.request('GET', '/users', { token: member.token })).status).toBe(200);
@@ -223,16 +217,14 @@ describe('roles', () => {
     expect(escalate.body.error).toMatchObject({ code: 'forbidden', details: { permissions: ['org:manage'] } });
     const allowed = await createRole(admin, { name: 'admin-made', permissions: ['realm:read'] });
     const widen = await ctx.server.request('PATCH', `/roles/${allowed.id}`, { token: admin.token, body: { permissions: ['org:manage'] } });
-    expect(widen.status).toBe(403);
-    expect(widen.body.error.code).toBe('forbidden');
+    expectError(widen, 403, 'forbidden');
   });
 
   it("answers 404 for another organization's role, on every verb", async () => {
     const bobs = await createRole(ctx.bob, { name: 'bobs-role', permissions: [] });
     expect((await ctx.server.request('GET', `/roles/${bobs.id}`, { token: ctx.alice.token })).status).toBe(404);
     const patch = await ctx.server.request('PATCH', `/roles/${bobs.id}`, { token: ctx.alice.token, body: { description: 'x' } });
-    expect(patch.status).toBe(404);
-    expect(patch.body.error.code).toBe('not_found');
+    expectError(patch, 404, 'not_found');
     expect((await ctx.server.request('DELETE', `/roles/${bobs.id}`, { token: ctx.alice.token })).status).toBe(404);
     const list = await ctx.server.request('GET', '/roles?limit=200', { token: ctx.alice.token });
     expect(list.body.items.some((role: { id: string }) => role.id === bobs.id)).toBe(false);
@@ -242,7 +234,6 @@ describe('roles', () => {
       token: ctx.alice.token,
       body: { email: 'cross-org@example.test', role: 'bobs-role' },
     });
-    expect(invite.status).toBe(400);
-    expect(invite.body.error.code).toBe('validation_error');
+    expectError(invite, 400, 'validation_error');
   });
 });

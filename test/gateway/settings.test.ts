@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { addMember } from '../helpers/members.js';
 import { useTwoOrgs } from '../helpers/suite.js';
-import { expectStatus } from '../helpers/expect-status.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 const DEFAULTS = {
   llm_provider: null,
@@ -124,8 +124,7 @@ describe('settings', () => {
       }
     }
     const unknown = await ctx.server.request('PATCH', '/settings', { token: ctx.alice.token, body: { theme: 'dark' } });
-    expect(unknown.status).toBe(400);
-    expect(unknown.body.error.code).toBe('validation_error');
+    expectError(unknown, 400, 'validation_error');
 
     // the limits themselves are accepted
     for (const approval_timeout_secs of [1, 604_800]) {
@@ -141,7 +140,6 @@ describe('settings', () => {
     expect(write.status).toBe(403);
     expect(write.body.error).toMatchObject({ code: 'forbidden', details: { permission: 'settings:manage' } });
     const anonymous = await ctx.server.request('GET', '/settings');
-    expect(anonymous.status).toBe(401);
-    expect(anonymous.body.error.code).toBe('unauthorized');
+    expectError(anonymous, 401, 'unauthorized');
   });
 });

@@ -3,7 +3,7 @@ import { ownOrgs, useSuite } from '../helpers/suite.js';
 import { addMember } from '../helpers/members.js';
 import { oneOrg } from '../helpers/orgs.js';
 import type { Session } from '../helpers/server.js';
-import { expectStatus } from '../helpers/expect-status.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 interface Skill {
   id: string;
@@ -73,8 +73,7 @@ describe('skills', () => {
 
     expect((await ctx.server.request('DELETE', `/skills/${id}`, { token: ctx.alice.token })).status).toBe(204);
     const gone = await ctx.server.request('GET', `/skills/${id}`, { token: ctx.alice.token });
-    expect(gone.status).toBe(404);
-    expect(gone.body.error.code).toBe('not_found');
+    expectError(gone, 404, 'not_found');
   });
 
   it('validates slug, version, tags and content', async () => {
@@ -96,8 +95,7 @@ describe('skills', () => {
     ];
     for (const [override, path] of bad) {
       const response = await create(ctx.alice, { name: 'n', slug: 'valid-slug', ...override });
-      expect(response.status, path).toBe(400);
-      expect(response.body.error.code).toBe('validation_error');
+      expectError(response, 400, 'validation_error');
       expect(response.body.error.details.issues[0].path).toBe(path);
     }
     const missing = await create(ctx.alice, { name: 'no slug' });

@@ -4,7 +4,7 @@ import { useSuite } from '../helpers/suite.js';
 import { asOrgId } from '../../runtime/store/types.js';
 import { addMember } from '../helpers/members.js';
 import { startTestServer, type Session } from '../helpers/server.js';
-import { expectStatus } from '../helpers/expect-status.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 const DAY_MS = 86_400_000;
 
@@ -56,8 +56,7 @@ describe('users, organizations and invites', () => {
         ['POST', { name: 'from a key' }],
       ] as const) {
         const response = await ctx.server.request(method, '/platform/organizations', { token: key.body.key, body });
-        expect(response.status, method).toBe(403);
-        expect(response.body.error.code).toBe('forbidden');
+        expectError(response, 403, 'forbidden');
       }
     });
 
@@ -67,8 +66,7 @@ describe('users, organizations and invites', () => {
       const secondId = second.body.id as string;
 
       const ambiguous = await ctx.server.request('POST', '/auth/login', { body: { email: alice.email, password: alice.password } });
-      expect(ambiguous.status).toBe(400);
-      expect(ambiguous.body.error.code).toBe('organization_required');
+      expectError(ambiguous, 400, 'organization_required');
       expect(ambiguous.body.error.details.organizations).toEqual([
         { id: alice.organization.id, name: 'First Org', role: 'owner' },
         { id: secondId, name: 'Second Org', role: 'owner' },
@@ -91,8 +89,7 @@ describe('users, organizations and invites', () => {
       const foreign = await ctx.server.request('POST', '/auth/login', {
         body: { email: alice.email, password: alice.password, organization_id: stranger.organization.id },
       });
-      expect(foreign.status).toBe(400);
-      expect(foreign.body.error.code).toBe('organization_required');
+      expectError(foreign, 400, 'organization_required');
     });
   });
 
@@ -150,8 +147,7 @@ describe('users, organizations and invites', () => {
       const created = await invite(alice, bob.email.toUpperCase(), 'viewer');
 
       const wrong = await ctx.server.request('POST', '/auth/invites/accept', { body: { token: created.token, password: 'not bobs password' } });
-      expect(wrong.status).toBe(401);
-      expect(wrong.body.error.code).toBe('invalid_credentials');
+      expectError(wrong, 401, 'invalid_credentials');
 
       const accepted = await ctx.server.request('POST', '/auth/invites/accept', { body: { token: created.token, password: bob.password } });
       expect(accepted.status).toBe(201);
@@ -161,8 +157,7 @@ describe('users, organizations and invites', () => {
       // the old token of bob still belongs to bob's own organization
       expect((await ctx.server.request('GET', '/auth/me', { token: bob.token })).body.organization.id).toBe(bob.organization.id);
       const login = await ctx.server.request('POST', '/auth/login', { body: { email: bob.email, password: bob.password } });
-      expect(login.status).toBe(400);
-      expect(login.body.error.code).toBe('organization_required');
+      expectError(login, 400, 'organization_required');
     });
 
     it('answers 409 when the invited user joined the organization meanwhile', async () => {
@@ -172,16 +167,14 @@ describe('users, organizations and invites', () => {
       // setup through the store: the membership appears while the invite is pending
       await ctx.server.service.services.collections.memberships.insert(asOrgId(alice.organization.id), { user_id: bob.user.id, role: 'member' });
       const response = await ctx.server.request('POST', '/auth/invites/accept', { body: { token: pending.token, password: bob.password } });
-      expect(response.status).toBe(409);
-      expect(response.body.error.code).toBe('conflict');
+      expectError(response, 409, 'conflict');
       expect((await ctx.server.request('GET', `/users/${bob.user.id}`, { token: alice.token })).body.role).toBe('member');
     });
 
     it('answers 404 for an unknown, expired or revoked invite', async () => {
       const alice = await ctx.server.register('Expiring Org');
       const unknown = await ctx.server.request('POST', '/auth/invites/accept', { body: { token: `inv_${'a'.repeat(40)}`, password: 'whatever123' } });
-      expect(unknown.status).toBe(404);
-      expect(unknown.body.error.code).toBe('not_found');
+      expectError(unknown, 404, 'not_found');
 
       const expiring = await invite(alice, 'late@example.test', 'member');
       await ctx.server.service.services.collections.invites.update(asOrgId(alice.organization.id), expiring.id, {
@@ -196,8 +189,7 @@ describe('users, organizations and invites', () => {
       const revoking = await invite(alice, 'revoked@example.test', 'member');
       expect((await ctx.server.request('DELETE', `/platform/invites/${revoking.id}`, { token: alice.token })).status).toBe(204);
       const revoked = await ctx.server.request('POST', '/auth/invites/accept', { body: { token: revoking.token, password: 'some password' } });
-      expect(revoked.status).toBe(404);
-      expect(revoked.body.error.code).toBe('not_found');
+      expectError(revoked, 404, 'not_found');
       expect((await ctx.server.request('DELETE', `/platform/invites/${revoking.id}`, { token: alice.token })).status).toBe(404);
     });
 
@@ -217,8 +209,7 @@ describe('users, organizations and invites', () => {
       }
       await invite(alice, 'twice@example.test', 'member');
       const twice = await ctx.server.request('POST', '/platform/invites', { token: alice.token, body: { email: 'twice@example.test', role: 'viewer' } });
-      expect(twice.status).toBe(409);
-      expect(twice.body.error.code).toBe('conflict');
+      expectError(twice, 409, 'conflict');
 
       const pending = await invite(alice, 'short@example.test', 'member');
       for (const body of [{ token: pending.token, password: 'short' }, { token: pending.token }, { password: 'long enough' }]) {
@@ -237,8 +228,7 @@ describe('users, organizations and invites', () => {
 
       const admin = await addMember(ctx.server, alice, 'admin');
       const ownerByAdmin = await ctx.server.request('POST', '/platform/invites', { token: admin.token, body: { email: 'o@example.test', role: 'owner' } });
-      expect(ownerByAdmin.status).toBe(403);
-      expect(ownerByAdmin.body.error.code).toBe('forbidden');
+      expectError(ownerByAdmin, 403, 'forbidden');
       await invite(admin, 'viewer-by-admin@example.test', 'viewer');
 
       const coOwner = await addMember(ctx.server, alice, 'owner');
@@ -287,33 +277,28 @@ describe('users, organizations and invites', () => {
       expect((await ctx.server.request('POST', '/realms', { token: member.token, body: { name: 'by-admin' } })).status).toBe(201);
 
       const unknown = await ctx.server.request('PATCH', `/users/${member.user.id}`, { token: alice.token, body: { role: 'emperor' } });
-      expect(unknown.status).toBe(400);
-      expect(unknown.body.error.code).toBe('validation_error');
+      expectError(unknown, 400, 'validation_error');
       const extra = await ctx.server.request('PATCH', `/users/${member.user.id}`, { token: alice.token, body: { role: 'viewer', email: 'x@y.z' } });
       expect(extra.status).toBe(400);
 
       const byMember = await addMember(ctx.server, alice, 'member');
       const forbidden = await ctx.server.request('PATCH', `/users/${member.user.id}`, { token: byMember.token, body: { role: 'viewer' } });
-      expect(forbidden.status).toBe(403);
-      expect(forbidden.body.error.code).toBe('forbidden');
+      expectError(forbidden, 403, 'forbidden');
     });
 
     it('keeps the last owner, and lets only owners change owners', async () => {
       const alice = await ctx.server.register('Owners Org');
       const demote = await ctx.server.request('PATCH', `/users/${alice.user.id}`, { token: alice.token, body: { role: 'admin' } });
-      expect(demote.status).toBe(409);
-      expect(demote.body.error.code).toBe('conflict');
+      expectError(demote, 409, 'conflict');
       const remove = await ctx.server.request('DELETE', `/users/${alice.user.id}`, { token: alice.token });
-      expect(remove.status).toBe(409);
-      expect(remove.body.error.code).toBe('conflict');
+      expectError(remove, 409, 'conflict');
       // repeating the same role is not a demotion
       expect((await ctx.server.request('PATCH', `/users/${alice.user.id}`, { token: alice.token, body: { role: 'owner' } })).status).toBe(200);
 
       const admin = await addMember(ctx.server, alice, 'admin');
       const coOwner = await addMember(ctx.server, alice, 'owner');
       const byAdmin = await ctx.server.request('PATCH', `/users/${coOwner.user.id}`, { token: admin.token, body: { role: 'viewer' } });
-      expect(byAdmin.status).toBe(403);
-      expect(byAdmin.body.error.code).toBe('forbidden');
+      expectError(byAdmin, 403, 'forbidden');
       expect((await ctx.server.request('DELETE', `/users/${coOwner.user.id}`, { token: admin.token })).status).toBe(403);
       const promote = await ctx.server.request('PATCH', `/users/${admin.user.id}`, { token: admin.token, body: { role: 'owner' } });
       expect(promote.status).toBe(403);
@@ -323,8 +308,7 @@ describe('users, organizations and invites', () => {
       expect(stepDown.status).toBe(200);
       expect(stepDown.body.role).toBe('admin');
       const last = await ctx.server.request('DELETE', `/users/${coOwner.user.id}`, { token: coOwner.token });
-      expect(last.status).toBe(409);
-      expect(last.body.error.code).toBe('conflict');
+      expectError(last, 409, 'conflict');
     });
 
     it("removes the membership, not the user: the removed user's token answers 401 at once", async () => {
@@ -342,8 +326,7 @@ describe('users, organizations and invites', () => {
       const removed = await ctx.server.request('DELETE', `/users/${bob.user.id}`, { token: alice.token });
       expect(removed.status).toBe(204);
       const after = await ctx.server.request('GET', '/realms', { token: bobInAlice });
-      expect(after.status).toBe(401);
-      expect(after.body.error.code).toBe('unauthorized');
+      expectError(after, 401, 'unauthorized');
       expect((await ctx.server.request('GET', `/users/${bob.user.id}`, { token: alice.token })).status).toBe(404);
 
       // bob still exists and still has his own organization
@@ -357,8 +340,7 @@ describe('users, organizations and invites', () => {
       const carol = await ctx.server.register('Users Iso C');
       expect((await ctx.server.request('GET', `/users/${carol.user.id}`, { token: alice.token })).status).toBe(404);
       const patch = await ctx.server.request('PATCH', `/users/${carol.user.id}`, { token: alice.token, body: { role: 'viewer' } });
-      expect(patch.status).toBe(404);
-      expect(patch.body.error.code).toBe('not_found');
+      expectError(patch, 404, 'not_found');
       expect((await ctx.server.request('DELETE', `/users/${carol.user.id}`, { token: alice.token })).status).toBe(404);
       const list = await ctx.server.request('GET', '/users', { token: alice.token });
       expect(list.body.items.map((user: { id: string }) => user.id)).toEqual([alice.user.id]);

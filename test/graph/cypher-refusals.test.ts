@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ownTempDir, useSuite } from '../helpers/suite.js';
 import { startTestServer } from '../helpers/server.js';
+import { expectError } from '../helpers/expect-status.js';
 
 const MARKER = 'MARKER_CONTENT_7f3a9';
 
@@ -189,8 +190,7 @@ describe('/graph/cypher refusals', () => {
       expect((await cypher(ctx.writer, query)).status).toBe(400);
     }
     const secret = await cypher(ctx.writer, 'MATCH (n:Secret) RETURN n._key AS k');
-    expect(secret.status).toBe(400);
-    expect(secret.body.error.code).toBe('cypher_syntax_error');
+    expectError(secret, 400, 'cypher_syntax_error');
     expect(secret.text).not.toContain('other-org-secret');
     const qualified = await cypher(ctx.writer, 'MATCH (n:x.Secret) RETURN n._key AS k');
     expect(qualified.status).toBe(400);
@@ -282,14 +282,12 @@ describe('/graph/cypher refusals', () => {
     let deep: unknown = 1;
     for (let level = 0; level < 1000; level += 1) deep = { a: deep };
     const farTooDeep = await cypher(ctx.reader, 'RETURN 1 AS x', { p: deep });
-    expect(farTooDeep.status).toBe(400);
-    expect(farTooDeep.body.error.code).toBe('payload_too_deep');
+    expectError(farTooDeep, 400, 'payload_too_deep');
     // 20 levels pass the edge (64) but not Cypher's own parameter bound (16)
     let twenty: unknown = 1;
     for (let level = 0; level < 20; level += 1) twenty = { a: twenty };
     const tooDeep = await cypher(ctx.reader, 'RETURN 1 AS x', { p: twenty });
-    expect(tooDeep.status).toBe(400);
-    expect(tooDeep.body.error.code).toBe('validation_error');
+    expectError(tooDeep, 400, 'validation_error');
     expect(tooDeep.text).toContain('16 levels');
     let listDeep: unknown = [1];
     for (let level = 0; level < 16; level += 1) listDeep = [listDeep];

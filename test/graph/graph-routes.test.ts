@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ownOrgs, useSuite } from '../helpers/suite.js';
 import { addMember } from '../helpers/members.js';
 import { oneOrg } from '../helpers/orgs.js';
-import { expectStatus } from '../helpers/expect-status.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 describe('/graph', () => {
   const ctx = useSuite(async (own) => {
@@ -50,19 +50,16 @@ describe('/graph', () => {
   it('answers 400 invalid_node_id naming the Label:key form, and 404 for an absent node', async () => {
     for (const bad of ['no-colon', encodeURIComponent(':key'), encodeURIComponent('Bad Label:x'), encodeURIComponent('Service:')]) {
       const response = await ctx.server.request('GET', `/graph/nodes/${bad}`, { token: ctx.owner.token });
-      expect(response.status, bad).toBe(400);
-      expect(response.body.error.code).toBe('invalid_node_id');
+      expectError(response, 400, 'invalid_node_id');
       expect(response.body.error.message).toContain('Label:key');
     }
     const absent = await ctx.server.request('GET', '/graph/nodes/Service%3Anope', { token: ctx.owner.token });
-    expect(absent.status).toBe(404);
-    expect(absent.body.error.code).toBe('not_found');
+    expectError(absent, 404, 'not_found');
   });
 
   it('answers 404 for an unknown realm, and keeps realms apart', async () => {
     const unknown = await ctx.server.request('GET', '/graph/nodes/Service%3Apayments?realm=nope', { token: ctx.owner.token });
-    expect(unknown.status).toBe(404);
-    expect(unknown.body.error.code).toBe('not_found');
+    expectError(unknown, 404, 'not_found');
     const realm = await ctx.server.request('POST', '/realms', { token: ctx.owner.token, body: { name: 'staging' } });
     expect(realm.status).toBe(201);
     const empty = await ctx.server.request('GET', '/graph/nodes/Service%3Apayments?realm=staging', { token: ctx.owner.token });
@@ -95,8 +92,7 @@ describe('/graph', () => {
     const filtered = await ctx.server.request('GET', '/graph/search?query=payments&labels=Team', { token: ctx.viewer.token });
     expect(filtered.body).toEqual({ items: [], total: 0 });
     const bad = await ctx.server.request('GET', '/graph/search?query=x&limit=1000', { token: ctx.viewer.token });
-    expect(bad.status).toBe(400);
-    expect(bad.body.error.code).toBe('validation_error');
+    expectError(bad, 400, 'validation_error');
   });
 
   it('expands around a node by direction, depth and type', async () => {
@@ -108,8 +104,7 @@ describe('/graph', () => {
     expect(deep.body.nodes).toHaveLength(4);
     expect(deep.body.relationships).toContainEqual({ type: 'OWNED_BY', from: 'Service:payments', to: 'Team:pay', properties: { since: 2021 } });
     const tooDeep = await ctx.server.request('GET', '/graph/nodes/Service%3Acheckout/expand?depth=6', { token: ctx.viewer.token });
-    expect(tooDeep.status).toBe(400);
-    expect(tooDeep.body.error.code).toBe('validation_error');
+    expectError(tooDeep, 400, 'validation_error');
   });
 
   it('runs read Cypher with parameters for a reader, and refuses a write without graph:write', async () => {
@@ -122,8 +117,7 @@ describe('/graph', () => {
       token: ctx.viewer.token,
       body: { query: "MATCH (s:Service {_key: 'payments'}) SET s.tier = 9" },
     });
-    expect(write.status).toBe(403);
-    expect(write.body.error.code).toBe('forbidden');
+    expectError(write, 403, 'forbidden');
     const allowed = await ctx.server.request('POST', '/graph/cypher', {
       token: ctx.owner.token,
       body: { query: "MATCH (s:Service {_key: 'payments'}) SET s.tier = 0 RETURN s.tier AS tier" },
@@ -133,8 +127,7 @@ describe('/graph', () => {
 
   it('answers a Cypher syntax error with 400 cypher_syntax_error and the engine message', async () => {
     const response = await ctx.server.request('POST', '/graph/cypher', { token: ctx.viewer.token, body: { query: 'MATCH (n RETURN n' } });
-    expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe('cypher_syntax_error');
+    expectError(response, 400, 'cypher_syntax_error');
     expect(response.body.error.message).toMatch(/Parser exception/);
     const outside = await ctx.server.request('POST', '/graph/cypher', {
       token: ctx.owner.token,
@@ -151,8 +144,7 @@ describe('/graph', () => {
       token: ctx.owner.token,
       body: { nodes: [{ label: 'bad label', properties: { _key: 'x' } }] },
     });
-    expect(badLabel.status).toBe(400);
-    expect(badLabel.body.error.code).toBe('validation_error');
+    expectError(badLabel, 400, 'validation_error');
     const noKey = await ctx.server.request('POST', '/graph/nodes', {
       token: ctx.owner.token,
       body: { nodes: [{ label: 'Service', properties: { name: 'x' } }] },

@@ -11,3 +11,9 @@ export function expectStatus(response: Pick<ApiResponse, 'status' | 'body'>, sta
   expect(response.status, `HTTP ${response.status}: ${JSON.stringify(response.body)?.slice(0, 2000)}`).toBe(status);
   return expect(response.body);
 }
+
+/** A refusal: this status with this error code in the envelope (the message is in the failure when either differs). */
+export function expectError(response: Pick<ApiResponse, 'status' | 'body'>, status: number, code: string): void {
+  expectStatus(response, status);
+  expect(response.body?.error?.code, String(response.body?.error?.message)).toBe(code);
+}

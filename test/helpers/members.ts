@@ -15,3 +15,15 @@ export async function addMember(server: TestServer, inviter: Session, role: stri
   if (accepted.status !== 201) throw new Error(`accept failed: ${accepted.status} ${accepted.text}`);
   return { ...(accepted.body as Omit<Session, 'email' | 'password'>), email: address, password };
 }
+
+/** Creates the custom role `name` with these permissions and adds a member holding it; returns the member and the role's id. */
+export async function memberWithCustomRole(
+  server: TestServer,
+  owner: Session,
+  name: string,
+  permissions: readonly string[],
+): Promise<{ member: Session; roleId: string }> {
+  const role = await server.request('POST', '/roles', { token: owner.token, body: { name, permissions } });
+  if (role.status !== 201) throw new Error(`role failed: ${role.status} ${role.text}`);
+  return { member: await addMember(server, owner, name), roleId: role.body.id as string };
+}

@@ -6,7 +6,7 @@ import { startWiredOrg, stopLlmServer } from '../helpers/llm.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
 import {} from '../runtime/chat-helpers.js';
 import { createTask, hookPath, runReaches, runsOf } from '../tasks/helpers.js';
-import { expectStatus } from '../helpers/expect-status.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 const MAX_BODY = 64 * 1024;
 
@@ -66,8 +66,7 @@ describe('inbound webhooks', () => {
     const task = await webhookTask('wrong signature');
     const body = '{"build":{"status":"FAILURE"}}';
     const wrong = await post(task.trigger.url, body, signed('whsec_not_the_secret', body));
-    expect(wrong.status).toBe(401);
-    expect(wrong.body.error.code).toBe('bad_signature');
+    expectError(wrong, 401, 'bad_signature');
     // same JSON, different bytes: the signature of the compact form does not cover the spaced one
     const respaced = await post(task.trigger.url, '{ "build": {"status":"FAILURE"} }', signed(task.trigger.secret, body));
     expect(respaced.status).toBe(401);
@@ -85,8 +84,7 @@ describe('inbound webhooks', () => {
     expect(await runsOf(server, owner, task.id)).toHaveLength(0);
     // a bad body after a good signature is a 400, also stored
     const bad = await post(task.trigger.url, '{not json', signed(task.trigger.secret, '{not json'));
-    expect(bad.status).toBe(400);
-    expect(bad.body.error.code).toBe('invalid_json');
+    expectError(bad, 400, 'invalid_json');
   });
 
   it('accepts unsigned deliveries when verify_signature is false', async () => {
@@ -104,8 +102,7 @@ describe('inbound webhooks', () => {
     const task = await webhookTask('oversize');
     const body = Buffer.alloc(MAX_BODY + 1, 0x61);
     const hit = await post(task.trigger.url, body, signed(task.trigger.secret, body));
-    expect(hit.status).toBe(413);
-    expect(hit.body.error.code).toBe('payload_too_large');
+    expectError(hit, 413, 'payload_too_large');
     expect((await server.request('GET', `/tasks/${task.id}/deliveries`, { token: owner.token })).body.total).toBe(0);
   });
 
@@ -131,8 +128,7 @@ describe('inbound webhooks', () => {
     const body = '{}';
     await server.request('PATCH', `/tasks/${task.id}`, { token: owner.token, body: { enabled: false } });
     const disabled = await post(task.trigger.url, body, signed(task.trigger.secret, body));
-    expect(disabled.status).toBe(404);
-    expect(disabled.body.error.code).toBe('not_found');
+    expectError(disabled, 404, 'not_found');
     await server.request('DELETE', `/tasks/${task.id}`, { token: owner.token });
     expect((await post(task.trigger.url, body, signed(task.trigger.secret, body))).status).toBe(404);
     expect((await post('/api/v1/hooks/whk_00000000000000000000000000000000', body, signed('x', body))).status).toBe(404);
@@ -210,8 +206,7 @@ describe('inbound webhooks', () => {
       broken,
       signed(task.trigger.secret, broken, { 'content-type': `multipart/form-data; boundary=${boundary}` }),
     );
-    expect(brokenHit.status).toBe(400);
-    expect(brokenHit.body.error.code).toBe('validation_error');
+    expectError(brokenHit, 400, 'validation_error');
     const xml = await post(task.trigger.url, '<a/>', signed(task.trigger.secret, '<a/>', { 'content-type': 'application/xml' }));
     expect(xml.status).toBe(415);
   });

@@ -16,6 +16,7 @@ import { twoOrgs } from '../helpers/orgs.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
 import { simulatedClock } from '../helpers/clock.js';
 import { createTask, hookPath, runsOf } from '../tasks/helpers.js';
+import { expectError } from '../helpers/expect-status.js';
 
 const PUBLIC_URL = 'https://automation.example.test/edge';
 
@@ -66,8 +67,7 @@ describe('webhook sender configuration', () => {
     expect(handSet.status).toBe(400);
     expect(handSet.body.error.details.issues[0].path).toBe('trigger.secret');
     const unknown = await patch(owner, task.id, { signature_scheme: 'gitlab' });
-    expect(unknown.status).toBe(400);
-    expect(unknown.body.error.code).toBe('validation_error');
+    expectError(unknown, 400, 'validation_error');
   });
 
   it('refuses secrets too short or with spaces, at create', async () => {

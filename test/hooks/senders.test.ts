@@ -15,7 +15,7 @@ import { ownOrgs, useSuite } from '../helpers/suite.js';
 import { signHmac } from '../../runtime/crypto.js';
 import { oneOrg } from '../helpers/orgs.js';
 import { createTask, hookPath, runsOf } from '../tasks/helpers.js';
-import { expectStatus } from '../helpers/expect-status.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 // the package's main is a JSON file
 const githubExamples = createRequire(import.meta.url)('@octokit/webhooks-examples') as { name: string; examples: Record<string, any>[] }[];
@@ -51,8 +51,7 @@ describe('webhook senders (signature schemes)', () => {
     (await ctx.server.request('GET', `/tasks/${taskId}/deliveries?limit=200`, { token: ctx.owner.token })).body.items;
   /** a refused delivery: 401 bad_signature, and the task's run count does not move */
   const refused = async (taskId: string, response: { status: number; body: any }, runsBefore: number): Promise<void> => {
-    expect(response.status).toBe(401);
-    expect(response.body.error.code).toBe('bad_signature');
+    expectError(response, 401, 'bad_signature');
     expect(await runsOf(ctx.server, ctx.owner, taskId)).toHaveLength(runsBefore);
   };
 
@@ -176,8 +175,7 @@ describe('webhook senders (signature schemes)', () => {
       token: ctx.owner.token,
       body: { name: 'vercel no secret', trigger: { kind: 'webhook', signature_scheme: 'vercel' } },
     });
-    expect(missing.status).toBe(400);
-    expect(missing.body.error.code).toBe('validation_error');
+    expectError(missing, 400, 'validation_error');
     expect(missing.body.error.details.issues[0].path).toBe('trigger.secret');
     const secret = `vercel_${randomBytes(12).toString('hex')}`;
     const task = await webhookTask('vercel', { signature_scheme: 'vercel', secret }, '{{trigger.body.type}} {{trigger.body.payload.deployment.url}}');
@@ -194,8 +192,7 @@ describe('webhook senders (signature schemes)', () => {
     await refused(task.id, await post(task.trigger.url, body, { 'x-hub-signature-256': await githubSign(secret, body) }), 1);
     // the platform owns this secret: rotation here would break it
     const rotate = await ctx.server.request('POST', `/tasks/${task.id}/rotate-secret`, { token: ctx.owner.token });
-    expect(rotate.status).toBe(409);
-    expect(rotate.body.error.code).toBe('conflict');
+    expectError(rotate, 409, 'conflict');
   });
 
   it('slack: v0 signatures over form and JSON bodies, a five-minute window, url_verification answered', async () => {

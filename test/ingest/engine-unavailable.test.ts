@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { oneOrg } from '../helpers/orgs.js';
 import type { Session, TestServer } from '../helpers/server.js';
 import { createPipeline, ingest, ndjson, type PipelineWithToken } from './helpers.js';
+import { expectError } from '../helpers/expect-status.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -59,13 +60,11 @@ describe('503 engine_unavailable when DuckDB refuses', () => {
     expect(health.body.status).toBe('degraded');
 
     const refused = await ingest(server, pipeline.token, ndjson([{ label: 'waiting' }]));
-    expect(refused.status).toBe(503);
-    expect(refused.body.error.code).toBe('engine_unavailable');
+    expectError(refused, 503, 'engine_unavailable');
     expect(String(refused.body.error.details.reason)).toContain('lock');
 
     const tables = await server.request('GET', '/context/tables', { token: alice.token });
-    expect(tables.status).toBe(503);
-    expect(tables.body.error.code).toBe('engine_unavailable');
+    expectError(tables, 503, 'engine_unavailable');
     const runs = await server.request('GET', `/context/pipelines/${pipeline.pipelineId}/runs`, { token: alice.token });
     expect(runs.status).toBe(503);
     // auth still comes first: a bad token is 401 whatever the engine's state

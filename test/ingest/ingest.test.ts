@@ -5,7 +5,7 @@ import { signHmac } from '../../runtime/crypto.js';
 import { oneOrg } from '../helpers/orgs.js';
 import type { Session, TestServer } from '../helpers/server.js';
 import { columnsOf, createPipeline, ingest, ndjson, rowsOf, type PipelineWithToken } from './helpers.js';
-import { expectStatus } from '../helpers/expect-status.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 const fixture = (name: string): Buffer => readFileSync(new URL(`../fixtures/ingest/${name}`, import.meta.url));
 
@@ -153,8 +153,7 @@ describe('NDJSON ingest into context tables', () => {
     const pipeline = await pipelineIn('badline');
     await ingest(server, pipeline.token, ndjson([{ label: 'seed' }]));
     const response = await ingest(server, pipeline.token, fixture('ingest-bad-line-3-of-5.ndjson'));
-    expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe('bad_ndjson');
+    expectError(response, 400, 'bad_ndjson');
     expect(response.body.error.details.line).toBe(3);
     expect(response.body.error.message).toContain('line 3');
     expect(await rowCount(server, alice, 'context_events', 'badline')).toBe(1);
@@ -201,8 +200,7 @@ describe('NDJSON ingest into context tables', () => {
     expect(tables.body.items).toEqual([]);
 
     const bad = await ingest(server, pipeline.token, ndjson([{ label: 'n1' }]), { 'x-auto-create': 'maybe' });
-    expect(bad.status).toBe(400);
-    expect(bad.body.error.code).toBe('validation_error');
+    expectError(bad, 400, 'validation_error');
 
     expect((await ingest(server, pipeline.token, ndjson([{ label: 'n1' }]))).status).toBe(200);
     const existing = await ingest(server, pipeline.token, ndjson([{ label: 'n2' }]), { 'x-auto-create': 'false' });
@@ -214,11 +212,9 @@ describe('NDJSON ingest into context tables', () => {
     const pipeline = await pipelineIn('signed', { require_signature: true });
     const body = ndjson([{ label: 'signed event' }]);
     const missing = await ingest(server, pipeline.token, body);
-    expect(missing.status).toBe(401);
-    expect(missing.body.error.code).toBe('bad_signature');
+    expectError(missing, 401, 'bad_signature');
     const wrong = await ingest(server, pipeline.token, body, { 'x-service-signature': signHmac('another secret', Buffer.from(body)) });
-    expect(wrong.status).toBe(401);
-    expect(wrong.body.error.code).toBe('bad_signature');
+    expectError(wrong, 401, 'bad_signature');
     const tampered = await ingest(server, pipeline.token, body + '{"label":"extra"}\n', {
       'x-service-signature': signHmac(pipeline.signingSecret, Buffer.from(body)),
     });
@@ -227,8 +223,7 @@ describe('NDJSON ingest into context tables', () => {
     expect(right.status).toBe(200);
     // checked before parsing: a bad body with a bad signature is a signature error
     const garbage = await ingest(server, pipeline.token, 'not json\n', { 'x-service-signature': 'sha256=' + '0'.repeat(64) });
-    expect(garbage.status).toBe(401);
-    expect(garbage.body.error.code).toBe('bad_signature');
+    expectError(garbage, 401, 'bad_signature');
     expect(await rowCount(server, alice, 'context_events', 'signed')).toBe(1);
   });
 
@@ -247,8 +242,7 @@ describe('NDJSON ingest into context tables', () => {
     expect(await rowCount(server, alice, 'context_events', 'idem')).toBe(2);
 
     const reused = await ingest(server, pipeline.token, ndjson([{ label: 'other' }]), headers);
-    expect(reused.status).toBe(409);
-    expect(reused.body.error.code).toBe('idempotency_key_reused');
+    expectError(reused, 409, 'idempotency_key_reused');
 
     // concurrent requests with one new key: one writes, the other answers its result
     const concurrent = await Promise.all([
@@ -347,13 +341,11 @@ describe('NDJSON ingest into context tables', () => {
 
   it('answers table_not_found for a table never written and validates cursors', async () => {
     const missing = await server.request('GET', '/context/tables/context_nodes/rows?realm=default', { token: alice.token });
-    expect(missing.status).toBe(404);
-    expect(missing.body.error.code).toBe('table_not_found');
+    expectError(missing, 404, 'table_not_found');
     const pipeline = await pipelineIn('cursors');
     await ingest(server, pipeline.token, ndjson([{ label: 'x' }]));
     const badCursor = await server.request('GET', '/context/tables/context_events/rows?realm=cursors&cursor=bm9wZQ', { token: alice.token });
-    expect(badCursor.status).toBe(400);
-    expect(badCursor.body.error.code).toBe('invalid_cursor');
+    expectError(badCursor, 400, 'invalid_cursor');
   });
 
   it("keeps one organization's tables unreachable from another", async () => {
@@ -364,8 +356,7 @@ describe('NDJSON ingest into context tables', () => {
     expect(bobTables.status).toBe(200);
     expect(bobTables.body.items).toEqual([]);
     const bobRows = await server.request('GET', '/context/tables/context_events/rows?realm=secret-realm', { token: bob.token });
-    expect(bobRows.status).toBe(404);
-    expect(bobRows.body.error.code).toBe('table_not_found');
+    expectError(bobRows, 404, 'table_not_found');
   });
 
   it('reports the engine in /health', async () => {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ownOrgs, useSuite } from '../helpers/suite.js';
 import { oneOrg } from '../helpers/orgs.js';
 import { createPipeline, ingest, ndjson } from './helpers.js';
+import { expectError } from '../helpers/expect-status.js';
 
 const LIMIT = 1000;
 
@@ -67,8 +68,7 @@ describe('ingest body limit (CONTEXT_INGEST_MAX_BYTES)', () => {
   it('answers 413 payload_too_large for a chunked body that crosses the limit while being read', async () => {
     const chunks = Array.from({ length: 8 }, () => Buffer.from(rowsOfSize(300)));
     const response = await postChunked(`${ctx.server.url}/context/ingest/webhook/${ctx.pipeline.token}`, chunks);
-    expect(response.status).toBe(413);
-    expect(response.body.error.code).toBe('payload_too_large');
+    expectError(response, 413, 'payload_too_large');
     expect(await eventCount()).toBe(1);
   });
 });

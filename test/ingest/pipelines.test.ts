@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { useTwoOrgs } from '../helpers/suite.js';
 import { addMember } from '../helpers/members.js';
 import { createPipeline, ingest, ndjson } from './helpers.js';
-import { expectStatus } from '../helpers/expect-status.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 describe('context pipelines and ingest tokens', () => {
   const ctx = useTwoOrgs();
@@ -40,8 +40,7 @@ describe('context pipelines and ingest tokens', () => {
 
     expect((await ctx.server.request('DELETE', `/context/pipelines/${id}`, { token: ctx.alice.token })).status).toBe(204);
     const gone = await ctx.server.request('GET', `/context/pipelines/${id}`, { token: ctx.alice.token });
-    expect(gone.status).toBe(404);
-    expect(gone.body.error.code).toBe('not_found');
+    expectError(gone, 404, 'not_found');
   });
 
   it('validates the body: target table, kind, realm, duplicate names', async () => {
@@ -49,8 +48,7 @@ describe('context pipelines and ingest tokens', () => {
       token: ctx.alice.token,
       body: { name: 'x', kind: 'webhook', target_table: 'users' },
     });
-    expect(badTable.status).toBe(400);
-    expect(badTable.body.error.code).toBe('validation_error');
+    expectError(badTable, 400, 'validation_error');
     const badKind = await ctx.server.request('POST', '/context/pipelines', {
       token: ctx.alice.token,
       body: { name: 'x', kind: 'kafka', target_table: 'context_events' },
@@ -70,8 +68,7 @@ describe('context pipelines and ingest tokens', () => {
 
     await ctx.server.request('POST', '/context/pipelines', { token: ctx.alice.token, body: { name: 'dup', target_table: 'context_events' } });
     const again = await ctx.server.request('POST', '/context/pipelines', { token: ctx.alice.token, body: { name: 'dup', target_table: 'context_nodes' } });
-    expect(again.status).toBe(409);
-    expect(again.body.error.code).toBe('conflict');
+    expectError(again, 409, 'conflict');
   });
 
   it('honours Idempotency-Key on pipeline and token creation', async () => {
@@ -123,8 +120,7 @@ describe('context pipelines and ingest tokens', () => {
     const revoke = await ctx.server.request('DELETE', `/context/pipelines/${pipeline.pipelineId}/tokens/${pipeline.tokenId}`, { token: ctx.alice.token });
     expect(revoke.status).toBe(204);
     const refused = await ingest(ctx.server, pipeline.token, rows);
-    expect(refused.status).toBe(401);
-    expect(refused.body.error.code).toBe('unknown_token');
+    expectError(refused, 401, 'unknown_token');
     expect((await ingest(ctx.server, second.body.token, rows)).status).toBe(200);
 
     const after = await ctx.server.request('GET', `/context/pipelines/${pipeline.pipelineId}/tokens`, { token: ctx.alice.token });
@@ -139,21 +135,18 @@ describe('context pipelines and ingest tokens', () => {
       token: ctx.alice.token,
       body: { signing_secret: 'short' },
     });
-    expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe('validation_error');
+    expectError(response, 400, 'validation_error');
   });
 
   it('answers 401 unknown_token for tokens that never existed, malformed ones, and those of a deleted pipeline', async () => {
     for (const token of ['ctx_' + 'A'.repeat(32), 'ctx_short', 'not-a-token']) {
       const response = await ingest(ctx.server, token, ndjson([{ a: 1 }]));
-      expect(response.status, token).toBe(401);
-      expect(response.body.error.code).toBe('unknown_token');
+      expectError(response, 401, 'unknown_token');
     }
     const pipeline = await createPipeline(ctx.server, ctx.alice);
     await ctx.server.request('DELETE', `/context/pipelines/${pipeline.pipelineId}`, { token: ctx.alice.token });
     const response = await ingest(ctx.server, pipeline.token, ndjson([{ a: 1 }]));
-    expect(response.status).toBe(401);
-    expect(response.body.error.code).toBe('unknown_token');
+    expectError(response, 401, 'unknown_token');
   });
 
   it('lets a viewer read pipelines but not manage them (403)', async () => {

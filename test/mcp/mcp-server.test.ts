@@ -11,7 +11,7 @@ import { ownOrgs, useSuite } from '../helpers/suite.js';
 import { createSource } from '../sources/helpers.js';
 import { startFakeMcpHttp } from '../fakes/mcp/http-server.js';
 import { oneOrg } from '../helpers/orgs.js';
-import { expectStatus } from '../helpers/expect-status.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 interface Outcome {
   result?: unknown;
@@ -54,8 +54,7 @@ describe('/mcp: the service as an MCP server', () => {
       body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
       headers: { accept: 'application/json, text/event-stream' },
     });
-    expect(response.status).toBe(401);
-    expect(response.body.error.code).toBe('unauthorized');
+    expectError(response, 401, 'unauthorized');
     // RFC 6750's challenge, which MCP clients read to start authorization
     expect(response.headers.get('www-authenticate')).toBe('Bearer realm="api"');
     const bad = await ctx.server.request('POST', '/mcp', { token: 'sk_wrong', body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
@@ -208,7 +207,6 @@ describe('/mcp: the service as an MCP server', () => {
 
   it('validates the approval body', async () => {
     const response = await ctx.server.request('POST', '/mcp/approvals/mapr_x', { token: ctx.alice.token, body: { approved: 'yes' } });
-    expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe('validation_error');
+    expectError(response, 400, 'validation_error');
   });
 });

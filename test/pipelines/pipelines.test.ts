@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { useOneOrg } from '../helpers/suite.js';
 import { addMember } from '../helpers/members.js';
 import type { Session } from '../helpers/server.js';
-import { expectStatus } from '../helpers/expect-status.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 const ctx = useOneOrg({}, { name: 'Pipelines Org' });
 
@@ -33,8 +33,7 @@ describe('/pipelines definitions', () => {
 
   it('validates bodies (400) and keeps organizations apart (404)', async () => {
     const bad = await ctx.server.request('POST', '/pipelines', { token: ctx.owner.token, body: { name: '../x' } });
-    expect(bad.status).toBe(400);
-    expect(bad.body.error.code).toBe('validation_error');
+    expectError(bad, 400, 'validation_error');
     const { pipelineId, runId } = await startRun();
     const other = await ctx.server.register('Other Pipelines Org');
     expect((await ctx.server.request('GET', `/pipelines/${pipelineId}`, { token: other.token })).status).toBe(404);

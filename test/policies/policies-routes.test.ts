@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useTwoOrgs } from '../helpers/suite.js';
 import { startTestServer, type Session } from '../helpers/server.js';
-import { expectStatus } from '../helpers/expect-status.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 const READ_ONLY = 'package service.read_only\n\ndeny contains msg if {\n  input.resource.tool_effect != "read"\n  msg := "read-only"\n}\n';
 
@@ -37,8 +37,7 @@ describe('/policies', () => {
     expect(disabled.status).toBe(200);
     expect(disabled.body.enabled).toBe(false);
     const renamed = await req(ctx.alice, 'PATCH', `/policies/${id}`, { name: 'other' });
-    expect(renamed.status).toBe(400);
-    expect(renamed.body.error.code).toBe('immutable_field');
+    expectError(renamed, 400, 'immutable_field');
 
     expect((await req(ctx.alice, 'DELETE', `/policies/${id}`)).status).toBe(204);
     expect((await req(ctx.alice, 'GET', `/policies/${id}`)).status).toBe(404);
@@ -46,8 +45,7 @@ describe('/policies', () => {
 
   it('refuses a source that does not compile with the positions of its errors, a wrong package, and not exactly one source', async () => {
     const broken = await req(ctx.alice, 'POST', '/policies', { name: 'broken', rego_code: 'package service.broken\n\nallow if {\n  input.x ==\n}\n' });
-    expect(broken.status).toBe(400);
-    expect(broken.body.error.code).toBe('validation_error');
+    expectError(broken, 400, 'validation_error');
     const [first] = broken.body.error.details.errors;
     expect(first.line).toBe(5);
     expect(typeof first.column).toBe('number');
@@ -136,37 +134,31 @@ describe('/policies', () => {
 
   it("answers the engine's error codes: parse, compile, conflict, type and builtin errors (strict)", async () => {
     const parse = await req(ctx.alice, 'POST', '/policies/eval', { query: 'x := ' });
-    expect(parse.status).toBe(400);
-    expect(parse.body.error.code).toBe('rego_parse_error');
+    expectError(parse, 400, 'rego_parse_error');
 
     const compileError = await req(ctx.alice, 'POST', '/policies/eval', {
       query: 'data.t.p',
       modules: [{ rego: 'package t\np if { x := 1; x := 2 }\n' }],
     });
-    expect(compileError.status).toBe(400);
-    expect(compileError.body.error.code).toBe('rego_compile_error');
+    expectError(compileError, 400, 'rego_compile_error');
 
     const conflict = await req(ctx.alice, 'POST', '/policies/eval', {
       query: 'x := data.t.p',
       modules: [{ rego: 'package t\np := 1\np := 2 if { true }\n' }],
     });
-    expect(conflict.status).toBe(400);
-    expect(conflict.body.error.code).toBe('eval_conflict_error');
+    expectError(conflict, 400, 'eval_conflict_error');
 
     const unknownFunction = await req(ctx.alice, 'POST', '/policies/eval', { query: 'x := nope(1)' });
-    expect(unknownFunction.status).toBe(400);
-    expect(unknownFunction.body.error.code).toBe('rego_type_error');
+    expectError(unknownFunction, 400, 'rego_type_error');
 
     // a failing built-in is undefined by default, an error with strict_builtin_errors
     const lenient = await req(ctx.alice, 'POST', '/policies/eval', { query: 'x := to_number("abc")' });
     expect(lenient.body).toEqual({ result: [] });
     const strict = await req(ctx.alice, 'POST', '/policies/eval', { query: 'x := to_number("abc")', strict_builtin_errors: true });
-    expect(strict.status).toBe(400);
-    expect(strict.body.error.code).toBe('eval_builtin_error');
+    expectError(strict, 400, 'eval_builtin_error');
 
     const badBody = await req(ctx.alice, 'POST', '/policies/eval', { query: '' });
-    expect(badBody.status).toBe(400);
-    expect(badBody.body.error.code).toBe('validation_error');
+    expectError(badBody, 400, 'validation_error');
   });
 
   it("/health reports the policy engine and the active bundles' revision, which moves with every policy change", async () => {
@@ -223,8 +215,7 @@ describe('/policies with the feature off', () => {
     try {
       const alice = await server.register();
       const list = await server.request('GET', '/policies', { token: alice.token });
-      expect(list.status).toBe(404);
-      expect(list.body.error.code).toBe('feature_disabled');
+      expectError(list, 404, 'feature_disabled');
       const evaluated = await server.request('POST', '/policies/eval', { token: alice.token, body: { query: 'x := 1' } });
       expect(evaluated.body.error.code).toBe('feature_disabled');
       expect((await server.request('GET', '/health')).body).not.toHaveProperty('policies');

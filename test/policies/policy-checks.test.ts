@@ -9,6 +9,7 @@ import { startWiredOrg } from '../helpers/llm.js';
 import { execute, send } from '../runtime/chat-helpers.js';
 import { eventually } from '../helpers/eventually.js';
 import { createGitRepo } from './git-repo.js';
+import { expectError } from '../helpers/expect-status.js';
 
 const STORE = { kind: 'note', realm: 'default', text: 'deploys on Tuesday' };
 const NO_STORE = 'package team.guard\n\ndeny contains "no memory.store from git" if input.resource.tool == "memory.store"\n';
@@ -91,8 +92,7 @@ describe('policy sources in the gate, simulate, policy tests', () => {
 
   it('simulate refuses proposals that do not compile or name another package', async () => {
     const broken = await req('POST', '/policies/simulate', { policies: [{ name: 'x', rego: 'package service.x\nallow if {\n' }] });
-    expect(broken.status).toBe(400);
-    expect(broken.body.error.code).toBe('rego_parse_error');
+    expectError(broken, 400, 'rego_parse_error');
     const wrong = await req('POST', '/policies/simulate', { policies: [{ name: 'x', rego: 'package other\n' }] });
     expect(wrong.status).toBe(400);
     expect(wrong.body.error.message).toContain('service.x');

@@ -10,6 +10,7 @@ import { useSuite } from '../helpers/suite.js';
 import { asOrgId } from '../../runtime/store/types.js';
 import { startTestServer, type Session } from '../helpers/server.js';
 import { createGitRepo } from './git-repo.js';
+import { expectError } from '../helpers/expect-status.js';
 
 const SSH_KEY = '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA-not-a-real-key\n-----END OPENSSH PRIVATE KEY-----\n';
 const gitPolicy = (message: string): string =>
@@ -66,8 +67,7 @@ describe('/policies/sources', () => {
     expect(JSON.stringify(stored)).not.toContain('OPENSSH');
 
     const immutable = await req(ctx.alice, 'PATCH', `/policies/sources/${id}`, { source_type: 'inline' });
-    expect(immutable.status).toBe(400);
-    expect(immutable.body.error.code).toBe('immutable_field');
+    expectError(immutable, 400, 'immutable_field');
     // the masked value keeps the key; null removes it
     const kept = await req(ctx.alice, 'PATCH', `/policies/sources/${id}`, { git_ssh_key: '********', git_branch: 'release' });
     expect(kept.body).toMatchObject({ git_ssh_key: '********', git_branch: 'release' });
@@ -107,8 +107,7 @@ describe('/policies/sources', () => {
     expect((await create({ git_url: 'https://example.com/r.git', modules: [{ path: 'a.rego', rego: 'package a\n' }] })).status).toBe(400);
     for (const git_url of ['https://10.0.0.1/r.git', 'git@169.254.169.254:acme/r.git', 'ssh://git@[fd00::1]:2222/r.git']) {
       const answer = await create({ git_url });
-      expect(answer.status, git_url).toBe(422);
-      expect(answer.body.error.code).toBe('egress_refused');
+      expectError(answer, 422, 'egress_refused');
     }
   });
 
@@ -172,8 +171,7 @@ describe('/policies/sources', () => {
       'policies/broken.rego': 'package service.broken\n\nallow if {\n  input.x ==\n}\n',
     });
     const refused = await req(ctx.alice, 'POST', `/policies/sources/${id}/sync`);
-    expect(refused.status).toBe(422);
-    expect(refused.body.error.code).toBe('policy_sync_failed');
+    expectError(refused, 422, 'policy_sync_failed');
     expect(refused.body.error.details.errors[0]).toMatchObject({ file: 'gitsrc/broken.rego', line: 5 });
     const after = (await req(ctx.alice, 'GET', `/policies/sources/${id}`)).body;
     expect(after).toMatchObject({ last_sync_status: 'failed', commit: first, last_sync_error: { file: 'gitsrc/broken.rego', line: 5 } });
@@ -199,8 +197,7 @@ describe('/policies/sources', () => {
 
     for (const rego_file of ['gitsrc/nope.rego', 'nosuchsource/read_only.rego']) {
       const missing = await req(ctx.alice, 'POST', '/policies', { name: 'missing', rego_file });
-      expect(missing.status, rego_file).toBe(422);
-      expect(missing.body.error.code).toBe('rego_file_unresolved');
+      expectError(missing, 422, 'rego_file_unresolved');
       expect(missing.body.error.message).toContain(rego_file);
     }
     // another organization has no source of that name

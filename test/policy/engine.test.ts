@@ -24,20 +24,22 @@ describe('parse and validate', () => {
     expect(validate('package a\np if { x := 1 ] }')[0]).toMatchObject({ line: 2, column: 15, code: 'rego_parse_error' });
   });
 
-  it('rejects a missing package and an unknown function with positions', () => {
-    expect(validate('p := 1')[0]).toMatchObject({ line: 1, column: 1, code: 'rego_parse_error', message: 'expected package but found "p"' });
-    expect(validate('package a\n\np if {\n  nope.fn(1)\n}\n')[0]).toMatchObject({
-      line: 4,
-      column: 3,
-      code: 'rego_type_error',
-      message: 'undefined function nope.fn',
-    });
-  });
-
-  it('rejects unsafe vars at compile time, with the position of the expression or rule', () => {
-    expect(validate('package a\n\np if {\n  x > 1\n}\n')[0]).toMatchObject({ line: 4, column: 3, code: 'rego_unsafe_var_error', message: 'var x is unsafe' });
-    expect(validate('package a\np := y if input.x\n')[0]).toMatchObject({ line: 2, column: 1, code: 'rego_unsafe_var_error', message: 'var y is unsafe' });
-    expect(validate('package a\np if { not input.xs[i] }\n')[0]).toMatchObject({ code: 'rego_unsafe_var_error', message: 'var i is unsafe' });
+  // the first error of each module: where it is and what it says
+  const firstErrors: [string, string, Record<string, unknown>][] = [
+    ['a missing package', 'p := 1', { line: 1, column: 1, code: 'rego_parse_error', message: 'expected package but found "p"' }],
+    ['an unknown function', 'package a\n\np if {\n  nope.fn(1)\n}\n', { line: 4, column: 3, code: 'rego_type_error', message: 'undefined function nope.fn' }],
+    ['an unsafe var in an expression', 'package a\n\np if {\n  x > 1\n}\n', { line: 4, column: 3, code: 'rego_unsafe_var_error', message: 'var x is unsafe' }],
+    ['an unsafe var in a rule head', 'package a\np := y if input.x\n', { line: 2, column: 1, code: 'rego_unsafe_var_error', message: 'var y is unsafe' }],
+    ['an unsafe var under not', 'package a\np if { not input.xs[i] }\n', { code: 'rego_unsafe_var_error', message: 'var i is unsafe' }],
+    [
+      'a wrong arity',
+      'package a\np if count(1, 2, 3)\n',
+      { line: 2, column: 6, code: 'rego_type_error', message: 'count: arity mismatch: expected 1 arguments, got 3' },
+    ],
+    ['a var assigned twice', 'package a\np if {\n  x := 1\n  x := 2\n}\n', { line: 4, column: 3, code: 'rego_compile_error', message: 'var x assigned above' }],
+  ];
+  it.each(firstErrors)('rejects %s at compile time, with its position', (_what, source, expected) => {
+    expect(validate(source)[0]).toMatchObject(expected);
   });
 
   it('orders body expressions so vars are bound before they are read', () => {
@@ -60,21 +62,6 @@ describe('parse and validate', () => {
   it('turns absurd nesting into a parse error, not a crash', () => {
     const deep = 'package a\np := ' + '['.repeat(50_000) + ']'.repeat(50_000);
     expect(validate(deep)[0]?.code).toBe('rego_parse_error');
-  });
-
-  it('rejects built-in calls with the wrong number of arguments and vars assigned twice', () => {
-    expect(validate('package a\np if count(1, 2, 3)\n')[0]).toMatchObject({
-      line: 2,
-      column: 6,
-      code: 'rego_type_error',
-      message: 'count: arity mismatch: expected 1 arguments, got 3',
-    });
-    expect(validate('package a\np if {\n  x := 1\n  x := 2\n}\n')[0]).toMatchObject({
-      line: 4,
-      column: 3,
-      code: 'rego_compile_error',
-      message: 'var x assigned above',
-    });
   });
 
   it('reports the file name given to compile', () => {

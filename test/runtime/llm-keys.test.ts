@@ -13,7 +13,7 @@ import { FAKE_LLM_API_KEY, startFakeLlmServer, type FakeLlmProvider, type FakeLl
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
 import { createTask, runReaches } from '../tasks/helpers.js';
 import { send } from './chat-helpers.js';
-import { expectStatus } from '../helpers/expect-status.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 const OPERATOR_KEY = 'operator-key-must-stay-home-0123456789';
 const ORG_KEY = 'org-own-key-abcdefghijklmnop';
@@ -323,8 +323,7 @@ describe('LLM keys across restarts', () => {
       const login = await rotated.request('POST', '/auth/login', { body: { email: own.email, password: own.password } });
       expect(login.status).toBe(200);
       const refused = await chatOnce(rotated, login.body.token as string, null);
-      expect(refused.status).toBe(422);
-      expect(refused.body.error.code).toBe('llm_unconfigured');
+      expectError(refused, 422, 'llm_unconfigured');
       expect(refused.body.error.message).toContain("the organization's llm_api_key cannot be opened");
       expect(orgLlm.requests).toHaveLength(0);
       expect(operatorLlm.requests).toHaveLength(0);

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { useOneOrg } from '../helpers/suite.js';
 import { addMember } from '../helpers/members.js';
-import { expectStatus } from '../helpers/expect-status.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 const require = createRequire(import.meta.url);
 
@@ -66,8 +66,7 @@ describe('webhook samples', () => {
     const duplicate = await ctx.server.request('POST', '/webhook-samples', { token: ctx.owner.token, body: { name: 'grafana.alert', body: {} } });
     expect(duplicate.status).toBe(409);
     const builtinName = await ctx.server.request('POST', '/webhook-samples', { token: ctx.owner.token, body: { name: 'github.push', body: {} } });
-    expect(builtinName.status).toBe(409);
-    expect(builtinName.body.error.code).toBe('conflict');
+    expectError(builtinName, 409, 'conflict');
 
     expect((await ctx.server.request('DELETE', '/webhook-samples/grafana.alert', { token: ctx.owner.token })).status).toBe(204);
     expect((await ctx.server.request('DELETE', '/webhook-samples/grafana.alert', { token: ctx.owner.token })).status).toBe(404);
@@ -81,8 +80,7 @@ describe('webhook samples', () => {
     expect(unknownSample.status).toBe(404);
     expect(unknownSample.body.error.message).toContain('sample nope');
     const unknownTask = await ctx.server.request('POST', '/webhook-samples/github.push/run', { token: ctx.owner.token, body: { task_id: 'tsk_missing' } });
-    expect(unknownTask.status).toBe(404);
-    expect(unknownTask.body.error.code).toBe('not_found');
+    expectError(unknownTask, 404, 'not_found');
   });
 
   it('answers every validation error with 400', async () => {

@@ -5,8 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { useOneOrg } from '../helpers/suite.js';
-import { addMember } from '../helpers/members.js';
+import { addMember, memberWithCustomRole } from '../helpers/members.js';
 import type { Session } from '../helpers/server.js';
+import { expectError } from '../helpers/expect-status.js';
 
 const ctx = useOneOrg({}, { name: 'Keys Security Org' });
 
@@ -39,8 +40,7 @@ describe('managing a key needs everything the key holds', () => {
     const manager = await memberWith(['api_key:read', 'api_key:manage']);
 
     const rotated = await ctx.server.request('POST', `/api-keys/${ownerKey.id}/rotate`, { token: manager.token });
-    expect(rotated.status).toBe(403);
-    expect(rotated.body.error.code).toBe('forbidden');
+    expectError(rotated, 403, 'forbidden');
     expect(rotated.body.error.details.permissions).toEqual(['org:manage', 'realm:read']);
     expect(rotated.text).not.toMatch(/sk_[A-Za-z0-9]{40}/);
 
@@ -128,8 +128,7 @@ describe("a key works with at most its creator's current permissions", () => {
 
     expect((await ctx.server.request('PATCH', `/users/${admin.user.id}`, { token: ctx.owner.token, body: { role: 'viewer' } })).status).toBe(200);
     const refused = await ctx.server.request('POST', '/realms', { token: key.key, body: { name: 'after-demotion' } });
-    expect(refused.status).toBe(403);
-    expect(refused.body.error.code).toBe('forbidden');
+    expectError(refused, 403, 'forbidden');
     expect((await ctx.server.request('GET', '/realms', { token: key.key })).status).toBe(200);
     expect(await permissionsOf(key.key)).toEqual(['realm:read', 'user:read']);
     // the record keeps what it was given: the cut is applied per request, not written
@@ -145,15 +144,10 @@ describe("a key works with at most its creator's current permissions", () => {
   });
 
   it("changing the creator's custom role changes the key at once", async () => {
-    const role = await ctx.server.request('POST', '/roles', {
-      token: ctx.owner.token,
-      body: { name: 'keymaker', permissions: ['api_key:manage', 'realm:read', 'realm:manage'] },
-    });
-    expect(role.status, role.text).toBe(201);
-    const maker = await addMember(ctx.server, ctx.owner, 'keymaker');
+    const { member: maker, roleId } = await memberWithCustomRole(ctx.server, ctx.owner, 'keymaker', ['api_key:manage', 'realm:read', 'realm:manage']);
     const key = await createKey(maker.token, ['realm:read', 'realm:manage']);
     expect(await permissionsOf(key.key)).toEqual(['realm:manage', 'realm:read']);
-    const patched = await ctx.server.request('PATCH', `/roles/${role.body.id as string}`, {
+    const patched = await ctx.server.request('PATCH', `/roles/${roleId}`, {
       token: ctx.owner.token,
       body: { permissions: ['api_key:manage', 'realm:read'] },
     });
@@ -172,8 +166,7 @@ describe("a key works with at most its creator's current permissions", () => {
     expect((await ctx.server.request('DELETE', `/users/${admin.user.id}`, { token: ctx.owner.token })).status).toBe(204);
     for (const path of ['/realms', '/auth/me']) {
       const response = await ctx.server.request('GET', path, { token: doomed.key });
-      expect(response.status, path).toBe(401);
-      expect(response.body.error.code).toBe('api_key_revoked');
+      expectError(response, 401, 'api_key_revoked');
     }
     expect((await ctx.server.request('GET', '/realms', { token: ownerKey.key })).status).toBe(200);
     expect((await ctx.server.request('GET', '/realms', { token: otherKey.key })).status).toBe(200);

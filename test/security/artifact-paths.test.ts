@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { oneOrg } from '../helpers/orgs.js';
 import type { Session, TestServer } from '../helpers/server.js';
-import { expectStatus } from '../helpers/expect-status.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 let server: TestServer;
 let owner: Session;
@@ -53,8 +53,7 @@ describe('PUT /files/content under artifacts/, however spelled', () => {
   for (const [label, path] of reserved) {
     it(`refuses ${label}: ${JSON.stringify(path)}`, async () => {
       const response = await put(path);
-      expect(response.status, response.text).toBe(403);
-      expect(response.body.error.code).toBe('forbidden');
+      expectError(response, 403, 'forbidden');
       expect(response.body.error.message).toContain('artifacts/');
     });
   }
@@ -62,8 +61,7 @@ describe('PUT /files/content under artifacts/, however spelled', () => {
   it('refuses climbing back into it (a/../artifacts/x) as a bad path', async () => {
     for (const path of ['a/../artifacts/x', 'x/y/../../artifacts/z', '../artifacts/x']) {
       const response = await put(path);
-      expect(response.status, path).toBe(400);
-      expect(response.body.error.code).toBe('validation_error');
+      expectError(response, 400, 'validation_error');
     }
   });
 

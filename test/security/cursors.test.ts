@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember } from '../helpers/members.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { expectError } from '../helpers/expect-status.js';
 
 let server: TestServer;
 let alice: Session;
@@ -154,8 +155,7 @@ describe('limit is a strict decimal integer in range', () => {
     const entries = `/pipelines/${pipeline.body.id as string}/runs/${started.body.run.id as string}/entries`;
     for (const query of ['after=0x1', 'after=1e0', 'after=-1', 'after=%201', 'limit=0', 'limit=1001', 'limit=1.5', 'limit=0x10']) {
       const response = await server.request('GET', `${entries}?${query}`, { token: alice.token });
-      expect(response.status, query).toBe(400);
-      expect(response.body.error.code).toBe('validation_error');
+      expectError(response, 400, 'validation_error');
     }
     expect((await server.request('GET', `${entries}?after=0&limit=1000`, { token: alice.token })).status).toBe(200);
   });
@@ -216,8 +216,7 @@ describe('cursors across restarts', () => {
       const other = await startTestServer({ JWT_SECRET: randomBytes(32).toString('hex') }, { dataDir });
       const otherToken = (await other.request('POST', '/auth/login', { body: login })).body.token as string;
       const refused = await other.request('GET', `/realms?limit=1&cursor=${encodeURIComponent(cursor)}`, { token: otherToken });
-      expect(refused.status).toBe(400);
-      expect(refused.body.error.code).toBe('invalid_cursor');
+      expectError(refused, 400, 'invalid_cursor');
       await other.stop();
     } finally {
       rmSync(dataDir, { recursive: true, force: true });

@@ -19,6 +19,7 @@ import { oneOrg } from '../helpers/orgs.js';
 import { startTestServer } from '../helpers/server.js';
 import { send, startFakeLlmServer, wireOrganization } from '../runtime/chat-helpers.js';
 import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
+import { expectError } from '../helpers/expect-status.js';
 
 /** loopback spellings that WHATWG URL reads as a literal address (refused when saved) */
 const literalLoopback = (port: number): string[] => [
@@ -231,8 +232,7 @@ describe('egress guard: redirects and what EGRESS_ALLOW opens', () => {
       const owner = await server.register();
       const created = await server.request('POST', '/sources', { token: owner.token, body: githubSource(redirector.url) });
       const tested = await server.request('GET', `/sources/${created.body.id}/test`, { token: owner.token });
-      expect(tested.status).toBe(422);
-      expect(tested.body.error.code).toBe('source_validation_failed');
+      expectError(tested, 422, 'source_validation_failed');
       expect(landing.hits).toEqual(['GET /user']);
     } finally {
       landing.hits.length = 0;

@@ -14,6 +14,7 @@ import type { Session, TestServer } from '../helpers/server.js';
 import {} from '../runtime/chat-helpers.js';
 import { createTask } from '../tasks/helpers.js';
 import { hookPathOf } from './helpers.js';
+import { expectError } from '../helpers/expect-status.js';
 
 describe('stored inbound deliveries', () => {
   let server: TestServer, llm: FakeLlmServer, owner: Session;
@@ -60,8 +61,7 @@ describe('stored inbound deliveries', () => {
         body,
         headers: { 'content-type': 'application/json', 'x-github-event': 'push', ...sent },
       });
-      expect(hit.status).toBe(401);
-      expect(hit.body.error.code).toBe('bad_signature');
+      expectError(hit, 401, 'bad_signature');
 
       const { list, one } = await deliveryOf(task.id as string);
       expect(list).toHaveLength(1);
@@ -84,8 +84,7 @@ describe('stored inbound deliveries', () => {
       if (sent['x-service-signature'] !== undefined) expect(bytes.includes(sent['x-service-signature'])).toBe(false);
 
       const replay = await server.request('POST', `/hooks/deliveries/${one['id']}/replay`, { token: owner.token });
-      expect(replay.status).toBe(409);
-      expect(replay.body.error.code).toBe('conflict');
+      expectError(replay, 409, 'conflict');
     });
   }
 

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { ownOrgs, useSuite } from '../helpers/suite.js';
 import { addMember } from '../helpers/members.js';
 import { oneOrg } from '../helpers/orgs.js';
+import { expectError } from '../helpers/expect-status.js';
 
 const ctx = useSuite(async (own) => {
   const { server, owner } = ownOrgs(own, await oneOrg({}, { name: 'Idempotency Org' }));
@@ -48,8 +49,7 @@ describe('Idempotency-Key is scoped to the caller', () => {
   it('a reused key with another body is refused only for its own caller', async () => {
     expect((await createKey(ctx.owner.token, 'body-key')).status).toBe(201);
     const reused = await createKey(ctx.owner.token, 'body-key', { name: 'other', permissions: ['realm:read'] });
-    expect(reused.status).toBe(409);
-    expect(reused.body.error.code).toBe('idempotency_key_reused');
+    expectError(reused, 409, 'idempotency_key_reused');
     // another member is not bound by the owner's body
     expect((await createKey(ctx.admin.token, 'body-key', { name: 'other', permissions: ['realm:read'] })).status).toBe(201);
   });
@@ -73,8 +73,7 @@ describe('Idempotency-Key is scoped to the caller', () => {
     expect(a.status).toBe(201);
     const b = await ctx.server.request('POST', '/realms', { token: ctx.admin.token, body: { name: 'idem-a' }, headers: { 'idempotency-key': 'realm-key' } });
     // a fresh create: the unique name answers, not a replay of the owner's realm
-    expect(b.status).toBe(409);
-    expect(b.body.error.code).toBe('conflict');
+    expectError(b, 409, 'conflict');
     const other = await ctx.server.register('Other Idempotency Org');
     const c = await ctx.server.request('POST', '/realms', { token: other.token, body: { name: 'idem-a' }, headers: { 'idempotency-key': 'realm-key' } });
     expect(c.status).toBe(201);

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { oneOrg } from '../helpers/orgs.js';
 import type { Session, TestServer } from '../helpers/server.js';
 import { createPipeline, ingest, ndjson, rowsOf, type PipelineWithToken } from '../ingest/helpers.js';
+import { expectError } from '../helpers/expect-status.js';
 
 const deepLine = (depth: number): string => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
 
@@ -27,8 +28,7 @@ describe('ingest: lines that are not storable text or nest too deep', () => {
 
   const expectRefused = async (body: string | Buffer, line: number, headers: Record<string, string> = {}) => {
     const response = await ingest(server, pipeline.token, body, headers);
-    expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe('bad_ndjson');
+    expectError(response, 400, 'bad_ndjson');
     expect(response.body.error.details.line).toBe(line);
     expect(typeof response.body.error.details.run_id).toBe('number');
     const rows = await rowsOf(server, owner, 'context_events');

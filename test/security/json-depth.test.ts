@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signHmac } from '../../runtime/crypto.js';
 import { oneOrg } from '../helpers/orgs.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { expectError } from '../helpers/expect-status.js';
 
 /** `depth` levels of arrays, objects or both, as raw JSON text (JSON.stringify would recurse). */
 function nested(depth: number, kind: 'array' | 'object' | 'mixed'): string {
@@ -54,8 +55,7 @@ describe('JSON nesting bound at the edge', () => {
 
   it('the whole body is the deep value: a top-level deep array is refused the same way', async () => {
     const response = await send('POST', '/tasks', nested(10_000, 'array'));
-    expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe('payload_too_deep');
+    expectError(response, 400, 'payload_too_deep');
   });
 
   it('brackets inside strings do not count; 64 levels pass the bound and reach validation', async () => {
@@ -66,15 +66,13 @@ describe('JSON nesting bound at the edge', () => {
     const atBound = await send('POST', '/tasks', `{"name":"bound","trigger":{"kind":"manual"},"input":${nested(63, 'mixed')}}`);
     expect(atBound.body?.error?.code).not.toBe('payload_too_deep');
     const overBound = await send('POST', '/tasks', `{"name":"bound","trigger":{"kind":"manual"},"input":${nested(64, 'mixed')}}`);
-    expect(overBound.status).toBe(400);
-    expect(overBound.body.error.code).toBe('payload_too_deep');
+    expectError(overBound, 400, 'payload_too_deep');
   });
 
   it('an escaped quote inside a string does not end the string for the scan', async () => {
     const tricky = `{"name":"q\\\\\\"[[[[","trigger":{"kind":"manual"},"input":${nested(100, 'array')}}`;
     const response = await send('POST', '/tasks', tricky);
-    expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe('payload_too_deep');
+    expectError(response, 400, 'payload_too_deep');
   });
 
   it('an anonymous caller is refused 401 first: the bound runs after authentication', async () => {
@@ -84,8 +82,7 @@ describe('JSON nesting bound at the edge', () => {
 
   it('a body over the size limit is still 413', async () => {
     const response = await send('POST', '/tasks', '['.repeat(2 * 1024 * 1024));
-    expect(response.status).toBe(413);
-    expect(response.body.error.code).toBe('payload_too_large');
+    expectError(response, 413, 'payload_too_large');
   });
 
   it('raw JSON routes are bounded too: POST /hooks/:trigger_id and POST /mcp', async () => {
@@ -96,13 +93,11 @@ describe('JSON nesting bound at the edge', () => {
     expect(task.status).toBe(201);
     const hookPath = new URL(task.body.trigger.url as string).pathname.replace('/api/v1', '');
     const hook = await server.request('POST', hookPath, { body: nested(10_000, 'object'), headers: { 'content-type': 'application/json' } });
-    expect(hook.status).toBe(400);
-    expect(hook.body.error.code).toBe('payload_too_deep');
+    expectError(hook, 400, 'payload_too_deep');
     const deliveries = await server.request('GET', `/tasks/${task.body.id}/deliveries`, { token: owner.token });
     expect(deliveries.body.items).toEqual([]);
     const mcp = await send('POST', '/mcp', `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":${nested(10_000, 'mixed')}}`);
-    expect(mcp.status).toBe(400);
-    expect(mcp.body.error.code).toBe('payload_too_deep');
+    expectError(mcp, 400, 'payload_too_deep');
   });
 });
 
@@ -132,8 +127,7 @@ describe('signed hook bodies the edge cannot see as JSON', () => {
       body: Buffer.from(body),
       headers: { 'x-service-signature': signHmac(task.secret, Buffer.from(body)) },
     });
-    expect(hit.status).toBe(400);
-    expect(hit.body.error.code).toBe('payload_too_deep');
+    expectError(hit, 400, 'payload_too_deep');
     const deliveries = await server.request('GET', `/tasks/${task.id}/deliveries`, { token: owner.token });
     expect(deliveries.body.items.map((item: { status: string; run_id: string | null }) => [item.status, item.run_id])).toEqual([['rejected', null]]);
     expect((await server.request('GET', '/health')).status).toBe(200);

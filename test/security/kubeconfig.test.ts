@@ -11,6 +11,7 @@ import { sampleCluster } from '../fixtures/kubernetes/cluster.js';
 import { startFakeKubeServer } from '../fakes/kubernetes/server.js';
 import { oneOrg } from '../helpers/orgs.js';
 import { startTestServer } from '../helpers/server.js';
+import { expectError } from '../helpers/expect-status.js';
 
 describe('kubeconfig credentials that reach the host', () => {
   const ctx = useSuite(async (own) => ({
@@ -70,8 +71,7 @@ describe('kubeconfig credentials that reach the host', () => {
       token: ctx.owner.token,
       body: { name: 'k8s pod', connector: 'kubernetes', config: { auth: { kind: 'in_cluster' } } },
     });
-    expect(refused.status).toBe(400);
-    expect(refused.body.error.code).toBe('validation_error');
+    expectError(refused, 400, 'validation_error');
     expect(JSON.stringify(refused.body.error.details)).toContain('config.auth.kind');
     const allowing = await startTestServer({ KUBERNETES_IN_CLUSTER: 'true' });
     try {

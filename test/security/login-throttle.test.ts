@@ -12,6 +12,7 @@ import type { SimulatedClock } from 'xstate';
 import type { RuntimeClock } from '../../runtime/supervisor.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
 import { simulatedClock } from '../helpers/clock.js';
+import { expectError } from '../helpers/expect-status.js';
 
 const WINDOW_MS = 900_000;
 
@@ -60,8 +61,7 @@ async function failTimes(source: string, email: string, times: number): Promise<
 }
 
 function expectThrottled(response: { status: number; headers: Record<string, string | string[] | undefined>; body: any }, seconds: number): void {
-  expect(response.status).toBe(429);
-  expect(response.body.error.code).toBe('rate_limited');
+  expectError(response, 429, 'rate_limited');
   expect(response.headers['retry-after']).toBe(String(seconds));
   expect(response.body.error.details).toEqual({ retry_after_seconds: seconds });
 }

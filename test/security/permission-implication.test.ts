@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { useOneOrg } from '../helpers/suite.js';
-import { addMember } from '../helpers/members.js';
+import { memberWithCustomRole } from '../helpers/members.js';
 
 describe('implied permissions', () => {
   const ctx = useOneOrg({}, { name: 'Implied Org' });
@@ -42,12 +42,7 @@ describe('implied permissions', () => {
   });
 
   it('a custom role with only manage permissions reads what it manages', async () => {
-    const role = await ctx.server.request('POST', '/roles', {
-      token: ctx.owner.token,
-      body: { name: 'source-keeper', permissions: ['source:manage', 'webhook:manage', 'api_key:manage'] },
-    });
-    expect(role.status, role.text).toBe(201);
-    const keeper = await addMember(ctx.server, ctx.owner, 'source-keeper');
+    const { member: keeper } = await memberWithCustomRole(ctx.server, ctx.owner, 'source-keeper', ['source:manage', 'webhook:manage', 'api_key:manage']);
     expect(await statuses(keeper.token, ['/sources', '/webhooks', '/realms'])).toEqual([200, 200, 403]);
     // a key the keeper makes with source:manage reads too, but never past the keeper's own rights
     const key = await keyWith(['source:manage'], keeper.token);

@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { useOneOrg } from '../helpers/suite.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { expectError } from '../helpers/expect-status.js';
 
 const ctx = useOneOrg({}, { name: 'Pipeline Token Org' });
 
@@ -41,8 +42,7 @@ async function expectAlive(token: string): Promise<void> {
 async function expectDead(token: string): Promise<void> {
   for (const call of reach(token)) {
     const response = await call();
-    expect(response.status, response.text).toBe(401);
-    expect(response.body.error.code).toBe('unauthorized');
+    expectError(response, 401, 'unauthorized');
     expect(response.body.error.message).toContain('pipeline run');
   }
 }

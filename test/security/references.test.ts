@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type ApiResponse, type Session, type TestServer } from '../helpers/server.js';
+import { expectError } from '../helpers/expect-status.js';
 
 let server: TestServer;
 let alice: Session;
@@ -58,8 +59,7 @@ const MISSING = {
 
 /** the refusal with the offending value blanked: the same text whether the value is foreign or missing */
 function refusal(response: ApiResponse, path: string, value: string): { code: string; message: string; issues: unknown } {
-  expect(response.status, response.text).toBe(400);
-  expect(response.body.error.code).toBe('validation_error');
+  expectError(response, 400, 'validation_error');
   const issues = response.body.error.details.issues as { path: string; message: string }[];
   expect(issues.map((issue) => issue.path)).toEqual([path]);
   const blank = (text: string) => text.split(value).join('<ref>');

@@ -9,6 +9,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { expectError } from '../helpers/expect-status.js';
 
 interface Recorder {
   readonly server: Server;
@@ -138,7 +139,6 @@ describe('stored credentials do not follow a changed endpoint', () => {
   it("another organization's source is 404, whatever the body", async () => {
     const id = await createSource('not yours');
     const answer = await patch(id, { api_key: 'key-new', base_url: newHost.url }, other);
-    expect(answer.status).toBe(404);
-    expect(answer.body.error.code).toBe('not_found');
+    expectError(answer, 404, 'not_found');
   });
 });

@@ -14,7 +14,7 @@ import { startTestServer } from '../helpers/server.js';
 import { startFakeTracker } from '../fakes/tracker/server.js';
 import { eventually } from '../helpers/eventually.js';
 import { jobEnds } from './helpers.js';
-import { expectStatus } from '../helpers/expect-status.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 const fixture = (name: string): string => fileURLToPath(new URL(`../fixtures/connectors/${name}`, import.meta.url));
 
@@ -111,8 +111,7 @@ describe('/sources', () => {
 
     expect((await create(trackerSource('Dup'))).status).toBe(201);
     const duplicate = await create(trackerSource('Dup'));
-    expect(duplicate.status).toBe(409);
-    expect(duplicate.body.error.code).toBe('conflict');
+    expectError(duplicate, 409, 'conflict');
   });
 
   it('validation: bad credentials and missing scopes are 422 source_validation_failed with details; good ones list the source as synced', async () => {
@@ -137,8 +136,7 @@ describe('/sources', () => {
   it('an unreachable system fails validation with the reason', async () => {
     const gone = (await create({ ...trackerSource('Gone'), config: { base_url: 'http://127.0.0.1:1', token: 't', project: 'p' } })).body;
     const refused = await ctx.server.request('GET', `/sources/${gone.id}/test`, { token: ctx.alice.token });
-    expect(refused.status).toBe(422);
-    expect(refused.body.error.code).toBe('source_validation_failed');
+    expectError(refused, 422, 'source_validation_failed');
     expect(refused.body.error.details.reason).toBe('sync_failed');
   });
 
@@ -158,8 +156,7 @@ describe('/sources', () => {
     expect((await ctx.server.request('GET', `/sources/${source.id}/test`, { token: ctx.alice.token })).status).toBe(422);
 
     const immutable = await ctx.server.request('PATCH', `/sources/${source.id}`, { token: ctx.alice.token, body: { connector: 'other' } });
-    expect(immutable.status).toBe(400);
-    expect(immutable.body.error.code).toBe('immutable_field');
+    expectError(immutable, 400, 'immutable_field');
   });
 
   it('sync runs as a job: 202, 409 while running, then succeeded with counts, history and a source.synced event', async () => {

@@ -13,6 +13,7 @@ import { startWiredOrg, stopLlmServer } from '../helpers/llm.js';
 import type { Session, TestServer } from '../helpers/server.js';
 import { wireOrganization, execute } from '../runtime/chat-helpers.js';
 import { createTask, runReaches, runsOf } from './helpers.js';
+import { expectError } from '../helpers/expect-status.js';
 
 const REPORT = '# Weekly report\n\nAll 12 services green; one flaky test (ünïcode survives).\n';
 // a 1x1 transparent PNG
@@ -61,8 +62,7 @@ describe('run artifacts', () => {
     // nobody but the run writes there: an upload is refused, and the run's record stays as the run left it
     for (const forged of [`artifacts/${run.id}/forged.md`, `./artifacts//${run.id}/report.md`, 'artifacts']) {
       const refused = await server.request('PUT', `/files/content?path=${encodeURIComponent(forged)}`, { token: owner.token, body: 'forged' });
-      expect(refused.status).toBe(403);
-      expect(refused.body.error.code).toBe('forbidden');
+      expectError(refused, 403, 'forbidden');
     }
     expect((await runsOf(server, owner, task.id)).find((item) => item.id === run.id).artifacts).toEqual(expected);
     expect((await server.request('GET', `/files/content?path=${encodeURIComponent(path)}`, { token: owner.token })).text).toBe(REPORT);
@@ -121,8 +121,7 @@ describe('run artifacts', () => {
 
     const stranger = await server.register('Stranger Inc');
     const download = await server.request('GET', `/files/content?path=${encodeURIComponent(path)}`, { token: stranger.token });
-    expect(download.status).toBe(404);
-    expect(download.body.error.code).toBe('not_found');
+    expectError(download, 404, 'not_found');
     expect((await server.request('GET', `/files/info?path=${encodeURIComponent(path)}`, { token: stranger.token })).status).toBe(404);
     const listing = await server.request('GET', '/files?prefix=artifacts&limit=200', { token: stranger.token });
     expect(listing.body.total).toBe(0);

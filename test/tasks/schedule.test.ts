@@ -30,12 +30,26 @@ describe('schedule triggers', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('fires on the cron occurrence (UTC), once per occurrence, skips missed ones, and resumes after a restart without a double fire', async () => {
-    const clock = simulatedClock('2026-03-02T08:58:30.000Z');
-    let server: TestServer = await startTestServer({ ...env, JWT_SECRET: jwtSecret }, { dataDir, clock });
-    let owner: Session;
-    let taskId: string;
+  /** the service on the shared data dir with its clock at `iso`, for `body`; stopped afterwards */
+  const runAt = async (iso: string, body: (server: TestServer, clock: ReturnType<typeof simulatedClock>) => Promise<void>): Promise<void> => {
+    const clock = simulatedClock(iso);
+    const server = await startTestServer({ ...env, JWT_SECRET: jwtSecret }, { dataDir, clock });
     try {
+      await body(server, clock);
+    } finally {
+      await server.stop();
+    }
+  };
+  /** the task's runs once the timers the clock released have had their turn: a fire that should not happen would be there by now */
+  const runsSettled = async (server: TestServer, owner: Session, taskId: string) => {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    return runsOf(server, owner, taskId);
+  };
+
+  it('fires on the cron occurrence (UTC), once per occurrence, skips missed ones, and resumes after a restart without a double fire', async () => {
+    let owner!: Session;
+    let taskId!: string;
+    await runAt('2026-03-02T08:58:30.000Z', async (server, clock) => {
       owner = (await wireOrganization(server, llm)).session;
       const task = await createTask(server, owner, {
         name: 'every minute',
@@ -65,31 +79,20 @@ describe('schedule triggers', () => {
 
       // 30 s later: not yet
       clock.increment(30_000);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(await runsOf(server, owner, taskId)).toHaveLength(1);
-    } finally {
-      await server.stop();
-    }
+      expect(await runsSettled(server, owner, taskId)).toHaveLength(1);
+    });
 
     // the process comes back with its clock behind the last fire (another host, a skewed clock): 08:59:00 must not fire again
-    const behind = simulatedClock('2026-03-02T08:58:50.000Z');
-    server = await startTestServer({ ...env, JWT_SECRET: jwtSecret }, { dataDir, clock: behind });
-    try {
+    await runAt('2026-03-02T08:58:50.000Z', async (server, behind) => {
       const view = await server.request('GET', `/tasks/${taskId}`, { token: owner.token });
       expect(view.body.runtime).toMatchObject({ state: 'scheduled', next_fire_at: '2026-03-02T09:00:00.000Z' });
       behind.increment(15_000); // 08:59:05
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(await runsOf(server, owner, taskId)).toHaveLength(1);
-    } finally {
-      await server.stop();
-    }
+      expect(await runsSettled(server, owner, taskId)).toHaveLength(1);
+    });
 
     // down for an hour: the missed occurrences are skipped, the next one fires once
-    const later = simulatedClock('2026-03-02T10:00:30.000Z');
-    server = await startTestServer({ ...env, JWT_SECRET: jwtSecret }, { dataDir, clock: later });
-    try {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(await runsOf(server, owner, taskId)).toHaveLength(1);
+    await runAt('2026-03-02T10:00:30.000Z', async (server, later) => {
+      expect(await runsSettled(server, owner, taskId)).toHaveLength(1);
       llm.script([{ text: 'two' }]);
       later.increment(30_000); // 10:01:00
       const runs = await eventually(
@@ -105,16 +108,13 @@ describe('schedule triggers', () => {
       // disabled: the timer is gone
       await server.request('PATCH', `/tasks/${taskId}`, { token: owner.token, body: { enabled: false } });
       later.increment(120_000);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(await runsOf(server, owner, taskId)).toHaveLength(2);
+      expect(await runsSettled(server, owner, taskId)).toHaveLength(2);
 
       // a cron change re-plans the next occurrence
       await server.request('PATCH', `/tasks/${taskId}`, { token: owner.token, body: { enabled: true, trigger: { kind: 'schedule', cron: '30 12 * * *' } } });
       const replanned = await server.request('GET', `/tasks/${taskId}`, { token: owner.token });
       expect(replanned.body.runtime.next_fire_at).toBe('2026-03-02T12:30:00.000Z');
-    } finally {
-      await server.stop();
-    }
+    });
   });
 
   it('sweeps deliveries older than WEBHOOK_RETENTION_DAYS', async () => {

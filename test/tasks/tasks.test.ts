@@ -13,7 +13,7 @@ import { names, openStream, startFakeLlmServer, wireOrganization } from '../runt
 import { createPipeline, ingest } from '../ingest/helpers.js';
 import { eventually } from '../helpers/eventually.js';
 import { createTask, runReaches, runsOf } from './helpers.js';
-import { expectStatus } from '../helpers/expect-status.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 // every token costs 1 USD: a single turn (10 + 20 tokens) costs 30 USD, so a cap is easy to cross
 const PRICES = JSON.stringify({ 'gpt-4o-mini': { input_per_mtok: 1_000_000, output_per_mtok: 1_000_000 } });
@@ -65,11 +65,9 @@ describe('tasks', () => {
     expect(list.body.items.map((task: any) => task.id)).toContain(created.id);
 
     const duplicate = await server.request('POST', '/tasks', { token: owner.token, body: { name: 'Morning digest', trigger: { kind: 'webhook' } } });
-    expect(duplicate.status).toBe(409);
-    expect(duplicate.body.error.code).toBe('conflict');
+    expectError(duplicate, 409, 'conflict');
     const kindChange = await server.request('PATCH', `/tasks/${created.id}`, { token: owner.token, body: { trigger: { kind: 'webhook' } } });
-    expect(kindChange.status).toBe(400);
-    expect(kindChange.body.error.code).toBe('immutable_field');
+    expectError(kindChange, 400, 'immutable_field');
 
     const deleted = await server.request('DELETE', `/tasks/${created.id}`, { token: owner.token });
     expect(deleted.status).toBe(204);
@@ -114,8 +112,7 @@ describe('tasks', () => {
         token: owner.token,
         body: { name: `t-${template}`, trigger: { kind: 'webhook' }, input_template: { instruction: template } },
       });
-      expect(response.status, template).toBe(400);
-      expect(response.body.error.code).toBe('validation_error');
+      expectError(response, 400, 'validation_error');
       expect(response.body.error.message, template).toContain(message);
       expect(response.body.error.message).toContain('input_template.instruction');
     }
@@ -246,8 +243,7 @@ describe('tasks', () => {
       pending.push(fire.body.run_id);
     }
     const refused = await server.request('POST', `/tasks/${task.id}/run`, { token: owner.token });
-    expect(refused.status).toBe(429);
-    expect(refused.body.error.code).toBe('rate_limited');
+    expectError(refused, 429, 'rate_limited');
     expect(refused.headers.get('retry-after')).toBe('60');
     const run = await runReaches(server, owner, task.id, refused.body.error.details.run_id, 'failed');
     expect(run.reason).toBe('queue_full');

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { ownOrgs, useSuite } from '../helpers/suite.js';
 import { oneOrg } from '../helpers/orgs.js';
 import { createTask } from './helpers.js';
+import { expectError } from '../helpers/expect-status.js';
 
 const BODY = {
   commits: [
@@ -75,8 +76,7 @@ describe('input template indexed paths', () => {
         token: ctx.owner.token,
         body: { name: `bad ${template}`, trigger: { kind: 'webhook' }, input_template: { instruction: 'ok', detail: template } },
       });
-      expect(response.status, template).toBe(400);
-      expect(response.body.error.code).toBe('validation_error');
+      expectError(response, 400, 'validation_error');
       expect(response.body.error.details.issues[0].path).toBe('input_template.detail');
       expect(response.body.error.message).toContain(message);
     }

@@ -6,6 +6,7 @@ import { addMember } from '../helpers/members.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver/server.js';
 import { createWebhook, waitForDelivery } from './helpers.js';
 import { eventually } from '../helpers/eventually.js';
+import { expectError } from '../helpers/expect-status.js';
 
 const SECRET = 'receiver-shared-secret-0001';
 
@@ -144,8 +145,7 @@ describe('outbound webhooks', () => {
     const clash = await server.request('PATCH', `/webhooks/${webhook.id}`, { token: owner.token, body: { name: 'ops-feed' } });
     expect(clash.status).toBe(409);
     const duplicate = await server.request('POST', '/webhooks', { token: owner.token, body: { name: 'ops-feed', url: receiver.url } });
-    expect(duplicate.status).toBe(409);
-    expect(duplicate.body.error.code).toBe('conflict');
+    expectError(duplicate, 409, 'conflict');
 
     // a delivery waiting for its retry when the webhook goes away ends as failed
     const slow = await createWebhook(server, owner, { name: 'going-away', url: receiver.url, secret: SECRET, retries: 1 });
