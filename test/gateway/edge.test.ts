@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTwoOrgs } from '../helpers/suite.js';
 import { asOrgId } from '../../runtime/store/types.js';
-import { startTestServer, type Session } from '../helpers/server.js';
+import { withTestServer, type Session } from '../helpers/server.js';
 import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 const SECRET = 'edge-test-secret-0123456789abcdef0123456789';
@@ -372,36 +372,29 @@ describe('HTTP edge', () => {
 
 describe('health with a message bus', () => {
   it('probes NATS for real: down when nothing listens', async () => {
-    const server = await startTestServer({ NATS_URL: 'nats://127.0.0.1:1' });
-    try {
+    await withTestServer({ NATS_URL: 'nats://127.0.0.1:1' }, async (server) => {
       const response = await server.request('GET', '/health');
       expect(response.body.dependencies.bus).toBe('down');
       expect(response.body.status).toBe('degraded');
       expect(response.body.engines.bus).toBe('nats');
-    } finally {
-      await server.stop();
-    }
+    });
   });
 
   it('probes NATS for real: ok against the local server', async () => {
-    const server = await startTestServer({ NATS_URL: 'nats://127.0.0.1:4222' });
-    try {
+    await withTestServer({ NATS_URL: 'nats://127.0.0.1:4222' }, async (server) => {
       const response = await server.request('GET', '/health');
       if (response.body.dependencies.bus !== 'ok') {
         console.log('SKIP NATS health probe: no NATS server answers on 127.0.0.1:4222');
         return;
       }
       expect(response.body.status).toBe('ok');
-    } finally {
-      await server.stop();
-    }
+    });
   });
 });
 
 describe('health follows its dependencies', () => {
   it('is degraded once the context tables file or the graph folder is gone under the running server', async () => {
-    const server = await startTestServer();
-    try {
+    await withTestServer({}, async (server) => {
       expect((await server.request('GET', '/health')).body.status).toBe('ok');
       rmSync(join(server.dataDir, 'context.duckdb'), { force: true });
       const withoutTables = await server.request('GET', '/health');
@@ -412,16 +405,13 @@ describe('health follows its dependencies', () => {
       const withoutGraph = await server.request('GET', '/health');
       expect(withoutGraph.body.dependencies.graph).toBe('down');
       expect(withoutGraph.body.status).toBe('degraded');
-    } finally {
-      await server.stop();
-    }
+    });
   });
 });
 
 describe('unexpected failures', () => {
   it('answers 500 in the envelope with the request id and keeps serving', async () => {
-    const server = await startTestServer();
-    try {
+    await withTestServer({}, async (server) => {
       const session = await server.register();
       // a real fault: the metadata store goes away under the running server
       await server.service.metadataStore.close();
@@ -431,8 +421,6 @@ describe('unexpected failures', () => {
       const health = await server.request('GET', '/health');
       expect(health.status).toBe(503);
       expect(health.body.dependencies.metadata).toBe('down');
-    } finally {
-      await server.stop();
-    }
+    });
   });
 });

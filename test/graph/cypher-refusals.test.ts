@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { ownTempDir, useSuite } from '../helpers/suite.js';
 import { startTestServer } from '../helpers/server.js';
 import { expectError } from '../helpers/expect-status.js';
+import { apiKeyWith } from '../helpers/members.js';
 
 const MARKER = 'MARKER_CONTENT_7f3a9';
 
@@ -18,11 +19,7 @@ describe('/graph/cypher refusals', () => {
     const server = own(await startTestServer());
     const owner = await server.register('Cypher org');
     const other = await server.register('Other org');
-    const keyWith = async (permissions: string[]): Promise<string> => {
-      const created = await server.request('POST', '/api-keys', { token: owner.token, body: { name: permissions.join(' '), permissions } });
-      expect(created.status, created.text).toBe(201);
-      return created.body.key as string;
-    };
+    const keyWith = (permissions: string[]): Promise<string> => apiKeyWith(server, owner.token, permissions);
     const seeded = await server.request('POST', '/graph/nodes', {
       token: owner.token,
       body: {

@@ -27,3 +27,10 @@ export async function memberWithCustomRole(
   if (role.status !== 201) throw new Error(`role failed: ${role.status} ${role.text}`);
   return { member: await addMember(server, owner, name), roleId: role.body.id as string };
 }
+
+/** An API key of `token`'s holder with these permissions; returns its plaintext. */
+export async function apiKeyWith(server: TestServer, token: string, permissions: readonly string[]): Promise<string> {
+  const created = await server.request('POST', '/api-keys', { token, body: { name: `key ${permissions.join(' ')}`.slice(0, 100), permissions } });
+  if (created.status !== 201) throw new Error(`api key failed: ${created.status} ${created.text}`);
+  return created.body.key as string;
+}

@@ -126,3 +126,19 @@ export async function startTestServer(env: Record<string, string> = {}, options:
   };
   return server;
 }
+
+/** A server for `body` alone: started, handed over, stopped afterwards even when `body` throws. */
+export async function withTestServer<T>(env: Record<string, string>, body: (server: TestServer) => Promise<T>): Promise<T>;
+export async function withTestServer<T>(env: Record<string, string>, options: TestServerOptions, body: (server: TestServer) => Promise<T>): Promise<T>;
+export async function withTestServer<T>(
+  env: Record<string, string>,
+  ...rest: [(server: TestServer) => Promise<T>] | [TestServerOptions, (server: TestServer) => Promise<T>]
+): Promise<T> {
+  const [options, body] = rest.length === 1 ? [{}, rest[0]] : rest;
+  const server = await startTestServer(env, options);
+  try {
+    return await body(server);
+  } finally {
+    await server.stop();
+  }
+}

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signHmac } from '../../runtime/crypto.js';
 import type { FakeLlmServer } from '../fakes/llm/server.js';
 import { startWiredOrg, stopLlmServer } from '../helpers/llm.js';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { withTestServer, type Session, type TestServer } from '../helpers/server.js';
 import {} from '../runtime/chat-helpers.js';
 import { createTask, hookPath, runReaches, runsOf } from '../tasks/helpers.js';
 import { expectStatus, expectError } from '../helpers/expect-status.js';
@@ -296,8 +296,7 @@ describe('inbound webhooks', () => {
 
 describe('inbound webhooks in production', () => {
   it('refuses verify_signature: false when NODE_ENV=production', async () => {
-    const server = await startTestServer({ NODE_ENV: 'production' });
-    try {
+    await withTestServer({ NODE_ENV: 'production' }, async (server) => {
       const owner = await server.register();
       const refused = await server.request('POST', '/tasks', {
         token: owner.token,
@@ -305,8 +304,6 @@ describe('inbound webhooks in production', () => {
       });
       expect(refused.status).toBe(400);
       expect(refused.body.error.message).toContain('verify_signature');
-    } finally {
-      await server.stop();
-    }
+    });
   });
 });

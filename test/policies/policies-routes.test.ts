@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useTwoOrgs } from '../helpers/suite.js';
-import { startTestServer, type Session } from '../helpers/server.js';
+import { withTestServer, startTestServer, type Session } from '../helpers/server.js';
 import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 const READ_ONLY = 'package service.read_only\n\ndeny contains msg if {\n  input.resource.tool_effect != "read"\n  msg := "read-only"\n}\n';
@@ -211,16 +211,13 @@ describe('/policies across a restart', () => {
 
 describe('/policies with the feature off', () => {
   it('answers 404 feature_disabled', async () => {
-    const server = await startTestServer();
-    try {
+    await withTestServer({}, async (server) => {
       const alice = await server.register();
       const list = await server.request('GET', '/policies', { token: alice.token });
       expectError(list, 404, 'feature_disabled');
       const evaluated = await server.request('POST', '/policies/eval', { token: alice.token, body: { query: 'x := 1' } });
       expect(evaluated.body.error.code).toBe('feature_disabled');
       expect((await server.request('GET', '/health')).body).not.toHaveProperty('policies');
-    } finally {
-      await server.stop();
-    }
+    });
   });
 });

@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { useSuite } from '../helpers/suite.js';
 import { asOrgId } from '../../runtime/store/types.js';
-import { startTestServer, type Session } from '../helpers/server.js';
+import { withTestServer, startTestServer, type Session } from '../helpers/server.js';
 import { createGitRepo } from './git-repo.js';
 import { expectError } from '../helpers/expect-status.js';
 
@@ -234,8 +234,7 @@ describe('/policies/sources', () => {
 
 describe('/policies/sources without POLICY_GIT_ALLOW_LOCAL', () => {
   it('refuses file:// and absolute local paths', async () => {
-    const server = await startTestServer({ SERVICE_FEATURES_POLICIES: 'true' });
-    try {
+    await withTestServer({ SERVICE_FEATURES_POLICIES: 'true' }, async (server) => {
       const alice = await server.register();
       for (const git_url of ['file:///tmp/repo.git', '/tmp/repo.git']) {
         const answer = await server.request('POST', '/policies/sources', { token: alice.token, body: { name: 'local', source_type: 'git_repo', git_url } });
@@ -249,8 +248,6 @@ describe('/policies/sources without POLICY_GIT_ALLOW_LOCAL', () => {
       } finally {
         await off.stop();
       }
-    } finally {
-      await server.stop();
-    }
+    });
   });
 });

@@ -16,7 +16,7 @@ import { startFakeGrafanaServer, type FakeGrafanaServer } from '../fakes/grafana
 import { startFakeMcpHttp } from '../fakes/mcp/http-server.js';
 import { startWebhookReceiver } from '../fakes/webhook-receiver/server.js';
 import { oneOrg } from '../helpers/orgs.js';
-import { startTestServer } from '../helpers/server.js';
+import { withTestServer, startTestServer } from '../helpers/server.js';
 import { send, startFakeLlmServer, wireOrganization } from '../runtime/chat-helpers.js';
 import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
 import { expectError } from '../helpers/expect-status.js';
@@ -212,8 +212,7 @@ describe('egress guard: redirects and what EGRESS_ALLOW opens', () => {
   });
 
   it('GitHub (an SDK that follows redirects): a redirect from the allowed 127.0.0.1 to 127.0.0.2 is refused, unsent', async () => {
-    const server = await startTestServer({ EGRESS_ALLOW: '127.0.0.1' });
-    try {
+    await withTestServer({ EGRESS_ALLOW: '127.0.0.1' }, async (server) => {
       const owner = await server.register();
       const created = await server.request('POST', '/sources', { token: owner.token, body: githubSource(redirector.url) });
       expect(created.status).toBe(201);
@@ -221,9 +220,7 @@ describe('egress guard: redirects and what EGRESS_ALLOW opens', () => {
       expect(tested.status).toBe(422);
       expect(tested.body.error).toMatchObject({ code: 'egress_refused', details: { address_class: 'loopback', address: '127.0.0.2' } });
       expect(landing.hits).toEqual([]);
-    } finally {
-      await server.stop();
-    }
+    });
   });
 
   it('a CIDR range opens both hops: the redirect is followed (the upstream answers, not the guard)', async () => {

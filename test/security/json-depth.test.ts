@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signHmac } from '../../runtime/crypto.js';
 import { oneOrg } from '../helpers/orgs.js';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { withTestServer, type Session, type TestServer } from '../helpers/server.js';
 import { expectError } from '../helpers/expect-status.js';
 
 /** `depth` levels of arrays, objects or both, as raw JSON text (JSON.stringify would recurse). */
@@ -148,8 +148,7 @@ describe('signed hook bodies the edge cannot see as JSON', () => {
 
 describe('MAX_JSON_DEPTH', () => {
   it('is configurable: 8 refuses 9 levels and lets 8 through', async () => {
-    const server = await startTestServer({ MAX_JSON_DEPTH: '8' });
-    try {
+    await withTestServer({ MAX_JSON_DEPTH: '8' }, async (server) => {
       const owner = await server.register();
       const send = (body: string) => server.request('PATCH', '/settings', { token: owner.token, body, headers: { 'content-type': 'application/json' } });
       const over = await send(`{"x":${nested(8, 'array')}}`);
@@ -157,8 +156,6 @@ describe('MAX_JSON_DEPTH', () => {
       expect(over.body.error).toMatchObject({ code: 'payload_too_deep', details: { max_depth: 8 } });
       const at = await send(`{"x":${nested(7, 'array')}}`);
       expect(at.body?.error?.code).not.toBe('payload_too_deep');
-    } finally {
-      await server.stop();
-    }
+    });
   });
 });

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { useOneOrg } from '../helpers/suite.js';
-import { memberWithCustomRole } from '../helpers/members.js';
+import { apiKeyWith, memberWithCustomRole } from '../helpers/members.js';
 
 describe('implied permissions', () => {
   const ctx = useOneOrg({}, { name: 'Implied Org' });
@@ -14,11 +14,7 @@ describe('implied permissions', () => {
   const statuses = async (token: string, paths: readonly string[]): Promise<number[]> =>
     Promise.all(paths.map(async (path) => (await ctx.server.request('GET', path, { token })).status));
 
-  const keyWith = async (permissions: string[], token = ctx.owner.token): Promise<string> => {
-    const created = await ctx.server.request('POST', '/api-keys', { token, body: { name: `k-${permissions.join('-')}`, permissions } });
-    expect(created.status, created.text).toBe(201);
-    return created.body.key as string;
-  };
+  const keyWith = (permissions: string[], token = ctx.owner.token): Promise<string> => apiKeyWith(ctx.server, token, permissions);
 
   it('a key with source:manage lists and reads sources; one with only source:read cannot create', async () => {
     const manage = await keyWith(['source:manage']);

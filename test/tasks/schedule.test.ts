@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signHmac } from '../../runtime/crypto.js';
 import { FAKE_LLM_API_KEY, type FakeLlmServer } from '../fakes/llm/server.js';
-import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { withTestServer, type Session, type TestServer } from '../helpers/server.js';
 import { startFakeLlmServer, wireOrganization } from '../runtime/chat-helpers.js';
 import { simulatedClock } from '../helpers/clock.js';
 import { eventually } from '../helpers/eventually.js';
@@ -33,12 +33,9 @@ describe('schedule triggers', () => {
   /** the service on the shared data dir with its clock at `iso`, for `body`; stopped afterwards */
   const runAt = async (iso: string, body: (server: TestServer, clock: ReturnType<typeof simulatedClock>) => Promise<void>): Promise<void> => {
     const clock = simulatedClock(iso);
-    const server = await startTestServer({ ...env, JWT_SECRET: jwtSecret }, { dataDir, clock });
-    try {
+    await withTestServer({ ...env, JWT_SECRET: jwtSecret }, { dataDir, clock }, async (server) => {
       await body(server, clock);
-    } finally {
-      await server.stop();
-    }
+    });
   };
   /** the task's runs once the timers the clock released have had their turn: a fire that should not happen would be there by now */
   const runsSettled = async (server: TestServer, owner: Session, taskId: string) => {
@@ -119,8 +116,7 @@ describe('schedule triggers', () => {
 
   it('sweeps deliveries older than WEBHOOK_RETENTION_DAYS', async () => {
     const clock = simulatedClock('2026-04-01T00:00:00.000Z');
-    const server = await startTestServer({ WEBHOOK_RETENTION_DAYS: '1' }, { clock });
-    try {
+    await withTestServer({ WEBHOOK_RETENTION_DAYS: '1' }, { clock }, async (server) => {
       const owner = await server.register();
       // no LLM configured: the run fails at once (llm_unconfigured), the delivery is what matters here
       const task = await createTask(server, owner, { name: 'retained', trigger: { kind: 'webhook' }, input: { instruction: 'x' } });
@@ -143,8 +139,6 @@ describe('schedule triggers', () => {
         { what: 'the sweep' },
       );
       expect((await server.request('GET', `/hooks/deliveries/${hit.body.delivery_id}`, { token: owner.token })).status).toBe(404);
-    } finally {
-      await server.stop();
-    }
+    });
   });
 });
