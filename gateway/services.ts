@@ -19,6 +19,7 @@ import type { ChannelRuntime } from '../domains/channels/channel-runtime.js';
 import type { OutboundWebhooks } from '../domains/webhooks/outbound-webhooks.js';
 import type { FileStore } from '../runtime/files/store.js';
 import type { PipelineRuns } from '../domains/pipelines/runs.js';
+import type { PipelineService } from '../domains/pipelines/service.js';
 import type { EgressGuard } from '../runtime/net/egress.js';
 import type { PolicyBundles } from '../domains/policies/bundles.js';
 import type { PolicyGate } from '../domains/policies/gate.js';
@@ -84,6 +85,8 @@ export interface Services {
   readonly files: FileStore;
   /** pipeline runs: start (with a pipeline-scoped token), reports, finish */
   readonly pipelineRuns: PipelineRuns;
+  /** pipeline definitions and their versions (revert, optimistic concurrency) */
+  readonly pipelines: PipelineService;
   /** the egress guard: every outbound call made for a tenant (webhooks, sources, MCP, tenant LLM URLs) */
   readonly egress: EgressGuard;
   /** the organizations' compiled policy bundles (feature `policies`) */

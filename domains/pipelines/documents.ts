@@ -41,3 +41,20 @@ export interface PipelineRunEntryDoc extends StoredFields {
   readonly phase: string | null;
   readonly fraction: number | null;
 }
+
+/**
+ * An immutable snapshot of a pipeline definition: written by every create,
+ * change and revert (`version` n, unique per pipeline), deleted with the pipeline.
+ */
+export interface PipelineVersionDoc extends StoredFields {
+  readonly pipeline_id: string;
+  readonly version: number;
+  readonly name: string;
+  readonly description: string | null;
+  readonly realm: string;
+  readonly definition: Record<string, unknown>;
+  readonly created_by: string;
+  readonly message: string | null;
+  /** set on a revert: the version whose content this one repeats */
+  readonly reverted_from: number | null;
+}

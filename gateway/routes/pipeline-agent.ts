@@ -10,7 +10,7 @@ import { ServiceError } from '../../runtime/errors.js';
 import { LOG_LEVELS } from '../../domains/pipelines/runs.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
-import { entrySchema, presentEntry, presentRun, runSchema } from './pipelines.js';
+import { entrySchema, presentEntry, presentRun, runSchema } from './pipeline-present.js';
 
 const PHASE = z.string().min(1).max(100);
 const RUN_ID = z.string().min(1).max(100);
