@@ -10,7 +10,7 @@ import type { AgentDoc } from './agents/documents.js';
 import type { BindingDoc, ChannelDoc, ChannelEventDoc } from './channels/documents.js';
 import type { ChatMessageDoc, ConversationDoc } from './chat/documents.js';
 import type { MemoryDoc } from './memory/documents.js';
-import type { PipelineDoc, PipelineRunDoc, PipelineRunEntryDoc, PipelineVersionDoc } from './pipelines/documents.js';
+import type { PipelineAgentRunDoc, PipelineDoc, PipelineRunDoc, PipelineRunEntryDoc, PipelineVersionDoc } from './pipelines/documents.js';
 import type { PolicyDecisionDoc, PolicyDoc } from './policies/documents.js';
 import type { PolicySourceDoc } from './policies/types.js';
 import type { RealmDoc } from './realms/documents.js';
@@ -36,6 +36,7 @@ export interface Collections extends PlatformCollections {
   readonly pipelineRuns: OrgCollection<PipelineRunDoc>;
   readonly pipelineRunEntries: OrgCollection<PipelineRunEntryDoc>;
   readonly pipelineVersions: OrgCollection<PipelineVersionDoc>;
+  readonly pipelineAgentRuns: OrgCollection<PipelineAgentRunDoc>;
   readonly sources: OrgCollection<SourceDoc>;
   readonly sourceSyncJobs: OrgCollection<SourceSyncJobDoc>;
   readonly mcpApprovals: OrgCollection<McpApprovalDoc>;
@@ -123,6 +124,12 @@ export async function openCollections(store: MetadataStore): Promise<Collections
       idPrefix: 'ppv',
       scope: 'org',
       unique: [['pipeline_id', 'version']],
+    }),
+    pipelineAgentRuns: await store.orgCollection<PipelineAgentRunDoc>({
+      name: 'pipeline_agent_runs',
+      idPrefix: 'run',
+      scope: 'org',
+      indexes: ['pipeline_run_id'],
     }),
     tasks: await store.orgCollection<TaskDoc>({
       name: 'tasks',

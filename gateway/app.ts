@@ -65,6 +65,7 @@ import { WebhookSecrets } from '../domains/webhooks/secrets.js';
 import { FileStore } from '../runtime/files/store.js';
 import { PipelineRuns } from '../domains/pipelines/runs.js';
 import { PipelineService } from '../domains/pipelines/service.js';
+import { PipelineAgentRuns } from '../domains/pipelines/agent-runs.js';
 import { createEgressGuard } from '../runtime/net/egress.js';
 import type { PortOffers } from '../connectors/contract.js';
 import { graphPort } from '../runtime/graph/graph-port.js';
@@ -207,6 +208,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       files,
       pipelineRuns,
       pipelines: new PipelineService(collections, pipelineRuns),
+      pipelineAgent: new PipelineAgentRuns({ collections, runs: pipelineRuns, launcher, agentRuntime, logger, clock }),
       egress,
       policyBundles,
       policies,

@@ -58,3 +58,16 @@ export interface PipelineVersionDoc extends StoredFields {
   /** set on a revert: the version whose content this one repeats */
   readonly reverted_from: number | null;
 }
+
+/** An agent run started inside a pipeline run (`/pipeline-agent/runs`); its id is the agent run's. */
+export interface PipelineAgentRunDoc extends StoredFields {
+  readonly pipeline_run_id: string;
+  readonly pipeline_id: string;
+  readonly instruction: string;
+  /** the agent asked for (id or name), null for the organization's default */
+  readonly agent: string | null;
+  readonly inputs: Record<string, unknown>;
+  /** the run's final text, once it ended */
+  readonly output: string | null;
+  readonly created_by: string;
+}
