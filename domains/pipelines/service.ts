@@ -72,16 +72,20 @@ export class PipelineService {
 
   /** Changes the given fields; the result is version n+1. */
   async update(org: OrgId, id: string, patch: PipelineFields, change: ChangeContext): Promise<PipelineDoc> {
-    const existing = await this.current(org, id, change.expectedVersion);
-    return this.write(org, existing, stripUndefined({ ...patch }), change, null);
+    return this.retried(change, async () => {
+      const existing = await this.current(org, id, change.expectedVersion);
+      return this.write(org, existing, stripUndefined({ ...patch }), change, null);
+    });
   }
 
   /** The pipeline takes version `target`'s content, recorded as version n+1 with `reverted_from`. */
   async revert(org: OrgId, id: string, target: number, change: ChangeContext): Promise<PipelineDoc> {
-    const existing = await this.current(org, id, change.expectedVersion);
-    const version = await this.version(org, existing.id, target);
-    const content = { name: version.name, description: version.description, realm: version.realm, definition: version.definition };
-    return this.write(org, existing, content, change, target);
+    return this.retried(change, async () => {
+      const existing = await this.current(org, id, change.expectedVersion);
+      const version = await this.version(org, existing.id, target);
+      const content = { name: version.name, description: version.description, realm: version.realm, definition: version.definition };
+      return this.write(org, existing, content, change, target);
+    });
   }
 
   /** 409 while a run is running; the versions go with the pipeline (runs and their entries stay readable by id). */
@@ -126,6 +130,23 @@ export class PipelineService {
     return pipeline;
   }
 
+  /**
+   * A change that names no expected version applies to whatever is current:
+   * when another change took the next version meanwhile, it is tried again
+   * on top of that one (a few times); one that names a version gets the 409.
+   */
+  private async retried(change: ChangeContext, attempt: () => Promise<PipelineDoc>): Promise<PipelineDoc> {
+    for (let tries = 1; ; tries += 1) {
+      try {
+        return await attempt();
+      } catch (error) {
+        if (!(error instanceof VersionTaken) || change.expectedVersion !== undefined || tries >= MAX_ATTEMPTS) {
+          throw error instanceof VersionTaken ? stale(error.version, error.version - 1) : error;
+        }
+      }
+    }
+  }
+
   private async current(org: OrgId, id: string, expected: number | undefined): Promise<PipelineDoc> {
     const pipeline = await this.get(org, id);
     if (expected !== undefined && expected !== pipeline.version) throw stale(pipeline.version, expected);
@@ -143,7 +164,7 @@ export class PipelineService {
       recorded = await this.collections.pipelineVersions.insert(org, this.versionOf(next, change, revertedFrom));
     } catch (error) {
       // another change took version n+1 first
-      if (error instanceof UniqueViolation) throw stale(existing.version + 1, existing.version);
+      if (error instanceof UniqueViolation) throw new VersionTaken(existing.version + 1);
       throw error;
     }
     try {
@@ -176,6 +197,16 @@ export class PipelineService {
       message: change.message ?? null,
       reverted_from: revertedFrom,
     };
+  }
+}
+
+/** tries of a change without an expected version that keeps colliding */
+const MAX_ATTEMPTS = 3;
+
+/** the version a change was about to record is taken (a concurrent change) */
+class VersionTaken extends Error {
+  constructor(readonly version: number) {
+    super(`pipeline version ${version} is taken`);
   }
 }
 

@@ -84,6 +84,21 @@ describe('/pipelines/:id/versions', () => {
     expect((await ctx.server.request('GET', `/pipelines/${id}/versions`, { token: ctx.owner.token })).body.total).toBe(3);
   });
 
+  it('two concurrent changes of one version: with expected_version one wins and one is 409; without, both land as n+1 and n+2', async () => {
+    const id = await create();
+    const raced = await Promise.all(
+      ['x', 'y'].map((description) => ctx.server.request('PATCH', `/pipelines/${id}`, { token: ctx.owner.token, body: { description, expected_version: 1 } })),
+    );
+    expect(raced.map((response) => response.status).sort()).toEqual([200, 409]);
+    const both = await Promise.all(
+      ['p', 'q'].map((description) => ctx.server.request('PATCH', `/pipelines/${id}`, { token: ctx.owner.token, body: { description } })),
+    );
+    expect(both.map((response) => response.body.version as number).sort()).toEqual([3, 4]);
+    const versions = await ctx.server.request('GET', `/pipelines/${id}/versions`, { token: ctx.owner.token });
+    expect(versions.body.items.map((item: { version: number }) => item.version)).toEqual([4, 3, 2, 1]);
+    expect((await ctx.server.request('GET', `/pipelines/${id}`, { token: ctx.owner.token })).body.version).toBe(4);
+  });
+
   it("another organization's pipeline answers 404 on versions and revert; a delete takes the versions along", async () => {
     const id = await create();
     const other = await ctx.server.register('Other Versions Org');
