@@ -177,6 +177,14 @@ export class PipelineAgentRuns {
         if (content !== '') void this.mirror(org, pipelineRunId, agentLog(clip(content)));
         return { kind: 'progress', fraction: Math.min(0.99, turns / Math.max(1, maxTurns)), message: `agent turn ${turns}`, phase: 'agent' };
       }
+      if (event.type === 'approval_required') {
+        return {
+          kind: 'log',
+          level: 'warn',
+          message: clip(`tool ${String(data['tool'])} waits for an approval (${String(data['approval_id'])})`),
+          phase: 'agent',
+        };
+      }
       if (event.type === 'error')
         return { kind: 'log', level: 'error', message: clip(`agent run failed: ${String(data['code'])}: ${String(data['message'])}`), phase: 'agent' };
       return null;
