@@ -10,7 +10,7 @@ import type { AgentDoc } from './agents/documents.js';
 import type { BindingDoc, ChannelDoc, ChannelEventDoc } from './channels/documents.js';
 import type { ChatMessageDoc, ConversationDoc } from './chat/documents.js';
 import type { MemoryDoc } from './memory/documents.js';
-import type { PipelineDoc, PipelineRunDoc, PipelineRunEntryDoc } from './pipelines/documents.js';
+import type { PipelineAgentRunDoc, PipelineDoc, PipelineRunDoc, PipelineRunEntryDoc, PipelineVersionDoc } from './pipelines/documents.js';
 import type { PolicyDecisionDoc, PolicyDoc } from './policies/documents.js';
 import type { PolicySourceDoc } from './policies/types.js';
 import type { RealmDoc } from './realms/documents.js';
@@ -35,6 +35,8 @@ export interface Collections extends PlatformCollections {
   readonly pipelines: OrgCollection<PipelineDoc>;
   readonly pipelineRuns: OrgCollection<PipelineRunDoc>;
   readonly pipelineRunEntries: OrgCollection<PipelineRunEntryDoc>;
+  readonly pipelineVersions: OrgCollection<PipelineVersionDoc>;
+  readonly pipelineAgentRuns: OrgCollection<PipelineAgentRunDoc>;
   readonly sources: OrgCollection<SourceDoc>;
   readonly sourceSyncJobs: OrgCollection<SourceSyncJobDoc>;
   readonly mcpApprovals: OrgCollection<McpApprovalDoc>;
@@ -115,6 +117,19 @@ export async function openCollections(store: MetadataStore): Promise<Collections
       idPrefix: 'pre',
       scope: 'org',
       unique: [['run_id', 'seq']],
+    }),
+    pipelineVersions: await store.orgCollection<PipelineVersionDoc>({
+      // the unique (pipeline_id, version) index is also the optimistic lock of a change
+      name: 'pipeline_versions',
+      idPrefix: 'ppv',
+      scope: 'org',
+      unique: [['pipeline_id', 'version']],
+    }),
+    pipelineAgentRuns: await store.orgCollection<PipelineAgentRunDoc>({
+      name: 'pipeline_agent_runs',
+      idPrefix: 'run',
+      scope: 'org',
+      indexes: ['pipeline_run_id'],
     }),
     tasks: await store.orgCollection<TaskDoc>({
       name: 'tasks',

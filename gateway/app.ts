@@ -64,6 +64,8 @@ import { OutboundWebhooks } from '../domains/webhooks/outbound-webhooks.js';
 import { WebhookSecrets } from '../domains/webhooks/secrets.js';
 import { FileStore } from '../runtime/files/store.js';
 import { PipelineRuns } from '../domains/pipelines/runs.js';
+import { PipelineService } from '../domains/pipelines/service.js';
+import { PipelineAgentRuns } from '../domains/pipelines/agent-runs.js';
 import { createEgressGuard } from '../runtime/net/egress.js';
 import type { PortOffers } from '../connectors/contract.js';
 import { graphPort } from '../runtime/graph/graph-port.js';
@@ -182,6 +184,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     const tasks: TaskFiring = taskRuntime.service;
     const channels = new ChannelRuntime({ collections, supervisor, agentRuntime, launcher, config, logger, egress });
     await channels.start();
+    const pipelineRuns = new PipelineRuns(collections, identity, clock);
     const services: Services = {
       channels,
       config,
@@ -203,7 +206,9 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       sourceService,
       taskRuntime,
       files,
-      pipelineRuns: new PipelineRuns(collections, identity, clock),
+      pipelineRuns,
+      pipelines: new PipelineService(collections, pipelineRuns),
+      pipelineAgent: new PipelineAgentRuns({ collections, runs: pipelineRuns, launcher, agentRuntime, logger, clock }),
       egress,
       policyBundles,
       policies,

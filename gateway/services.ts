@@ -19,6 +19,8 @@ import type { ChannelRuntime } from '../domains/channels/channel-runtime.js';
 import type { OutboundWebhooks } from '../domains/webhooks/outbound-webhooks.js';
 import type { FileStore } from '../runtime/files/store.js';
 import type { PipelineRuns } from '../domains/pipelines/runs.js';
+import type { PipelineService } from '../domains/pipelines/service.js';
+import type { PipelineAgentRuns } from '../domains/pipelines/agent-runs.js';
 import type { EgressGuard } from '../runtime/net/egress.js';
 import type { PolicyBundles } from '../domains/policies/bundles.js';
 import type { PolicyGate } from '../domains/policies/gate.js';
@@ -84,6 +86,10 @@ export interface Services {
   readonly files: FileStore;
   /** pipeline runs: start (with a pipeline-scoped token), reports, finish */
   readonly pipelineRuns: PipelineRuns;
+  /** pipeline definitions and their versions (revert, optimistic concurrency) */
+  readonly pipelines: PipelineService;
+  /** agent runs inside pipeline runs (/pipeline-agent/runs) */
+  readonly pipelineAgent: PipelineAgentRuns;
   /** the egress guard: every outbound call made for a tenant (webhooks, sources, MCP, tenant LLM URLs) */
   readonly egress: EgressGuard;
   /** the organizations' compiled policy bundles (feature `policies`) */

@@ -41,3 +41,33 @@ export interface PipelineRunEntryDoc extends StoredFields {
   readonly phase: string | null;
   readonly fraction: number | null;
 }
+
+/**
+ * An immutable snapshot of a pipeline definition: written by every create,
+ * change and revert (`version` n, unique per pipeline), deleted with the pipeline.
+ */
+export interface PipelineVersionDoc extends StoredFields {
+  readonly pipeline_id: string;
+  readonly version: number;
+  readonly name: string;
+  readonly description: string | null;
+  readonly realm: string;
+  readonly definition: Record<string, unknown>;
+  readonly created_by: string;
+  readonly message: string | null;
+  /** set on a revert: the version whose content this one repeats */
+  readonly reverted_from: number | null;
+}
+
+/** An agent run started inside a pipeline run (`/pipeline-agent/runs`); its id is the agent run's. */
+export interface PipelineAgentRunDoc extends StoredFields {
+  readonly pipeline_run_id: string;
+  readonly pipeline_id: string;
+  readonly instruction: string;
+  /** the agent asked for (id or name), null for the organization's default */
+  readonly agent: string | null;
+  readonly inputs: Record<string, unknown>;
+  /** the run's final text, once it ended */
+  readonly output: string | null;
+  readonly created_by: string;
+}

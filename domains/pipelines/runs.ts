@@ -24,6 +24,8 @@ export type RunReport =
 export class PipelineRuns {
   /** per-run tail of the previous report: entries of one run are numbered one at a time */
   private readonly tails = new Map<string, Promise<unknown>>();
+  /** told when a run ends (finished, cancelled, expired): its agent runs are cancelled */
+  private readonly endListeners: ((org: OrgId, runId: string) => void)[] = [];
 
   constructor(
     private readonly collections: Collections,
@@ -31,6 +33,11 @@ export class PipelineRuns {
     /** token deadlines */
     private readonly clock: Pick<RuntimeClock, 'now'> = systemClock,
   ) {}
+
+  /** `listener` is called (synchronously, never throwing into the caller) each time a run ends. */
+  onRunEnded(listener: (org: OrgId, runId: string) => void): void {
+    this.endListeners.push(listener);
+  }
 
   /** Creates the run and its token (valid `ttlSeconds`); the token is returned once and never stored. */
   async start(org: OrgId, pipeline: PipelineDoc, userId: string, parameters: Record<string, unknown>, ttlSeconds: number) {
@@ -65,6 +72,7 @@ export class PipelineRuns {
         finished_at: run.token_expires_at,
         error: EXPIRED_ERROR,
       });
+      this.ended(org, run.id);
       return expired ?? run;
     }
     return run;
@@ -82,6 +90,7 @@ export class PipelineRuns {
     return this.serialized(runId, async () => {
       const run = await this.running(org, runId);
       const updated = await this.collections.pipelineRuns.update(org, run.id, { status, finished_at: nowIso(), error });
+      this.ended(org, run.id);
       return updated ?? run;
     });
   }
@@ -124,6 +133,16 @@ export class PipelineRuns {
       throw new ServiceError('conflict', `pipeline run ${runId} has ended (${run.status})`, { status: run.status });
     }
     return run;
+  }
+
+  private ended(org: OrgId, runId: string): void {
+    for (const listener of this.endListeners) {
+      try {
+        listener(org, runId);
+      } catch {
+        // a listener's failure is its own: the run has ended regardless
+      }
+    }
   }
 
   private serialized<T>(runId: string, work: () => Promise<T>): Promise<T> {

@@ -1,16 +1,21 @@
 /**
  * /pipeline-agent: what the executor of a pipeline run reports (log lines,
- * progress) and reads (status). A pipeline-scoped token reports to its own
- * run; a login token may report to any run of its organization by naming
- * `run_id`, given `pipeline:manage`.
+ * progress) and reads (status), and the agent runs it starts inside its run
+ * (`/pipeline-agent/runs`: their steps show in the run's log). A
+ * pipeline-scoped token reports to its own run and sees only its own agent
+ * runs (another run's: 404); a login token may report to any run of its
+ * organization by naming `run_id`, given `pipeline:manage`.
  */
 import { z } from 'zod';
 import type { AuthContext } from '../../runtime/auth/context.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { LOG_LEVELS } from '../../domains/pipelines/runs.js';
+import { decimalInteger } from '../pagination.js';
 import { route, type AnyRoute } from '../route.js';
+import { liveStream, storedStream } from '../sse.js';
+import type { PipelineAgentRunView } from '../../domains/pipelines/agent-runs.js';
 import type { Services } from '../services.js';
-import { entrySchema, presentEntry, presentRun, runSchema } from './pipelines.js';
+import { entrySchema, presentEntry, presentRun, runSchema } from './pipeline-present.js';
 
 const PHASE = z.string().min(1).max(100);
 const RUN_ID = z.string().min(1).max(100);
@@ -24,6 +29,60 @@ const progressBody = z.strictObject({
   run_id: RUN_ID.optional(),
 });
 const entryResponse = z.object({ run_id: z.string(), seq: z.number().int() });
+
+const agentRunStart = z.strictObject({
+  instruction: MESSAGE.min(1),
+  agent: z.string().min(1).max(100).optional(),
+  inputs: z.record(z.string(), z.unknown()).optional(),
+  /** answer once the run ended (at most two minutes; it goes on after that) */
+  wait: z.boolean().default(false),
+  run_id: RUN_ID.optional(),
+});
+const agentRunParams = z.object({ agent_run_id: RUN_ID });
+const agentRunSchema = z.object({
+  id: z.string(),
+  pipeline_run_id: z.string(),
+  pipeline_id: z.string(),
+  status: z.enum(['starting', 'pending', 'running', 'awaiting_approval', 'succeeded', 'failed', 'cancelled']),
+  reason: z.string().nullable(),
+  error: z.string().nullable(),
+  instruction: z.string(),
+  agent: z.string().nullable(),
+  inputs: z.record(z.string(), z.unknown()),
+  output: z.string().nullable(),
+  cost_usd: z.number(),
+  turns: z.number().int(),
+  created_by: z.string(),
+  created_at: z.string(),
+  finished_at: z.string().nullable(),
+});
+
+const presentAgentRun = ({ record, run }: PipelineAgentRunView) => ({
+  id: record.id,
+  pipeline_run_id: record.pipeline_run_id,
+  pipeline_id: record.pipeline_id,
+  status: run?.status ?? 'starting',
+  reason: run?.reason ?? null,
+  error: run?.error_message ?? null,
+  instruction: record.instruction,
+  agent: record.agent,
+  inputs: record.inputs,
+  output: record.output,
+  cost_usd: run?.cost_usd ?? 0,
+  turns: run?.turns ?? 0,
+  created_by: record.created_by,
+  created_at: record.created_at,
+  finished_at: run?.finished_at ?? null,
+});
+
+/** the pipeline run whose agent runs this caller sees: its token's, or (a login token with `permission`) any of the organization (null) */
+function agentRunScope(auth: AuthContext, permission: 'pipeline:read' | 'pipeline:manage'): string | null {
+  if (auth.pipelineRunId !== undefined) return auth.pipelineRunId;
+  if (!auth.permissions.has(permission)) {
+    throw new ServiceError('forbidden', `this action needs the permission "${permission}"`, { permission });
+  }
+  return null;
+}
 
 /** The run this caller reports to; thrown when it names none or one it may not touch. */
 function reportingRun(auth: AuthContext, named: string | undefined): string {
@@ -42,8 +101,77 @@ function reportingRun(auth: AuthContext, named: string | undefined): string {
   return named;
 }
 
-export function pipelineAgentRoutes({ pipelineRuns }: Services): AnyRoute[] {
+export function pipelineAgentRoutes({ pipelineRuns, pipelineAgent }: Services): AnyRoute[] {
   return [
+    route({
+      method: 'POST',
+      path: '/pipeline-agent/runs',
+      tag: 'pipeline-agent',
+      auth: 'bearer',
+      status: 201,
+      creates: true,
+      summary: 'Start an agent run inside the pipeline run (its steps and progress show in the run); `wait`: answer once it ended',
+      body: agentRunStart,
+      response: agentRunSchema,
+      errors: [403, 404, 409],
+      handler: async ({ auth, body }) => {
+        const runId = reportingRun(auth, body.run_id);
+        const caller = { userId: auth.userId, sourceIds: auth.sourceIds };
+        const request = { instruction: body.instruction, agent: body.agent, inputs: body.inputs };
+        return { status: 201, json: presentAgentRun(await pipelineAgent.start(auth.orgId, runId, caller, request, body.wait)) };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/pipeline-agent/runs/:agent_run_id',
+      tag: 'pipeline-agent',
+      auth: 'bearer',
+      summary: 'An agent run of the pipeline run: status, output, cost',
+      params: agentRunParams,
+      response: agentRunSchema,
+      errors: [403],
+      handler: async ({ auth, params }) => ({
+        status: 200,
+        json: presentAgentRun(await pipelineAgent.get(auth.orgId, params.agent_run_id, agentRunScope(auth, 'pipeline:read'))),
+      }),
+    }),
+    route({
+      method: 'GET',
+      path: '/pipeline-agent/runs/:agent_run_id/events',
+      tag: 'pipeline-agent',
+      auth: 'bearer',
+      summary: 'Server-Sent Events of an agent run: live while it runs, a finished run replays its events and closes',
+      params: agentRunParams,
+      query: z.object({ last_event_id: decimalInteger('last_event_id', 0, Number.MAX_SAFE_INTEGER).optional() }),
+      errors: [403],
+      handler: async ({ auth, params, query, request }) => {
+        const { record } = await pipelineAgent.get(auth.orgId, params.agent_run_id, agentRunScope(auth, 'pipeline:read'));
+        const header = request.headers['last-event-id']?.trim();
+        let after = query.last_event_id ?? 0;
+        if (header !== undefined && header !== '') {
+          if (!/^\d+$/.test(header)) throw new ServiceError('validation_error', 'invalid header: Last-Event-ID must be an event id (an integer)');
+          after = Number(header);
+        }
+        const feed = pipelineAgent.feed(record.id);
+        if (feed) return liveStream(feed, after, { 'x-run-id': record.id });
+        return storedStream(await pipelineAgent.events(auth.orgId, record.id), after);
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/pipeline-agent/runs/:agent_run_id/cancel',
+      tag: 'pipeline-agent',
+      auth: 'bearer',
+      status: 202,
+      summary: 'Cancel an agent run of the pipeline run: it stops after its current step',
+      params: agentRunParams,
+      response: z.object({ agent_run_id: z.string(), status: z.enum(['cancelling', 'ended']) }),
+      errors: [403],
+      handler: async ({ auth, params }) => {
+        const { record } = await pipelineAgent.get(auth.orgId, params.agent_run_id, agentRunScope(auth, 'pipeline:manage'));
+        return { status: 202, json: { agent_run_id: record.id, status: pipelineAgent.cancel(auth.orgId, record.id) } };
+      },
+    }),
     route({
       method: 'POST',
       path: '/pipeline-agent/log',
