@@ -104,7 +104,8 @@ export class GatewayDispatcher implements GatewayDispatch {
     }
     // a fast receiver's callback may have settled it already
     const current = await this.collections.gatewayDispatches.get(org, record.id);
-    if (current?.status === 'pending') await this.collections.gatewayDispatches.update(org, record.id, { status: 'running', external_ref: started.externalRef });
+    if (current?.status === 'pending')
+      await this.collections.gatewayDispatches.update(org, record.id, { status: 'running', external_ref: started.externalRef });
     if (engine.poll) {
       const polling = this.pollUntilDone(org, gateway, apiKey, record.id, started.externalRef);
       polling.catch(() => undefined);
@@ -127,7 +128,8 @@ export class GatewayDispatcher implements GatewayDispatch {
       await this.sleep(delay);
       delay = Math.min(delay * 2, POLL_MAX_MS);
       const current = await this.collections.gatewayDispatches.get(org, dispatchId);
-      if (!current || current.status === 'succeeded' || current.status === 'failed') return current ? present(current) : { status: 'failed', output: null, error: 'dispatch gone' };
+      if (!current || current.status === 'succeeded' || current.status === 'failed')
+        return current ? present(current) : { status: 'failed', output: null, error: 'dispatch gone' };
       try {
         const outcome = await engine.poll!(gateway, apiKey, externalRef);
         failures = 0;
@@ -193,7 +195,10 @@ export class GatewayDispatcher implements GatewayDispatch {
     const secret = gateway === null ? null : this.gateways.apiKey(org, gateway);
     if (gateway === null || gateway.engine_type !== 'webhook' || secret === null) throw new ServiceError('not_found', `dispatch ${dispatchId} not found`);
     if (!verifyCallback(secret, headers, rawBody, this.gateways.clock.now())) {
-      throw new ServiceError('bad_signature', 'webhook-id, webhook-timestamp or webhook-signature is missing or stale, or no v1 signature matches the gateway api_key');
+      throw new ServiceError(
+        'bad_signature',
+        'webhook-id, webhook-timestamp or webhook-signature is missing or stale, or no v1 signature matches the gateway api_key',
+      );
     }
     if (found.status === 'succeeded' || found.status === 'failed') throw new ServiceError('conflict', `dispatch ${dispatchId} is already ${found.status}`);
     let parsed: unknown;

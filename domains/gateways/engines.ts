@@ -109,7 +109,10 @@ export async function probeVerdict(call: () => Promise<EngineAnswer>, healthy: (
 /** the message a 4xx answer carries (grpc-gateway `{code, message}`, or ours `{error: {message}}`), bounded */
 export function answerMessage(answer: EngineAnswer): string {
   const body = answer.json as { message?: unknown; error?: { message?: unknown } | unknown } | null;
-  const nested = body !== null && typeof body === 'object' && typeof body.error === 'object' && body.error !== null ? (body.error as { message?: unknown }).message : undefined;
+  const nested =
+    body !== null && typeof body === 'object' && typeof body.error === 'object' && body.error !== null
+      ? (body.error as { message?: unknown }).message
+      : undefined;
   const message = typeof body?.message === 'string' ? body.message : typeof nested === 'string' ? nested : answer.text;
   return `engine answered ${answer.status}${message ? `: ${message.slice(0, 500)}` : ''}`;
 }

@@ -50,7 +50,7 @@ export class GatewayHealthSchedule {
     try {
       for (const organization of await this.collections.organizations.findAll()) {
         const org = asOrgId(organization.id);
-        for (let after: string | undefined = undefined; ; ) {
+        for (let after: string | undefined = undefined; ;) {
           const page = await this.collections.gateways.list(org, { limit: BATCH, ...(after === undefined ? {} : { after }) });
           // one gateway's engine being slow does not hold the others
           await Promise.all(page.items.map((gateway) => this.gateways.probe(org, gateway)));

@@ -6,7 +6,7 @@
 import type { Collections } from '../collections.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { newId } from '../../runtime/ids.js';
-import { getOr404, rejectImmutable, unique } from '../../runtime/store/documents.js';
+import { getOr404, rejectImmutable, stripUndefined, unique } from '../../runtime/store/documents.js';
 import { assertEgressAllowed, type EgressGuard } from '../../runtime/net/egress.js';
 import { isoAt, type RuntimeClock } from '../../runtime/clock.js';
 import { deriveKey, seal, unseal } from '../../runtime/crypto.js';
@@ -71,7 +71,9 @@ export class GatewayService {
 
   private checkFields(engineType: EngineType, baseUrl: string, apiKey: string | null, context: Record<string, unknown>): void {
     assertEgressAllowed(this.egress, baseUrl, 'base_url');
-    if (engineType === 'webhook' && apiKey === null) throw invalid('api_key', 'required for engine_type webhook (it signs dispatches and callbacks)');
+    if (engineType === 'webhook' && (apiKey === null || apiKey.length < 16)) {
+      throw invalid('api_key', 'at least 16 characters, required for engine_type webhook (it signs dispatches and callbacks)');
+    }
     if (engineType === 'temporal') temporalTarget(context);
   }
 
@@ -127,20 +129,24 @@ export class GatewayService {
     this.checkFields(gateway.engine_type, baseUrl, apiKey, patch.context ?? gateway.context);
     const endpointChanged = baseUrl !== gateway.base_url || patch.api_key !== undefined;
     const updated = await unique('gateway', () =>
-      this.collections.gateways.update(org, gateway.id, {
-        name: patch.name,
-        base_url: patch.base_url,
-        context: patch.context,
-        ...(patch.api_key === undefined
-          ? {}
-          : {
-              api_key_sealed: patch.api_key === null ? null : seal(this.key, patch.api_key, `${org}/${gateway.id}`),
-              api_key_hint: patch.api_key === null ? null : patch.api_key.slice(-4),
-            }),
-        // what was probed is no longer what is configured
-        ...(endpointChanged ? { last_health_status: 'unknown' as const, last_health_at: null, last_health_error: null } : {}),
-        ...(patch.is_default === false ? { is_default: false } : {}),
-      }),
+      this.collections.gateways.update(
+        org,
+        gateway.id,
+        stripUndefined({
+          name: patch.name,
+          base_url: patch.base_url,
+          context: patch.context,
+          ...(patch.api_key === undefined
+            ? {}
+            : {
+                api_key_sealed: patch.api_key === null ? null : seal(this.key, patch.api_key, `${org}/${gateway.id}`),
+                api_key_hint: patch.api_key === null ? null : patch.api_key.slice(-4),
+              }),
+          // what was probed is no longer what is configured
+          ...(endpointChanged ? { last_health_status: 'unknown' as const, last_health_at: null, last_health_error: null } : {}),
+          ...(patch.is_default === false ? { is_default: false } : {}),
+        }),
+      ),
     );
     if (!updated) throw new ServiceError('not_found', `gateway ${id} not found`);
     return patch.is_default === true ? this.makeDefault(org, updated) : updated;
