@@ -213,7 +213,7 @@ export class GatewayDispatcher implements GatewayDispatch {
         issues: outcome.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message })),
       });
     }
-    return this.settle(org, dispatchId, outcome.data as Outcome);
+    return this.settle(org, dispatchId, outcome.data);
   }
 
   private unavailable(gateway: GatewayDoc, why: string): ServiceError {

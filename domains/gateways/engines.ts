@@ -108,7 +108,7 @@ export async function probeVerdict(call: () => Promise<EngineAnswer>, healthy: (
 
 /** the message a 4xx answer carries (grpc-gateway `{code, message}`, or ours `{error: {message}}`), bounded */
 export function answerMessage(answer: EngineAnswer): string {
-  const body = answer.json as { message?: unknown; error?: { message?: unknown } | unknown } | null;
+  const body = answer.json as { message?: unknown; error?: unknown } | null;
   const nested =
     body !== null && typeof body === 'object' && typeof body.error === 'object' && body.error !== null
       ? (body.error as { message?: unknown }).message

@@ -56,7 +56,7 @@ export class WebhookEngine implements Engine {
     const answer = await callEngine(this.egress, gateway.base_url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
     if (answer.status < 200 || answer.status >= 300) return { kind: 'settled', outcome: { status: 'failed', output: null, error: answerMessage(answer) } };
     const settled = outcomeSchema.safeParse(answer.json);
-    if (settled.success) return { kind: 'settled', outcome: settled.data as Outcome };
+    if (settled.success) return { kind: 'settled', outcome: settled.data };
     return { kind: 'started', externalRef: request.dispatchId };
   }
 }
