@@ -16,7 +16,7 @@ import type { EgressGuard } from '../../runtime/net/egress.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { signatureHeaders, standardWebhooksSecret } from '../webhooks/signing.js';
 import type { GatewayDoc } from './documents.js';
-import { answerMessage, callEngine, probeVerdict, type DispatchStart, type Engine, type Outcome, type StartResult } from './engines.js';
+import { answerMessage, callEngine, probeVerdict, type DispatchStart, type Engine, type StartResult } from './engines.js';
 
 export const CALLBACK_TOLERANCE_SECS = 300;
 
