@@ -180,16 +180,16 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     await sourceService.start();
     const sources: SourceDirectory = sourceService;
     const launcher = new AgentRunLauncher({ collections, config, agentRuntime, sources, egress, clock });
-    const taskRuntime = createTaskRuntime({ config, collections, supervisor, launcher, events, logger, activity });
-    await taskRuntime.start();
-    const tasks: TaskFiring = taskRuntime.service;
-    const channels = new ChannelRuntime({ collections, supervisor, agentRuntime, launcher, config, logger, egress });
-    await channels.start();
     const gateways = new GatewayService(collections, config.auth.jwtSecret, egress, clock);
     // callback URLs: PUBLIC_URL, else the address this process listens on (known once it listens)
     let listeningBase = '';
     const gatewayDispatcher = new GatewayDispatcher(collections, gateways, () => config.publicUrl ?? listeningBase);
     const gatewayHealth = new GatewayHealthSchedule(collections, gateways, config.gatewayHealthIntervalSecs, logger);
+    const taskRuntime = createTaskRuntime({ config, collections, supervisor, launcher, events, logger, activity, gateways: gatewayDispatcher });
+    await taskRuntime.start();
+    const tasks: TaskFiring = taskRuntime.service;
+    const channels = new ChannelRuntime({ collections, supervisor, agentRuntime, launcher, config, logger, egress });
+    await channels.start();
     const services: Services = {
       channels,
       config,

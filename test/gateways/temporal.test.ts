@@ -7,6 +7,7 @@ import { oneOrg } from '../helpers/orgs.js';
 import { simulatedClock } from '../helpers/clock.js';
 import { eventually } from '../helpers/eventually.js';
 import { startFakeTemporal } from '../fakes/temporal/server.js';
+import { createTask, runEnds } from '../tasks/helpers.js';
 
 const KEY = 'temporal-api-key-for-tests-7777';
 const CONTEXT = { namespace: 'agents-ns', task_queue: 'agent-steps', workflow_type: 'RunAgentStep' };
@@ -133,6 +134,27 @@ describe('gateways: temporal engine', () => {
     const unknownNs = await createGateway('probe-ns', temporal.url, { context: { ...CONTEXT, namespace: 'nope' } });
     const missing = await server.request('POST', `/gateways/${unknownNs.id}/test`, { token: owner.token });
     expect(missing.body).toMatchObject({ last_health_status: 'down', last_health_error: 'engine answered 404' });
+  });
+  it('a task naming a gateway dispatches its runs there; the run follows the dispatch', async () => {
+    const { server, owner, temporal } = ctx;
+    const gateway = await createGateway('for-tasks', temporal.url);
+    temporal.behave((input) => ({ complete: { echoed: input.input.instruction } }));
+    const task = await createTask(server, owner, { name: 'remote', trigger: { kind: 'webhook' }, input: { instruction: 'deploy it' }, gateway: 'for-tasks' });
+    expect(task.gateway).toBe('for-tasks');
+    const fire = await server.request('POST', `/tasks/${task.id}/run`, { token: owner.token });
+    expect(fire.status).toBe(202);
+    const run = await runEnds(server, owner, task.id, fire.body.run_id);
+    expect(run).toMatchObject({ status: 'succeeded', error_message: null });
+    const log = await server.request('GET', `/gateways/${gateway.id}/dispatches`, { token: owner.token });
+    expect(log.body.items[0]).toMatchObject({ workflow_run_id: fire.body.run_id, step_id: task.id, status: 'succeeded', output: { echoed: 'deploy it' } });
+
+    temporal.behave(() => ({ fail: 'remote step failed' }));
+    const failing = await server.request('POST', `/tasks/${task.id}/run`, { token: owner.token });
+    expect(await runEnds(server, owner, task.id, failing.body.run_id)).toMatchObject({
+      status: 'failed',
+      reason: 'gateway_failed',
+      error_message: 'remote step failed',
+    });
   });
 });
 
