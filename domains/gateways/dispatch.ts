@@ -146,7 +146,7 @@ export class GatewayDispatcher implements GatewayDispatch {
   }
 
   private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => this.gateways.clock.setTimeout(resolve, ms));
+    return new Promise((resolve) => unref(this.gateways.clock.setTimeout(resolve, ms)));
   }
 
   /** Stores the outcome (once) and wakes whoever waits on it. */
@@ -169,7 +169,7 @@ export class GatewayDispatcher implements GatewayDispatch {
     this.waiters.set(dispatchId, waiters);
     let finish: (doc: GatewayDispatchDoc | null) => void = () => undefined;
     const promise = new Promise<GatewayDispatchDoc | null>((resolve) => {
-      const timer = clock.setTimeout(() => finish(null), timeoutMs);
+      const timer = unref(clock.setTimeout(() => finish(null), timeoutMs));
       finish = (doc) => {
         clock.clearTimeout(timer);
         waiters.delete(waiter);
@@ -219,6 +219,12 @@ export class GatewayDispatcher implements GatewayDispatch {
   private unavailable(gateway: GatewayDoc, why: string): ServiceError {
     return new ServiceError('sidecar_unavailable', `gateway ${gateway.name} (${gateway.engine_type}) is unavailable: ${why}`, { gateway_id: gateway.id });
   }
+}
+
+/** a pending wait never keeps the process alive */
+function unref(timer: unknown): unknown {
+  (timer as { unref?: () => void } | null)?.unref?.();
+  return timer;
 }
 
 function timeoutMs(gateway: GatewayDoc): number {

@@ -199,7 +199,6 @@ export function gatewayRoutes({ gateways, gatewayDispatcher }: Services): AnyRou
       permission: 'gateway:manage',
       params: idParams,
       response: gatewaySchema,
-      audit: false,
       handler: async ({ auth, params }) => ({ status: 200, json: present(await gateways.test(auth.orgId, params.id)) }),
     }),
     route({
