@@ -4,7 +4,7 @@ import type { StoredFields } from '../../runtime/store/types.js';
 export const ENGINE_TYPES = ['temporal', 'webhook'] as const;
 export type EngineType = (typeof ENGINE_TYPES)[number];
 
-export type HealthStatus = 'unknown' | 'ok' | 'down';
+type HealthStatus = 'unknown' | 'ok' | 'down';
 
 /** A gateway: an external orchestration engine runs can dispatch to. The api_key is sealed at rest, never stored plain. */
 export interface GatewayDoc extends StoredFields {
@@ -26,7 +26,7 @@ export interface GatewayDoc extends StoredFields {
   readonly created_by: string;
 }
 
-export type DispatchStatus = 'pending' | 'running' | 'succeeded' | 'failed';
+type DispatchStatus = 'pending' | 'running' | 'succeeded' | 'failed';
 
 /** One dispatch of a step or task run to a gateway. */
 export interface GatewayDispatchDoc extends StoredFields {

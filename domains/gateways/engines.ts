@@ -10,7 +10,7 @@ import { egressRefusalOf, type EgressGuard } from '../../runtime/net/egress.js';
 import type { GatewayDoc } from './documents.js';
 
 /** one call to an engine waits at most this long */
-export const ENGINE_CALL_TIMEOUT_MS = 10_000;
+const ENGINE_CALL_TIMEOUT_MS = 10_000;
 const USER_AGENT = 'agent-context-service-gateways/1';
 
 /** The engine is unreachable or failing at the transport level. */

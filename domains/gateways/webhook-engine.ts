@@ -18,7 +18,7 @@ import { signatureHeaders, standardWebhooksSecret } from '../webhooks/signing.js
 import type { GatewayDoc } from './documents.js';
 import { answerMessage, callEngine, probeVerdict, type DispatchStart, type Engine, type StartResult } from './engines.js';
 
-export const CALLBACK_TOLERANCE_SECS = 300;
+const CALLBACK_TOLERANCE_SECS = 300;
 
 /** what a receiver answers or calls back with */
 export const outcomeSchema = z.strictObject({
