@@ -20,6 +20,7 @@ import type { McpApprovalDoc, SourceDoc, SourceSyncJobDoc } from './sources/type
 import type { InboundDeliveryDoc, TaskDoc, TaskRunDoc } from './tasks/types.js';
 import type { WebhookSampleDoc } from './webhook-samples/documents.js';
 import type { OutboundWebhookDoc, WebhookDeliveryDoc } from './webhooks/documents.js';
+import type { GatewayDispatchDoc, GatewayDoc } from './gateways/documents.js';
 
 export interface Collections extends PlatformCollections {
   readonly realms: OrgCollection<RealmDoc>;
@@ -52,6 +53,8 @@ export interface Collections extends PlatformCollections {
   readonly activity: OrgCollection<ActivityDoc>;
   readonly auditLog: OrgCollection<AuditEntryDoc>;
   readonly notifications: OrgCollection<NotificationDoc>;
+  readonly gateways: OrgCollection<GatewayDoc>;
+  readonly gatewayDispatches: OrgCollection<GatewayDispatchDoc>;
 }
 
 export async function openCollections(store: MetadataStore): Promise<Collections> {
@@ -184,5 +187,12 @@ export async function openCollections(store: MetadataStore): Promise<Collections
     activity: await store.orgCollection<ActivityDoc>({ name: 'activity', idPrefix: 'act', scope: 'org', indexes: ['kind', 'actor_id'] }),
     auditLog: await store.orgCollection<AuditEntryDoc>({ name: 'audit_log', idPrefix: 'aud', scope: 'org', indexes: ['kind', 'actor_id', 'action'] }),
     notifications: await store.orgCollection<NotificationDoc>({ name: 'notifications', idPrefix: 'ntf', scope: 'org', indexes: ['user_id', 'read'] }),
+    gateways: await store.orgCollection<GatewayDoc>({ name: 'gateways', idPrefix: 'gtw', scope: 'org', unique: [['name']], indexes: ['is_default'] }),
+    gatewayDispatches: await store.orgCollection<GatewayDispatchDoc>({
+      name: 'gateway_dispatches',
+      idPrefix: 'gdp',
+      scope: 'org',
+      indexes: ['gateway_id', 'status'],
+    }),
   };
 }

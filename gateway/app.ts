@@ -74,6 +74,9 @@ import { memoryPort } from '../domains/memory/memory-port.js';
 import { webhooksPort } from '../domains/webhooks/webhooks-port.js';
 import { ActivityRecorder } from '../domains/activity/record.js';
 import { ActivitySweeper } from '../domains/activity/retention.js';
+import { GatewayService } from '../domains/gateways/service.js';
+import { GatewayDispatcher } from '../domains/gateways/dispatch.js';
+import { GatewayHealthSchedule } from '../domains/gateways/health.js';
 import { followSourceSyncs } from '../domains/activity/sources.js';
 import { activityRunObserver } from '../domains/activity/runs.js';
 import { createRequestAuditor } from './audit.js';
@@ -179,7 +182,12 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     await sourceService.start();
     const sources: SourceDirectory = sourceService;
     const launcher = new AgentRunLauncher({ collections, config, agentRuntime, sources, egress, clock });
-    const taskRuntime = createTaskRuntime({ config, collections, supervisor, launcher, events, logger, activity });
+    const gateways = new GatewayService(collections, config.auth.jwtSecret, egress, clock);
+    // callback URLs: PUBLIC_URL, else the address this process listens on (known once it listens)
+    let listeningBase = '';
+    const gatewayDispatcher = new GatewayDispatcher(collections, gateways, () => config.publicUrl ?? listeningBase);
+    const gatewayHealth = new GatewayHealthSchedule(collections, gateways, config.gatewayHealthIntervalSecs, logger);
+    const taskRuntime = createTaskRuntime({ config, collections, supervisor, launcher, events, logger, activity, gateways: gatewayDispatcher });
     await taskRuntime.start();
     const tasks: TaskFiring = taskRuntime.service;
     const channels = new ChannelRuntime({ collections, supervisor, agentRuntime, launcher, config, logger, egress });
@@ -241,6 +249,9 @@ export async function startService(config: ServiceConfig, logger: Logger, option
         egress,
         allowLocal: config.policyGitAllowLocal,
       }),
+      gateways,
+      gatewayDispatcher,
+      gatewayHealth,
     };
 
     const routes: AnyRoute[] = allRoutes(services, () => routes);
@@ -258,6 +269,8 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     await webhookDispatcher.resume();
     activitySweeper.start();
     const server = await listen(pipeline, config.host, config.port, () => store.committed());
+    listeningBase = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`;
+    gatewayHealth.start();
     let stopping: Promise<void> | null = null;
     return {
       url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}/api/v1`,
@@ -270,6 +283,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
           // runs reach a safe point (and their SSE streams end) before the HTTP drain waits on them
           await sourceService.stop();
           await activitySweeper.stop();
+          await gatewayHealth.stop();
           await taskRuntime.stop();
           await supervisor.shutdown();
           await closePlugins(plugins);

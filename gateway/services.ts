@@ -46,6 +46,9 @@ import type { BindingService } from '../domains/channels/binding-service.js';
 import type { TaskRunService } from '../domains/tasks/run-service.js';
 import type { TaskRecommender } from '../domains/recommendations/recommend.js';
 import type { InboundEndpoints } from '../domains/tasks/inbound-endpoints.js';
+import type { GatewayService } from '../domains/gateways/service.js';
+import type { GatewayDispatcher } from '../domains/gateways/dispatch.js';
+import type { GatewayHealthSchedule } from '../domains/gateways/health.js';
 
 /** What route modules are built from; assembled once in gateway/app.ts. */
 export interface Services {
@@ -140,4 +143,10 @@ export interface Services {
   readonly bindings: BindingService;
   /** /inbound-webhooks: provisioned inbound endpoints, and the stored inbound deliveries */
   readonly inboundEndpoints: InboundEndpoints;
+  /** /gateways: external orchestration engines (api keys sealed), their probe and dispatch log */
+  readonly gateways: GatewayService;
+  /** the dispatch port (workflow steps, tasks): runs work on a gateway's engine and waits for its outcome */
+  readonly gatewayDispatcher: GatewayDispatcher;
+  /** probes every gateway every GATEWAY_HEALTH_INTERVAL_SECS */
+  readonly gatewayHealth: GatewayHealthSchedule;
 }

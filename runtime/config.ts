@@ -123,6 +123,8 @@ export interface ServiceConfig {
    * private, link-local or metadata addresses (comma-separated). @default [] (all such refused)
    */
   readonly egressAllow: readonly string[];
+  /** `GATEWAY_HEALTH_INTERVAL_SECS`: how often every gateway (external orchestration engine) is probed. @default 60 */
+  readonly gatewayHealthIntervalSecs: number;
 }
 
 export class ConfigError extends Error {
@@ -374,6 +376,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     filesMaxUploadBytes: integer(env, 'FILES_MAX_UPLOAD_BYTES', 104_857_600, 1, 4_294_967_296),
     platformOperators: emailList(env, 'PLATFORM_OPERATORS'),
     egressAllow: egressAllow(env),
+    gatewayHealthIntervalSecs: integer(env, 'GATEWAY_HEALTH_INTERVAL_SECS', 60, 1, 86_400),
   };
   if (config.workerToken !== null && config.workerToken.length < 16) {
     throw new ConfigError('WORKER_TOKEN', 'must be at least 16 characters');

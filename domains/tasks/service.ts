@@ -30,6 +30,7 @@ import type { FireResult, TaskFiring, TriggerInput } from './firing.js';
 import { TaskRunLedger } from './run-ledger.js';
 import { nextOccurrence } from './schedule.js';
 import { launchTaskRun } from './task-launch.js';
+import type { GatewayDispatch } from '../gateways/dispatch.js';
 import { renderInputTemplate } from './template.js';
 import type { TaskDoc, TaskRunStatus } from './types.js';
 
@@ -47,6 +48,8 @@ export interface TaskServiceDeps {
   readonly logger: Logger;
   /** reports the runs that end before their agent run starts (the agent runtime reports the others) */
   readonly activity?: ActivityRecorder;
+  /** runs of a task naming a gateway are dispatched through it */
+  readonly gateways?: GatewayDispatch;
 }
 
 export type FireOutcome = { readonly run_id: string; readonly status: 'pending' | 'running' | 'refused' };
@@ -292,8 +295,8 @@ export class TaskService implements TaskFiring {
 
   /** async: a task that is no longer live rejects (logged) instead of throwing into the actor */
   private async launch(taskId: string, runId: string): Promise<void> {
-    const { collections, launcher, events, logger, activity } = this.deps;
-    const deps = { collections, launcher, events, logger, activity, ledger: this.ledger, clock: this.supervisor.clock };
+    const { collections, launcher, events, logger, activity, gateways } = this.deps;
+    const deps = { collections, launcher, events, logger, activity, gateways, ledger: this.ledger, clock: this.supervisor.clock };
     return launchTaskRun(deps, this.orgOf(taskId), taskId, runId, () => this.actors.send(taskId, { type: 'RUN_ENDED', runId }));
   }
 

@@ -37,6 +37,7 @@ export interface TaskInput {
   readonly approval_defaults?: { readonly write: 'allow' | 'ask' } | undefined;
   readonly cost_cap_usd_per_day?: number | null | undefined;
   readonly max_concurrent_runs?: number | undefined;
+  readonly gateway?: string | null | undefined;
   readonly enabled_source_ids?: string[] | null | undefined;
   readonly webhook?: { readonly rate_limit_per_minute: number } | undefined;
   readonly enabled?: boolean | undefined;
@@ -80,6 +81,7 @@ export function taskFieldsOf(body: TaskInput, existing: TaskDoc | null, producti
   if (body.approval_defaults !== undefined) out.approval_write = body.approval_defaults.write;
   if (body.cost_cap_usd_per_day !== undefined) out.cost_cap_usd_per_day = body.cost_cap_usd_per_day;
   if (body.max_concurrent_runs !== undefined) out.max_concurrent_runs = body.max_concurrent_runs;
+  if (body.gateway !== undefined) out.gateway = body.gateway;
   if (body.enabled_source_ids !== undefined) out.enabled_source_ids = body.enabled_source_ids;
   if (body.webhook !== undefined) out.rate_limit_per_minute = body.webhook.rate_limit_per_minute;
   if (body.enabled !== undefined) out.enabled = body.enabled;

@@ -14,6 +14,7 @@ import type { OrgId } from '../../runtime/store/types.js';
 import type { TaskRunLedger } from './run-ledger.js';
 import { reportTaskRunEnded, type ActivityRecorder } from '../activity/runs.js';
 import type { TaskRunStatus } from './types.js';
+import type { GatewayDispatch } from '../gateways/dispatch.js';
 
 export interface TaskLaunchDeps {
   readonly collections: Collections;
@@ -24,6 +25,8 @@ export interface TaskLaunchDeps {
   readonly clock: Pick<RuntimeClock, 'now'>;
   /** reports the runs that end before their agent run starts (the agent runtime reports the others) */
   readonly activity?: ActivityRecorder | undefined;
+  /** a task naming a gateway dispatches its runs there (domains/gateways/dispatch.ts) */
+  readonly gateways?: GatewayDispatch | undefined;
 }
 
 /** The user message of a run: its instruction, then the rest of its input as JSON. */
@@ -51,6 +54,26 @@ export async function launchTaskRun(deps: TaskLaunchDeps, org: OrgId, taskId: st
     const [run, task] = await Promise.all([collections.taskRuns.get(org, runId), collections.tasks.get(org, taskId)]);
     if (!run || run.status !== 'pending') return runEnded();
     if (!task) return await fail('task_deleted', 'the task was deleted');
+    if (task.gateway != null && deps.gateways) {
+      // an external engine runs it: the run's status follows the dispatch
+      await collections.taskRuns.update(org, runId, { status: 'running', started_at: isoAt(deps.clock.now()) });
+      ledger.started(runId);
+      let outcome: Awaited<ReturnType<GatewayDispatch['dispatch']>>;
+      try {
+        outcome = await deps.gateways.dispatch(org, task.gateway === 'default' ? null : task.gateway, {
+          workflow_run_id: runId,
+          step_id: taskId,
+          input: run.input,
+        });
+      } catch (error) {
+        if (error instanceof ServiceError) return await fail(error.code, error.message);
+        throw error;
+      }
+      if (outcome.status === 'failed') return await fail('gateway_failed', outcome.error ?? 'the gateway reported a failure');
+      await collections.taskRuns.update(org, runId, { status: 'succeeded', reason: null, error_message: null, finished_at: isoAt(deps.clock.now()) });
+      runEnded();
+      return;
+    }
     const agentRef = task.agent ?? DEFAULT_AGENT;
     const agent = (await collections.agents.get(org, agentRef)) ?? (await collections.agents.findOne(org, { name: agentRef }));
     let prepared: Awaited<ReturnType<AgentRunLauncher['prepare']>>;

@@ -45,6 +45,8 @@ export interface TaskDoc extends StoredFields {
   readonly approval_write: 'allow' | 'ask';
   readonly cost_cap_usd_per_day: number | null;
   readonly max_concurrent_runs: number;
+  /** a gateway (id, name or `default`) its runs are dispatched to instead of running an agent locally; absent or null: local */
+  readonly gateway?: string | null;
   readonly enabled_source_ids: string[] | null;
   readonly rate_limit_per_minute: number;
   readonly enabled: boolean;

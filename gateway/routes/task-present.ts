@@ -40,6 +40,7 @@ export function presentTask(task: TaskDoc, baseUrl: string, secret?: string) {
     approval_defaults: { write: task.approval_write },
     cost_cap_usd_per_day: task.cost_cap_usd_per_day,
     max_concurrent_runs: task.max_concurrent_runs,
+    gateway: task.gateway ?? null,
     enabled_source_ids: task.enabled_source_ids,
     webhook: { rate_limit_per_minute: task.rate_limit_per_minute },
     enabled: task.enabled,

@@ -42,6 +42,8 @@ export const PERMISSIONS = {
   'runtime:read': 'list the actors the runtime supervises (operators: owner and admin)',
   'activity:read': "read the organization's activity feed (runs, approvals, deliveries, syncs, policy changes)",
   'audit:read': 'read the audit log: who changed what, logins, key rotations, policy denials (owner and admin)',
+  'gateway:read': 'read gateways (external orchestration engines), their health and dispatches',
+  'gateway:manage': 'create, change, test and delete gateways',
 } as const;
 
 export type Permission = keyof typeof PERMISSIONS;

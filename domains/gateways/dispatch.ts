@@ -1,0 +1,240 @@
+/**
+ * The dispatch port: a workflow step or a task run handed to an external
+ * engine instead of running locally. Each dispatch is stored (`pending`,
+ * `running`, then `succeeded` or `failed`) with the engine's ref. A temporal
+ * dispatch polls the workflow on the runtime clock until it closes; a webhook
+ * dispatch waits for the receiver's signed callback
+ * (`POST /gateways/callbacks/:dispatch_id`, `settleCallback`).
+ *
+ * An engine that is down (connection refused, 5xx, timeout, or its last
+ * probe `down` and still down when probed again) answers 503
+ * `sidecar_unavailable`; the dispatch is then stored as failed.
+ */
+import type { Collections } from '../collections.js';
+import { ServiceError } from '../../runtime/errors.js';
+import { newId } from '../../runtime/ids.js';
+import { isoAt } from '../../runtime/clock.js';
+import { asOrgId, type OrgId } from '../../runtime/store/types.js';
+import type { GatewayDispatchDoc, GatewayDoc } from './documents.js';
+import { EngineDownError, type Outcome } from './engines.js';
+import type { GatewayService } from './service.js';
+import { outcomeSchema, verifyCallback } from './webhook-engine.js';
+
+/** what s-orch (and the task launch seam) call */
+export interface GatewayDispatch {
+  dispatch(
+    orgId: string,
+    gateway: string | null,
+    request: { workflow_run_id: string; step_id: string; input: Record<string, unknown> },
+  ): Promise<{ status: 'succeeded' | 'failed'; output: Record<string, unknown> | string | null; error?: string }>;
+}
+
+/** first poll of a running workflow after this; doubling up to POLL_MAX_MS */
+const POLL_FIRST_MS = 200;
+const POLL_MAX_MS = 5_000;
+/** consecutive failed polls before the engine counts as down */
+const POLL_FAILURES = 3;
+/** @default 1 hour: a dispatch still open then fails with `timeout` (context `timeout_secs` overrides) */
+const DEFAULT_TIMEOUT_SECS = 3_600;
+const MAX_TIMEOUT_SECS = 7 * 86_400;
+
+type Waiter = (dispatch: GatewayDispatchDoc) => void;
+
+export class GatewayDispatcher implements GatewayDispatch {
+  private readonly waiters = new Map<string, Set<Waiter>>();
+
+  constructor(
+    private readonly collections: Collections,
+    private readonly gateways: GatewayService,
+    /** the absolute base of callback URLs (PUBLIC_URL, else the listening address), without `/api/v1` */
+    private readonly publicBase: () => string,
+  ) {}
+
+  async dispatch(
+    orgId: string,
+    ref: string | null,
+    request: { workflow_run_id: string; step_id: string; input: Record<string, unknown> },
+  ): Promise<{ status: 'succeeded' | 'failed'; output: Record<string, unknown> | string | null; error?: string }> {
+    const org = asOrgId(orgId);
+    let gateway = await this.gateways.resolve(org, ref);
+    if (gateway.last_health_status === 'down') {
+      // probed down: look again before refusing, so a recovered engine is used at once
+      gateway = await this.gateways.probe(org, gateway);
+      if (gateway.last_health_status === 'down') throw this.unavailable(gateway, gateway.last_health_error ?? 'down');
+    }
+    const { clock } = this.gateways;
+    const record = await this.collections.gatewayDispatches.insert(org, {
+      id: newId('gdp'),
+      gateway_id: gateway.id,
+      status: 'pending',
+      workflow_run_id: request.workflow_run_id,
+      step_id: request.step_id,
+      external_ref: null,
+      output: null,
+      error: null,
+      finished_at: null,
+    });
+    const engine = this.gateways.engines[gateway.engine_type];
+    const apiKey = this.gateways.apiKey(org, gateway);
+    // listen before starting: a fast receiver may call back before the POST is answered
+    const settled = this.waitFor(record.id, timeoutMs(gateway));
+    let started;
+    try {
+      started = await engine.start(gateway, apiKey, {
+        dispatchId: record.id,
+        workflowRunId: request.workflow_run_id,
+        stepId: request.step_id,
+        input: request.input,
+        callbackUrl: `${this.publicBase()}/api/v1/gateways/callbacks/${record.id}`,
+        nowMs: clock.now(),
+      });
+    } catch (error) {
+      const message = error instanceof EngineDownError ? error.message : error instanceof ServiceError ? `${error.code}: ${error.message}` : 'dispatch failed';
+      await this.settle(org, record.id, { status: 'failed', output: null, error: message });
+      settled.cancel();
+      if (error instanceof EngineDownError) {
+        await this.collections.gateways.update(org, gateway.id, { last_health_status: 'down', last_health_at: isoAt(clock.now()), last_health_error: message });
+        throw this.unavailable(gateway, message);
+      }
+      throw error;
+    }
+    if (started.kind === 'settled') {
+      settled.cancel();
+      return present(await this.settle(org, record.id, started.outcome));
+    }
+    // a fast receiver's callback may have settled it already
+    const current = await this.collections.gatewayDispatches.get(org, record.id);
+    if (current?.status === 'pending')
+      await this.collections.gatewayDispatches.update(org, record.id, { status: 'running', external_ref: started.externalRef });
+    if (engine.poll) {
+      const polling = this.pollUntilDone(org, gateway, apiKey, record.id, started.externalRef);
+      polling.catch(() => undefined);
+      const outcome = await Promise.race([polling, settled.promise.then((doc) => (doc === null ? null : present(doc)))]);
+      settled.cancel();
+      if (outcome === null) return present(await this.settle(org, record.id, { status: 'failed', output: null, error: 'timeout' }));
+      return outcome;
+    }
+    const done = await settled.promise;
+    if (done === null) return present(await this.settle(org, record.id, { status: 'failed', output: null, error: 'timeout' }));
+    return present(done);
+  }
+
+  /** polls on the runtime clock; a run of failed polls marks the engine down (503) */
+  private async pollUntilDone(org: OrgId, gateway: GatewayDoc, apiKey: string | null, dispatchId: string, externalRef: string): Promise<Outcome> {
+    const engine = this.gateways.engines[gateway.engine_type];
+    let delay = POLL_FIRST_MS;
+    let failures = 0;
+    for (;;) {
+      await this.sleep(delay);
+      delay = Math.min(delay * 2, POLL_MAX_MS);
+      const current = await this.collections.gatewayDispatches.get(org, dispatchId);
+      if (!current || current.status === 'succeeded' || current.status === 'failed')
+        return current ? present(current) : { status: 'failed', output: null, error: 'dispatch gone' };
+      try {
+        const outcome = await engine.poll!(gateway, apiKey, externalRef);
+        failures = 0;
+        if (outcome !== null) return present(await this.settle(org, dispatchId, outcome));
+      } catch (error) {
+        if (!(error instanceof EngineDownError)) throw error;
+        failures += 1;
+        if (failures >= POLL_FAILURES) {
+          await this.settle(org, dispatchId, { status: 'failed', output: null, error: error.message });
+          throw this.unavailable(gateway, error.message);
+        }
+      }
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => unref(this.gateways.clock.setTimeout(resolve, ms)));
+  }
+
+  /** Stores the outcome (once) and wakes whoever waits on it. */
+  private async settle(org: OrgId, dispatchId: string, outcome: Outcome): Promise<GatewayDispatchDoc> {
+    const updated = await this.collections.gatewayDispatches.update(org, dispatchId, {
+      status: outcome.status,
+      output: outcome.output,
+      error: outcome.error ?? null,
+      finished_at: isoAt(this.gateways.clock.now()),
+    });
+    if (!updated) throw new ServiceError('not_found', `dispatch ${dispatchId} not found`);
+    for (const waiter of [...(this.waiters.get(dispatchId) ?? [])]) waiter(updated);
+    return updated;
+  }
+
+  /** resolves with the settled dispatch, or null when `timeoutMs` passes on the runtime clock first */
+  private waitFor(dispatchId: string, timeoutMs: number): { promise: Promise<GatewayDispatchDoc | null>; cancel: () => void } {
+    const { clock } = this.gateways;
+    const waiters = this.waiters.get(dispatchId) ?? new Set<Waiter>();
+    this.waiters.set(dispatchId, waiters);
+    let finish: (doc: GatewayDispatchDoc | null) => void = () => undefined;
+    const promise = new Promise<GatewayDispatchDoc | null>((resolve) => {
+      const timer = unref(clock.setTimeout(() => finish(null), timeoutMs));
+      finish = (doc) => {
+        clock.clearTimeout(timer);
+        waiters.delete(waiter);
+        if (waiters.size === 0) this.waiters.delete(dispatchId);
+        resolve(doc);
+      };
+    });
+    const waiter: Waiter = (doc) => finish(doc);
+    waiters.add(waiter);
+    return { promise, cancel: () => finish(null) };
+  }
+
+  /**
+   * A webhook engine's completion: `POST /gateways/callbacks/:dispatch_id`.
+   * 404 unknown dispatch; 401 missing or bad signature (the gateway's key,
+   * Standard Webhooks); 409 when the dispatch is already settled (a replay).
+   */
+  async settleCallback(dispatchId: string, headers: Readonly<Record<string, string | undefined>>, rawBody: Uint8Array): Promise<GatewayDispatchDoc> {
+    const [found] = await this.collections.gatewayDispatches.findAcrossOrgs({ id: dispatchId }, 1);
+    if (!found) throw new ServiceError('not_found', `dispatch ${dispatchId} not found`);
+    const org = found.org_id;
+    const gateway = await this.collections.gateways.get(org, found.gateway_id);
+    const secret = gateway === null ? null : this.gateways.apiKey(org, gateway);
+    if (gateway === null || gateway.engine_type !== 'webhook' || secret === null) throw new ServiceError('not_found', `dispatch ${dispatchId} not found`);
+    if (!verifyCallback(secret, headers, rawBody, this.gateways.clock.now())) {
+      throw new ServiceError(
+        'bad_signature',
+        'webhook-id, webhook-timestamp or webhook-signature is missing or stale, or no v1 signature matches the gateway api_key',
+      );
+    }
+    if (found.status === 'succeeded' || found.status === 'failed') throw new ServiceError('conflict', `dispatch ${dispatchId} is already ${found.status}`);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(Buffer.from(rawBody).toString('utf8')) as unknown;
+    } catch {
+      throw new ServiceError('invalid_json', 'the callback body is not valid JSON');
+    }
+    const outcome = outcomeSchema.safeParse(parsed);
+    if (!outcome.success) {
+      throw new ServiceError('validation_error', 'invalid body: expected {status: succeeded|failed, output?, error?}', {
+        issues: outcome.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message })),
+      });
+    }
+    return this.settle(org, dispatchId, outcome.data);
+  }
+
+  private unavailable(gateway: GatewayDoc, why: string): ServiceError {
+    return new ServiceError('sidecar_unavailable', `gateway ${gateway.name} (${gateway.engine_type}) is unavailable: ${why}`, { gateway_id: gateway.id });
+  }
+}
+
+/** a pending wait never keeps the process alive */
+function unref(timer: unknown): unknown {
+  (timer as { unref?: () => void } | null)?.unref?.();
+  return timer;
+}
+
+function timeoutMs(gateway: GatewayDoc): number {
+  const given = gateway.context['timeout_secs'];
+  const secs = typeof given === 'number' && Number.isFinite(given) && given > 0 ? Math.min(given, MAX_TIMEOUT_SECS) : DEFAULT_TIMEOUT_SECS;
+  return secs * 1000;
+}
+
+const present = (doc: GatewayDispatchDoc | Outcome): Outcome => ({
+  status: doc.status === 'succeeded' ? 'succeeded' : 'failed',
+  output: doc.output,
+  ...(doc.error === null || doc.error === undefined ? {} : { error: doc.error }),
+});
