@@ -116,7 +116,8 @@ export function pipelineAgentRoutes({ pipelineRuns, pipelineAgent }: Services): 
       errors: [403, 404, 409],
       handler: async ({ auth, body }) => {
         const runId = reportingRun(auth, body.run_id);
-        const caller = { userId: auth.userId, sourceIds: auth.sourceIds };
+        // a pipeline token carries no source permission: its agent sees no connector source (least privilege), a login token its own
+        const caller = { userId: auth.userId, sourceIds: auth.permissions.has('source:read') ? auth.sourceIds : [] };
         const request = { instruction: body.instruction, agent: body.agent, inputs: body.inputs };
         return { status: 201, json: presentAgentRun(await pipelineAgent.start(auth.orgId, runId, caller, request, body.wait)) };
       },
