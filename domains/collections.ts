@@ -18,6 +18,7 @@ import type { SettingsDoc } from './settings/documents.js';
 import type { SkillDoc } from './skills/documents.js';
 import type { McpApprovalDoc, SourceDoc, SourceSyncJobDoc } from './sources/types.js';
 import type { InboundDeliveryDoc, TaskDoc, TaskRunDoc } from './tasks/types.js';
+import type { WorkflowDoc, WorkflowRunDoc } from './orchestrator/documents.js';
 import type { WebhookSampleDoc } from './webhook-samples/documents.js';
 import type { OutboundWebhookDoc, WebhookDeliveryDoc } from './webhooks/documents.js';
 
@@ -50,6 +51,8 @@ export interface Collections extends PlatformCollections {
   readonly activity: OrgCollection<ActivityDoc>;
   readonly auditLog: OrgCollection<AuditEntryDoc>;
   readonly notifications: OrgCollection<NotificationDoc>;
+  readonly workflows: OrgCollection<WorkflowDoc>;
+  readonly workflowRuns: OrgCollection<WorkflowRunDoc>;
 }
 
 export async function openCollections(store: MetadataStore): Promise<Collections> {
@@ -169,5 +172,7 @@ export async function openCollections(store: MetadataStore): Promise<Collections
     activity: await store.orgCollection<ActivityDoc>({ name: 'activity', idPrefix: 'act', scope: 'org', indexes: ['kind', 'actor_id'] }),
     auditLog: await store.orgCollection<AuditEntryDoc>({ name: 'audit_log', idPrefix: 'aud', scope: 'org', indexes: ['kind', 'actor_id', 'action'] }),
     notifications: await store.orgCollection<NotificationDoc>({ name: 'notifications', idPrefix: 'ntf', scope: 'org', indexes: ['user_id', 'read'] }),
+    workflows: await store.orgCollection<WorkflowDoc>({ name: 'workflows', idPrefix: 'wfl', scope: 'org', unique: [['name']] }),
+    workflowRuns: await store.orgCollection<WorkflowRunDoc>({ name: 'workflow_runs', idPrefix: 'wfr', scope: 'org', indexes: ['workflow_id', 'status'] }),
   };
 }

@@ -75,6 +75,8 @@ import { ActivitySweeper } from '../domains/activity/retention.js';
 import { followSourceSyncs } from '../domains/activity/sources.js';
 import { activityRunObserver } from '../domains/activity/runs.js';
 import { createRequestAuditor } from './audit.js';
+import { WorkflowRunner } from '../domains/orchestrator/runner.js';
+import { OrchestratorService } from '../domains/orchestrator/service.js';
 
 export interface RunningService {
   readonly url: string;
@@ -182,6 +184,9 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     const tasks: TaskFiring = taskRuntime.service;
     const channels = new ChannelRuntime({ collections, supervisor, agentRuntime, launcher, config, logger, egress });
     await channels.start();
+    // workflow runs a previous process left in flight resume (their interrupted agent runs were finalized above)
+    const workflowRunner = new WorkflowRunner({ collections, supervisor, launcher, logger });
+    await workflowRunner.start();
     const services: Services = {
       channels,
       config,
@@ -228,6 +233,8 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       policyService: new PolicyService(collections, policyBundles, clock),
       bindings: new BindingService(collections, channels, supervisor),
       inboundEndpoints: new InboundEndpoints(collections, taskRuntime),
+      workflowRunner,
+      orchestrator: new OrchestratorService(collections, workflowRunner, clock),
       policySourceService: new PolicySourceService({
         collections,
         bundles: policyBundles,

@@ -44,6 +44,8 @@ import type { BindingService } from '../domains/channels/binding-service.js';
 import type { TaskRunService } from '../domains/tasks/run-service.js';
 import type { TaskRecommender } from '../domains/recommendations/recommend.js';
 import type { InboundEndpoints } from '../domains/tasks/inbound-endpoints.js';
+import type { OrchestratorService } from '../domains/orchestrator/service.js';
+import type { WorkflowRunner } from '../domains/orchestrator/runner.js';
 
 /** What route modules are built from; assembled once in gateway/app.ts. */
 export interface Services {
@@ -134,4 +136,8 @@ export interface Services {
   readonly bindings: BindingService;
   /** /inbound-webhooks: provisioned inbound endpoints, and the stored inbound deliveries */
   readonly inboundEndpoints: InboundEndpoints;
+  /** /orchestrator (feature `orchestrator`): workflows and their runs */
+  readonly orchestrator: OrchestratorService;
+  /** the workflow run actors; `useGatewayDispatch` wires the external orchestration engine's port */
+  readonly workflowRunner: WorkflowRunner;
 }

@@ -42,6 +42,8 @@ export const PERMISSIONS = {
   'runtime:read': 'list the actors the runtime supervises (operators: owner and admin)',
   'activity:read': "read the organization's activity feed (runs, approvals, deliveries, syncs, policy changes)",
   'audit:read': 'read the audit log: who changed what, logins, key rotations, policy denials (owner and admin)',
+  'workflow:read': 'read orchestrator workflows and their runs',
+  'workflow:manage': 'create, change, run, cancel and delete orchestrator workflows; answer their approval steps',
 } as const;
 
 export type Permission = keyof typeof PERMISSIONS;
@@ -100,6 +102,7 @@ export const BUILTIN_ROLES: readonly BuiltinRole[] = [
       'graph:write',
       'file:write',
       'task:manage',
+      'workflow:manage',
     ],
   },
   { name: 'viewer', description: 'reads everything, changes nothing', permissions: READ_PERMISSIONS },
