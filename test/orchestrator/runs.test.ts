@@ -158,6 +158,27 @@ describe('workflow runs', () => {
     expect(stepOf(run, 'after').status).toBe('cancelled');
   });
 
+  it("fails the run when its steps together cross the workflow's cost cap", async () => {
+    const { server, owner, llm } = ctx;
+    reset();
+    const usage = { input_tokens: 1_000_000, output_tokens: 0 };
+    llm.script([
+      { text: 'one', usage },
+      { text: 'two', usage },
+    ]);
+    const workflow = await createWorkflow(server, owner, {
+      name: 'workflow-cap',
+      cost_cap_usd: 0.0001,
+      steps: [agentStep('first', 'spend'), agentStep('second', 'never', { needs: ['first'] })],
+    });
+    const run = await runUntil(server, owner, workflow.id, (await startRun(server, owner, workflow.id)).id);
+    expect(run.status).toBe('failed');
+    expect(stepOf(run, 'first')).toMatchObject({ status: 'failed', reason: 'cost_cap_exceeded' });
+    expect(stepOf(run, 'second').status).toBe('cancelled');
+    expect(run.cost_usd).toBeGreaterThan(0.0001);
+    expect(run.cost_cap_usd).toBe(0.0001);
+  });
+
   it('dispatches a gateway step through the GatewayDispatch port, and fails it clearly without one', async () => {
     const { server, owner } = ctx;
     const workflow = await createWorkflow(server, owner, {
