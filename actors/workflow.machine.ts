@@ -17,7 +17,7 @@
  */
 import { enqueueActions, setup } from 'xstate';
 
-export type StepStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped' | 'cancelled' | 'waiting_approval';
+type StepStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped' | 'cancelled' | 'waiting_approval';
 export type WorkflowRunStatus = 'running' | 'waiting_approval' | 'succeeded' | 'failed' | 'cancelled';
 
 export interface WorkflowStepState {
@@ -42,7 +42,7 @@ export interface WorkflowStepState {
 }
 
 /** What the machine needs of a step's definition. */
-export interface WorkflowStepSpec {
+interface WorkflowStepSpec {
   readonly id: string;
   readonly kind: WorkflowStepState['kind'];
   readonly needs: readonly string[];
@@ -109,7 +109,7 @@ export interface LaunchParams {
 
 const ACTIVE: ReadonlySet<StepStatus> = new Set(['pending', 'running', 'waiting_approval']);
 
-export const isStepActive = (status: StepStatus): boolean => ACTIVE.has(status);
+const isStepActive = (status: StepStatus): boolean => ACTIVE.has(status);
 
 const notProvided = (name: string) => () => {
   throw new Error(`workflow: side effect "${name}" was not provided by the runtime`);
@@ -126,7 +126,7 @@ interface Plan {
 }
 
 /** The run's status as stored and shown. */
-export function runStatusOf(steps: readonly WorkflowStepState[], outcome: WorkflowOutcome | null): WorkflowRunStatus {
+function runStatusOf(steps: readonly WorkflowStepState[], outcome: WorkflowOutcome | null): WorkflowRunStatus {
   const running = steps.some((step) => step.status === 'running');
   if (outcome && !running) return outcome.status;
   if (!running && steps.some((step) => step.status === 'waiting_approval')) return 'waiting_approval';

@@ -19,7 +19,7 @@ interface StepBase {
   readonly when?: StepCondition;
 }
 
-export interface AgentStep extends StepBase {
+interface AgentStep extends StepBase {
   readonly kind: 'agent';
   /** an agent's name or id */
   readonly agent: string;
@@ -28,12 +28,12 @@ export interface AgentStep extends StepBase {
   readonly cost_cap_usd?: number | null;
 }
 
-export interface ApprovalStep extends StepBase {
+interface ApprovalStep extends StepBase {
   readonly kind: 'approval';
   readonly message: string;
 }
 
-export interface GatewayStep extends StepBase {
+interface GatewayStep extends StepBase {
   readonly kind: 'gateway';
   /** the gateway's id or name; null: the organization's default */
   readonly gateway: string | null;
@@ -52,7 +52,7 @@ export interface WorkflowDoc extends StoredFields {
   readonly created_by: string;
 }
 
-export type { StepStatus, WorkflowRunStatus, WorkflowStepState as StepState } from '../../actors/workflow.machine.js';
+export type { WorkflowStepState as StepState } from '../../actors/workflow.machine.js';
 
 export interface WorkflowRunDoc extends StoredFields {
   readonly workflow_id: string;

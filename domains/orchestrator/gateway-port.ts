@@ -6,13 +6,13 @@
  * `workflow_run_id` + `step_id` after a restart: implementations use the pair
  * as an idempotency key.
  */
-export interface GatewayDispatchRequest {
+interface GatewayDispatchRequest {
   readonly workflow_run_id: string;
   readonly step_id: string;
   readonly input: Record<string, unknown>;
 }
 
-export interface GatewayDispatchResult {
+interface GatewayDispatchResult {
   readonly status: 'succeeded' | 'failed';
   readonly output: Record<string, unknown> | string | null;
   readonly error?: string;

@@ -19,7 +19,7 @@
  * ids: the engine's idempotency key).
  */
 import type { Logger } from 'pino';
-import { runStatusOf, workflowMachine, workflowStateOf, type LaunchParams, type PersistParams, type WorkflowOutcome } from '../../actors/workflow.machine.js';
+import { workflowMachine, workflowStateOf, type LaunchParams, type PersistParams, type WorkflowOutcome } from '../../actors/workflow.machine.js';
 import type { RunEnd } from '../../actors/agent-run.types.js';
 import type { AgentRunLauncher } from '../agents/start-agent-run.js';
 import type { Collections } from '../collections.js';
@@ -33,8 +33,8 @@ import { conditionHolds, parsedOutput } from './conditions.js';
 import type { StepDef, StepState, WorkflowRunDoc } from './documents.js';
 import type { GatewayDispatch } from './gateway-port.js';
 
-export const WORKFLOW_RUN_KIND = 'workflow_run';
-export const MAX_STEP_ATTEMPTS = 3;
+const WORKFLOW_RUN_KIND = 'workflow_run';
+const MAX_STEP_ATTEMPTS = 3;
 /** an agent's reply kept as a step's output, in characters */
 const MAX_OUTPUT_CHARS = 100_000;
 
@@ -152,18 +152,9 @@ export class WorkflowRunner {
     });
   }
 
-  isLive(runId: string): boolean {
-    return this.live.has(runId) && this.deps.supervisor.has(runId);
-  }
-
   /** Sends an event to a live run; false when it is not live. */
   send(runId: string, event: Parameters<KindHandle<typeof workflowMachine>['send']>[1]): boolean {
     return this.actors.send(runId, event);
-  }
-
-  /** The live run's step states, or undefined once it finished. */
-  snapshot(runId: string) {
-    return this.actors.snapshot(runId)?.context;
   }
 
   /** Resolves once every change handed to the store so far is written. */
@@ -337,5 +328,3 @@ function resumedOutcome(doc: WorkflowRunDoc): WorkflowOutcome | null {
     message: `step ${failed.id} ${failed.status}: ${failed.reason ?? failed.status}${failed.error ? `: ${failed.error}` : ''}`,
   };
 }
-
-export { runStatusOf };

@@ -46,7 +46,7 @@ function checkCondition(step: StepDef): void {
 }
 
 /** The first cycle found (its step ids, the first repeated at the end), or null. */
-export function findCycle(steps: readonly StepDef[]): string[] | null {
+function findCycle(steps: readonly StepDef[]): string[] | null {
   const byId = new Map(steps.map((step) => [step.id, step]));
   const state = new Map<string, 'visiting' | 'done'>();
   const path: string[] = [];

@@ -43,7 +43,7 @@ export function runUntil(
   );
 }
 
-export const ended = (run: any): boolean => ['succeeded', 'failed', 'cancelled'].includes(run.status as string);
+const ended = (run: any): boolean => ['succeeded', 'failed', 'cancelled'].includes(run.status as string);
 
 export const stepOf = (run: any, id: string): any => (run.steps as any[]).find((step) => step.id === id);
 
