@@ -18,6 +18,7 @@ import type { SettingsDoc } from './settings/documents.js';
 import type { SkillDoc } from './skills/documents.js';
 import type { McpApprovalDoc, SourceDoc, SourceSyncJobDoc } from './sources/types.js';
 import type { InboundDeliveryDoc, TaskDoc, TaskRunDoc } from './tasks/types.js';
+import type { WorkflowDoc, WorkflowRunDoc } from './orchestrator/documents.js';
 import type { WebhookSampleDoc } from './webhook-samples/documents.js';
 import type { OutboundWebhookDoc, WebhookDeliveryDoc } from './webhooks/documents.js';
 import type { GatewayDispatchDoc, GatewayDoc } from './gateways/documents.js';
@@ -55,6 +56,8 @@ export interface Collections extends PlatformCollections {
   readonly notifications: OrgCollection<NotificationDoc>;
   readonly gateways: OrgCollection<GatewayDoc>;
   readonly gatewayDispatches: OrgCollection<GatewayDispatchDoc>;
+  readonly workflows: OrgCollection<WorkflowDoc>;
+  readonly workflowRuns: OrgCollection<WorkflowRunDoc>;
 }
 
 export async function openCollections(store: MetadataStore): Promise<Collections> {
@@ -194,5 +197,7 @@ export async function openCollections(store: MetadataStore): Promise<Collections
       scope: 'org',
       indexes: ['gateway_id', 'status'],
     }),
+    workflows: await store.orgCollection<WorkflowDoc>({ name: 'workflows', idPrefix: 'wfl', scope: 'org', unique: [['name']] }),
+    workflowRuns: await store.orgCollection<WorkflowRunDoc>({ name: 'workflow_runs', idPrefix: 'wfr', scope: 'org', indexes: ['workflow_id', 'status'] }),
   };
 }

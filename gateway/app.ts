@@ -80,6 +80,8 @@ import { GatewayHealthSchedule } from '../domains/gateways/health.js';
 import { followSourceSyncs } from '../domains/activity/sources.js';
 import { activityRunObserver } from '../domains/activity/runs.js';
 import { createRequestAuditor } from './audit.js';
+import { WorkflowRunner } from '../domains/orchestrator/runner.js';
+import { OrchestratorService } from '../domains/orchestrator/service.js';
 
 export interface RunningService {
   readonly url: string;
@@ -193,6 +195,10 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     const channels = new ChannelRuntime({ collections, supervisor, agentRuntime, launcher, config, logger, egress });
     await channels.start();
     const pipelineRuns = new PipelineRuns(collections, identity, clock);
+    // workflow runs a previous process left in flight resume (their interrupted agent runs were finalized above)
+    const workflowRunner = new WorkflowRunner({ collections, supervisor, launcher, logger });
+    workflowRunner.useGatewayDispatch(gatewayDispatcher);
+    await workflowRunner.start();
     const services: Services = {
       channels,
       config,
@@ -241,6 +247,8 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       policyService: new PolicyService(collections, policyBundles, clock),
       bindings: new BindingService(collections, channels, supervisor),
       inboundEndpoints: new InboundEndpoints(collections, taskRuntime),
+      workflowRunner,
+      orchestrator: new OrchestratorService(collections, workflowRunner, clock),
       policySourceService: new PolicySourceService({
         collections,
         bundles: policyBundles,

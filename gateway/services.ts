@@ -49,6 +49,8 @@ import type { InboundEndpoints } from '../domains/tasks/inbound-endpoints.js';
 import type { GatewayService } from '../domains/gateways/service.js';
 import type { GatewayDispatcher } from '../domains/gateways/dispatch.js';
 import type { GatewayHealthSchedule } from '../domains/gateways/health.js';
+import type { OrchestratorService } from '../domains/orchestrator/service.js';
+import type { WorkflowRunner } from '../domains/orchestrator/runner.js';
 
 /** What route modules are built from; assembled once in gateway/app.ts. */
 export interface Services {
@@ -149,4 +151,8 @@ export interface Services {
   readonly gatewayDispatcher: GatewayDispatcher;
   /** probes every gateway every GATEWAY_HEALTH_INTERVAL_SECS */
   readonly gatewayHealth: GatewayHealthSchedule;
+  /** /orchestrator (feature `orchestrator`): workflows and their runs */
+  readonly orchestrator: OrchestratorService;
+  /** the workflow run actors; `useGatewayDispatch` wires the external orchestration engine's port */
+  readonly workflowRunner: WorkflowRunner;
 }

@@ -67,7 +67,11 @@ export interface PreparedRun {
  * chat) share the organization's CHAT_COST_CAP_USD_PER_DAY; a task's runs its
  * own cost_cap_usd_per_day.
  */
-export type CostCap = { readonly scope: 'chat' } | { readonly scope: 'task'; readonly taskId: string; readonly capUsd: number | null };
+export type CostCap =
+  | { readonly scope: 'chat' }
+  | { readonly scope: 'task'; readonly taskId: string; readonly capUsd: number | null }
+  /** a cap on this one run alone (a workflow step's cost_cap_usd): nothing spent before it counts */
+  | { readonly scope: 'run'; readonly capUsd: number | null };
 
 export interface StartAgentRun {
   readonly runId: string;
@@ -207,7 +211,7 @@ export class AgentRunLauncher {
   /** The cap and what was spent under it today (UTC, on the runtime clock). */
   private async budget(org: OrgId, cap: CostCap): Promise<{ capUsd: number | null; spentUsd: number }> {
     const capUsd = cap.scope === 'chat' ? this.deps.config.chatCostCapUsdPerDay : cap.capUsd;
-    if (capUsd === null) return { capUsd, spentUsd: 0 };
+    if (capUsd === null || cap.scope === 'run') return { capUsd, spentUsd: 0 };
     const day = dayOf(this.deps.clock.now());
     const runs = await this.deps.collections.agentRuns.findAll(org, cap.scope === 'chat' ? { day, kind: 'chat' } : { day, task_id: cap.taskId });
     return { capUsd, spentUsd: runs.reduce((sum, run) => sum + run.cost_usd, 0) };

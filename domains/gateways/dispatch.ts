@@ -18,16 +18,8 @@ import { asOrgId, type OrgId } from '../../runtime/store/types.js';
 import type { GatewayDispatchDoc, GatewayDoc } from './documents.js';
 import { EngineDownError, type Outcome } from './engines.js';
 import type { GatewayService } from './service.js';
+import type { GatewayDispatch } from '../orchestrator/gateway-port.js';
 import { outcomeSchema, verifyCallback } from './webhook-engine.js';
-
-/** what s-orch (and the task launch seam) call */
-export interface GatewayDispatch {
-  dispatch(
-    orgId: string,
-    gateway: string | null,
-    request: { workflow_run_id: string; step_id: string; input: Record<string, unknown> },
-  ): Promise<{ status: 'succeeded' | 'failed'; output: Record<string, unknown> | string | null; error?: string }>;
-}
 
 /** first poll of a running workflow after this; doubling up to POLL_MAX_MS */
 const POLL_FIRST_MS = 200;

@@ -30,7 +30,7 @@ import type { FireResult, TaskFiring, TriggerInput } from './firing.js';
 import { TaskRunLedger } from './run-ledger.js';
 import { nextOccurrence } from './schedule.js';
 import { launchTaskRun } from './task-launch.js';
-import type { GatewayDispatch } from '../gateways/dispatch.js';
+import type { GatewayDispatch } from '../orchestrator/gateway-port.js';
 import { renderInputTemplate } from './template.js';
 import type { TaskDoc, TaskRunStatus } from './types.js';
 

@@ -14,7 +14,7 @@ import type { OrgId } from '../../runtime/store/types.js';
 import type { TaskRunLedger } from './run-ledger.js';
 import { reportTaskRunEnded, type ActivityRecorder } from '../activity/runs.js';
 import type { TaskRunStatus } from './types.js';
-import type { GatewayDispatch } from '../gateways/dispatch.js';
+import type { GatewayDispatch } from '../orchestrator/gateway-port.js';
 
 export interface TaskLaunchDeps {
   readonly collections: Collections;

@@ -169,3 +169,8 @@ export function renderInputTemplate(template: Record<string, unknown>, trigger: 
   };
   return renderValue(template, context) as Record<string, unknown>;
 }
+
+/** Renders one template string against any context (objects render as JSON when interpolated whole): the orchestrator's instructions. */
+export function renderWithContext(source: string, context: Record<string, unknown>): string {
+  return render(source, renderable(context));
+}

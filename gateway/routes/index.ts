@@ -39,6 +39,7 @@ import { policyCheckRoutes } from './policy-checks.js';
 import { activityRoutes } from './activity.js';
 import { notificationRoutes } from './notifications.js';
 import { gatewayRoutes } from './gateways.js';
+import { orchestratorRoutes } from './orchestrator.js';
 
 export function allRoutes(services: Services, table: () => readonly AnyRoute[]): AnyRoute[] {
   return [
@@ -80,5 +81,6 @@ export function allRoutes(services: Services, table: () => readonly AnyRoute[]):
     ...activityRoutes(services),
     ...notificationRoutes(services),
     ...gatewayRoutes(services),
+    ...orchestratorRoutes(services),
   ];
 }

@@ -44,6 +44,8 @@ export const PERMISSIONS = {
   'audit:read': 'read the audit log: who changed what, logins, key rotations, policy denials (owner and admin)',
   'gateway:read': 'read gateways (external orchestration engines), their health and dispatches',
   'gateway:manage': 'create, change, test and delete gateways',
+  'workflow:read': 'read orchestrator workflows and their runs',
+  'workflow:manage': 'create, change, run, cancel and delete orchestrator workflows; answer their approval steps',
 } as const;
 
 export type Permission = keyof typeof PERMISSIONS;
@@ -102,6 +104,7 @@ export const BUILTIN_ROLES: readonly BuiltinRole[] = [
       'graph:write',
       'file:write',
       'task:manage',
+      'workflow:manage',
     ],
   },
   { name: 'viewer', description: 'reads everything, changes nothing', permissions: READ_PERMISSIONS },

@@ -1,0 +1,65 @@
+/** A workflow run survives a restart: the next process resumes it from its stored step states. */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { FAKE_LLM_API_KEY, startFakeLlmServer } from '../fakes/llm/server.js';
+import { wireOrganization } from '../runtime/chat-helpers.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { agentStep, createWorkflow, ON, runUntil, startRun, stepOf, userTexts } from './helpers.js';
+
+describe('workflow runs across a restart', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-orchestrator-restart-'));
+  // the same root secret: tokens and the organization's sealed LLM key stay readable
+  const env = { ...ON, JWT_SECRET: randomBytes(32).toString('hex'), LLM_API_KEY: FAKE_LLM_API_KEY, SHUTDOWN_GRACE_SECS: '0' };
+  const servers: TestServer[] = [];
+  afterAll(async () => {
+    for (const server of servers) await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('a run stopped mid-step restarts the interrupted step and runs to completion', async () => {
+    const llm = await startFakeLlmServer();
+    try {
+      const first = await startTestServer(env, { dataDir });
+      servers.push(first);
+      const org = await wireOrganization(first, llm);
+      const owner = org.session;
+      llm.script([{ text: 'first-done' }, { text: ['never', 'finished'], hold_after_chunks: 1 }]);
+      const workflow = await createWorkflow(first, owner, {
+        name: 'survivor',
+        steps: [
+          agentStep('one', 'step one'),
+          agentStep('two', 'step two after {{steps.one.output}}', { needs: ['one'] }),
+          agentStep('three', 'step three', { needs: ['two'] }),
+        ],
+      });
+      const started = await startRun(first, owner, workflow.id);
+      await llm.whenHeld();
+      const before = await runUntil(first, owner, workflow.id, started.id, (run) => stepOf(run, 'two').status === 'running', 'to run step two');
+      const interrupted = stepOf(before, 'two').agent_run_id as string;
+      await first.stop();
+      llm.release();
+
+      llm.script([{ text: 'second-try' }, { text: 'third-done' }]);
+      const second = await startTestServer(env, { dataDir });
+      servers.push(second);
+      const login = await second.request('POST', '/auth/login', { body: { email: owner.email, password: owner.password } });
+      const session = { ...owner, token: login.body.token as string };
+      const run = await runUntil(second, session, workflow.id, started.id);
+      expect(run.status).toBe('succeeded');
+      expect(stepOf(run, 'one')).toMatchObject({ status: 'succeeded', output: 'first-done', attempts: 1 });
+      expect(stepOf(run, 'two')).toMatchObject({ status: 'succeeded', output: 'second-try', attempts: 2 });
+      expect(stepOf(run, 'two').agent_run_id).not.toBe(interrupted);
+      expect(stepOf(run, 'three')).toMatchObject({ status: 'succeeded', output: 'third-done' });
+      // the restarted step got its rendered instruction again
+      const texts = llm.requests.map((request) => userTexts(request.body));
+      expect(texts.filter((text) => text.includes('step two after first-done'))).toHaveLength(2);
+      const old = await second.service.services.collections.agentRuns.get(owner.organization.id as never, interrupted);
+      expect(old).toMatchObject({ status: 'failed', reason: 'interrupted' });
+    } finally {
+      await llm.close();
+    }
+  });
+});
