@@ -2,6 +2,10 @@
 import { describe, expect, it } from 'vitest';
 import type { GatewayDispatch } from '../../domains/orchestrator/gateway-port.js';
 import { useSuite, ownLlm } from '../helpers/suite.js';
+import { expectStatus } from '../helpers/expect-status.js';
+import { startFakeTemporal } from '../fakes/temporal/server.js';
+
+const TEMPORAL_KEY = 'temporal-api-key-for-workflows-1';
 import { startWiredOrg } from '../helpers/llm.js';
 import { agentStep, createWorkflow, ON, runUntil, startRun, stepOf, userTexts } from './helpers.js';
 
@@ -185,6 +189,13 @@ describe('workflow runs', () => {
       name: 'gateway',
       steps: [{ id: 'remote', kind: 'gateway', gateway: 'engine-1', input: { ticket: '{{inputs.ticket}}' } }],
     });
+    // the service's own dispatcher: no gateway of that name in the organization
+    const unknown = await runUntil(server, owner, workflow.id, (await startRun(server, owner, workflow.id, { ticket: 'T-0' })).id);
+    expect(unknown).toMatchObject({ status: 'failed' });
+    expect(stepOf(unknown, 'remote')).toMatchObject({ status: 'failed', reason: 'not_found' });
+
+    const wired = server.service.services.gatewayDispatcher;
+    server.service.services.workflowRunner.useGatewayDispatch(null);
     const none = await runUntil(server, owner, workflow.id, (await startRun(server, owner, workflow.id, { ticket: 'T-1' })).id);
     expect(none).toMatchObject({ status: 'failed' });
     expect(stepOf(none, 'remote')).toMatchObject({ status: 'failed', reason: 'gateway_unavailable' });
@@ -207,7 +218,39 @@ describe('workflow runs', () => {
         { orgId: owner.organization.id, gateway: 'engine-1', request: { workflow_run_id: started.id, step_id: 'remote', input: { ticket: 'T-2' } } },
       ]);
     } finally {
-      server.service.services.workflowRunner.useGatewayDispatch(null);
+      server.service.services.workflowRunner.useGatewayDispatch(wired);
+    }
+  });
+
+  it('dispatches a gateway step to a Temporal gateway of the organization and takes its result as the output', async () => {
+    const { server, owner } = ctx;
+    const temporal = await startFakeTemporal({ apiKey: TEMPORAL_KEY, namespaces: ['agents-ns'] });
+    try {
+      temporal.behave((input) => ({ complete: { triaged: input.input.ticket } }));
+      const gateway = await server.request('POST', '/gateways', {
+        token: owner.token,
+        body: {
+          name: 'temporal-wf',
+          engine_type: 'temporal',
+          base_url: temporal.url,
+          api_key: TEMPORAL_KEY,
+          context: { namespace: 'agents-ns', task_queue: 'steps', workflow_type: 'Triage' },
+        },
+      });
+      expectStatus(gateway, 201);
+      const workflow = await createWorkflow(server, owner, {
+        name: 'via temporal',
+        steps: [{ id: 'remote', kind: 'gateway', gateway: 'temporal-wf', input: { ticket: '{{inputs.ticket}}' } }],
+      });
+      const run = await runUntil(server, owner, workflow.id, (await startRun(server, owner, workflow.id, { ticket: 'T-7' })).id);
+      expect(run.status).toBe('succeeded');
+      expect(stepOf(run, 'remote').output).toEqual({ triaged: 'T-7' });
+      expect([...temporal.workflows.values()][0]).toMatchObject({
+        workflowType: 'Triage',
+        input: { workflow_run_id: run.id, step_id: 'remote', input: { ticket: 'T-7' } },
+      });
+    } finally {
+      await temporal.close();
     }
   });
 });
