@@ -27,7 +27,7 @@ export interface LedgerEntry {
 }
 
 /** a ledger entry and the stream sequence it was read at (the compare-and-set guard) */
-export interface Versioned<T> {
+interface Versioned<T> {
   readonly value: T;
   readonly seq: number;
 }
