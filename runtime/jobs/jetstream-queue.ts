@@ -146,28 +146,31 @@ export class JetStreamJobQueue implements JobQueue {
 
   async #claimFrom(workerId: string, queue: QueueName, max: number): Promise<Lease[]> {
     const pulled = await pullNow(this.nc, this.streamOf(queue), this.consumerOf(queue), max);
-    const leases: Lease[] = [];
-    for (const msg of pulled) {
-      const spec = JSON.parse(decoder.decode(msg.data)) as JobSpec;
-      const delivery = msg.deliveryCount;
-      const fence = `${msg.streamSeq}.${delivery}`;
-      const expiresAt = this.clock.now() + this.options.leaseMs;
-      let settled = false;
-      const next = await this.ledger.update(spec.id, (entry) => {
-        if (entry.state === 'done' || entry.state === 'dead') {
-          settled = true;
+    // the deliveries of one pull are leased in parallel: each is its own compare-and-set on its own ledger subject
+    const leased = await Promise.all(
+      pulled.map(async (msg): Promise<Lease | null> => {
+        const spec = JSON.parse(decoder.decode(msg.data)) as JobSpec;
+        const delivery = msg.deliveryCount;
+        const fence = `${msg.streamSeq}.${delivery}`;
+        const expiresAt = this.clock.now() + this.options.leaseMs;
+        let settled = false;
+        const next = await this.ledger.update(spec.id, (entry) => {
+          if (entry.state === 'done' || entry.state === 'dead') {
+            settled = true;
+            return null;
+          }
+          return { ...entry, state: 'leased', deliveries: delivery, fence, reply: msg.reply, workerId, expiresAt };
+        });
+        if (next === null) {
+          // settled by an earlier delivery (a late complete won) or unknown to the ledger: drop this delivery
+          this.nc.publish(msg.reply, encoder.encode(settled ? '+ACK' : '+TERM'));
           return null;
         }
-        return { ...entry, state: 'leased', deliveries: delivery, fence, reply: msg.reply, workerId, expiresAt };
-      });
-      if (next === null) {
-        // settled by an earlier delivery (a late complete won) or unknown to the ledger: drop this delivery
-        this.nc.publish(msg.reply, encoder.encode(settled ? '+ACK' : '+TERM'));
-        continue;
-      }
-      if (delivery > 1) await this.ledger.increment(`${queue}.redelivered`);
-      leases.push({ job: next.spec, delivery, fence, workerId, expiresAt });
-    }
+        return { job: next.spec, delivery, fence, workerId, expiresAt };
+      }),
+    );
+    const leases = leased.filter((lease): lease is Lease => lease !== null);
+    for (const lease of leases) if (lease.delivery > 1) await this.ledger.increment(`${queue}.redelivered`);
     return leases;
   }
 
