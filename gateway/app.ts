@@ -75,6 +75,8 @@ import { ActivitySweeper } from '../domains/activity/retention.js';
 import { followSourceSyncs } from '../domains/activity/sources.js';
 import { activityRunObserver } from '../domains/activity/runs.js';
 import { createRequestAuditor } from './audit.js';
+import { WorkerService } from '../domains/workers/service.js';
+import { openWorkerQueue } from '../domains/workers/open-queue.js';
 
 export interface RunningService {
   readonly url: string;
@@ -182,7 +184,10 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     const tasks: TaskFiring = taskRuntime.service;
     const channels = new ChannelRuntime({ collections, supervisor, agentRuntime, launcher, config, logger, egress });
     await channels.start();
+    // the gateway owns the job queue; workers reach it only over the worker routes
+    const workers = new WorkerService(openWorkerQueue(config, clock), clock, config.workerLeaseTtlSeconds * 1000);
     const services: Services = {
+      workers,
       channels,
       config,
       collections,
@@ -248,6 +253,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       logger,
       maxJsonDepth: config.maxJsonDepth,
       audit: createRequestAuditor(activity),
+      workerToken: config.workerToken,
     });
     // outbound deliveries a previous process left queued or in flight carry on
     await webhookDispatcher.resume();
@@ -267,6 +273,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
           await activitySweeper.stop();
           await taskRuntime.stop();
           await supervisor.shutdown();
+          await workers.queue.close();
           await closePlugins(plugins);
           await server.close();
           await contextTables?.close();

@@ -44,6 +44,7 @@ import type { BindingService } from '../domains/channels/binding-service.js';
 import type { TaskRunService } from '../domains/tasks/run-service.js';
 import type { TaskRecommender } from '../domains/recommendations/recommend.js';
 import type { InboundEndpoints } from '../domains/tasks/inbound-endpoints.js';
+import type { WorkerService } from '../domains/workers/service.js';
 
 /** What route modules are built from; assembled once in gateway/app.ts. */
 export interface Services {
@@ -134,4 +135,6 @@ export interface Services {
   readonly bindings: BindingService;
   /** /inbound-webhooks: provisioned inbound endpoints, and the stored inbound deliveries */
   readonly inboundEndpoints: InboundEndpoints;
+  /** worker processes, the job queue they reach over HTTP, and what completed jobs apply */
+  readonly workers: WorkerService;
 }

@@ -38,6 +38,7 @@ import { policySourceRoutes } from './policy-sources.js';
 import { policyCheckRoutes } from './policy-checks.js';
 import { activityRoutes } from './activity.js';
 import { notificationRoutes } from './notifications.js';
+import { workerRoutes } from './workers.js';
 
 export function allRoutes(services: Services, table: () => readonly AnyRoute[]): AnyRoute[] {
   return [
@@ -78,5 +79,6 @@ export function allRoutes(services: Services, table: () => readonly AnyRoute[]):
     ...policyCheckRoutes(services),
     ...activityRoutes(services),
     ...notificationRoutes(services),
+    ...workerRoutes(services),
   ];
 }
