@@ -76,7 +76,7 @@ import { followSourceSyncs } from '../domains/activity/sources.js';
 import { activityRunObserver } from '../domains/activity/runs.js';
 import { createRequestAuditor } from './audit.js';
 import { WorkerService } from '../domains/workers/service.js';
-import { openWorkerQueue } from '../domains/workers/open-queue.js';
+import { openJobQueue } from '../runtime/jobs/open.js';
 
 export interface RunningService {
   readonly url: string;
@@ -184,8 +184,9 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     const tasks: TaskFiring = taskRuntime.service;
     const channels = new ChannelRuntime({ collections, supervisor, agentRuntime, launcher, config, logger, egress });
     await channels.start();
-    // the gateway owns the job queue; workers reach it only over the worker routes
-    const workers = new WorkerService(openWorkerQueue(config, clock), clock, config.workerLeaseTtlSeconds * 1000);
+    // the gateway owns the job queue; workers reach it only over the worker routes (nothing is queued while the feature is off)
+    const jobQueue = await openJobQueue({ ...config, natsUrl: config.features.workers ? config.natsUrl : null }, clock, logger);
+    const workers = new WorkerService(jobQueue, clock, config.workerLeaseTtlSeconds * 1000);
     const services: Services = {
       workers,
       channels,

@@ -27,6 +27,8 @@ export interface WorkerStatus {
 
 /** the longest a claim may hold the request open */
 export const MAX_CLAIM_WAIT_MS = 30_000;
+/** a claim's wait is cut in steps this long, so a worker that went away stops claiming */
+const CLAIM_STEP_MS = 1_000;
 
 export class WorkerService {
   private readonly workers = new Map<string, WorkerRecord>();
@@ -66,9 +68,26 @@ export class WorkerService {
     return worker;
   }
 
-  async claim(workerId: string, max: number, waitMs: number): Promise<Lease[]> {
+  /**
+   * Leases up to `max` (at most the worker's slots) jobs, waiting at most
+   * `waitMs`. The wait goes in short steps so a worker that went away (its
+   * request aborted: `gone()`) stops claiming; jobs leased just as it went are
+   * given back at once (`fail`, counted as a delivery) instead of waiting out a lease.
+   */
+  async claim(workerId: string, max: number, waitMs: number, gone: () => boolean = () => false): Promise<Lease[]> {
     const worker = this.heartbeat(workerId);
-    return this.queue.claim(worker.id, worker.queues, { max: Math.min(max, worker.slots), waitMs: Math.min(waitMs, MAX_CLAIM_WAIT_MS) });
+    const deadline = this.clock.now() + Math.min(waitMs, MAX_CLAIM_WAIT_MS);
+    for (;;) {
+      const step = Math.max(0, Math.min(CLAIM_STEP_MS, deadline - this.clock.now()));
+      const leases = await this.queue.claim(worker.id, worker.queues, { max: Math.min(max, worker.slots), waitMs: step });
+      if (gone()) {
+        await Promise.all(
+          leases.map((lease) => this.queue.fail(lease.job.id, lease.fence, 'the worker went away before its claim was answered').catch(() => undefined)),
+        );
+        return [];
+      }
+      if (leases.length > 0 || this.clock.now() >= deadline) return leases;
+    }
   }
 
   renew(jobId: string, fence: string): Promise<Lease> {

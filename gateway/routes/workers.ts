@@ -126,10 +126,12 @@ export function workerRoutes({ workers }: Services): AnyRoute[] {
       params: workerParams,
       body: claimBody,
       response: z.object({ jobs: z.array(leaseSchema) }),
-      handler: async ({ params, body }) => ({
-        status: 200,
-        json: { jobs: (await workers.claim(params.id, body.max, body.wait_ms)).map(presentLease) },
-      }),
+      handler: async ({ request, params, body }) => {
+        let gone = false;
+        request.onAborted?.(() => (gone = true));
+        const leases = await workers.claim(params.id, body.max, body.wait_ms, () => gone);
+        return { status: 200, json: { jobs: leases.map(presentLease) } };
+      },
     }),
     route({
       ...common,
