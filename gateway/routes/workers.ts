@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { isoAt } from '../../runtime/clock.js';
-import { QUEUE_NAMES, type JobInfo, type Lease } from '../../runtime/jobs/queue.js';
+import { QUEUE_NAMES, type JobInfo, type Lease, type QueueName } from '../../runtime/jobs/queue.js';
 import { MAX_CLAIM_WAIT_MS, type WorkerRecord } from '../../domains/workers/service.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
@@ -67,7 +67,7 @@ const queueStatsSchema = z.object({
 });
 const statusSchema = z.object({
   workers: z.array(workerSchema.extend({ alive: z.boolean() })),
-  queues: z.record(queueName, queueStatsSchema),
+  queues: z.object(Object.fromEntries(QUEUE_NAMES.map((name) => [name, queueStatsSchema])) as Record<QueueName, typeof queueStatsSchema>),
 });
 
 const presentWorker = (worker: WorkerRecord) => ({
