@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import type { RuntimeClock } from '../clock.js';
 import type { ServiceConfig } from '../config.js';
-import { ServiceError } from '../errors.js';
 import { InProcessJobQueue } from './in-process-queue.js';
+import { JetStreamJobQueue } from './jetstream-queue.js';
 import type { JobQueue } from './queue.js';
 
 /** deliveries of a job before it goes to the dead letters (JetStream `MaxDeliver`) */
@@ -15,7 +15,9 @@ export const JOB_MAX_DELIVER = 5;
 export async function openJobQueue(config: Pick<ServiceConfig, 'natsUrl' | 'workerLeaseTtlSeconds'>, clock: RuntimeClock, logger: Logger): Promise<JobQueue> {
   const options = { leaseMs: config.workerLeaseTtlSeconds * 1000, maxDeliver: JOB_MAX_DELIVER };
   if (config.natsUrl !== null) {
-    throw new ServiceError('service_unavailable', 'the JetStream job queue is not built yet; unset NATS_URL to use the in-process queue');
+    const queue = await JetStreamJobQueue.open(clock, { ...options, url: config.natsUrl });
+    logger.info({ lease_ms: options.leaseMs, max_deliver: options.maxDeliver, prefix: queue.prefix }, 'job queue: JetStream');
+    return queue;
   }
   logger.info({ lease_ms: options.leaseMs, max_deliver: options.maxDeliver }, 'job queue: in-process');
   return new InProcessJobQueue(clock, options);

@@ -1,0 +1,124 @@
+/**
+ * The JetStream queue's job ledger: one state stream, one subject per job
+ * (`<prefix>.ledger.<base64url id>`, `max_msgs_per_subject` 1), the latest
+ * message is the job's state. Every change is a compare-and-set on the
+ * subject's last sequence (`Nats-Expected-Last-Subject-Sequence`, which the
+ * 2.9 server supports), so two workers racing on one job cannot both win:
+ * the ledger, not the transport, decides which delivery's result counts.
+ * (No KV bucket: `@nats-io/kv` is not installed here; the KV API is this same
+ * stream shape underneath.)
+ */
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { JobInfo, JobSpec } from './queue.js';
+
+export interface LedgerEntry {
+  readonly spec: JobSpec;
+  readonly state: JobInfo['state'];
+  readonly deliveries: number;
+  readonly enqueuedAt: number;
+  readonly result: Record<string, unknown> | null;
+  readonly error: string | null;
+  /** `<stream seq>.<delivery count>` of the current delivery; '' before the first */
+  readonly fence: string;
+  /** the current delivery's ack subject: any process can ack, nak, term or heartbeat it */
+  readonly reply: string;
+  readonly workerId: string;
+  readonly expiresAt: number;
+}
+
+/** a ledger entry and the stream sequence it was read at (the compare-and-set guard) */
+export interface Versioned<T> {
+  readonly value: T;
+  readonly seq: number;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export class JobLedger {
+  readonly stream: string;
+  readonly #prefix: string;
+
+  constructor(
+    readonly js: JetStreamClient,
+    readonly jsm: JetStreamManager,
+    prefix: string,
+  ) {
+    this.#prefix = prefix;
+    this.stream = `${prefix}_ledger`;
+  }
+
+  async ensure(): Promise<void> {
+    const config = {
+      name: this.stream,
+      subjects: [`${this.#prefix}.ledger.>`, `${this.#prefix}.counter.>`],
+      max_msgs_per_subject: 1,
+    };
+    try {
+      await this.jsm.streams.info(this.stream);
+      await this.jsm.streams.update(this.stream, config);
+    } catch {
+      await this.jsm.streams.add(config);
+    }
+  }
+
+  subject(jobId: string): string {
+    return `${this.#prefix}.ledger.${Buffer.from(jobId, 'utf8').toString('base64url')}`;
+  }
+
+  async read(jobId: string): Promise<Versioned<LedgerEntry> | null> {
+    return this.#read<LedgerEntry>(this.subject(jobId));
+  }
+
+  /** write when the subject's last sequence is still `seq` (0: the job is new); false when another writer won */
+  async write(jobId: string, value: LedgerEntry, seq: number): Promise<boolean> {
+    return this.#write(this.subject(jobId), value, seq);
+  }
+
+  /** read, change, compare-and-set, retried while other writers win; null when `change` declines */
+  async update(jobId: string, change: (entry: LedgerEntry) => LedgerEntry | null): Promise<LedgerEntry | null> {
+    for (let attempt = 0; attempt < 8; attempt += 1) {
+      const current = await this.read(jobId);
+      if (!current) return null;
+      const next = change(current.value);
+      if (next === null) return null;
+      if (await this.write(jobId, next, current.seq)) return next;
+    }
+    throw new Error(`job ${jobId}: ledger contention`);
+  }
+
+  async counter(name: string): Promise<number> {
+    return (await this.#read<number>(`${this.#prefix}.counter.${name}`))?.value ?? 0;
+  }
+
+  async increment(name: string): Promise<void> {
+    const subject = `${this.#prefix}.counter.${name}`;
+    for (let attempt = 0; attempt < 16; attempt += 1) {
+      const current = await this.#read<number>(subject);
+      if (await this.#write(subject, (current?.value ?? 0) + 1, current?.seq ?? 0)) return;
+    }
+  }
+
+  async #read<T>(subject: string): Promise<Versioned<T> | null> {
+    const stored = await this.jsm.streams.getMessage(this.stream, { last_by_subj: subject }).catch((e: unknown) => {
+      if (isNotFound(e)) return null;
+      throw e;
+    });
+    if (!stored) return null;
+    return { value: JSON.parse(decoder.decode(stored.data)) as T, seq: stored.seq };
+  }
+
+  async #write(subject: string, value: unknown, seq: number): Promise<boolean> {
+    try {
+      await this.js.publish(subject, encoder.encode(JSON.stringify(value)), { expect: { lastSubjectSequence: seq } });
+      return true;
+    } catch (e) {
+      if (e instanceof Error && /wrong last sequence/i.test(e.message)) return false;
+      throw e;
+    }
+  }
+}
+
+export function isNotFound(e: unknown): boolean {
+  return e instanceof Error && /not found|no message found/i.test(e.message);
+}
