@@ -8,7 +8,14 @@ import { startTestServer } from '../helpers/server.js';
 import { useOneOrg, useSuite } from '../helpers/suite.js';
 import { WORKER_TOKEN } from './helpers.js';
 
-const ENV = { SERVICE_FEATURES_WORKERS: 'true', WORKER_TOKEN, WORKER_LEASE_TTL: '2' };
+const ENV = {
+  SERVICE_FEATURES_WORKERS: 'true',
+  WORKER_TOKEN,
+  WORKER_LEASE_TTL: '2',
+  ...(process.env['NATS_URL'] ? { NATS_URL: process.env['NATS_URL'] } : {}),
+};
+// a JetStream queue outlives the suite: job ids are new on every run
+const JOB = `job-routes-${Date.now().toString(36)}`;
 const worker = { token: WORKER_TOKEN };
 
 describe('worker token', () => {
@@ -83,22 +90,22 @@ describe('register, heartbeat, claim, status', () => {
 
   it('leases a job with a fence, refuses a stale fence with 409 lease_lost, and completes once', async () => {
     const { workers } = ctx.server.service.services;
-    await workers.queue.enqueue({ id: 'job-routes-1', queue: 'render', orgId: ctx.owner.organization.id, kind: 'test_sleep', payload: { ms: 0 } });
+    await workers.queue.enqueue({ id: JOB, queue: 'render', orgId: ctx.owner.organization.id, kind: 'test_sleep', payload: { ms: 0 } });
     const registered = await ctx.server.request('POST', '/workers/register', { body: { queues: ['render'] }, ...worker });
     const claim = await ctx.server.request('POST', `/workers/${registered.body.id}/claim`, { body: { max: 5, wait_ms: 1000 }, ...worker });
     expect(claim.status).toBe(200);
     expect(claim.body.jobs).toHaveLength(1);
     const job = claim.body.jobs[0];
-    expect(job).toMatchObject({ id: 'job-routes-1', queue: 'render', kind: 'test_sleep', org_id: ctx.owner.organization.id, delivery: 1 });
-    const stale = await ctx.server.request('POST', '/workers/jobs/job-routes-1/complete', { body: { fence: `${job.fence}9`, result: {} }, ...worker });
+    expect(job).toMatchObject({ id: JOB, queue: 'render', kind: 'test_sleep', org_id: ctx.owner.organization.id, delivery: 1 });
+    const stale = await ctx.server.request('POST', `/workers/jobs/${JOB}/complete`, { body: { fence: `${job.fence}9`, result: {} }, ...worker });
     expect(stale.status).toBe(409);
     expect(stale.body.error.code).toBe('lease_lost');
-    const renewed = await ctx.server.request('POST', '/workers/jobs/job-routes-1/renew', { body: { fence: job.fence }, ...worker });
+    const renewed = await ctx.server.request('POST', `/workers/jobs/${JOB}/renew`, { body: { fence: job.fence }, ...worker });
     expect(renewed.status).toBe(200);
-    const done = await ctx.server.request('POST', '/workers/jobs/job-routes-1/complete', { body: { fence: job.fence, result: { ok: true } }, ...worker });
+    const done = await ctx.server.request('POST', `/workers/jobs/${JOB}/complete`, { body: { fence: job.fence, result: { ok: true } }, ...worker });
     expect(done.status).toBe(200);
     expect(done.body).toMatchObject({ state: 'done', deliveries: 1 });
-    const again = await ctx.server.request('POST', '/workers/jobs/job-routes-1/complete', { body: { fence: job.fence, result: { ok: true } }, ...worker });
+    const again = await ctx.server.request('POST', `/workers/jobs/${JOB}/complete`, { body: { fence: job.fence, result: { ok: true } }, ...worker });
     expect(again.status).toBe(409);
   });
 
