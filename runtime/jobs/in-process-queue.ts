@@ -35,7 +35,7 @@ const DEFAULT_SETTLED_KEPT = 100_000;
 /** the most jobs one claim leases */
 const MAX_CLAIM = 100;
 
-export interface InProcessQueueOptions extends JobQueueOptions {
+interface InProcessQueueOptions extends JobQueueOptions {
   readonly settledKept?: number;
 }
 

@@ -27,17 +27,24 @@ export interface LedgerEntry {
 }
 
 /** a ledger entry and the stream sequence it was read at (the compare-and-set guard) */
-export interface Versioned<T> {
+interface Versioned<T> {
   readonly value: T;
   readonly seq: number;
 }
 
 const encoder = new TextEncoder();
+const KNOWN_MAX = 50_000;
 const decoder = new TextDecoder();
 
 export class JobLedger {
   readonly stream: string;
   readonly #prefix: string;
+  /**
+   * The entries this process last wrote or read, with their sequence: an
+   * update tries its compare-and-set on them first and reads the stream only
+   * when another writer moved on (saves a read per claim, renew and complete).
+   */
+  readonly #known = new Map<string, Versioned<LedgerEntry>>();
 
   constructor(
     readonly js: JetStreamClient,
@@ -67,17 +74,36 @@ export class JobLedger {
   }
 
   async read(jobId: string): Promise<Versioned<LedgerEntry> | null> {
-    return this.#read<LedgerEntry>(this.subject(jobId));
+    const current = await this.#read<LedgerEntry>(this.subject(jobId));
+    if (current) this.#remember(jobId, current);
+    return current;
   }
 
   /** write when the subject's last sequence is still `seq` (0: the job is new); false when another writer won */
   async write(jobId: string, value: LedgerEntry, seq: number): Promise<boolean> {
-    return this.#write(this.subject(jobId), value, seq);
+    const written = await this.#write(this.subject(jobId), value, seq);
+    if (written === null) this.#known.delete(jobId);
+    else this.#remember(jobId, { value, seq: written });
+    return written !== null;
+  }
+
+  #remember(jobId: string, entry: Versioned<LedgerEntry>): void {
+    this.#known.delete(jobId);
+    if (entry.value.state === 'done' || entry.value.state === 'dead') return;
+    this.#known.set(jobId, entry);
+    // bounded: forget the oldest remembered entry (a miss costs one read)
+    if (this.#known.size > KNOWN_MAX) this.#known.delete(this.#known.keys().next().value ?? '');
   }
 
   /** read, change, compare-and-set, retried while other writers win; null when `change` declines */
   async update(jobId: string, change: (entry: LedgerEntry) => LedgerEntry | null): Promise<LedgerEntry | null> {
-    for (let attempt = 0; attempt < 8; attempt += 1) {
+    const known = this.#known.get(jobId);
+    if (known) {
+      // the remembered entry may be stale: a refusal or a lost compare-and-set falls through to a fresh read
+      const next = attempt(() => change(known.value));
+      if (next && (await this.write(jobId, next, known.seq))) return next;
+    }
+    for (let tries = 0; tries < 8; tries += 1) {
       const current = await this.read(jobId);
       if (!current) return null;
       const next = change(current.value);
@@ -95,7 +121,7 @@ export class JobLedger {
     const subject = `${this.#prefix}.counter.${name}`;
     for (let attempt = 0; attempt < 16; attempt += 1) {
       const current = await this.#read<number>(subject);
-      if (await this.#write(subject, (current?.value ?? 0) + 1, current?.seq ?? 0)) return;
+      if ((await this.#write(subject, (current?.value ?? 0) + 1, current?.seq ?? 0)) !== null) return;
     }
   }
 
@@ -108,14 +134,23 @@ export class JobLedger {
     return { value: JSON.parse(decoder.decode(stored.data)) as T, seq: stored.seq };
   }
 
-  async #write(subject: string, value: unknown, seq: number): Promise<boolean> {
+  /** the new sequence, or null when another writer won */
+  async #write(subject: string, value: unknown, seq: number): Promise<number | null> {
     try {
-      await this.js.publish(subject, encoder.encode(JSON.stringify(value)), { expect: { lastSubjectSequence: seq } });
-      return true;
+      const ack = await this.js.publish(subject, encoder.encode(JSON.stringify(value)), { expect: { lastSubjectSequence: seq } });
+      return ack.seq;
     } catch (e) {
-      if (e instanceof Error && /wrong last sequence/i.test(e.message)) return false;
+      if (e instanceof Error && /wrong last sequence/i.test(e.message)) return null;
       throw e;
     }
+  }
+}
+
+function attempt<T>(run: () => T): T | null {
+  try {
+    return run();
+  } catch {
+    return null;
   }
 }
 

@@ -9,7 +9,7 @@
  */
 import { createInbox, type NatsConnection } from '@nats-io/transport-node';
 
-export interface Pulled {
+interface Pulled {
   readonly data: Uint8Array;
   /** the delivery's ack subject `$JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<ts>.<pending>` */
   readonly reply: string;

@@ -16,7 +16,7 @@ import { pullNow } from './jetstream-pull.js';
 import { isNotFound, JobLedger, type LedgerEntry } from './jetstream-ledger.js';
 import { QUEUE_NAMES, type JobInfo, type JobQueue, type JobQueueOptions, type JobSpec, type Lease, type QueueName, type QueueStats } from './queue.js';
 
-export interface JetStreamQueueOptions extends JobQueueOptions {
+interface JetStreamQueueOptions extends JobQueueOptions {
   readonly url: string;
   /** stream and subject prefix (tests use a unique one) */
   readonly prefix?: string;

@@ -6,7 +6,7 @@ import { JetStreamJobQueue } from './jetstream-queue.js';
 import type { JobQueue } from './queue.js';
 
 /** deliveries of a job before it goes to the dead letters (JetStream `MaxDeliver`) */
-export const JOB_MAX_DELIVER = 5;
+const JOB_MAX_DELIVER = 5;
 
 /**
  * The service's job queue: JetStream work-queue streams when `NATS_URL` is
