@@ -82,6 +82,8 @@ import { activityRunObserver } from '../domains/activity/runs.js';
 import { createRequestAuditor } from './audit.js';
 import { WorkflowRunner } from '../domains/orchestrator/runner.js';
 import { OrchestratorService } from '../domains/orchestrator/service.js';
+import { WorkerService } from '../domains/workers/service.js';
+import { openJobQueue } from '../runtime/jobs/open.js';
 
 export interface RunningService {
   readonly url: string;
@@ -199,7 +201,11 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     const workflowRunner = new WorkflowRunner({ collections, supervisor, launcher, logger });
     workflowRunner.useGatewayDispatch(gatewayDispatcher);
     await workflowRunner.start();
+    // the gateway owns the job queue; workers reach it only over the worker routes (nothing is queued while the feature is off)
+    const jobQueue = await openJobQueue({ ...config, natsUrl: config.features.workers ? config.natsUrl : null }, clock, logger);
+    const workers = new WorkerService(jobQueue, clock, config.workerLeaseTtlSeconds * 1000);
     const services: Services = {
+      workers,
       channels,
       config,
       collections,
@@ -272,6 +278,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       logger,
       maxJsonDepth: config.maxJsonDepth,
       audit: createRequestAuditor(activity),
+      workerToken: config.workerToken,
     });
     // outbound deliveries a previous process left queued or in flight carry on
     await webhookDispatcher.resume();
@@ -294,6 +301,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
           await gatewayHealth.stop();
           await taskRuntime.stop();
           await supervisor.shutdown();
+          await workers.queue.close();
           await closePlugins(plugins);
           await server.close();
           await contextTables?.close();

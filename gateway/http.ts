@@ -18,6 +18,8 @@ export interface HttpRequest {
   readonly requestId: string;
   /** the peer address of the connection (never a forwarded header); absent when the transport has none */
   readonly remoteAddress?: string;
+  /** called once if the client goes before the response is sent (a long poll stops waiting); absent when the transport cannot tell */
+  readonly onAborted?: (listener: () => void) => void;
 }
 
 /** The writable side of a streamed response (Server-Sent Events, long downloads). */

@@ -45,7 +45,7 @@ function errorStatuses(route: AnyRoute): number[] {
   const statuses = new Set<number>(route.errors ?? []);
   const schemas: { params?: z.ZodType; query?: z.ZodType; body?: z.ZodType } = route;
   const readsBody = schemas.body !== undefined || route.bodyKind === 'raw' || route.bodyKind === 'stream';
-  if (route.auth === 'bearer') statuses.add(401);
+  if (route.auth === 'bearer' || route.auth === 'worker') statuses.add(401);
   if (route.auth === 'bearer' && route.permission) statuses.add(403);
   if (schemas.params || route.feature) statuses.add(404);
   if (schemas.query || readsBody) statuses.add(400);
@@ -114,7 +114,7 @@ export function buildOpenApi(routes: readonly AnyRoute[]): JsonSchema {
         ),
         default: { ...errorResponse(500), description: 'any other error (500 internal_error included)' },
       },
-      ...(route.auth === 'bearer' ? { security: [{ bearer: [] }] } : { security: [] }),
+      ...(route.auth === 'bearer' ? { security: [{ bearer: [] }] } : route.auth === 'worker' ? { security: [{ worker: [] }] } : { security: [] }),
       ...(route.auth === 'bearer' && route.permission ? { 'x-permission': route.permission } : {}),
       ...(route.feature ? { 'x-feature': route.feature } : {}),
     };
@@ -132,7 +132,10 @@ export function buildOpenApi(routes: readonly AnyRoute[]): JsonSchema {
     paths,
     components: {
       schemas: { Error: errorEnvelope },
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'user JWT or API key' } },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'user JWT or API key' },
+        worker: { type: 'http', scheme: 'bearer', description: 'WORKER_TOKEN: worker processes only' },
+      },
     },
   };
 }

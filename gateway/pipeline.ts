@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { AuthContext } from '../runtime/auth/context.js';
 import type { FeatureFlags } from '../runtime/config.js';
+import { constantTimeEqual } from '../runtime/crypto.js';
 import { ServiceError } from '../runtime/errors.js';
 import { DEFAULT_MAX_JSON_DEPTH, findTooDeep } from '../runtime/json-depth.js';
 import type { OrgId } from '../runtime/store/types.js';
@@ -38,6 +39,8 @@ export interface PipelineDeps {
   readonly maxJsonDepth?: number;
   /** the audit log: every successful mutating call of a signed-in caller */
   readonly audit?: RequestAuditor;
+  /** `WORKER_TOKEN`: the credential of worker routes (null: worker routes answer 401) */
+  readonly workerToken?: string | null;
 }
 
 /** Public organization bucket for idempotency keys of unauthenticated creates (registration). */
@@ -108,6 +111,18 @@ function withBearerChallenge(error: unknown, credentialsGiven: boolean): never {
   // no credentials: the bare challenge; credentials that failed: say the token is the problem
   const challenge = credentialsGiven ? 'Bearer realm="api", error="invalid_token"' : 'Bearer realm="api"';
   throw new ServiceError(error.code, error.message, error.details, { ...error.headers, 'www-authenticate': challenge });
+}
+
+/** Worker routes take `Bearer <WORKER_TOKEN>` only, compared in constant time on the raw bytes. */
+function checkWorkerToken(expected: string | null, authorization: string | undefined): void {
+  const challenge = { 'www-authenticate': 'Bearer realm="workers"' };
+  if (expected === null) {
+    throw new ServiceError('unauthorized', 'worker routes are off: WORKER_TOKEN is not configured on this server', undefined, challenge);
+  }
+  const match = /^Bearer (.+)$/.exec(authorization ?? '');
+  if (!match || !constantTimeEqual(Buffer.from(match[1] ?? '', 'utf8'), Buffer.from(expected, 'utf8'))) {
+    throw new ServiceError('unauthorized', 'worker routes need Authorization: Bearer <WORKER_TOKEN>', undefined, challenge);
+  }
 }
 
 export class Pipeline {
@@ -202,6 +217,8 @@ export class Pipeline {
         permission: route.permission,
       });
     }
+
+    if (route.auth === 'worker') checkWorkerToken(this.deps.workerToken ?? null, request.headers['authorization']);
 
     // the table erases each route's schema types; the route's own handler type restores them
     const schemas: { params?: z.ZodType; query?: z.ZodType; body?: z.ZodType } = route;

@@ -90,8 +90,14 @@ interface ProtectedRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.Z
   handler(ctx: AuthedContext<z.output<P>, z.output<Q>, z.output<B>>): Promise<HandlerResult>;
 }
 
+/** A worker process's route: `Authorization: Bearer <WORKER_TOKEN>` only (no user credential). */
+interface WorkerRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> extends RouteBase<P, Q, B> {
+  readonly auth: 'worker';
+  handler(ctx: RouteContext<z.output<P>, z.output<Q>, z.output<B>>): Promise<HandlerResult>;
+}
+
 export type Route<P extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType, B extends z.ZodType = z.ZodType> =
-  PublicRoute<P, Q, B> | ProtectedRoute<P, Q, B>;
+  PublicRoute<P, Q, B> | ProtectedRoute<P, Q, B> | WorkerRoute<P, Q, B>;
 
 /** Erased form kept in the route table. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

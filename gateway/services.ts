@@ -51,6 +51,7 @@ import type { GatewayDispatcher } from '../domains/gateways/dispatch.js';
 import type { GatewayHealthSchedule } from '../domains/gateways/health.js';
 import type { OrchestratorService } from '../domains/orchestrator/service.js';
 import type { WorkflowRunner } from '../domains/orchestrator/runner.js';
+import type { WorkerService } from '../domains/workers/service.js';
 
 /** What route modules are built from; assembled once in gateway/app.ts. */
 export interface Services {
@@ -155,4 +156,6 @@ export interface Services {
   readonly orchestrator: OrchestratorService;
   /** the workflow run actors; `useGatewayDispatch` wires the external orchestration engine's port */
   readonly workflowRunner: WorkflowRunner;
+  /** worker processes, the job queue they reach over HTTP, and what completed jobs apply */
+  readonly workers: WorkerService;
 }

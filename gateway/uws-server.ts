@@ -185,7 +185,17 @@ export async function listen(pipeline: Pipeline, host: string, port: number, com
     };
 
     const dispatch = (body: Buffer, bodyStream?: AsyncIterable<Buffer>): void => {
-      const request: HttpRequest = { method, path, query, headers, body, requestId, remoteAddress, ...(bodyStream ? { bodyStream } : {}) };
+      const request: HttpRequest = {
+        method,
+        path,
+        query,
+        headers,
+        body,
+        requestId,
+        remoteAddress,
+        ...(bodyStream ? { bodyStream } : {}),
+        onAborted: (listener) => (aborted ? listener() : void abortListeners.push(listener)),
+      };
       pipeline.handle(match, request).then(sendCommitted, () => {
         // handle() never rejects; this guards the process if that ever changes
         send(errorResponse(new ServiceError('internal_error', 'internal error')));

@@ -6,10 +6,10 @@ import { describe, expect, it } from 'vitest';
 import { ERROR_CATALOG } from '../runtime/errors.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const SOURCE_DIRS = ['gateway', 'runtime', 'actors', 'connectors', 'ingest', 'cli'];
+const SOURCE_DIRS = ['gateway', 'runtime', 'actors', 'connectors', 'ingest', 'cli', 'worker'];
 
 function sourceFiles(): string[] {
-  const files: string[] = [join(ROOT, 'main.ts')];
+  const files: string[] = [join(ROOT, 'main.ts'), join(ROOT, 'worker.ts')];
   const walk = (dir: string): void => {
     for (const entry of readdirSync(dir)) {
       const path = join(dir, entry);
@@ -35,8 +35,8 @@ function offenders(pattern: RegExp, allowed: readonly string[]): string[] {
 }
 
 describe('layering', () => {
-  it('reads the environment only in runtime/config.ts (and the CLI, a separate program, in cli/main.ts)', () => {
-    expect(offenders(/process\.env/, ['runtime/config.ts', 'cli/main.ts'])).toEqual([]);
+  it('reads the environment only in runtime/config.ts (and the CLI and the worker, separate programs, in cli/main.ts and worker.ts)', () => {
+    expect(offenders(/process\.env/, ['runtime/config.ts', 'cli/main.ts', 'worker.ts'])).toEqual([]);
   });
 
   it('compares secrets and signatures only through runtime/crypto.ts (constant time, raw bytes)', () => {

@@ -40,6 +40,7 @@ import { activityRoutes } from './activity.js';
 import { notificationRoutes } from './notifications.js';
 import { gatewayRoutes } from './gateways.js';
 import { orchestratorRoutes } from './orchestrator.js';
+import { workerRoutes } from './workers.js';
 
 export function allRoutes(services: Services, table: () => readonly AnyRoute[]): AnyRoute[] {
   return [
@@ -82,5 +83,6 @@ export function allRoutes(services: Services, table: () => readonly AnyRoute[]):
     ...notificationRoutes(services),
     ...gatewayRoutes(services),
     ...orchestratorRoutes(services),
+    ...workerRoutes(services),
   ];
 }

@@ -77,8 +77,8 @@ export function withImplied(permissions: Iterable<Permission>): Set<Permission> 
   return all;
 }
 
-// runtime:read and audit:read are operator views: owner and admin only, so members and viewers do not get them with the other reads
-const OPERATOR_READS: readonly Permission[] = ['runtime:read', 'audit:read'];
+// runtime:read, audit:read and worker:read are operator views: owner and admin only, so members and viewers do not get them with the other reads
+const OPERATOR_READS: readonly Permission[] = ['runtime:read', 'audit:read', 'worker:read'];
 const READ_PERMISSIONS = ALL_PERMISSIONS.filter((permission) => permission.endsWith(':read') && !OPERATOR_READS.includes(permission));
 
 export interface BuiltinRole {

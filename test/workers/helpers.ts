@@ -1,0 +1,56 @@
+/** Spawns `worker.ts` as a real child process (as `npm run worker` does) and reads its JSON log lines. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { eventually } from '../helpers/eventually.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const TEST_HANDLERS = fileURLToPath(new URL('./fixtures/handlers.ts', import.meta.url));
+export const WORKER_TOKEN = 'worker-token-for-tests-0123456789';
+
+export interface WorkerProcess {
+  readonly child: ChildProcess;
+  readonly logs: Record<string, unknown>[];
+  readonly exited: Promise<number | null>;
+  /** the first log line with this message (and these fields), once it is written */
+  logged(msg: string, fields?: Record<string, unknown>, timeout?: number): Promise<Record<string, unknown>>;
+  /** SIGKILL unless it already exited */
+  kill(): Promise<void>;
+}
+
+export function startWorker(apiUrl: string, args: readonly string[], env: Record<string, string> = {}): WorkerProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'worker.ts', ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env['PATH'] ?? '', SERVICE_API_URL: apiUrl, WORKER_TOKEN, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: Record<string, unknown>[] = [];
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    try {
+      logs.push(JSON.parse(line) as Record<string, unknown>);
+    } catch {
+      // not a log line
+    }
+  });
+  let code: number | null | undefined;
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (exitCode) => resolve((code = exitCode))));
+  return {
+    child,
+    logs,
+    exited,
+    logged: (msg, fields = {}, timeout = 20_000) =>
+      eventually(() => logs.find((entry) => entry['msg'] === msg && Object.entries(fields).every(([key, value]) => entry[key] === value)), {
+        what: `worker log "${msg}" ${JSON.stringify(fields)} (stderr: ${stderr.slice(-500)})`,
+        timeout,
+      }),
+    kill: async () => {
+      if (code === undefined && child.exitCode === null) {
+        child.kill('SIGCONT');
+        child.kill('SIGKILL');
+        await exited;
+      }
+    },
+  };
+}

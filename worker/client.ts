@@ -1,0 +1,78 @@
+/** The worker routes, over HTTP with WORKER_TOKEN: all a worker process knows of the gateway. */
+import type { QueueName } from '../runtime/jobs/queue.js';
+
+export interface ClaimedJob {
+  readonly id: string;
+  readonly queue: QueueName;
+  readonly kind: string;
+  readonly org_id: string;
+  readonly payload: Record<string, unknown>;
+  readonly fence: string;
+  readonly delivery: number;
+  readonly expires_at: string;
+}
+
+export interface RegisteredWorker {
+  readonly id: string;
+  readonly lease_ttl_s: number;
+}
+
+/** a refusal of the gateway: `code` is the error envelope's code (`lease_lost`, `not_found` ...) */
+export class GatewayError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export class WorkerClient {
+  constructor(
+    private readonly apiUrl: string,
+    private readonly token: string,
+  ) {}
+
+  register(body: { name: string | null; queues: readonly QueueName[]; slots: number }): Promise<RegisteredWorker> {
+    return this.post('/workers/register', body);
+  }
+
+  heartbeat(workerId: string): Promise<unknown> {
+    return this.post(`/workers/${workerId}/heartbeat`, undefined);
+  }
+
+  async claim(workerId: string, max: number, waitMs: number, signal?: AbortSignal): Promise<ClaimedJob[]> {
+    const answer = await this.post<{ jobs: ClaimedJob[] }>(`/workers/${workerId}/claim`, { max, wait_ms: waitMs }, signal);
+    return answer.jobs;
+  }
+
+  renew(job: ClaimedJob): Promise<unknown> {
+    return this.post(`/workers/jobs/${encodeURIComponent(job.id)}/renew`, { fence: job.fence });
+  }
+
+  complete(job: ClaimedJob, result: Record<string, unknown>): Promise<unknown> {
+    return this.post(`/workers/jobs/${encodeURIComponent(job.id)}/complete`, { fence: job.fence, result });
+  }
+
+  fail(job: ClaimedJob, error: string): Promise<unknown> {
+    return this.post(`/workers/jobs/${encodeURIComponent(job.id)}/fail`, { fence: job.fence, error: error.slice(0, 4000) });
+  }
+
+  /** any other worker route (a job's context, tool calls, events) */
+  async post<T>(path: string, body: unknown, signal?: AbortSignal): Promise<T> {
+    const response = await fetch(this.apiUrl + path, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${this.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? null : JSON.stringify(body),
+      ...(signal ? { signal } : {}),
+    });
+    const text = await response.text();
+    const parsed = text.length > 0 ? (JSON.parse(text) as unknown) : undefined;
+    if (!response.ok) {
+      const error = (parsed as { error?: { code?: string; message?: string } } | undefined)?.error;
+      throw new GatewayError(response.status, error?.code ?? 'http_error', error?.message ?? `HTTP ${response.status}`);
+    }
+    return parsed as T;
+  }
+}
