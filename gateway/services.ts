@@ -44,6 +44,13 @@ import type { BindingService } from '../domains/channels/binding-service.js';
 import type { TaskRunService } from '../domains/tasks/run-service.js';
 import type { TaskRecommender } from '../domains/recommendations/recommend.js';
 import type { InboundEndpoints } from '../domains/tasks/inbound-endpoints.js';
+import type { TaskDefinitions } from '../domains/tasks/definitions.js';
+import type { Conversations } from '../domains/chat/conversations.js';
+import type { ChannelService } from '../domains/channels/channel-service.js';
+import type { IngestPipelineService } from '../domains/ingest-pipelines/service.js';
+import type { IngestIntake } from '../domains/ingest-pipelines/intake.js';
+import type { McpApprovals } from '../domains/sources/mcp-approvals.js';
+import type { LoginAudit } from '../domains/activity/logins.js';
 
 /** What route modules are built from; assembled once in gateway/app.ts. */
 export interface Services {
@@ -134,4 +141,18 @@ export interface Services {
   readonly bindings: BindingService;
   /** /inbound-webhooks: provisioned inbound endpoints, and the stored inbound deliveries */
   readonly inboundEndpoints: InboundEndpoints;
+  /** /tasks: task definitions (CRUD, secret rotation, inbound deliveries); their actors and runs are `taskRuntime` */
+  readonly taskDefinitions: TaskDefinitions;
+  /** /chat/conversations: conversations, history, reconnects, cancel, approvals, tool calls */
+  readonly conversations: Conversations;
+  /** /channels: chat channels, their connection and reload */
+  readonly channelService: ChannelService;
+  /** /context/pipelines: ingest pipelines, their tokens and runs */
+  readonly ingestPipelines: IngestPipelineService;
+  /** POST /context/ingest/webhook/:token: token, signature, write, the lifecycle event */
+  readonly ingestIntake: IngestIntake;
+  /** writes asked for through /mcp and their decisions */
+  readonly mcpApprovals: McpApprovals;
+  /** logins, registrations and failed logins in the audit log */
+  readonly loginAudit: LoginAudit;
 }
