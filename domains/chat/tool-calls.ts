@@ -20,7 +20,7 @@ export type ToolCallStatus = (typeof TOOL_CALL_STATUSES)[number];
 export const TOOL_EVENT_TYPES = ['tool_call_start', 'approval_required', 'approval_decision', 'tool_result', 'error', 'message_end'];
 
 /** the error of a failed call, as the tool answered it (or `cancelled` / `interrupted` when the run ended first) */
-export interface ToolCallError {
+interface ToolCallError {
   readonly code: string;
   readonly message: string;
   readonly details?: Record<string, unknown>;
