@@ -29,6 +29,13 @@ import { ApiKeyService } from '../domains/api-keys/service.js';
 import { WebhookSampleService } from '../domains/webhook-samples/service.js';
 import { ArtifactService } from '../domains/artifacts/service.js';
 import { AgentService } from '../domains/agents/service.js';
+import { TaskDefinitions } from '../domains/tasks/definitions.js';
+import { Conversations } from '../domains/chat/conversations.js';
+import { ChannelService } from '../domains/channels/channel-service.js';
+import { IngestPipelineService } from '../domains/ingest-pipelines/service.js';
+import { IngestIntake } from '../domains/ingest-pipelines/intake.js';
+import { McpApprovals } from '../domains/sources/mcp-approvals.js';
+import { LoginAudit } from '../domains/activity/logins.js';
 import { PolicySourceKeys } from '../domains/policies/source-secrets.js';
 import { PolicySourceSync } from '../domains/policies/source-sync.js';
 import { HealthReporter, registerCoreProbes, registerGraphProbe } from '../runtime/health.js';
@@ -106,7 +113,8 @@ export async function startService(config: ServiceConfig, logger: Logger, option
   let graph: GraphStore | null = null;
   try {
     const collections = await openCollections(store);
-    const legacySecrets = await sealLegacySigningSecrets(collections, new SigningSecrets(config.auth.jwtSecret));
+    const ingestSigningSecrets = new SigningSecrets(config.auth.jwtSecret);
+    const legacySecrets = await sealLegacySigningSecrets(collections, ingestSigningSecrets);
     if (legacySecrets > 0) logger.info({ tokens: legacySecrets }, 'ingest signing secrets stored in plaintext were sealed');
     const health = new HealthReporter(config);
     registerCoreProbes(health, config, store);
@@ -255,6 +263,13 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       inboundEndpoints: new InboundEndpoints(collections, taskRuntime),
       workflowRunner,
       orchestrator: new OrchestratorService(collections, workflowRunner, clock),
+      taskDefinitions: new TaskDefinitions(collections, taskRuntime, config.production),
+      conversations: new Conversations(collections, agentRuntime, launcher),
+      channelService: new ChannelService(collections, channels),
+      ingestPipelines: new IngestPipelineService(collections, contextTables, ingestSigningSecrets),
+      ingestIntake: new IngestIntake(collections, contextTables, ingestSigningSecrets, events, logger),
+      mcpApprovals: new McpApprovals(collections, () => clock.now()),
+      loginAudit: new LoginAudit(activity, collections),
       policySourceService: new PolicySourceService({
         collections,
         bundles: policyBundles,

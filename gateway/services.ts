@@ -52,6 +52,13 @@ import type { GatewayHealthSchedule } from '../domains/gateways/health.js';
 import type { OrchestratorService } from '../domains/orchestrator/service.js';
 import type { WorkflowRunner } from '../domains/orchestrator/runner.js';
 import type { WorkerService } from '../domains/workers/service.js';
+import type { TaskDefinitions } from '../domains/tasks/definitions.js';
+import type { Conversations } from '../domains/chat/conversations.js';
+import type { ChannelService } from '../domains/channels/channel-service.js';
+import type { IngestPipelineService } from '../domains/ingest-pipelines/service.js';
+import type { IngestIntake } from '../domains/ingest-pipelines/intake.js';
+import type { McpApprovals } from '../domains/sources/mcp-approvals.js';
+import type { LoginAudit } from '../domains/activity/logins.js';
 
 /** What route modules are built from; assembled once in gateway/app.ts. */
 export interface Services {
@@ -158,4 +165,18 @@ export interface Services {
   readonly workflowRunner: WorkflowRunner;
   /** worker processes, the job queue they reach over HTTP, and what completed jobs apply */
   readonly workers: WorkerService;
+  /** /tasks: task definitions (CRUD, secret rotation, inbound deliveries); their actors and runs are `taskRuntime` */
+  readonly taskDefinitions: TaskDefinitions;
+  /** /chat/conversations: conversations, history, reconnects, cancel, approvals, tool calls */
+  readonly conversations: Conversations;
+  /** /channels: chat channels, their connection and reload */
+  readonly channelService: ChannelService;
+  /** /context/pipelines: ingest pipelines, their tokens and runs */
+  readonly ingestPipelines: IngestPipelineService;
+  /** POST /context/ingest/webhook/:token: token, signature, write, the lifecycle event */
+  readonly ingestIntake: IngestIntake;
+  /** writes asked for through /mcp and their decisions */
+  readonly mcpApprovals: McpApprovals;
+  /** logins, registrations and failed logins in the audit log */
+  readonly loginAudit: LoginAudit;
 }

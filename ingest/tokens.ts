@@ -33,7 +33,7 @@ export interface ResolvedToken {
 }
 
 /** The live token and its pipeline, or null (malformed, unknown, revoked, or its pipeline is gone). */
-export async function resolveToken(collections: Collections, token: string): Promise<ResolvedToken | null> {
+export async function resolveToken(collections: Pick<Collections, 'ingestTokens' | 'contextPipelines'>, token: string): Promise<ResolvedToken | null> {
   if (!TOKEN_PATTERN.test(token)) return null;
   const [found] = await collections.ingestTokens.findAcrossOrgs({ token_hash: sha256Hex(token) }, 1);
   if (!found || found.revoked_at !== null) return null;

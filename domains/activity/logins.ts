@@ -22,45 +22,41 @@ interface Signed {
   readonly organization: { readonly id: string };
 }
 
-/** a login, or (`register`) the organization a registration created */
-export async function auditLogin(
-  recorder: ActivityRecorder,
-  attempt: LoginAttempt,
-  result: Signed,
-  status: number,
-  action: 'login' | 'register' = 'login',
-): Promise<void> {
-  await recorder.audit(result.organization.id as OrgId, {
-    actor: { type: 'user', id: result.user.id, email: result.user.email },
-    action,
-    resource: action === 'login' ? { kind: 'session', id: null } : { kind: 'organization', id: result.organization.id },
-    route: attempt.route,
-    status,
-    requestId: attempt.requestId,
-  });
-}
+/** what /auth records of logins and registrations */
+export class LoginAudit {
+  constructor(
+    private readonly recorder: ActivityRecorder,
+    private readonly collections: Pick<Collections, 'users' | 'memberships'>,
+  ) {}
 
-/** never throws: the caller is answering the login's own error */
-export async function auditFailedLogin(
-  recorder: ActivityRecorder,
-  collections: Collections,
-  attempt: LoginAttempt,
-  status: number,
-  code: string,
-): Promise<void> {
-  const user = await collections.users.findOne({ email: attempt.email }).catch(() => null);
-  if (!user) return;
-  const memberships = await collections.memberships.findAcrossOrgs({ user_id: user.id }, 1000).catch(() => []);
-  const named = memberships.filter((membership) => membership.org_id === attempt.organizationId);
-  for (const membership of named.length > 0 ? named : memberships) {
-    await recorder.audit(membership.org_id, {
-      actor: { type: 'user', id: user.id, email: user.email },
-      action: 'login_failed',
-      resource: { kind: 'session', id: null },
+  /** a login, or (`register`) the organization a registration created */
+  async succeeded(attempt: LoginAttempt, result: Signed, status: number, action: 'login' | 'register' = 'login'): Promise<void> {
+    await this.recorder.audit(result.organization.id as OrgId, {
+      actor: { type: 'user', id: result.user.id, email: result.user.email },
+      action,
+      resource: action === 'login' ? { kind: 'session', id: null } : { kind: 'organization', id: result.organization.id },
       route: attempt.route,
       status,
       requestId: attempt.requestId,
-      details: { reason: code },
     });
+  }
+
+  /** never throws: the caller is answering the login's own error */
+  async failed(attempt: LoginAttempt, status: number, code: string): Promise<void> {
+    const user = await this.collections.users.findOne({ email: attempt.email }).catch(() => null);
+    if (!user) return;
+    const memberships = await this.collections.memberships.findAcrossOrgs({ user_id: user.id }, 1000).catch(() => []);
+    const named = memberships.filter((membership) => membership.org_id === attempt.organizationId);
+    for (const membership of named.length > 0 ? named : memberships) {
+      await this.recorder.audit(membership.org_id, {
+        actor: { type: 'user', id: user.id, email: user.email },
+        action: 'login_failed',
+        resource: { kind: 'session', id: null },
+        route: attempt.route,
+        status,
+        requestId: attempt.requestId,
+        details: { reason: code },
+      });
+    }
   }
 }

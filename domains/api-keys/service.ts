@@ -9,6 +9,8 @@ import { IdentityService } from '../../runtime/auth/identity.js';
 import type { Permission } from '../../runtime/auth/permissions.js';
 import { isoAt, type RuntimeClock } from '../../runtime/clock.js';
 import type { ApiKeyDoc } from '../../runtime/collections.js';
+
+export type { ApiKeyDoc };
 import { ServiceError } from '../../runtime/errors.js';
 import { nowIso } from '../../runtime/ids.js';
 import { getOr404, rejectImmutable, unique } from '../../runtime/store/documents.js';

@@ -160,7 +160,8 @@ export class BindingRuns {
     try {
       await postMessageTool.run(
         { channel: request.message.chatChannelId, text, ...(threadTs === null ? {} : { thread_ts: threadTs }) },
-        { orgId: request.org, sourceId: source.id, config: source.config, signal: AbortSignal.timeout(60_000) },
+        // net: the egress guard, like every other call to the tenant's Slack API base
+        { orgId: request.org, sourceId: source.id, config: source.config, signal: AbortSignal.timeout(60_000), net: this.deps.egress },
       );
     } catch (error) {
       const code = ToolError.is(error) ? error.code : 'tool_failed';

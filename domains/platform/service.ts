@@ -9,6 +9,8 @@ import type { AuthContext } from '../../runtime/auth/context.js';
 import { IdentityService, normalizeEmail } from '../../runtime/auth/identity.js';
 import { isoAt, type RuntimeClock } from '../../runtime/clock.js';
 import type { InviteDoc, UserDoc } from '../../runtime/collections.js';
+
+export type { InviteDoc };
 import { ServiceError } from '../../runtime/errors.js';
 import { getOr404 } from '../../runtime/store/documents.js';
 import type { OrgId } from '../../runtime/store/types.js';

@@ -5,6 +5,8 @@
 import type { Collections } from '../collections.js';
 import { BUILTIN_ROLES, builtinRole, type BuiltinRole, type Permission } from '../../runtime/auth/permissions.js';
 import type { RoleDoc } from '../../runtime/collections.js';
+
+export type { RoleDoc };
 import type { AuthContext } from '../../runtime/auth/context.js';
 import { resolveRole, type ResolvedRole } from '../../runtime/auth/roles.js';
 import type { RuntimeClock } from '../../runtime/clock.js';

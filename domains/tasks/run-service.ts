@@ -1,5 +1,6 @@
 /** A task's runs as /tasks/:id/runs reads them: one run of a task, its events and artifacts, answers to its approvals. */
 import type { AgentRuntime } from '../../runtime/agent/agent-runtime.js';
+import type { AgentRunEventDoc } from '../../runtime/collections.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { listArtifacts } from '../../runtime/files/artifacts.js';
 import type { FileStore } from '../../runtime/files/store.js';
@@ -8,6 +9,8 @@ import type { ListOptions, OrgId, Page } from '../../runtime/store/types.js';
 import type { Collections } from '../collections.js';
 import { answerRunApproval } from './run-approval.js';
 import type { TaskDoc, TaskRunDoc } from './types.js';
+
+export type { AgentRunEventDoc };
 
 type RunAnswer = Parameters<typeof answerRunApproval>[2];
 

@@ -5,7 +5,7 @@
 import type { Collections } from '../collections.js';
 import { assignableRole, type GrantCheck } from '../roles/service.js';
 import type { AuthContext } from '../../runtime/auth/context.js';
-import type { MembershipDoc, UserDoc } from '../../runtime/collections.js';
+import type { MembershipDoc, OrganizationDoc, UserDoc } from '../../runtime/collections.js';
 import { ServiceError } from '../../runtime/errors.js';
 import type { ListOptions, OrgId } from '../../runtime/store/types.js';
 
@@ -15,7 +15,15 @@ export interface Member {
 }
 
 export class UserService {
-  constructor(private readonly collections: Pick<Collections, 'memberships' | 'users' | 'roles'>) {}
+  constructor(private readonly collections: Pick<Collections, 'memberships' | 'users' | 'roles' | 'organizations'>) {}
+
+  /** the signed-in caller's user and organization; 401 `unauthorized` when either is gone */
+  async caller(userId: string, org: OrgId): Promise<{ readonly user: UserDoc; readonly organization: OrganizationDoc }> {
+    const user = await this.collections.users.get(userId);
+    const organization = await this.collections.organizations.get(org);
+    if (!user || !organization) throw new ServiceError('unauthorized', 'the caller no longer exists');
+    return { user, organization };
+  }
 
   /** one page of memberships with their users (a membership whose user is gone is left out) */
   async list(org: OrgId, options: ListOptions): Promise<{ readonly members: Member[]; readonly nextAfter: string | null; readonly total: number }> {

@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import type { KeyGuard } from '../../domains/api-keys/service.js';
 import type { AuthContext } from '../../runtime/auth/context.js';
-import type { ApiKeyDoc } from '../../runtime/collections.js';
+import type { ApiKeyDoc } from '../../domains/api-keys/service.js';
 import { assertCovers, assertGrantable, permissionList } from '../grants.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { idParams, storedSchema } from '../resource.js';

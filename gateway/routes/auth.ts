@@ -7,7 +7,6 @@
 import { z } from 'zod';
 import { normalizeEmail } from '../../runtime/auth/identity.js';
 import { LoginThrottle } from '../../runtime/auth/login-throttle.js';
-import { auditFailedLogin, auditLogin } from '../../domains/activity/logins.js';
 import { ServiceError } from '../../runtime/errors.js';
 import type { HttpRequest } from '../http.js';
 import { route, type AnyRoute } from '../route.js';
@@ -31,7 +30,7 @@ export const loginResult = z.object({
 /** The socket peer: forwarded headers are not trusted (there is no trusted-proxy setting). */
 const clientAddress = (request: HttpRequest): string => request.remoteAddress ?? 'unknown';
 
-export function authRoutes({ identity, collections, config, supervisor, activity }: Services): AnyRoute[] {
+export function authRoutes({ identity, config, supervisor, loginAudit, users }: Services): AnyRoute[] {
   const throttle = new LoginThrottle(config.auth.loginThrottle, () => supervisor.clock.now());
 
   /**
@@ -86,7 +85,7 @@ export function authRoutes({ identity, collections, config, supervisor, activity
           (error) => error.code === 'conflict',
         );
         const attempt = { email: result.user.email, requestId: request.requestId, route: 'POST /auth/register' };
-        await auditLogin(activity, attempt, result, 201, 'register');
+        await loginAudit.succeeded(attempt, result, 201, 'register');
         return { status: 201, json: result };
       },
     }),
@@ -112,11 +111,10 @@ export function authRoutes({ identity, collections, config, supervisor, activity
             () => identity.login(body),
             (error) => error.code === 'invalid_credentials',
           );
-          await auditLogin(activity, attempt, result, 200);
+          await loginAudit.succeeded(attempt, result, 200);
           return { status: 200, json: result };
         } catch (error) {
-          if (error instanceof ServiceError && error.code === 'invalid_credentials')
-            await auditFailedLogin(activity, collections, attempt, error.status, error.code);
+          if (error instanceof ServiceError && error.code === 'invalid_credentials') await loginAudit.failed(attempt, error.status, error.code);
           throw error;
         }
       },
@@ -139,9 +137,7 @@ export function authRoutes({ identity, collections, config, supervisor, activity
         source_ids: z.array(z.string()).nullable().optional(),
       }),
       handler: async ({ auth }) => {
-        const user = await collections.users.get(auth.userId);
-        const organization = await collections.organizations.get(auth.orgId);
-        if (!user || !organization) throw new ServiceError('unauthorized', 'the caller no longer exists');
+        const { user, organization } = await users.caller(auth.userId, auth.orgId);
         return {
           status: 200,
           json: {

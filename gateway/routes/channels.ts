@@ -8,14 +8,9 @@
 import { z } from 'zod';
 import { OPTIONAL_SCOPES, REQUIRED_SCOPES } from '../../domains/channels/slack-scopes.js';
 import type { ChannelDoc } from '../../domains/channels/documents.js';
-import { ServiceError } from '../../runtime/errors.js';
-import { newId } from '../../runtime/ids.js';
 import { DEFAULT_RATE_LIMITS } from '../../domains/channels/rate-limiter.js';
-import { assertReferences } from '../../domains/references.js';
-import type { OrgId } from '../../runtime/store/types.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { idParams, storedSchema } from '../resource.js';
-import { getOr404, rejectImmutable, stripUndefined, unique } from '../../runtime/store/documents.js';
 import { route, type AnyRoute } from '../route.js';
 import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
@@ -80,17 +75,6 @@ const channelSchema = z.object({
   interactivity_url: z.string(),
 });
 
-const slugOf = (text: string): string =>
-  text
-    .toLowerCase()
-    .normalize('NFKD')
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 40) || 'channel';
-
-/** Server-derived, unique within the organization: type, a slug of the name, and the id's tail. */
-const instanceNameOf = (type: string, name: string, id: string): string => `${type}-${slugOf(name)}-${id.slice(-6).toLowerCase()}`;
-
 /** `baseUrl`: publicBaseUrl (gateway/public-url.ts); the request URLs are pasted into Slack's app settings as they are. */
 const present = (channel: ChannelDoc, baseUrl: string) => ({
   id: channel.id,
@@ -122,8 +106,7 @@ const present = (channel: ChannelDoc, baseUrl: string) => ({
   updated_at: channel.updated_at,
 });
 
-export function channelRoutes({ collections, channels: runtime, config }: Services): AnyRoute[] {
-  const { channels, bindings } = collections;
+export function channelRoutes({ channelService: channels, config }: Services): AnyRoute[] {
   const baseUrl = (request: HttpRequest): string => publicBaseUrl(config, request);
   // the cached pages hold absolute URLs: one responder per base URL (a few: PUBLIC_URL, or the hosts callers use)
   const listPages = new Map<string, ReturnType<typeof createPageResponder<ChannelDoc, ReturnType<typeof present>>>>();
@@ -132,15 +115,10 @@ export function channelRoutes({ collections, channels: runtime, config }: Servic
     let responder = listPages.get(base);
     if (!responder) {
       if (listPages.size >= 8) listPages.clear();
-      responder = createPageResponder(channels, (channel: ChannelDoc) => present(channel, base));
+      responder = createPageResponder(channels.listing, (channel: ChannelDoc) => present(channel, base));
       listPages.set(base, responder);
     }
     return responder;
-  };
-
-  /** 400 naming every source id (`source_ids.<index>`) the organization does not have */
-  const checkSources = async (org: OrgId, ids: readonly string[]): Promise<void> => {
-    await assertReferences(collections, org, { sources: { path: 'source_ids', ids } });
   };
 
   return [
@@ -211,23 +189,7 @@ export function channelRoutes({ collections, channels: runtime, config }: Servic
       status: 201,
       creates: true,
       handler: async ({ auth, body, request }) => {
-        await checkSources(auth.orgId, body.source_ids);
-        const id = newId('chn');
-        const channel = await unique('channel', () =>
-          channels.insert(auth.orgId, {
-            id,
-            channel_type: body.channel_type,
-            display_name: body.display_name,
-            system_prompt: body.system_prompt ?? null,
-            source_ids: body.source_ids,
-            response_mode: body.response_mode,
-            is_active: body.is_active,
-            filter_config: body.filter_config ?? null,
-            instance_name: instanceNameOf(body.channel_type, body.display_name, id),
-            connection: null,
-            created_by: auth.userId,
-          }),
-        );
+        const channel = await channels.create(auth.orgId, auth.userId, body);
         return { status: 201, json: present(channel, baseUrl(request)) };
       },
     }),
@@ -242,7 +204,7 @@ export function channelRoutes({ collections, channels: runtime, config }: Servic
       response: channelSchema,
       handler: async ({ auth, params, request }) => ({
         status: 200,
-        json: present(await getOr404(channels, auth.orgId, params.id, 'channel'), baseUrl(request)),
+        json: present(await channels.get(auth.orgId, params.id), baseUrl(request)),
       }),
     }),
     route({
@@ -256,13 +218,7 @@ export function channelRoutes({ collections, channels: runtime, config }: Servic
       body: channelPatch,
       response: channelSchema,
       handler: async ({ auth, params, body, request }) => {
-        const existing = await getOr404(channels, auth.orgId, params.id, 'channel');
-        rejectImmutable(existing, body, ['channel_type']);
-        if (body.source_ids !== undefined) await checkSources(auth.orgId, body.source_ids);
-        const { channel_type: _type, ...patch } = body;
-        const updated = await channels.update(auth.orgId, existing.id, stripUndefined(patch));
-        if (!updated) throw new ServiceError('not_found', `channel ${params.id} not found`);
-        if (body.is_active !== undefined && body.is_active !== existing.is_active) await runtime.reload(auth.orgId, updated);
+        const updated = await channels.update(auth.orgId, params.id, body);
         return { status: 200, json: present(updated, baseUrl(request)) };
       },
     }),
@@ -276,10 +232,7 @@ export function channelRoutes({ collections, channels: runtime, config }: Servic
       params: idParams,
       status: 204,
       handler: async ({ auth, params }) => {
-        const channel = await getOr404(channels, auth.orgId, params.id, 'channel');
-        await runtime.channelRemoved(channel.id);
-        await bindings.deleteWhere(auth.orgId, { channel_id: channel.id });
-        await channels.delete(auth.orgId, channel.id);
+        await channels.delete(auth.orgId, params.id);
         return { status: 204, json: null };
       },
     }),
@@ -294,12 +247,8 @@ export function channelRoutes({ collections, channels: runtime, config }: Servic
       body: connectBody,
       response: channelSchema.extend({ check: z.object({ ok: z.boolean(), message: z.string().nullable(), details: z.record(z.string(), z.unknown()) }) }),
       handler: async ({ auth, params, body, request }) => {
-        const channel = await getOr404(channels, auth.orgId, params.id, 'channel');
-        const { connection, check } = await runtime.connect(auth.orgId, channel, body);
-        const updated = await channels.update(auth.orgId, channel.id, { connection });
-        if (!updated) throw new ServiceError('not_found', `channel ${params.id} not found`);
-        await runtime.reload(auth.orgId, updated);
-        return { status: 200, json: { ...present(updated, baseUrl(request)), check } };
+        const { channel, check } = await channels.connect(auth.orgId, params.id, body);
+        return { status: 200, json: { ...present(channel, baseUrl(request)), check } };
       },
     }),
     route({
@@ -312,9 +261,7 @@ export function channelRoutes({ collections, channels: runtime, config }: Servic
       params: idParams,
       response: z.object({ ok: z.literal(true), details: z.record(z.string(), z.unknown()) }),
       handler: async ({ auth, params }) => {
-        const channel = await getOr404(channels, auth.orgId, params.id, 'channel');
-        const check = await runtime.test(auth.orgId, channel);
-        if (!check.ok) throw new ServiceError('source_validation_failed', check.message ?? 'the channel tokens were refused', check.details);
+        const check = await channels.test(auth.orgId, params.id);
         return { status: 200, json: { ok: true, details: check.details } };
       },
     }),
@@ -328,8 +275,7 @@ export function channelRoutes({ collections, channels: runtime, config }: Servic
       params: idParams,
       response: z.object({ reloaded: z.literal(true), bindings: z.number().int(), socket_mode: z.boolean() }),
       handler: async ({ auth, params }) => {
-        const channel = await getOr404(channels, auth.orgId, params.id, 'channel');
-        const result = await runtime.reload(auth.orgId, channel);
+        const result = await channels.reload(auth.orgId, params.id);
         return { status: 200, json: { reloaded: true, ...result } };
       },
     }),

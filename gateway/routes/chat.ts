@@ -12,18 +12,15 @@
  */
 import { z } from 'zod';
 import type { ChatMessageDoc, ConversationDoc } from '../../domains/chat/documents.js';
-import { ServiceError, conflict } from '../../runtime/errors.js';
-import { DEFAULT_AGENT } from '../../domains/organizations.js';
-import { assertReferences } from '../../domains/references.js';
-import type { OrgId } from '../../runtime/store/types.js';
+import type { ToolCall } from '../../domains/chat/tool-calls.js';
+import { ServiceError } from '../../runtime/errors.js';
 import { createPageResponder, decimalInteger, listOptions, pageEnvelope, pageQuery, pageSchema } from '../pagination.js';
 import { liveStream, storedStream } from '../sse.js';
 import { idParams, storedSchema } from '../resource.js';
-import { getOr404 } from '../../runtime/store/documents.js';
 import { route, type AnyRoute } from '../route.js';
 import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
-import { toolCallSchema, toolCallsByMessage } from './chat-tool-calls.js';
+import { toolCallSchema } from './chat-tool-calls.js';
 
 const approvalDefaults = z.strictObject({ write: z.enum(['allow', 'ask'], { message: 'approval_defaults.write is "allow" or "ask"' }) });
 
@@ -92,15 +89,14 @@ const presentMessage = (message: ChatMessageDoc) => ({
   updated_at: message.updated_at,
 });
 
-export function chatRoutes({ collections, agentRuntime, launcher, chatReplies }: Services): AnyRoute[] {
-  const { conversations, chatMessages, agentRuns, agentRunEvents, agents } = collections;
-  const listConversations = createPageResponder(conversations, presentConversation);
+/** a message with the tool calls of its run */
+const withToolCalls = (calls: ReadonlyMap<string, ToolCall[]>) => (message: ChatMessageDoc) => ({
+  ...presentMessage(message),
+  tool_calls: calls.get(message.id) ?? [],
+});
 
-  const messageOf = async (org: OrgId, conversationId: string, messageId: string): Promise<ChatMessageDoc> => {
-    const message = await chatMessages.get(org, messageId);
-    if (!message || message.conversation_id !== conversationId) throw new ServiceError('not_found', `message ${messageId} not found`);
-    return message;
-  };
+export function chatRoutes({ conversations, agentRuntime, chatReplies }: Services): AnyRoute[] {
+  const listConversations = createPageResponder(conversations.listing, presentConversation);
 
   return [
     route({
@@ -115,18 +111,10 @@ export function chatRoutes({ collections, agentRuntime, launcher, chatReplies }:
       status: 201,
       creates: true,
       handler: async ({ auth, body }) => {
-        // a named agent must be the organization's; without one, the default agent answers (or none, if it was deleted)
-        const agent =
-          body.agent === undefined
-            ? await agents.findOne(auth.orgId, { name: DEFAULT_AGENT })
-            : (await assertReferences(collections, auth.orgId, { agent: { path: 'agent', value: body.agent } })).agent;
-        const agentId = agent?.id ?? null;
-        const conversation = await conversations.insert(auth.orgId, {
+        const conversation = await conversations.create(auth.orgId, auth.userId, {
           title: body.title,
-          agent_id: agentId,
-          approval_write: body.approval_defaults?.write ?? 'ask',
-          created_by: auth.userId,
-          last_message_at: null,
+          agent: body.agent,
+          approval_write: body.approval_defaults?.write,
         });
         return { status: 201, json: presentConversation(conversation) };
       },
@@ -152,11 +140,8 @@ export function chatRoutes({ collections, agentRuntime, launcher, chatReplies }:
       params: idParams,
       response: conversationSchema.extend({ messages: z.array(messageWithToolsSchema) }),
       handler: async ({ auth, params }) => {
-        const conversation = await getOr404(conversations, auth.orgId, params.id, 'conversation');
-        const messages = await chatMessages.findAll(auth.orgId, { conversation_id: conversation.id });
-        const calls = await toolCallsByMessage(agentRunEvents, auth.orgId, messages);
-        const present = (message: ChatMessageDoc) => ({ ...presentMessage(message), tool_calls: calls.get(message.id) ?? [] });
-        return { status: 200, json: { ...presentConversation(conversation), messages: messages.map(present) } };
+        const { conversation, messages, calls } = await conversations.history(auth.orgId, params.id);
+        return { status: 200, json: { ...presentConversation(conversation), messages: messages.map(withToolCalls(calls)) } };
       },
     }),
     route({
@@ -170,11 +155,9 @@ export function chatRoutes({ collections, agentRuntime, launcher, chatReplies }:
       query: pageQuery,
       response: pageSchema(messageWithToolsSchema),
       handler: async ({ auth, params, query }) => {
-        const conversation = await getOr404(conversations, auth.orgId, params.id, 'conversation');
         // not the cached page responder: a reply's tool calls change with its transcript, not with the message
-        const page = await chatMessages.list(auth.orgId, listOptions(query, { conversation_id: conversation.id }));
-        const calls = await toolCallsByMessage(agentRunEvents, auth.orgId, page.items);
-        return { status: 200, json: pageEnvelope(query, page, (message) => ({ ...presentMessage(message), tool_calls: calls.get(message.id) ?? [] })) };
+        const { messages, calls } = await conversations.messages(auth.orgId, params.id, listOptions(query));
+        return { status: 200, json: pageEnvelope(query, messages, withToolCalls(calls)) };
       },
     }),
     route({
@@ -187,7 +170,7 @@ export function chatRoutes({ collections, agentRuntime, launcher, chatReplies }:
       params: idParams,
       body: messageCreate,
       handler: async ({ auth, params, body }) => {
-        const conversation = await getOr404(conversations, auth.orgId, params.id, 'conversation');
+        const conversation = await conversations.get(auth.orgId, params.id);
         const { reply, runId, feed } = await chatReplies.send(auth, conversation, body.content);
         return liveStream(feed, 0, { 'x-message-id': reply.id, 'x-run-id': runId });
       },
@@ -202,8 +185,7 @@ export function chatRoutes({ collections, agentRuntime, launcher, chatReplies }:
       params: messageParams,
       query: eventsQuery,
       handler: async ({ auth, params, query, request }) => {
-        const conversation = await getOr404(conversations, auth.orgId, params.id, 'conversation');
-        const message = await messageOf(auth.orgId, conversation.id, params.message_id);
+        const message = await conversations.message(auth.orgId, params.id, params.message_id);
         if (message.run_id === null) throw new ServiceError('not_found', `message ${message.id} has no event stream (only replies do)`);
         const header = request.headers['last-event-id'];
         let after = query.last_event_id ?? 0;
@@ -214,7 +196,7 @@ export function chatRoutes({ collections, agentRuntime, launcher, chatReplies }:
         }
         const feed = agentRuntime.feed(message.run_id);
         if (feed) return liveStream(feed, after);
-        return storedStream(await agentRunEvents.findAll(auth.orgId, { run_id: message.run_id }), after);
+        return storedStream(await conversations.transcript(auth.orgId, message.run_id), after);
       },
     }),
     route({
@@ -229,14 +211,8 @@ export function chatRoutes({ collections, agentRuntime, launcher, chatReplies }:
       errors: [409],
       response: z.object({ message_id: z.string(), run_id: z.string(), status: z.literal('cancelling') }),
       handler: async ({ auth, params }) => {
-        const conversation = await getOr404(conversations, auth.orgId, params.id, 'conversation');
-        const message = await messageOf(auth.orgId, conversation.id, params.message_id);
-        if (message.run_id === null) throw conflict('only a reply being written can be cancelled', { status: message.status });
-        if (!launcher.cancel(auth.orgId, message.run_id)) {
-          const run = await agentRuns.get(auth.orgId, message.run_id);
-          throw conflict('the reply is already finished', { status: run?.status ?? message.status });
-        }
-        return { status: 202, json: { message_id: message.id, run_id: message.run_id, status: 'cancelling' } };
+        const cancelled = await conversations.cancelReply(auth.orgId, params.id, params.message_id);
+        return { status: 202, json: { ...cancelled, status: 'cancelling' } };
       },
     }),
     route({
@@ -251,28 +227,8 @@ export function chatRoutes({ collections, agentRuntime, launcher, chatReplies }:
       body: approvalBody,
       response: z.object({ approval_id: z.string(), approved: z.boolean(), decision: z.enum(['approved', 'denied']) }),
       handler: async ({ auth, params, body }) => {
-        const org = auth.orgId;
-        const conversation = await getOr404(conversations, org, params.id, 'conversation');
-        const notFound = new ServiceError('not_found', `approval ${params.approval_id} not found`);
-        const liveRunId = agentRuntime.pendingApproval(org, params.approval_id);
-        if (liveRunId !== undefined) {
-          const run = await agentRuns.get(org, liveRunId);
-          if (!run || run.conversation_id !== conversation.id) throw notFound;
-          const answer = agentRuntime.answer(org, params.approval_id, body.approved, auth.userId);
-          if (answer === 'accepted') {
-            return { status: 200, json: { approval_id: params.approval_id, approved: body.approved, decision: body.approved ? 'approved' : 'denied' } };
-          }
-        }
-        const events = await agentRunEvents.findAll(org, { approval_id: params.approval_id });
-        const required = events.find((event) => event.type === 'approval_required');
-        if (!required) throw notFound;
-        const run = await agentRuns.get(org, required.run_id);
-        if (!run || run.conversation_id !== conversation.id) throw notFound;
-        const decided = events.find((event) => event.type === 'approval_decision');
-        throw conflict('this approval is no longer waiting for an answer', {
-          decision: decided ? decided.data['decision'] : null,
-          run_status: run.status,
-        });
+        await conversations.answerApproval(auth.orgId, params.id, params.approval_id, body.approved, auth.userId);
+        return { status: 200, json: { approval_id: params.approval_id, approved: body.approved, decision: body.approved ? 'approved' : 'denied' } };
       },
     }),
   ];

@@ -3,15 +3,11 @@
  * stored as sha256; many per pipeline, each revocable) and their run history.
  */
 import { z } from 'zod';
-import type { ContextPipelineDoc, IngestTokenDoc } from '../../runtime/collections.js';
+import type { ContextPipelineDoc, IngestTokenDoc } from '../../domains/ingest-pipelines/service.js';
 import { ServiceError } from '../../runtime/errors.js';
-import { newId, nowIso } from '../../runtime/ids.js';
-import type { OrgId } from '../../runtime/store/types.js';
 import { TARGET_TABLES } from '../../ingest/table-catalog.js';
-import { newIngestToken, newSigningSecret, SigningSecrets } from '../../ingest/tokens.js';
 import { decodeCursor, encodeCursor, listOptions, pageEnvelope, pageQuery, pageSchema } from '../pagination.js';
 import { idParams, storedSchema } from '../resource.js';
-import { getOr404, rejectImmutable, unique } from '../../runtime/store/documents.js';
 import { route, type AnyRoute } from '../route.js';
 import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
@@ -109,18 +105,7 @@ const runSchema = z.object({
 
 const tokenParams = z.object({ id: z.string().min(1).max(100), token_id: z.string().min(1).max(100) });
 
-export function contextPipelineRoutes({ collections, config, contextTables }: Services): AnyRoute[] {
-  const { contextPipelines: pipelines, ingestTokens: tokens, realms } = collections;
-  const signingSecrets = new SigningSecrets(config.auth.jwtSecret);
-
-  const requireRealm = async (org: OrgId, realm: string): Promise<void> => {
-    if (!(await realms.findOne(org, { name: realm }))) {
-      throw new ServiceError('validation_error', `invalid body: realm "${realm}" does not exist in this organization`, {
-        issues: [{ path: 'realm', message: `no realm named "${realm}"` }],
-      });
-    }
-  };
-
+export function contextPipelineRoutes({ ingestPipelines: pipelines }: Services): AnyRoute[] {
   return [
     route({
       method: 'GET',
@@ -145,17 +130,7 @@ export function contextPipelineRoutes({ collections, config, contextTables }: Se
       status: 201,
       creates: true,
       handler: async ({ auth, body }) => {
-        await requireRealm(auth.orgId, body.realm);
-        const pipeline = await unique('pipeline', () =>
-          pipelines.insert(auth.orgId, {
-            name: body.name,
-            kind: body.kind,
-            target_table: body.target_table,
-            realm: body.realm,
-            require_signature: body.require_signature,
-            created_by: auth.userId,
-          }),
-        );
+        const pipeline = await pipelines.create(auth.orgId, auth.userId, body);
         return { status: 201, json: present(pipeline) };
       },
     }),
@@ -168,7 +143,7 @@ export function contextPipelineRoutes({ collections, config, contextTables }: Se
       permission: 'pipeline:read',
       params: idParams,
       response: pipelineSchema,
-      handler: async ({ auth, params }) => ({ status: 200, json: present(await getOr404(pipelines, auth.orgId, params.id, 'pipeline')) }),
+      handler: async ({ auth, params }) => ({ status: 200, json: present(await pipelines.get(auth.orgId, params.id)) }),
     }),
     route({
       method: 'PATCH',
@@ -181,13 +156,7 @@ export function contextPipelineRoutes({ collections, config, contextTables }: Se
       body: pipelinePatch,
       response: pipelineSchema,
       handler: async ({ auth, params, body }) => {
-        const pipeline = await getOr404(pipelines, auth.orgId, params.id, 'pipeline');
-        rejectImmutable(pipeline, body, ['kind']);
-        if (body.realm !== undefined) await requireRealm(auth.orgId, body.realm);
-        const { kind: _kind, ...patch } = body;
-        const updated = await unique('pipeline', () => pipelines.update(auth.orgId, pipeline.id, patch));
-        if (!updated) throw new ServiceError('not_found', `pipeline ${params.id} not found`);
-        return { status: 200, json: present(updated) };
+        return { status: 200, json: present(await pipelines.update(auth.orgId, params.id, body)) };
       },
     }),
     route({
@@ -200,9 +169,7 @@ export function contextPipelineRoutes({ collections, config, contextTables }: Se
       params: idParams,
       status: 204,
       handler: async ({ auth, params }) => {
-        const pipeline = await getOr404(pipelines, auth.orgId, params.id, 'pipeline');
-        await tokens.deleteWhere(auth.orgId, { pipeline_id: pipeline.id });
-        await pipelines.delete(auth.orgId, pipeline.id);
+        await pipelines.delete(auth.orgId, params.id);
         return { status: 204, json: null };
       },
     }),
@@ -219,20 +186,8 @@ export function contextPipelineRoutes({ collections, config, contextTables }: Se
       status: 201,
       creates: true,
       handler: async ({ auth, params, body }) => {
-        const pipeline = await getOr404(pipelines, auth.orgId, params.id, 'pipeline');
-        const fresh = newIngestToken();
-        const signingSecret = body?.signing_secret ?? newSigningSecret();
-        const id = newId('itk');
-        const record = await tokens.insert(auth.orgId, {
-          id,
-          pipeline_id: pipeline.id,
-          token_hash: fresh.hash,
-          token_prefix: fresh.prefix,
-          signing_secret_sealed: signingSecrets.seal({ org_id: auth.orgId, pipeline_id: pipeline.id, id }, signingSecret),
-          created_by: auth.userId,
-          revoked_at: null,
-        });
-        return { status: 201, json: { ...presentToken(record), token: fresh.token, signing_secret: signingSecret } };
+        const { record, token, signing_secret } = await pipelines.issueToken(auth.orgId, params.id, auth.userId, body?.signing_secret);
+        return { status: 201, json: { ...presentToken(record), token, signing_secret } };
       },
     }),
     route({
@@ -246,8 +201,7 @@ export function contextPipelineRoutes({ collections, config, contextTables }: Se
       query: pageQuery,
       response: pageSchema(tokenSchema),
       handler: async ({ auth, params, query }) => {
-        const pipeline = await getOr404(pipelines, auth.orgId, params.id, 'pipeline');
-        return { status: 200, json: pageEnvelope(query, await tokens.list(auth.orgId, listOptions(query, { pipeline_id: pipeline.id })), presentToken) };
+        return { status: 200, json: pageEnvelope(query, await pipelines.tokens(auth.orgId, params.id, listOptions(query)), presentToken) };
       },
     }),
     route({
@@ -260,10 +214,7 @@ export function contextPipelineRoutes({ collections, config, contextTables }: Se
       params: tokenParams,
       status: 204,
       handler: async ({ auth, params }) => {
-        const pipeline = await getOr404(pipelines, auth.orgId, params.id, 'pipeline');
-        const token = await tokens.get(auth.orgId, params.token_id);
-        if (!token || token.pipeline_id !== pipeline.id) throw new ServiceError('not_found', `token ${params.token_id} not found`);
-        if (token.revoked_at === null) await tokens.update(auth.orgId, token.id, { revoked_at: nowIso() });
+        await pipelines.revokeToken(auth.orgId, params.id, params.token_id);
         return { status: 204, json: null };
       },
     }),
@@ -278,13 +229,12 @@ export function contextPipelineRoutes({ collections, config, contextTables }: Se
       query: pageQuery,
       response: pageSchema(runSchema),
       handler: async ({ auth, params, query }) => {
-        const pipeline = await getOr404(pipelines, auth.orgId, params.id, 'pipeline');
         let before: number | null = null;
         if (query.cursor !== undefined) {
           before = Number(decodeCursor(query, query.cursor));
           if (!Number.isSafeInteger(before)) throw new ServiceError('invalid_cursor', 'cursor is not one this server issued');
         }
-        const page = await contextTables.listRuns(auth.orgId, pipeline.id, query.limit, before);
+        const page = await pipelines.runs(auth.orgId, params.id, query.limit, before);
         return {
           status: 200,
           json: { items: page.items, next_cursor: page.nextAfter === null ? null : encodeCursor(query, String(page.nextAfter)), total: page.total },

@@ -87,11 +87,12 @@ const statsQuery = z.object({ realm: REALM, labels: queryFlag('labels').default(
 const nodeSchema = z.object({ id: z.string(), label: z.string(), key: z.string(), properties: PROPERTIES });
 const relationshipSchema = z.object({ type: z.string(), from: z.string(), to: z.string(), properties: PROPERTIES });
 
-export function graphRoutes({ graph, collections }: Services): AnyRoute[] {
+export function graphRoutes({ graph, realms }: Services): AnyRoute[] {
   /** the store and the scope, or 404 for a realm the organization does not have */
   const scopeOf = async (orgId: OrgId, realm: string): Promise<{ store: GraphStore; scope: GraphScope }> => {
     if (!graph) throw new ServiceError('service_unavailable', 'no graph store is configured');
-    if (!(await collections.realms.findOne(orgId, { name: realm }))) throw new ServiceError('not_found', `realm ${realm} not found`);
+    // 404 for a realm the organization does not have
+    await realms.get(orgId, realm);
     return { store: graph, scope: { orgId, realm } };
   };
   const nodeNotFound = (id: string, realm: string) => new ServiceError('not_found', `node ${id} not found in realm ${realm}`);

@@ -11,7 +11,6 @@ import type { OrgId } from '../../runtime/store/types.js';
 import { createCatalogMcpServer, type WriteGate } from '../../runtime/tools/mcp-server.js';
 import type { PolicyGate, PolicySubject } from '../../domains/policies/gate.js';
 import { ServiceError } from '../../runtime/errors.js';
-import { McpApprovals } from '../../domains/sources/mcp-approvals.js';
 import type { McpApprovalDoc } from '../../domains/sources/types.js';
 import { DEFAULT_REALM } from '../../runtime/graph/names.js';
 import type { HttpResponse } from '../http.js';
@@ -86,8 +85,7 @@ async function withoutDeniedTools(policies: PolicyGate, catalog: ToolCatalog, or
   };
 }
 
-export function mcpRoutes({ collections, sources, sourceService, config, policies, clock }: Services): AnyRoute[] {
-  const approvals = new McpApprovals(collections, () => clock.now());
+export function mcpRoutes({ sources, sourceService, config, policies, mcpApprovals: approvals }: Services): AnyRoute[] {
   return [
     route({
       method: 'POST',

@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import type { AuthContext } from '../../runtime/auth/context.js';
 import type { PlatformUser } from '../../domains/platform/service.js';
-import type { InviteDoc } from '../../runtime/collections.js';
+import type { InviteDoc } from '../../domains/platform/service.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { assertGrantable } from '../grants.js';
 import { createPageResponder, decodeCursor, encodeCursor, pageQuery, pageSchema } from '../pagination.js';

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { BUILTIN_PREFIX } from '../../domains/roles/service.js';
 import { ALL_PERMISSIONS, impliedBy, PERMISSIONS, type BuiltinRole } from '../../runtime/auth/permissions.js';
-import type { RoleDoc } from '../../runtime/collections.js';
+import type { RoleDoc } from '../../domains/roles/service.js';
 import { assertGrantable, permissionList } from '../grants.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import { decodeCursor, encodeCursor, pageQuery, pageSchema, type PageEnvelope, type PageQuery } from '../pagination.js';

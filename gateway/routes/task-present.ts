@@ -3,7 +3,7 @@
  * configures it, the secret masked unless just issued), a run with its
  * transcript, artifacts and policy audit, an inbound delivery.
  */
-import type { AgentRunEventDoc } from '../../runtime/collections.js';
+import type { AgentRunEventDoc } from '../../domains/tasks/run-service.js';
 import type { FileInfo } from '../../runtime/files/store.js';
 import { MASKED_SECRET } from '../../domains/tasks/secrets.js';
 import { verifierOf } from '../../domains/tasks/signatures/index.js';

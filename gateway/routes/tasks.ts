@@ -1,21 +1,14 @@
 /**
  * /tasks: automatic agent runs started by a schedule (five-field cron, UTC),
  * a signed webhook or a platform event: the tasks themselves, firing one by
- * hand, their inbound deliveries, and (task-runs.ts) their runs. The task
- * runtime (runtime/tasks/) owns the actors and the rules; these routes
+ * hand, their inbound deliveries, and (task-runs.ts) their runs. The tasks
+ * domain (domains/tasks/: definitions.ts, the runtime) owns the actors and the rules; these routes
  * parse, call it, present (schemas: task-schemas.ts; views: task-present.ts).
  */
 import { z } from 'zod';
-import { ServiceError } from '../../runtime/errors.js';
-import { assertReferences } from '../../domains/references.js';
-import type { OrgId } from '../../runtime/store/types.js';
-import { newTaskDoc, taskFieldsOf, type TaskInput } from '../../domains/tasks/task-fields.js';
-import type { TaskDoc } from '../../domains/tasks/types.js';
-import { patchedSecret, rotatedSecret } from '../../domains/tasks/webhook-secret.js';
 import type { HttpRequest } from '../http.js';
 import { listOptions, pageEnvelope, pageQuery, pageSchema } from '../pagination.js';
 import { publicBaseUrl } from '../public-url.js';
-import { getOr404, unique } from '../../runtime/store/documents.js';
 import { idParams } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
@@ -24,23 +17,9 @@ import { taskRunRoutes } from './task-runs.js';
 import { deliverySchema, taskCreate, taskPatch, taskSchema, taskWithRuntimeSchema } from './task-schemas.js';
 
 export function taskRoutes(services: Services): AnyRoute[] {
-  const { collections, config, taskRuntime } = services;
-  const { tasks, inboundDeliveries } = collections;
-  const { service, inbound, secrets } = taskRuntime;
+  const { config, taskRuntime, taskDefinitions: definitions } = services;
+  const { service } = taskRuntime;
   const baseUrl = (request: HttpRequest): string => publicBaseUrl(config, request);
-
-  /** the agent, realm and sources a create or patch sets must be the organization's (null keeps the default) */
-  const checkReferences = (org: OrgId, body: TaskInput): Promise<unknown> =>
-    assertReferences(collections, org, {
-      agent: body.agent == null ? undefined : { path: 'agent', value: body.agent },
-      realm: body.realm == null ? undefined : { path: 'realm', value: body.realm },
-      sources: body.enabled_source_ids == null ? undefined : { path: 'enabled_source_ids', ids: body.enabled_source_ids },
-    });
-
-  const applied = (org: OrgId, before: TaskDoc | null, after: TaskDoc): void => {
-    if (before) inbound.forget(before);
-    service.taskChanged(org, after);
-  };
 
   return [
     route({
@@ -55,11 +34,7 @@ export function taskRoutes(services: Services): AnyRoute[] {
       status: 201,
       creates: true,
       handler: async ({ auth, body, request }) => {
-        const fields = taskFieldsOf(body, null, config.production);
-        await checkReferences(auth.orgId, body);
-        const { doc, secret } = newTaskDoc(body, fields, auth.userId, secrets);
-        const task = await unique('task', () => tasks.insert(auth.orgId, doc));
-        service.taskChanged(auth.orgId, task);
+        const { task, secret } = await definitions.create(auth.orgId, auth.userId, body);
         return { status: 201, json: presentTask(task, baseUrl(request), secret) };
       },
     }),
@@ -74,7 +49,7 @@ export function taskRoutes(services: Services): AnyRoute[] {
       response: pageSchema(taskSchema),
       handler: async ({ auth, query, request }) => ({
         status: 200,
-        json: pageEnvelope(query, await tasks.list(auth.orgId, listOptions(query)), (task) => presentTask(task, baseUrl(request))),
+        json: pageEnvelope(query, await definitions.list(auth.orgId, listOptions(query)), (task) => presentTask(task, baseUrl(request))),
       }),
     }),
     route({
@@ -87,7 +62,7 @@ export function taskRoutes(services: Services): AnyRoute[] {
       params: idParams,
       response: taskWithRuntimeSchema,
       handler: async ({ auth, params, request }) => {
-        const task = await getOr404(tasks, auth.orgId, params.id, 'task');
+        const task = await definitions.get(auth.orgId, params.id);
         return { status: 200, json: { ...presentTask(task, baseUrl(request)), runtime: service.actorView(task.id) } };
       },
     }),
@@ -102,16 +77,7 @@ export function taskRoutes(services: Services): AnyRoute[] {
       body: taskPatch,
       response: taskSchema,
       handler: async ({ auth, params, body, request }) => {
-        const existing = await getOr404(tasks, auth.orgId, params.id, 'task');
-        if (body.trigger !== undefined && body.trigger.kind !== existing.trigger_kind) {
-          throw new ServiceError('immutable_field', 'trigger.kind cannot be changed after creation', { field: 'trigger.kind' });
-        }
-        const fields = taskFieldsOf(body, existing, config.production);
-        await checkReferences(auth.orgId, body);
-        if (body.trigger?.kind === 'webhook') Object.assign(fields, patchedSecret(existing, body.trigger, secrets));
-        const updated = await unique('task', () => tasks.update(auth.orgId, existing.id, fields));
-        if (!updated) throw new ServiceError('not_found', `task ${params.id} not found`);
-        applied(auth.orgId, existing, updated);
+        const updated = await definitions.update(auth.orgId, params.id, body);
         return { status: 200, json: presentTask(updated, baseUrl(request)) };
       },
     }),
@@ -125,10 +91,7 @@ export function taskRoutes(services: Services): AnyRoute[] {
       params: idParams,
       status: 204,
       handler: async ({ auth, params }) => {
-        const task = await getOr404(tasks, auth.orgId, params.id, 'task');
-        await tasks.delete(auth.orgId, task.id);
-        inbound.forget(task);
-        service.taskDeleted(task.id);
+        await definitions.delete(auth.orgId, params.id);
         return { status: 204, json: null };
       },
     }),
@@ -143,12 +106,8 @@ export function taskRoutes(services: Services): AnyRoute[] {
       body: z.strictObject({ overlap_secs: z.number().int().min(0).max(604_800).optional() }).optional(),
       response: taskSchema,
       handler: async ({ auth, params, body, request }) => {
-        const task = await getOr404(tasks, auth.orgId, params.id, 'task');
-        const { secret, fields } = rotatedSecret(task, secrets, taskRuntime.now(), body?.overlap_secs);
-        const updated = await tasks.update(auth.orgId, task.id, fields);
-        if (!updated) throw new ServiceError('not_found', `task ${params.id} not found`);
-        inbound.forget(updated);
-        return { status: 200, json: presentTask(updated, baseUrl(request), secret) };
+        const { task, secret } = await definitions.rotateSecret(auth.orgId, params.id, body?.overlap_secs);
+        return { status: 200, json: presentTask(task, baseUrl(request), secret) };
       },
     }),
     route({
@@ -179,8 +138,8 @@ export function taskRoutes(services: Services): AnyRoute[] {
       query: pageQuery,
       response: pageSchema(deliverySchema),
       handler: async ({ auth, params, query }) => {
-        const task = await getOr404(tasks, auth.orgId, params.id, 'task');
-        return { status: 200, json: pageEnvelope(query, await inboundDeliveries.list(auth.orgId, listOptions(query, { task_id: task.id })), presentDelivery) };
+        const page = await definitions.deliveries(auth.orgId, params.id, listOptions(query));
+        return { status: 200, json: pageEnvelope(query, page, presentDelivery) };
       },
     }),
   ];

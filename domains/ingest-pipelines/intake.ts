@@ -1,0 +1,97 @@
+/**
+ * The NDJSON webhook's intake (`POST /context/ingest/webhook/:token`): the
+ * token in the path is the credential; when its pipeline requires it, the HMAC
+ * of the raw bytes is checked (constant time) before anything is parsed. Each
+ * ingest that reached its pipeline's writer is reported to lifecycle tasks as
+ * one platform event, completed or failed.
+ */
+import type { Logger } from 'pino';
+import type { ContextTables } from '../../ingest/context-tables.js';
+import type { IngestOutcome } from '../../ingest/ingest-writer.js';
+import type { TargetTable } from '../../ingest/table-catalog.js';
+import { resolveToken, type SigningSecrets } from '../../ingest/tokens.js';
+import type { Collections } from '../collections.js';
+import { verifyHmacSignature } from '../../runtime/crypto.js';
+import { ServiceError } from '../../runtime/errors.js';
+import type { PlatformEvents } from '../../runtime/events.js';
+import type { OrgId } from '../../runtime/store/types.js';
+
+/** what an admitted request writes: its pipeline's table, with its bytes */
+export interface AdmittedIngest {
+  readonly orgId: OrgId;
+  readonly pipelineId: string;
+  readonly tokenId: string;
+  readonly realm: string;
+  readonly table: TargetTable;
+  readonly body: Buffer;
+  readonly arrival: Date;
+}
+
+/** how the sender asked the rows to be written (the route's headers) */
+export interface IngestOptions {
+  readonly autoCreate: boolean;
+  readonly schemaEvolve: boolean;
+  readonly idempotencyKey: string | null;
+}
+
+export class IngestIntake {
+  constructor(
+    private readonly collections: Pick<Collections, 'contextPipelines' | 'ingestTokens'>,
+    private readonly contextTables: Pick<ContextTables, 'writer'>,
+    private readonly signingSecrets: SigningSecrets,
+    private readonly events: Pick<PlatformEvents, 'emit'>,
+    private readonly logger: Logger,
+  ) {}
+
+  /**
+   * The request's pipeline, once its token resolves (401 `unknown_token`) and,
+   * when the pipeline requires it, `signature` (X-Service-Signature) is the
+   * HMAC of the body (401 `bad_signature`, recorded as a failed run).
+   */
+  async admit(token: string, body: Buffer, signature: string | undefined, arrival: Date): Promise<AdmittedIngest> {
+    const resolved = await resolveToken(this.collections, token);
+    if (!resolved) throw new ServiceError('unknown_token', 'this ingest token was revoked or never existed');
+    const { orgId, pipeline, token: record } = resolved;
+    const target: AdmittedIngest = {
+      orgId,
+      pipelineId: pipeline.id,
+      tokenId: record.id,
+      realm: pipeline.realm,
+      table: pipeline.target_table,
+      body,
+      arrival,
+    };
+    if (!pipeline.require_signature) return target;
+    const signingSecret = this.signingSecrets.open({ ...record, org_id: orgId });
+    // a secret that does not open verifies nothing (the operator hears of it: was JWT_SECRET changed?)
+    if (signingSecret === null) this.logger.warn({ token_id: record.id, pipeline_id: pipeline.id }, 'an ingest signing secret does not decrypt');
+    if (signingSecret === null || !verifyHmacSignature(signingSecret, body, signature)) {
+      throw await this.contextTables.writer.refuse(
+        target,
+        new ServiceError('bad_signature', 'X-Service-Signature is missing or is not sha256=<hex HMAC-SHA256 of the body keyed by the token signing secret>'),
+      );
+    }
+    return target;
+  }
+
+  /** writes the admitted rows; answers after they are committed */
+  ingest(target: AdmittedIngest, options: IngestOptions): Promise<IngestOutcome> {
+    return this.reported(target.orgId, target.pipelineId, this.contextTables.writer.ingest({ ...target, ...options }));
+  }
+
+  /** Lifecycle tasks hear how each ingest that reached its pipeline's writer ended: one event, completed or failed. */
+  private async reported<T>(orgId: string, pipelineId: string, work: Promise<T>): Promise<T> {
+    const settled = await work.then(
+      (value) => ({ ok: true as const, value }),
+      (error: unknown) => ({ ok: false as const, error }),
+    );
+    const failure = settled.ok
+      ? null
+      : settled.error instanceof ServiceError
+        ? { code: settled.error.code, message: settled.error.message }
+        : { code: 'internal_error', message: settled.error instanceof Error ? settled.error.message : 'ingest failed' };
+    this.events.emit(failure ? 'ingest.failed' : 'ingest.completed', orgId, { pipeline_id: pipelineId, ...(failure ?? {}) });
+    if (!settled.ok) throw settled.error instanceof Error ? settled.error : new Error('ingest failed');
+    return settled.value;
+  }
+}
