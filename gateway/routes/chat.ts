@@ -258,7 +258,7 @@ export function chatRoutes({ collections, agentRuntime, launcher, chatReplies }:
         if (liveRunId !== undefined) {
           const run = await agentRuns.get(org, liveRunId);
           if (!run || run.conversation_id !== conversation.id) throw notFound;
-          const answer = agentRuntime.answer(org, params.approval_id, body.approved, auth.userId);
+          const answer = await agentRuntime.answer(org, params.approval_id, body.approved, auth.userId);
           if (answer === 'accepted') {
             return { status: 200, json: { approval_id: params.approval_id, approved: body.approved, decision: body.approved ? 'approved' : 'denied' } };
           }
