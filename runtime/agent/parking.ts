@@ -82,6 +82,10 @@ export class RunParking {
   private readonly resumers = new Map<string, RunResumer>();
   private readonly reviving = new Map<string, Promise<boolean>>();
   private readonly parking = new Set<string>();
+  /** live runs in an approval wait that may park */
+  private readonly waitingRuns = new Set<LiveRun>();
+  /** the earliest deadline of a parked run: sweeps before it skip the parked runs */
+  private nextDue = Number.POSITIVE_INFINITY;
   private timer: unknown = null;
 
   constructor(private readonly host: ParkingHost) {}
@@ -104,6 +108,7 @@ export class RunParking {
     const site = run.request.resume?.site;
     if (site === undefined || !this.resumers.has(site)) return;
     run.waitingSince = this.host.clock.now();
+    this.waitingRuns.add(run);
     this.schedule();
   }
 
@@ -136,6 +141,7 @@ export class RunParking {
     const docs = await this.host.collections.parkedRuns.findAcrossOrgs({}, Number.MAX_SAFE_INTEGER);
     for (const doc of docs) {
       this.parked.set(doc.id, { org: doc.org_id, approvalId: doc.approval_id, approvalDue: doc.approval_deadline, runDue: doc.run_deadline });
+      this.nextDue = Math.min(this.nextDue, doc.approval_deadline, doc.run_deadline);
       this.host.approvals.set(doc.approval_id, doc.id);
     }
     if (docs.length > 0) this.schedule();
@@ -158,20 +164,21 @@ export class RunParking {
   private sweep(): void {
     if (!this.host.accepting()) return;
     const now = this.host.clock.now();
-    let watching = false;
-    for (const run of this.host.runs.values()) {
-      if (run.waitingSince === undefined) continue;
-      watching = true;
-      if (now - run.waitingSince >= this.host.parkAfterMs && !this.parking.has(run.id)) void this.park(run);
+    for (const run of this.waitingRuns) {
+      if (run.waitingSince === undefined || run.finished || this.host.runs.get(run.id) !== run) this.waitingRuns.delete(run);
+      else if (now - run.waitingSince >= this.host.parkAfterMs && !this.parking.has(run.id)) void this.park(run);
     }
-    for (const [runId, entry] of this.parked) {
-      watching = true;
-      if (this.reviving.has(runId)) continue;
-      if (now >= entry.runDue) void this.fire(runId, { type: 'RUN_TIMEOUT' });
-      else if (now >= entry.approvalDue) void this.fire(runId, { type: 'APPROVAL_TIMEOUT' });
+    if (now >= this.nextDue) {
+      this.nextDue = Number.POSITIVE_INFINITY;
+      for (const [runId, entry] of this.parked) {
+        if (this.reviving.has(runId)) continue;
+        if (now >= entry.runDue) void this.fire(runId, { type: 'RUN_TIMEOUT' });
+        else if (now >= entry.approvalDue) void this.fire(runId, { type: 'APPROVAL_TIMEOUT' });
+        else this.nextDue = Math.min(this.nextDue, entry.approvalDue, entry.runDue);
+      }
     }
     for (const [runId, feed] of this.standby) if (feed.idle && !this.reviving.has(runId)) this.standby.delete(runId);
-    if (watching) this.schedule();
+    if (this.waitingRuns.size > 0 || this.parked.size > 0) this.schedule();
   }
 
   private async fire(runId: string, event: AgentRunEvent): Promise<void> {
@@ -217,6 +224,8 @@ export class RunParking {
         return;
       }
       this.parked.set(run.id, { org, approvalId, approvalDue: doc.approval_deadline, runDue: doc.run_deadline });
+      this.nextDue = Math.min(this.nextDue, doc.approval_deadline, doc.run_deadline);
+      this.waitingRuns.delete(run);
       this.host.evict(run.id);
       this.host.runs.delete(run.id);
       // somebody is listening: the feed stays (its listeners get the run's next entries)

@@ -28,6 +28,23 @@ export interface FeedListener {
  */
 export const eventId = (runId: string, seq: number): string => `rev_${runId.slice(runId.indexOf('_') + 1)}_${String(seq).padStart(8, '0')}`;
 
+const PAGE = 1000;
+
+/**
+ * A run's stored entries in `seq` order, read by id range (event ids are
+ * `rev_<run ulid>_<seq>`): the store walks the run's own ids, never the organization's.
+ */
+async function storedEvents(store: OrgCollection<AgentRunEventDoc>, orgId: OrgId, runId: string): Promise<AgentRunEventDoc[]> {
+  const idRange = { gte: eventId(runId, 0), lt: `${eventId(runId, 0).slice(0, -8)}~` };
+  const out: AgentRunEventDoc[] = [];
+  for (let after: string | null = null; ;) {
+    const page = await store.list(orgId, { filter: { run_id: runId }, limit: PAGE, after, idRange });
+    out.push(...page.items);
+    if (page.items.length < PAGE) return out.sort((a, b) => a.seq - b.seq);
+    after = page.items.at(-1)?.id ?? null;
+  }
+}
+
 export class RunFeed {
   private readonly events: TranscriptEvent[] = [];
   private readonly listeners = new Set<FeedListener>();
@@ -53,8 +70,8 @@ export class RunFeed {
    */
   static restore(runId: string, orgId: OrgId, store: OrgCollection<AgentRunEventDoc>, logger: Logger, now: () => number): RunFeed {
     const feed = new RunFeed(runId, orgId, store, logger, now);
-    feed.loading = store.findAll(orgId, { run_id: runId }).then((docs) => {
-      for (const doc of docs.sort((a, b) => a.seq - b.seq)) feed.events.push({ seq: doc.seq, type: doc.type, data: doc.data, at: doc.at });
+    feed.loading = storedEvents(store, orgId, runId).then((docs) => {
+      for (const doc of docs) feed.events.push({ seq: doc.seq, type: doc.type, data: doc.data, at: doc.at });
       feed.seq = feed.events.at(-1)?.seq ?? 0;
       feed.loading = null;
       for (const wait of feed.waiting.splice(0)) if (!wait.gone) feed.subscribe(wait.afterSeq, wait.listener);
