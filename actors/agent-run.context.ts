@@ -10,6 +10,7 @@ import type { AgentRunContext, AgentRunInput, CurrentCall, Failure, FinalStatus,
 const zeroUsage: Usage = { input_tokens: 0, output_tokens: 0 };
 
 export function initialContext(input: AgentRunInput): AgentRunContext {
+  if (input.resumeFrom) return { ...input.resumeFrom, messages: [...input.resumeFrom.messages], timeoutMs: input.timeoutMs };
   return {
     ...input,
     messages: [...input.messages],

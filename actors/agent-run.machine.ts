@@ -37,7 +37,8 @@ export const agentRunMachine = agentRunSetup.createMachine({
   states: {
     pending: {
       on: {
-        START: 'active',
+        // a parked run coming back starts in its approval wait again
+        START: [{ guard: 'resuming', target: '#agentRun.active.parked' }, { target: 'active' }],
         CANCEL: { target: 'cancelled', actions: 'requestCancel' },
         SHUTDOWN: { target: 'failed', actions: { type: 'fail', params: { reason: 'shutdown', message: 'the service shut down before the run started' } } },
       },
@@ -46,6 +47,12 @@ export const agentRunMachine = agentRunSetup.createMachine({
       initial: 'running',
       after: {
         runTimeout: {
+          target: 'failed',
+          actions: { type: 'fail', params: ({ context }) => ({ reason: 'timeout', message: `the run took longer than ${context.timeoutMs} ms` }) },
+        },
+      },
+      on: {
+        RUN_TIMEOUT: {
           target: 'failed',
           actions: { type: 'fail', params: ({ context }) => ({ reason: 'timeout', message: `the run took longer than ${context.timeoutMs} ms` }) },
         },
@@ -198,6 +205,39 @@ export const agentRunMachine = agentRunSetup.createMachine({
             },
           },
         },
+        /** a parked run brought back (runtime/agent/parking.ts): the wait's entries ran before it was parked */
+        parked: {
+          on: {
+            APPROVAL_TIMEOUT: {
+              target: 'running.afterTool',
+              actions: [
+                { type: 'record', params: ({ context }) => decision(context, 'timeout', null) },
+                { type: 'denyCall', params: { code: 'approval_timeout', message: 'nobody answered the approval in time' } },
+              ],
+            },
+            APPROVE: {
+              guard: { type: 'isCurrentApproval', params: ({ event }) => event.approvalId },
+              target: 'running.executing',
+              actions: { type: 'record', params: ({ context, event }) => decision(context, 'approved', event.by) },
+            },
+            DENY: {
+              guard: { type: 'isCurrentApproval', params: ({ event }) => event.approvalId },
+              target: 'running.afterTool',
+              actions: [
+                { type: 'record', params: ({ context, event }) => decision(context, 'denied', event.by) },
+                { type: 'denyCall', params: { code: 'approval_denied', message: 'the approval was denied' } },
+              ],
+            },
+            CANCEL: {
+              target: '#agentRun.cancelled',
+              actions: ['requestCancel', { type: 'record', params: ({ context }) => decision(context, 'cancelled', null) }],
+            },
+            SHUTDOWN: {
+              target: '#agentRun.failed',
+              actions: { type: 'fail', params: { reason: 'shutdown', message: 'the service shut down while the run waited for an approval' } },
+            },
+          },
+        },
       },
     },
     succeeded: { type: 'final', entry: { type: 'finalize', params: ({ context }) => end(context, 'succeeded') } },
@@ -213,7 +253,7 @@ export type AgentRunSnapshot = SnapshotFrom<AgentRunMachine>;
 /** The run's status as the registry and the store name it. */
 export function runStatusOf(snapshot: AgentRunSnapshot): RunStatus {
   if (snapshot.matches('pending')) return 'pending';
-  if (snapshot.matches({ active: 'awaiting_approval' })) return 'awaiting_approval';
+  if (snapshot.matches({ active: 'awaiting_approval' }) || snapshot.matches({ active: 'parked' })) return 'awaiting_approval';
   if (snapshot.matches('active')) return 'running';
   if (snapshot.matches('succeeded')) return 'succeeded';
   if (snapshot.matches('cancelled')) return 'cancelled';

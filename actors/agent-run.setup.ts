@@ -89,6 +89,7 @@ export const agentRunSetup = setup({
   },
   guards: {
     cancelRequested: ({ context }) => context.cancelRequested,
+    resuming: ({ context }) => context.current?.approvalId !== null && context.current?.approvalId !== undefined,
     shutdownRequested: ({ context }) => context.shutdownRequested,
     overCostCap: ({ context }) => context.costCapUsd !== null && context.spentTodayUsd + context.costUsd > context.costCapUsd,
     noToolCalls: ({ context }) => context.pending.length === 0,

@@ -19,6 +19,8 @@ export interface AgentRunInput {
   /** the daily cap in USD (null: none) and what was spent today before this run */
   readonly costCapUsd: number | null;
   readonly spentTodayUsd: number;
+  /** a parked run coming back: its context at the approval wait (the run starts in `active.parked`) */
+  readonly resumeFrom?: AgentRunContext;
 }
 
 /** What a model turn produced (the runtime streamed its text deltas out already). */
@@ -106,4 +108,7 @@ export type AgentRunEvent =
   | { readonly type: 'CANCEL' }
   | { readonly type: 'SHUTDOWN' }
   | { readonly type: 'APPROVE'; readonly approvalId: string; readonly by: string }
-  | { readonly type: 'DENY'; readonly approvalId: string; readonly by: string };
+  | { readonly type: 'DENY'; readonly approvalId: string; readonly by: string }
+  /** the deadlines of a parked run (its own delays were not running while it was parked) */
+  | { readonly type: 'APPROVAL_TIMEOUT' }
+  | { readonly type: 'RUN_TIMEOUT' };

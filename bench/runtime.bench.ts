@@ -5,10 +5,15 @@
  *
  * - actors_started_per_s: `startRun` calls per second (run record, transcript
  *   start, actor spawn and start), runs answered with one text turn
- * - parked_runs / peak_rss_mb: runs parked on an approval at once, and the
- *   process's peak RSS from before the first start until all of them wait
- *   (target: 10,000 under 500 MB); then a shutdown finalizes them
- *   (shutdown_of_parked_ms)
+ * - parked_runs / peak_rss_mb: runs waiting on an approval at once, parked
+ *   (AGENT_PARK_AFTER_MS 0 here: persisted, actor stopped), and the process's
+ *   peak RSS from before the first start until all of them are parked
+ *   (target: 100,000 under 500 MB; 10,000 with --quick)
+ * - approval_to_resume_p50_ms / p99_ms: for a sample of parked runs answered
+ *   one at a time, the time from `answer()` to the start of the run's next
+ *   model turn (read back from the store, actor respawned, tool run)
+ * - shutdown_of_parked_ms: a shutdown with every run parked (nothing to
+ *   interrupt: they are persisted already)
  * - turn_overhead_p50_ms / p99_ms: per tool-call turn, the time from the end
  *   of one model turn to the start of the next minus the time inside the tool
  *   (target p50 under 1 ms): machine transitions, argument validation,
@@ -36,7 +41,8 @@ import { asOrgId } from '../runtime/store/types.js';
 import { Supervisor } from '../runtime/supervisor.js';
 import { QUICK } from './lib.js';
 
-const PARKED = 10_000;
+const PARKED = QUICK ? 10_000 : 100_000;
+const RESUMED = QUICK ? 200 : 1_000;
 const START_RUNS = QUICK ? 1_000 : 10_000;
 const OVERHEAD_RUNS = QUICK ? 200 : 1_000;
 const TOOL_TURNS_PER_RUN = 5;
@@ -110,7 +116,19 @@ async function main(): Promise<void> {
   const collections = await openCollections(store);
   const supervisor = new Supervisor({ logger, shutdownGraceMs: 30_000 });
   const plugins = await loadPlugins({ builtins: [benchPlugin] });
-  const runtime = new AgentRuntime({ supervisor, collections, plugins, logger });
+  const runtime = new AgentRuntime({ supervisor, collections, plugins, logger, parkAfterMs: 0 });
+  /** when each resumed run's next model turn started */
+  const resumedAt = new Map<string, number>();
+  runtime.registerResumer('bench', async (_org, run) => ({
+    provider: {
+      name: 'bench',
+      async *stream(): AsyncIterable<LlmEvent> {
+        resumedAt.set(run.id, performance.now());
+        yield { type: 'text_delta', text: 'done' };
+        yield { type: 'done', finish_reason: 'end_turn', usage };
+      },
+    },
+  }));
   const org = asOrgId('org_bench');
 
   const base = {
@@ -132,21 +150,42 @@ async function main(): Promise<void> {
   let peakRss = process.memoryUsage().rss;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 50);
   const baseRssMb = process.memoryUsage().rss / 1_048_576;
+  const parkedIds: string[] = [];
   for (let i = 0; i < PARKED; i += 1) {
-    await runtime.startRun({ ...base, provider: instantProvider(1, 'bench.write'), approvalWrite: 'ask' });
+    const { runId } = await runtime.startRun({
+      ...base,
+      provider: instantProvider(1, 'bench.write'),
+      approvalWrite: 'ask',
+      resume: { site: 'bench', data: {} },
+    });
+    parkedIds.push(runId);
     // runs arrive as HTTP requests, each its own event-loop turn: let the queued transcript writes drain in between
     if (i % 50 === 49) await yieldToEventLoop();
+    // and they arrive over time: let the sweep park the waiting ones (no more than 2,000 waiting live)
+    while (runtime.liveRuns > 2_000) await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  for (;;) {
-    const parked = supervisor.list({ kind: 'agent_run' }).filter((actor) => actor.state === 'awaiting_approval').length;
-    if (parked === PARKED) break;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  const parkedRuns = supervisor.list({ kind: 'agent_run' }).filter((actor) => actor.state === 'awaiting_approval').length;
+  while (runtime.parkedRuns < PARKED) await new Promise((resolve) => setTimeout(resolve, 50));
+  const parkedRuns = runtime.parkedRuns;
   const parkedRssMb = process.memoryUsage().rss / 1_048_576;
   peakRss = Math.max(peakRss, process.memoryUsage().rss);
   clearInterval(sampler);
-  // shutdown finalizes every parked run (failed/shutdown, transcript closed)
+  const heap = process.memoryUsage();
+
+  // approval to resume, one parked run at a time
+  const resumeSamples: number[] = [];
+  for (const runId of parkedIds.slice(0, RESUMED)) {
+    const approvalId = `apr_${runId.slice(runId.indexOf('_') + 1)}_1`;
+    const asked = performance.now();
+    const answer = await runtime.answer(org, approvalId, true, 'usr_bench');
+    if (answer !== 'accepted') throw new Error(`approval ${approvalId}: ${answer}`);
+    await supervisor.whenFinished(runId);
+    const started = resumedAt.get(runId);
+    if (started === undefined) throw new Error(`run ${runId} did not resume`);
+    resumeSamples.push(started - asked);
+  }
+  await runtime.drain();
+  resumeSamples.sort((a, b) => a - b);
+  // shutdown with every run parked: nothing to interrupt
   const shutdownStarted = performance.now();
   await supervisor.shutdown();
   const shutdownMs = performance.now() - shutdownStarted;
@@ -209,6 +248,10 @@ async function main(): Promise<void> {
     peak_rss_mb: Math.round(peakRss / 1_048_576),
     rss_before_parking_mb: Math.round(baseRssMb),
     rss_when_parked_mb: Math.round(parkedRssMb),
+    heap_used_when_parked_mb: Math.round(heap.heapUsed / 1_048_576),
+    approval_to_resume_p50_ms: Number(percentile(resumeSamples, 50).toFixed(3)),
+    approval_to_resume_p99_ms: Number(percentile(resumeSamples, 99).toFixed(3)),
+    resume_samples: resumeSamples.length,
     turn_overhead_p50_ms: Number(percentile(samples, 50).toFixed(3)),
     turn_overhead_p99_ms: Number(percentile(samples, 99).toFixed(3)),
     turn_samples: samples.length,
@@ -219,7 +262,8 @@ async function main(): Promise<void> {
   console.log(`turn overhead p50 ${result.turn_overhead_p50_ms} ms, p99 ${result.turn_overhead_p99_ms} ms over ${samples.length} tool-call turns`);
   console.log(`${result.amortized_ms_per_turn_incl_persistence} ms per model turn amortized, run start and SQLite transcript writes included`);
   console.log(`${result.actors_started_per_s} agent-run actors started per second`);
-  console.log(`${parkedRuns} runs parked on approval, peak RSS ${result.peak_rss_mb} MB; shutdown finalized them in ${result.shutdown_of_parked_ms} ms`);
+  console.log(`${parkedRuns} runs parked on approval, peak RSS ${result.peak_rss_mb} MB; shutdown took ${result.shutdown_of_parked_ms} ms`);
+  console.log(`approval to resume p50 ${result.approval_to_resume_p50_ms} ms, p99 ${result.approval_to_resume_p99_ms} ms over ${resumeSamples.length} runs`);
   console.log(JSON.stringify(result));
 }
 

@@ -179,7 +179,9 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       events,
       policies,
       observer: activityRunObserver(activity),
+      parkAfterMs: config.agentParkAfterMs,
     });
+    await agentRuntime.restoreParked();
     followSourceSyncs(activity, events);
     const sourceService = new SourceService({
       collections,

@@ -105,6 +105,23 @@ export interface AgentRunDoc extends StoredFields {
   readonly day: string;
   readonly started_at: string;
   readonly finished_at: string | null;
+  /** set while the run is parked (runtime/agent/parking.ts): start-up recovery leaves it waiting */
+  readonly parked_at?: string | null;
+}
+
+/** What a parked run needs to continue (runtime/agent/parking.ts); `id` is the run's id. */
+export interface ParkedRunDoc extends StoredFields {
+  readonly approval_id: string;
+  /** ms since the epoch: when the approval times out, and when the run does */
+  readonly approval_deadline: number;
+  readonly run_deadline: number;
+  /** the machine's context at the wait (the current call without its resolved tool) */
+  readonly context: Record<string, unknown>;
+  /** the run's StartRunRequest data (everything but what its site's resumer rebuilds) */
+  readonly request: Record<string, unknown>;
+  /** the resumer that rebuilds the run's provider, tools and end handler */
+  readonly site: string;
+  readonly site_data: Record<string, unknown>;
 }
 
 /** One transcript entry of a run, append-only, `seq` increasing from 1 per run. */
@@ -143,6 +160,7 @@ export interface PlatformCollections {
   readonly ingestTokens: OrgCollection<IngestTokenDoc>;
   readonly agentRuns: OrgCollection<AgentRunDoc>;
   readonly agentRunEvents: OrgCollection<AgentRunEventDoc>;
+  readonly parkedRuns: OrgCollection<ParkedRunDoc>;
 }
 
 export async function openPlatformCollections(store: MetadataStore): Promise<PlatformCollections> {
@@ -198,5 +216,6 @@ export async function openPlatformCollections(store: MetadataStore): Promise<Pla
       unique: [['run_id', 'seq']],
       indexes: ['approval_id'],
     }),
+    parkedRuns: await store.orgCollection<ParkedRunDoc>({ name: 'parked_runs', idPrefix: 'run', scope: 'org' }),
   };
 }

@@ -90,6 +90,8 @@ export interface ServiceConfig {
   readonly llmPrices: PriceTable;
   /** `AGENT_RUN_TIMEOUT_SECS`: a run still going after this fails with reason `timeout`. @default 600 */
   readonly agentRunTimeoutSecs: number;
+  /** `AGENT_PARK_AFTER_MS`: a run idle this long in an approval wait is persisted and its actor stopped (parked). @default 5000 */
+  readonly agentParkAfterMs: number;
   /** `CHAT_COST_CAP_USD_PER_DAY`: an organization's daily LLM spend on chat above which replies fail with `cost_cap_exceeded`. @default null (no cap) */
   readonly chatCostCapUsdPerDay: number | null;
   /** `SHUTDOWN_GRACE_SECS`: how long shutdown waits for runs to reach a safe point before stopping them. @default 10 */
@@ -358,6 +360,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     llmBaseUrl: url(env, 'LLM_BASE_URL', ['http:', 'https:']),
     llmPrices: priceTable(env, 'LLM_PRICES'),
     agentRunTimeoutSecs: integer(env, 'AGENT_RUN_TIMEOUT_SECS', 600, 1, 86_400),
+    agentParkAfterMs: integer(env, 'AGENT_PARK_AFTER_MS', 5000, 0, 86_400_000),
     chatCostCapUsdPerDay: costCap(env, 'CHAT_COST_CAP_USD_PER_DAY'),
     shutdownGraceSecs,
     shutdownDeadlineSecs: integer(env, 'SHUTDOWN_DEADLINE_SECS', shutdownGraceSecs + 20, 1, 7200),

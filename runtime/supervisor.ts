@@ -82,6 +82,11 @@ export interface KindHandle<TLogic extends AnyActorLogic> {
   send(id: string, event: EventFromLogic<TLogic>): boolean;
   /** The live actor's snapshot, or undefined once it finished (or when the id is another kind's). */
   snapshot(id: string): SnapshotFrom<TLogic> | undefined;
+  /**
+   * Stops a live actor whose state its kind persisted (a parked agent run): no
+   * hook runs, `whenFinished` resolves, the id may be spawned again. False when there is none.
+   */
+  evict(id: string): boolean;
 }
 
 interface Entry {
@@ -147,6 +152,14 @@ export class Supervisor {
       },
       // the entry was created from this kind's logic, so its snapshot has the logic's type
       snapshot: (id) => own(id)?.actor.getSnapshot() as SnapshotFrom<TLogic> | undefined,
+      evict: (id) => {
+        const entry = own(id);
+        if (!entry) return false;
+        this.entries.delete(id);
+        entry.actor.stop();
+        entry.settle();
+        return true;
+      },
     };
   }
 

@@ -29,6 +29,7 @@ import type { OrgId } from '../../runtime/store/types.js';
 import { agentRunOptions, recalledMemory, type AgentRunOptions } from '../../domains/agents/agent-options.js';
 import type { AgentRuntime } from '../../runtime/agent/agent-runtime.js';
 import type { RunFeed } from '../../runtime/agent/run-feed.js';
+import type { RunResumer, RunSurroundings } from '../../runtime/agent/parking.js';
 import { SITE_PROMPTS, type RunSite } from './system-prompts.js';
 
 export interface LauncherDependencies {
@@ -105,6 +106,8 @@ export interface StartAgentRun {
   /** the last step before the run starts (a task run becomes `running`); `at` is the clock's time */
   readonly onStarting?: (at: number) => Promise<void>;
   readonly onEnd: (end: RunEnd, text: string) => Promise<void>;
+  /** how the site rebuilds the run after it was parked (its resumer, registered with `registerResumer`); absent: never parked */
+  readonly resume?: { readonly site: string; readonly data: Record<string, unknown> };
 }
 
 export class AgentRunLauncher {
@@ -195,6 +198,7 @@ export class AgentRunLauncher {
         spentTodayUsd: cost.spentUsd,
         cancelled: this.launching.get(runId)?.cancelled === true,
         onEnd: request.onEnd,
+        ...(request.resume === undefined ? {} : { resume: request.resume }),
       });
       // a cancel that came while the run record was being written
       if (this.launching.get(runId)?.cancelled === true) this.deps.agentRuntime.cancel(org, runId);
@@ -202,6 +206,21 @@ export class AgentRunLauncher {
     } finally {
       this.launching.delete(runId);
     }
+  }
+
+  /** A site's resumer of parked runs (runtime/agent/parking.ts). */
+  registerResumer(site: string, resumer: RunResumer): void {
+    this.deps.agentRuntime.registerResumer(site, resumer);
+  }
+
+  /** What a parked run needs again to continue: the provider, the tools and interceptors of its site (as configured now). */
+  async surroundings(
+    input: RunSiteInput,
+    sourceIds: readonly string[] | null,
+    siteSources: readonly CatalogSource[] = [],
+  ): Promise<Omit<RunSurroundings, 'onEnd'>> {
+    const { llm, options } = await this.prepare(input);
+    return { provider: llm.provider, sources: [...(await this.catalogSources(input.org, sourceIds)), ...siteSources], interceptors: options.interceptors };
   }
 
   private async catalogSources(org: OrgId, ids: readonly string[] | null): Promise<CatalogSource[]> {

@@ -131,7 +131,7 @@ export class SlackInbound {
       await ephemeral('You are not allowed to answer this approval: only members of the organization who may use chat can.');
       return { status: 200, json: { ok: true, status: 'refused' } };
     }
-    if (agentRuntime.answer(org, approvalId, approved, approver) !== 'accepted') {
+    if ((await agentRuntime.answer(org, approvalId, approved, approver)) !== 'accepted') {
       await ephemeral('This approval is no longer waiting for an answer.');
       return { status: 200, json: { ok: true, status: 'not_pending' } };
     }

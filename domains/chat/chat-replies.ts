@@ -4,6 +4,7 @@
  * `startAgentRun`). One reply at a time per conversation; the reply takes the
  * run's text and ending when the run ends.
  */
+import type { RunEnd } from '../../actors/agent-run.types.js';
 import type { AuthContext } from '../../runtime/auth/context.js';
 import type { AgentRunLauncher } from '../agents/start-agent-run.js';
 import type { RunFeed } from '../../runtime/agent/run-feed.js';
@@ -16,6 +17,8 @@ import type { OrgId } from '../../runtime/store/types.js';
 import { SupervisorClosedError } from '../../runtime/supervisor.js';
 
 const MAX_HISTORY_MESSAGES = 100;
+/** the resumer of parked chat replies */
+const CHAT_SITE = 'chat';
 const FINAL_MESSAGE_STATUS = { succeeded: 'complete', failed: 'failed', cancelled: 'cancelled' } as const;
 
 export interface SentMessage {
@@ -31,7 +34,16 @@ export class ChatReplies {
   constructor(
     private readonly collections: Collections,
     private readonly launcher: AgentRunLauncher,
-  ) {}
+  ) {
+    // a reply whose run was parked on an approval continues with the conversation's agent as it is now
+    launcher.registerResumer(CHAT_SITE, async (org, run, data) => {
+      const agentId = typeof data['agent_id'] === 'string' ? data['agent_id'] : null;
+      const agent = agentId === null ? null : await collections.agents.get(org, agentId);
+      const sourceIds = Array.isArray(data['source_ids']) ? (data['source_ids'] as string[]) : null;
+      const surroundings = await launcher.surroundings({ org, site: 'chat', agent }, sourceIds);
+      return { ...surroundings, onEnd: this.replyEnded(org, run.conversation_id ?? '', run.message_id ?? '') };
+    });
+  }
 
   /** Stores the message and starts the reply's run; 409 while another reply is being written. */
   async send(auth: Pick<AuthContext, 'orgId' | 'userId' | 'sourceIds'>, conversation: ConversationDoc, content: string): Promise<SentMessage> {
@@ -80,16 +92,8 @@ export class ChatReplies {
         sourceIds: auth.sourceIds,
         costCap: { scope: 'chat' },
         record: { input: { content }, conversationId: conversation.id, messageId: reply.id },
-        onEnd: async (end, text) => {
-          this.busy.delete(conversation.id);
-          await chatMessages.update(org, reply.id, {
-            content: text,
-            status: FINAL_MESSAGE_STATUS[end.status],
-            finish_reason: end.finishReason,
-            usage: end.usage,
-            error: end.status === 'failed' ? { code: end.reason ?? 'internal_error', message: end.message ?? 'the run failed' } : null,
-          });
-        },
+        onEnd: this.replyEnded(org, conversation.id, reply.id),
+        resume: { site: CHAT_SITE, data: { agent_id: conversation.agent_id, source_ids: auth.sourceIds } },
       });
       return { reply, runId, feed };
     } catch (error) {
@@ -98,6 +102,20 @@ export class ChatReplies {
       if (error instanceof SupervisorClosedError) throw new ServiceError('service_unavailable', 'the service is shutting down; retry shortly');
       throw error;
     }
+  }
+
+  /** The reply takes the run's text and ending; the conversation takes new messages again. */
+  private replyEnded(org: OrgId, conversationId: string, replyId: string): (end: RunEnd, text: string) => Promise<void> {
+    return async (end, text) => {
+      this.busy.delete(conversationId);
+      await this.collections.chatMessages.update(org, replyId, {
+        content: text,
+        status: FINAL_MESSAGE_STATUS[end.status],
+        finish_reason: end.finishReason,
+        usage: end.usage,
+        error: end.status === 'failed' ? { code: end.reason ?? 'internal_error', message: end.message ?? 'the run failed' } : null,
+      });
+    };
   }
 
   private async history(org: OrgId, conversationId: string): Promise<ChatMessage[]> {

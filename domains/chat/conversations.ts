@@ -113,7 +113,7 @@ export class Conversations {
     if (liveRunId !== undefined) {
       const run = await this.collections.agentRuns.get(org, liveRunId);
       if (!run || run.conversation_id !== conversation.id) throw notFound;
-      if (this.agentRuntime.answer(org, approvalId, approved, userId) === 'accepted') return;
+      if ((await this.agentRuntime.answer(org, approvalId, approved, userId)) === 'accepted') return;
     }
     const events = await this.collections.agentRunEvents.findAll(org, { approval_id: approvalId });
     const required = events.find((event) => event.type === 'approval_required');

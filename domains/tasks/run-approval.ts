@@ -24,7 +24,7 @@ export async function answerRunApproval(
   const { agentRuntime, collections } = deps;
   const { orgId, approvalId, approved } = answer;
   if (agentRuntime.pendingApproval(orgId, approvalId) === run.id) {
-    if (agentRuntime.answer(orgId, approvalId, approved, answer.userId) === 'accepted') {
+    if ((await agentRuntime.answer(orgId, approvalId, approved, answer.userId)) === 'accepted') {
       return { approval_id: approvalId, approved, decision: approved ? 'approved' : 'denied' };
     }
   }

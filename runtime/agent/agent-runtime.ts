@@ -12,12 +12,12 @@
 import type { Logger } from 'pino';
 import { fromPromise } from 'xstate';
 import { agentRunMachine, runStatusOf } from '../../actors/agent-run.machine.js';
-import type { AgentRunInput, RecordEntry, RunEnd, ToolStepOutput, TurnOutput } from '../../actors/agent-run.types.js';
+import type { AgentRunContext, AgentRunInput, RecordEntry, RunEnd, ToolStepOutput, TurnOutput } from '../../actors/agent-run.types.js';
 import { createCatalog, type CatalogSource, type ResolvedToolCall, type ToolCatalog } from '../tools/catalog.js';
 import type { ToolInterceptor } from '../tools/interceptors.js';
 import type { PluginRegistry } from '../tools/registry.js';
-import { runExecuteConnectorTool } from '../tools/meta-tools.js';
-import type { ToolOutcome } from '../tools/tool-result.js';
+import { resolveExecuteConnectorTool, runExecuteConnectorTool } from '../tools/meta-tools.js';
+import { failedOutcome, type ToolOutcome } from '../tools/tool-result.js';
 import type { AgentRunDoc } from '../collections.js';
 import type { PlatformCollections as Collections } from '../collections.js';
 import { newId } from '../ids.js';
@@ -30,6 +30,7 @@ import type { OrgId } from '../store/types.js';
 import type { ActorInfo, KindHandle, Supervisor } from '../supervisor.js';
 import { subjectOf, type LiveRun, type StartRunRequest } from './live-run.js';
 import { modelTurn } from './model-turn.js';
+import { RunParking, type RunResumer } from './parking.js';
 import { RunFeed } from './run-feed.js';
 import { toolStep } from './tool-step.js';
 import { recordEntry } from './transcript.js';
@@ -49,6 +50,8 @@ export interface AgentRuntimeOptions {
   readonly policies?: ToolCallGate;
   /** runs started and ended, approvals asked and decided (the activity feed and notifications) */
   readonly observer?: RunObserver;
+  /** config `AGENT_PARK_AFTER_MS`: an approval wait idle this long is parked (parking.ts); default 5000 */
+  readonly parkAfterMs?: number;
 }
 
 export type ApprovalAnswer = 'accepted' | 'unknown' | 'not_pending';
@@ -81,6 +84,7 @@ export class AgentRuntime {
   /** the catalog of runs that see no source (built-ins only): stateless, so shared */
   private sourcelessCatalog: ToolCatalog | null = null;
   private readonly actors: KindHandle<ReturnType<AgentRuntime['machine']>>;
+  private readonly parking: RunParking;
 
   constructor(options: AgentRuntimeOptions) {
     this.supervisor = options.supervisor;
@@ -103,6 +107,36 @@ export class AgentRuntime {
       onAbandoned: (info) => this.endOutside(info, 'interrupted', 'the service stopped before the run reached a safe point'),
       drain: () => this.drain(),
     });
+    this.parking = new RunParking({
+      collections: this.collections,
+      clock: this.supervisor.clock,
+      logger: this.logger,
+      parkAfterMs: options.parkAfterMs ?? 5000,
+      runs: this.runs,
+      approvals: this.approvals,
+      waitingContext: (runId) => {
+        const snapshot = this.actors.snapshot(runId);
+        return snapshot?.matches({ active: 'awaiting_approval' }) === true ? snapshot.context : null;
+      },
+      evict: (runId) => this.actors.evict(runId),
+      revive: (request, feed, context, runDue) => this.revive(request, feed, context, runDue),
+      send: (runId, event) => this.actors.send(runId, event),
+      accepting: () => this.supervisor.accepting,
+    });
+  }
+
+  /** A site's way to rebuild its parked runs (the `resume.site` of their requests). */
+  registerResumer(site: string, resumer: RunResumer): void {
+    this.parking.register(site, resumer);
+  }
+
+  /** At start, after recovery: the runs a previous process parked wait again. */
+  restoreParked(): Promise<number> {
+    return this.parking.restore();
+  }
+
+  get parkedRuns(): number {
+    return this.parking.size;
   }
 
   /** Creates the run record and its transcript, and starts its actor. */
@@ -131,19 +165,7 @@ export class AgentRuntime {
       finished_at: null,
     });
     const feed = new RunFeed(runId, request.orgId, this.collections.agentRunEvents, this.logger, () => this.supervisor.clock.now());
-    const run: LiveRun = {
-      id: runId,
-      request,
-      feed,
-      catalog: this.catalogFor(request.sources ?? [], [
-        ...(this.policies ? [this.policies.interceptor(subjectOf(request))] : []),
-        ...(request.interceptors ?? []),
-      ]),
-      text: '',
-      approvalIds: new Set(),
-      finished: false,
-    };
-    this.runs.set(runId, run);
+    const run = this.liveRun({ ...request, runId }, feed, now + request.timeoutMs);
     feed.append('message_start', { message_id: request.messageId ?? runId });
     if (lastUser) feed.append('message', { role: 'user', content: lastUser.content });
     const input: AgentRunInput = {
@@ -173,30 +195,40 @@ export class AgentRuntime {
     return { runId, feed };
   }
 
-  /** The live feed of a run (also shortly after it ended, until its writes are flushed). */
+  /** The live feed of a run (also shortly after it ended, until its writes are flushed); a parked run's feed replays its transcript. */
   feed(runId: string): RunFeed | undefined {
-    return this.runs.get(runId)?.feed;
+    return this.runs.get(runId)?.feed ?? this.parking.feed(runId);
   }
 
-  /** Sets the run's cancel flag; false when the run is not live in this organization. */
+  /** Sets the run's cancel flag (a parked run comes back for it); false when the run is not live in this organization. */
   cancel(org: OrgId, runId: string): boolean {
     const run = this.runs.get(runId);
-    if (!run || run.request.orgId !== org || run.finished) return false;
+    if (!run) {
+      if (this.parking.orgOf(runId) !== org) return false;
+      this.parking.deliver(runId, { type: 'CANCEL' }).catch((error: unknown) => {
+        this.logger.error({ err: error, run_id: runId }, 'agent run: a parked run could not come back to be cancelled');
+      });
+      return true;
+    }
+    if (run.request.orgId !== org || run.finished) return false;
     return this.actors.send(runId, { type: 'CANCEL' });
   }
 
-  /** The run id of an approval that is waiting, when it belongs to this organization. */
+  /** The run id of an approval that is waiting (live or parked), when it belongs to this organization. */
   pendingApproval(org: OrgId, approvalId: string): string | undefined {
     const runId = this.approvals.get(approvalId);
-    const run = runId === undefined ? undefined : this.runs.get(runId);
-    return run && run.request.orgId === org ? run.id : undefined;
+    if (runId === undefined) return undefined;
+    const run = this.runs.get(runId);
+    const owner = run ? run.request.orgId : this.parking.orgOf(runId);
+    return owner === org ? runId : undefined;
   }
 
-  /** Answers a waiting approval. */
-  answer(org: OrgId, approvalId: string, approved: boolean, userId: string): ApprovalAnswer {
+  /** Answers a waiting approval (a parked run comes back for it first). */
+  async answer(org: OrgId, approvalId: string, approved: boolean, userId: string): Promise<ApprovalAnswer> {
     const runId = this.pendingApproval(org, approvalId);
     if (runId === undefined) return 'unknown';
-    const sent = this.actors.send(runId, { type: approved ? 'APPROVE' : 'DENY', approvalId, by: userId });
+    const event = { type: approved ? 'APPROVE' : 'DENY', approvalId, by: userId } as const;
+    const sent = this.runs.has(runId) ? this.actors.send(runId, event) : await this.parking.deliver(runId, event);
     // the machine records the decision (and forgets the approval) only when it took the event
     return sent && !this.approvals.has(approvalId) ? 'accepted' : 'not_pending';
   }
@@ -208,6 +240,39 @@ export class AgentRuntime {
 
   get liveRuns(): number {
     return this.runs.size;
+  }
+
+  /** The runtime's side of a run: its request, feed and tool catalog. */
+  private liveRun(request: StartRunRequest & { readonly runId: string }, feed: RunFeed, runDue: number): LiveRun {
+    const run: LiveRun = {
+      id: request.runId,
+      request,
+      feed,
+      catalog: this.catalogFor(request.sources ?? [], [
+        ...(this.policies ? [this.policies.interceptor(subjectOf(request))] : []),
+        ...(request.interceptors ?? []),
+      ]),
+      text: '',
+      approvalIds: new Set(),
+      finished: false,
+      runDue,
+    };
+    this.runs.set(run.id, run);
+    return run;
+  }
+
+  /** A parked run coming back (parking.ts): a new actor from its stored context, waiting in `active.parked`. */
+  private revive(request: StartRunRequest & { readonly runId: string }, feed: RunFeed, context: AgentRunContext, runDue: number): LiveRun {
+    const run = this.liveRun(request, feed, runDue);
+    const input: AgentRunInput = { ...context, runId: run.id, timeoutMs: request.timeoutMs, resumeFrom: context };
+    try {
+      this.actors.spawn({ id: run.id, input, orgId: request.orgId });
+    } catch (error) {
+      this.runs.delete(run.id);
+      throw error;
+    }
+    this.actors.send(run.id, { type: 'START' });
+    return run;
   }
 
   private catalogFor(sources: readonly CatalogSource[], interceptors: readonly ToolInterceptor[]): ToolCatalog {
@@ -231,7 +296,14 @@ export class AgentRuntime {
         toolStep: fromPromise<ToolStepOutput, { runId: string; call: ToolCall }>(async ({ input }) => toolStep(live(input.runId), input.call, this.policies)),
         runTool: fromPromise<ToolOutcome, { runId: string; call: ToolCall; resolved: unknown }>(async ({ input, signal }) => {
           const run = live(input.runId);
-          return runExecuteConnectorTool(run.catalog, input.resolved as ResolvedToolCall, {
+          // a run that was parked lost its resolved tool: the catalog resolves the call again
+          let resolved = input.resolved as ResolvedToolCall | undefined;
+          if (resolved === undefined) {
+            const resolution = resolveExecuteConnectorTool(run.catalog, input.call.arguments);
+            if (!resolution.ok) return failedOutcome(resolution.error);
+            resolved = resolution;
+          }
+          return runExecuteConnectorTool(run.catalog, resolved, {
             orgId: run.request.orgId,
             signal,
             actorId: run.request.userId,
@@ -245,8 +317,10 @@ export class AgentRuntime {
           const run = live(context.runId);
           recordEntry(run, entry, this.approvals);
           if (entry.type === 'approval_required') {
+            this.parking.waiting(run);
             this.report(run, (observer, org, facts) => observer.approvalRequested(org, facts, entry.data.approval_id, entry.data.tool));
           } else if (entry.type === 'approval_decision') {
+            run.waitingSince = undefined;
             this.report(run, (observer, org, facts) =>
               observer.approvalDecided(org, facts, entry.data.approval_id, entry.data.decision, entry.data.decided_by),
             );

@@ -38,6 +38,8 @@ export interface StartRunRequest extends Omit<AgentRunInput, 'runId'> {
   readonly onEnd?: (end: RunEnd, text: string) => Promise<void>;
   /** cancelled while it was being launched: the run starts and ends at once as cancelled, before any model call */
   readonly cancelled?: boolean;
+  /** how the run's site rebuilds it after it was parked (parking.ts); absent: the run waits for approvals live */
+  readonly resume?: { readonly site: string; readonly data: Record<string, unknown> };
 }
 
 export interface LiveRun {
@@ -50,6 +52,10 @@ export interface LiveRun {
   /** approvals of this run still waiting */
   readonly approvalIds: Set<string>;
   finished: boolean;
+  /** when the run began its current approval wait (a run parks after AGENT_PARK_AFTER_MS of it) */
+  waitingSince?: number | undefined;
+  /** when the run times out (ms since the epoch) */
+  readonly runDue: number;
 }
 
 /** who a run's policies judge */

@@ -6,7 +6,9 @@
  * reply they were writing is marked failed. Nothing stays `running` forever.
  *
  * Resuming instead would need the in-flight model turn and tool calls to be
- * replayable without repeating side effects, which they are not.
+ * replayable without repeating side effects, which they are not. A parked
+ * run is the exception: its state at the approval wait was persisted, so it
+ * keeps waiting (AgentRuntime.restoreParked).
  */
 import type { Logger } from 'pino';
 import type { PlatformCollections as Collections } from '../collections.js';
@@ -26,7 +28,8 @@ export async function finalizeInterruptedRuns(collections: Collections, logger: 
   const { agentRuns, agentRunEvents } = collections;
   let total = 0;
   for (;;) {
-    const batch = await agentRuns.findAcrossOrgs({ status: { in: ['pending', 'running', 'awaiting_approval'] } }, BATCH);
+    // a parked run (parked_at set) was persisted to continue: it waits again (runtime/agent/parking.ts)
+    const batch = await agentRuns.findAcrossOrgs({ status: { in: ['pending', 'running', 'awaiting_approval'] }, parked_at: null }, BATCH);
     if (batch.length === 0) break;
     for (const run of batch) {
       const org = run.org_id;

@@ -28,12 +28,32 @@ export interface FeedListener {
  */
 export const eventId = (runId: string, seq: number): string => `rev_${runId.slice(runId.indexOf('_') + 1)}_${String(seq).padStart(8, '0')}`;
 
+const PAGE = 1000;
+
+/**
+ * A run's stored entries in `seq` order, read by id range (event ids are
+ * `rev_<run ulid>_<seq>`): the store walks the run's own ids, never the organization's.
+ */
+async function storedEvents(store: OrgCollection<AgentRunEventDoc>, orgId: OrgId, runId: string): Promise<AgentRunEventDoc[]> {
+  const idRange = { gte: eventId(runId, 0), lt: `${eventId(runId, 0).slice(0, -8)}~` };
+  const out: AgentRunEventDoc[] = [];
+  for (let after: string | null = null; ;) {
+    const page = await store.list(orgId, { filter: { run_id: runId }, limit: PAGE, after, idRange });
+    out.push(...page.items);
+    if (page.items.length < PAGE) return out.sort((a, b) => a.seq - b.seq);
+    after = page.items.at(-1)?.id ?? null;
+  }
+}
+
 export class RunFeed {
   private readonly events: TranscriptEvent[] = [];
   private readonly listeners = new Set<FeedListener>();
   private seq = 0;
   private readonly queue: (() => Promise<unknown>)[] = [];
   private draining: Promise<void> | null = null;
+  /** a parked run's feed loading its stored entries: subscribers wait for them */
+  private loading: Promise<void> | null = null;
+  private readonly waiting: { afterSeq: number; listener: FeedListener; gone: boolean }[] = [];
   ended = false;
 
   constructor(
@@ -43,6 +63,36 @@ export class RunFeed {
     private readonly logger: Logger,
     private readonly now: () => number,
   ) {}
+
+  /**
+   * The feed of a run that was parked: its entries so far come from the store
+   * (`ready` resolves once they are in), new ones continue their `seq`.
+   */
+  static restore(runId: string, orgId: OrgId, store: OrgCollection<AgentRunEventDoc>, logger: Logger, now: () => number): RunFeed {
+    const feed = new RunFeed(runId, orgId, store, logger, now);
+    feed.loading = storedEvents(store, orgId, runId).then((docs) => {
+      for (const doc of docs) feed.events.push({ seq: doc.seq, type: doc.type, data: doc.data, at: doc.at });
+      feed.seq = feed.events.at(-1)?.seq ?? 0;
+      feed.loading = null;
+      for (const wait of feed.waiting.splice(0)) if (!wait.gone) feed.subscribe(wait.afterSeq, wait.listener);
+    });
+    return feed;
+  }
+
+  /** Resolves once a restored feed has its stored entries (at once for any other). */
+  get ready(): Promise<void> {
+    return this.loading ?? Promise.resolve();
+  }
+
+  /** No listener is attached (a parked run's feed may then be dropped). */
+  get idle(): boolean {
+    return this.listeners.size === 0 && this.waiting.length === 0;
+  }
+
+  /** The text of every `content_delta` so far (a restored run's reply text). */
+  text(): string {
+    return this.events.map((entry) => (entry.type === 'content_delta' && typeof entry.data['delta'] === 'string' ? entry.data['delta'] : '')).join('');
+  }
 
   /** Records an entry: persisted in order, delivered to listeners now. */
   append(type: string, data: Record<string, unknown>, approvalId: string | null = null): TranscriptEvent {
@@ -100,6 +150,19 @@ export class RunFeed {
    * at once when the run is over). Returns the unsubscribe function.
    */
   subscribe(afterSeq: number, listener: FeedListener): () => void {
+    if (this.loading) {
+      const wait = { afterSeq, listener, gone: false };
+      this.waiting.push(wait);
+      let unsubscribe: (() => void) | null = null;
+      void this.loading.then(() => {
+        if (!wait.gone) unsubscribe = () => this.listeners.delete(listener);
+      });
+      return () => {
+        wait.gone = true;
+        this.waiting.splice(this.waiting.indexOf(wait) >>> 0, 1);
+        unsubscribe?.();
+      };
+    }
     for (const entry of this.events) if (entry.seq > afterSeq) listener.event(entry);
     if (this.ended) {
       listener.end();
