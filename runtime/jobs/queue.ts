@@ -32,7 +32,7 @@ export interface JobSpec {
   readonly payload: Record<string, unknown>;
 }
 
-export type JobState = 'pending' | 'leased' | 'done' | 'dead';
+type JobState = 'pending' | 'leased' | 'done' | 'dead';
 
 export interface JobInfo extends JobSpec {
   readonly state: JobState;
