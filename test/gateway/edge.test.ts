@@ -38,6 +38,17 @@ function postChunked(url: string, token: string, chunks: Buffer[]): Promise<{ st
   });
 }
 
+/** an HS256 token as the service issues them: this organization and user, signed with `secret` (the server's by default), valid an hour */
+function signToken(claims: { org: string; user: string; secret?: string; issuedAt?: number; expiresAt?: number | string }): Promise<string> {
+  return new SignJWT({ org: claims.org })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setSubject(claims.user)
+    .setIssuer('agent-context-service')
+    .setIssuedAt(claims.issuedAt)
+    .setExpirationTime(claims.expiresAt ?? '1h')
+    .sign(new TextEncoder().encode(claims.secret ?? SECRET));
+}
+
 describe('HTTP edge', () => {
   const ctx = useTwoOrgs({ JWT_SECRET: SECRET });
 
@@ -60,22 +71,12 @@ describe('HTTP edge', () => {
       expect(response.headers.get('allow')).toBe('GET, POST');
     });
 
-    it('answers malformed JSON with 400 invalid_json', async () => {
-      const response = await ctx.server.request('POST', '/realms', {
-        token: ctx.alice.token,
-        body: '{"name": "x",',
-        headers: { 'content-type': 'application/json' },
-      });
-      expectError(response, 400, 'invalid_json');
-    });
-
-    it('answers a non-JSON content type with 415', async () => {
-      const response = await ctx.server.request('POST', '/realms', {
-        token: ctx.alice.token,
-        body: 'name=x',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      });
-      expectError(response, 415, 'unsupported_media_type');
+    it.each([
+      ['malformed JSON', '{"name": "x",', 'application/json', 400, 'invalid_json'],
+      ['a non-JSON content type', 'name=x', 'application/x-www-form-urlencoded', 415, 'unsupported_media_type'],
+    ])('answers %s with the envelope', async (_what, body, contentType, status, code) => {
+      const response = await ctx.server.request('POST', '/realms', { token: ctx.alice.token, body, headers: { 'content-type': contentType } });
+      expectError(response, status, code);
     });
 
     it('lists every failing path of a body in details', async () => {
@@ -110,36 +111,18 @@ describe('HTTP edge', () => {
     });
 
     it('rejects a token signed with another secret, and an expired one', async () => {
-      const forged = await new SignJWT({ org: ctx.alice.organization.id })
-        .setProtectedHeader({ alg: 'HS256' })
-        .setSubject(ctx.alice.user.id)
-        .setIssuer('agent-context-service')
-        .setIssuedAt()
-        .setExpirationTime('1h')
-        .sign(new TextEncoder().encode('another-secret-0123456789abcdef0123456789'));
+      const forged = await signToken({ org: ctx.alice.organization.id, user: ctx.alice.user.id, secret: 'another-secret-0123456789abcdef0123456789' });
       const forgedResponse = await ctx.server.request('GET', '/realms', { token: forged });
       expectError(forgedResponse, 401, 'unauthorized');
 
       const now = Math.floor(Date.now() / 1000);
-      const expired = await new SignJWT({ org: ctx.alice.organization.id })
-        .setProtectedHeader({ alg: 'HS256' })
-        .setSubject(ctx.alice.user.id)
-        .setIssuer('agent-context-service')
-        .setIssuedAt(now - 7200)
-        .setExpirationTime(now - 3600)
-        .sign(new TextEncoder().encode(SECRET));
+      const expired = await signToken({ org: ctx.alice.organization.id, user: ctx.alice.user.id, issuedAt: now - 7200, expiresAt: now - 3600 });
       const expiredResponse = await ctx.server.request('GET', '/realms', { token: expired });
       expectError(expiredResponse, 401, 'token_expired');
     });
 
     it('rejects a token naming an organization the user does not belong to', async () => {
-      const crossed = await new SignJWT({ org: ctx.bob.organization.id })
-        .setProtectedHeader({ alg: 'HS256' })
-        .setSubject(ctx.alice.user.id)
-        .setIssuer('agent-context-service')
-        .setIssuedAt()
-        .setExpirationTime('1h')
-        .sign(new TextEncoder().encode(SECRET));
+      const crossed = await signToken({ org: ctx.bob.organization.id, user: ctx.alice.user.id });
       const response = await ctx.server.request('GET', '/realms', { token: crossed });
       expect(response.status).toBe(401);
     });

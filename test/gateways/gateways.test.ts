@@ -4,9 +4,12 @@ import { useSuite, useTwoOrgs } from '../helpers/suite.js';
 import { addMember } from '../helpers/members.js';
 import { oneOrg } from '../helpers/orgs.js';
 import { startFakeTemporal } from '../fakes/temporal/server.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 const KEY = 'temporal-cloud-api-key-0042';
 const TEMPORAL_CONTEXT = { namespace: 'default', task_queue: 'agents', workflow_type: 'RunStep' };
+/** the body of a temporal gateway named `name` on TEMPORAL_CONTEXT */
+const temporalGateway = (name: string, fields: Record<string, unknown>) => ({ name, engine_type: 'temporal', context: TEMPORAL_CONTEXT, ...fields });
 
 describe('gateways: the resource', () => {
   const ctx = useTwoOrgs();
@@ -15,15 +18,8 @@ describe('gateways: the resource', () => {
 
   it('creates, reads, lists, changes and deletes a gateway; the api_key is sealed at rest and masked on every read', async () => {
     const { server, alice } = ctx;
-    const created = await create(alice.token, {
-      name: 'prod-temporal',
-      engine_type: 'temporal',
-      base_url: 'https://temporal.example.com:7243',
-      api_key: KEY,
-      context: TEMPORAL_CONTEXT,
-    });
-    expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({
+    const created = await create(alice.token, temporalGateway('prod-temporal', { base_url: 'https://temporal.example.com:7243', api_key: KEY }));
+    expectStatus(created, 201).toMatchObject({
       name: 'prod-temporal',
       engine_type: 'temporal',
       base_url: 'https://temporal.example.com:7243',
@@ -49,8 +45,7 @@ describe('gateways: the resource', () => {
       token: alice.token,
       body: { name: 'temporal-main', context: { ...TEMPORAL_CONTEXT, task_queue: 'agents-v2' } },
     });
-    expect(renamed.status).toBe(200);
-    expect(renamed.body).toMatchObject({ name: 'temporal-main', api_key: '****0042', context: { task_queue: 'agents-v2' } });
+    expectStatus(renamed, 200).toMatchObject({ name: 'temporal-main', api_key: '****0042', context: { task_queue: 'agents-v2' } });
 
     const removed = await server.request('PATCH', `/gateways/${created.body.id}`, { token: alice.token, body: { api_key: null } });
     expect(removed.body.api_key).toBeNull();
@@ -61,7 +56,7 @@ describe('gateways: the resource', () => {
 
   it('validates: engine type, URL, context size and depth, temporal target, webhook key; names unique (409); engine_type immutable', async () => {
     const { server, alice } = ctx;
-    const base = { name: 'v', engine_type: 'temporal', base_url: 'https://t.example.com', context: TEMPORAL_CONTEXT };
+    const base = temporalGateway('v', { base_url: 'https://t.example.com' });
     const bad = [
       { ...base, engine_type: 'argo' },
       { ...base, base_url: 'ftp://t.example.com' },
@@ -85,12 +80,10 @@ describe('gateways: the resource', () => {
     const first = await create(alice.token, { ...base, name: 'unique-one' });
     expect(first.status).toBe(201);
     const again = await create(alice.token, { ...base, name: 'unique-one' });
-    expect(again.status).toBe(409);
-    expect(again.body.error.code).toBe('conflict');
+    expectError(again, 409, 'conflict');
 
     const immutable = await server.request('PATCH', `/gateways/${first.body.id}`, { token: alice.token, body: { engine_type: 'webhook' } });
-    expect(immutable.status).toBe(400);
-    expect(immutable.body.error.code).toBe('immutable_field');
+    expectError(immutable, 400, 'immutable_field');
     const same = await server.request('PATCH', `/gateways/${first.body.id}`, { token: alice.token, body: { engine_type: 'temporal' } });
     expect(same.status).toBe(200);
   });
@@ -113,19 +106,12 @@ describe('gateways: the resource', () => {
       token: alice.token,
       body: { base_url: 'https://hooks.example.com/b', api_key: 'webhook-signing-secret-bbbb' },
     });
-    expect(both.status).toBe(200);
-    expect(both.body).toMatchObject({ base_url: 'https://hooks.example.com/b', api_key: '****bbbb', last_health_status: 'unknown' });
+    expectStatus(both, 200).toMatchObject({ base_url: 'https://hooks.example.com/b', api_key: '****bbbb', last_health_status: 'unknown' });
   });
 
   it('keeps at most one default per organization: setting one clears the other', async () => {
     const { server, bob } = ctx;
-    const body = (name: string, isDefault: boolean) => ({
-      name,
-      engine_type: 'temporal',
-      base_url: 'https://t.example.com',
-      context: TEMPORAL_CONTEXT,
-      is_default: isDefault,
-    });
+    const body = (name: string, isDefault: boolean) => temporalGateway(name, { base_url: 'https://t.example.com', is_default: isDefault });
     const one = await create(bob.token, body('one', true));
     expect(one.body.is_default).toBe(true);
     const two = await create(bob.token, body('two', true));
@@ -142,7 +128,7 @@ describe('gateways: the resource', () => {
 
   it("answers 404 for another organization's gateway on every route", async () => {
     const { server, alice, bob } = ctx;
-    const created = await create(alice.token, { name: 'alice-only', engine_type: 'temporal', base_url: 'https://t.example.com', context: TEMPORAL_CONTEXT });
+    const created = await create(alice.token, temporalGateway('alice-only', { base_url: 'https://t.example.com' }));
     const id = created.body.id as string;
     for (const [method, path, body] of [
       ['GET', `/gateways/${id}`, undefined],
@@ -167,7 +153,7 @@ describe('gateways: the resource', () => {
     const { server, alice } = ctx;
     const member = await addMember(server, alice, 'member');
     expect((await server.request('GET', '/gateways', { token: member.token })).status).toBe(200);
-    const refused = await create(member.token, { name: 'nope', engine_type: 'temporal', base_url: 'https://t.example.com', context: TEMPORAL_CONTEXT });
+    const refused = await create(member.token, temporalGateway('nope', { base_url: 'https://t.example.com' }));
     expect(refused.status).toBe(403);
   });
 });
@@ -182,14 +168,13 @@ describe('gateways: egress guard', () => {
     const { server, owner, temporal } = ctx;
     const literal = await server.request('POST', '/gateways', {
       token: owner.token,
-      body: { name: 'loop', engine_type: 'temporal', base_url: temporal.url, context: TEMPORAL_CONTEXT },
+      body: temporalGateway('loop', { base_url: temporal.url }),
     });
-    expect(literal.status).toBe(422);
-    expect(literal.body.error.code).toBe('egress_refused');
+    expectError(literal, 422, 'egress_refused');
 
     const named = await server.request('POST', '/gateways', {
       token: owner.token,
-      body: { name: 'named', engine_type: 'temporal', base_url: temporal.url.replace('127.0.0.1', 'localhost'), context: TEMPORAL_CONTEXT },
+      body: temporalGateway('named', { base_url: temporal.url.replace('127.0.0.1', 'localhost') }),
     });
     expect(named.status).toBe(201);
     const probed = await server.request('POST', `/gateways/${named.body.id}/test`, { token: owner.token });

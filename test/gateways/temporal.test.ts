@@ -8,6 +8,7 @@ import { simulatedClock } from '../helpers/clock.js';
 import { eventually } from '../helpers/eventually.js';
 import { startFakeTemporal } from '../fakes/temporal/server.js';
 import { createTask, runEnds } from '../tasks/helpers.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 const KEY = 'temporal-api-key-for-tests-7777';
 const CONTEXT = { namespace: 'agents-ns', task_queue: 'agent-steps', workflow_type: 'RunAgentStep' };
@@ -122,8 +123,7 @@ describe('gateways: temporal engine', () => {
     const { server, owner, temporal } = ctx;
     const good = await createGateway('probe-ok', temporal.url);
     const probed = await server.request('POST', `/gateways/${good.id}/test`, { token: owner.token });
-    expect(probed.status).toBe(200);
-    expect(probed.body).toMatchObject({ last_health_status: 'ok', last_health_error: null });
+    expectStatus(probed, 200).toMatchObject({ last_health_status: 'ok', last_health_error: null });
     expect(probed.body.last_health_at).not.toBeNull();
 
     const wrongKey = await server.request('PATCH', `/gateways/${good.id}`, { token: owner.token, body: { api_key: 'another-key-that-is-wrong' } });

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { useSuite } from '../helpers/suite.js';
 import { oneOrg } from '../helpers/orgs.js';
 import { eventually } from '../helpers/eventually.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 const SECRET = 'engine-shared-signing-secret-01';
 const WHSEC = 'whsec_' + Buffer.from(SECRET).toString('base64');
@@ -93,8 +94,7 @@ describe('gateways: webhook engine', () => {
     const path = `/gateways/callbacks/${payload.dispatch_id}`;
     const body = JSON.stringify({ status: 'succeeded', output: { posted: true } });
     const missing = await server.request('POST', path, { body, headers: { 'content-type': 'application/json' } });
-    expect(missing.status).toBe(401);
-    expect(missing.body.error.code).toBe('bad_signature');
+    expectError(missing, 401, 'bad_signature');
     const wrongKey = await server.request('POST', path, {
       body,
       headers: signed('cb-1', body, 'whsec_' + Buffer.from('some-other-secret-000').toString('base64')),
@@ -107,13 +107,11 @@ describe('gateways: webhook engine', () => {
 
     const headers = signed('cb-1', body);
     const settled = await server.request('POST', path, { body, headers });
-    expect(settled.status).toBe(200);
-    expect(settled.body).toMatchObject({ id: payload.dispatch_id, status: 'succeeded', output: { posted: true } });
+    expectStatus(settled, 200).toMatchObject({ id: payload.dispatch_id, status: 'succeeded', output: { posted: true } });
     await expect(pending).resolves.toEqual({ status: 'succeeded', output: { posted: true } });
 
     const replay = await server.request('POST', path, { body, headers });
-    expect(replay.status).toBe(409);
-    expect(replay.body.error.code).toBe('conflict');
+    expectError(replay, 409, 'conflict');
     const unknown = await server.request('POST', '/gateways/callbacks/gdp_unknown', { body, headers });
     expect(unknown.status).toBe(404);
   });

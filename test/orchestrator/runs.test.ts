@@ -4,23 +4,27 @@ import type { GatewayDispatch } from '../../domains/orchestrator/gateway-port.js
 import { useSuite, ownLlm } from '../helpers/suite.js';
 import { expectStatus } from '../helpers/expect-status.js';
 import { startFakeTemporal } from '../fakes/temporal/server.js';
-
-const TEMPORAL_KEY = 'temporal-api-key-for-workflows-1';
 import { startWiredOrg } from '../helpers/llm.js';
 import { agentStep, createWorkflow, ON, runUntil, startRun, stepOf, userTexts } from './helpers.js';
+
+const TEMPORAL_KEY = 'temporal-api-key-for-workflows-1';
 
 describe('workflow runs', () => {
   const ctx = useSuite(async (own) => ownLlm(own, await startWiredOrg(ON)));
   const reset = () => ctx.llm.reset();
+  /** a fresh script for the fake LLM (one answer per agent step, in the order they ask) and a workflow of these steps */
+  const scriptedWorkflow = (script: Parameters<typeof ctx.llm.script>[0], name: string, steps: unknown[]) => {
+    reset();
+    ctx.llm.script(script);
+    return createWorkflow(ctx.server, ctx.owner, { name, steps });
+  };
 
   it("runs A then B, passing A's output into B's instruction", async () => {
     const { server, owner, llm } = ctx;
-    reset();
-    llm.script([{ text: 'ALPHA-RESULT-42' }, { text: 'beta done' }]);
-    const workflow = await createWorkflow(server, owner, {
-      name: 'sequential',
-      steps: [agentStep('a', 'Write about {{inputs.topic}}'), agentStep('b', 'Improve this: {{steps.a.output}}', { needs: ['a'] })],
-    });
+    const workflow = await scriptedWorkflow([{ text: 'ALPHA-RESULT-42' }, { text: 'beta done' }], 'sequential', [
+      agentStep('a', 'Write about {{inputs.topic}}'),
+      agentStep('b', 'Improve this: {{steps.a.output}}', { needs: ['a'] }),
+    ]);
     const started = await startRun(server, owner, workflow.id, { topic: 'otters' });
     expect(started.status).toBe('running');
     const run = await runUntil(server, owner, workflow.id, started.id);
@@ -37,17 +41,12 @@ describe('workflow runs', () => {
 
   it('fans out B and C after A and joins them in D', async () => {
     const { server, owner, llm } = ctx;
-    reset();
-    llm.script([{ text: 'from-a' }, { text: 'branch' }, { text: 'branch' }, { text: 'joined' }]);
-    const workflow = await createWorkflow(server, owner, {
-      name: 'fan-out',
-      steps: [
-        agentStep('a', 'start'),
-        agentStep('b', 'B sees {{steps.a.output}}', { needs: ['a'] }),
-        agentStep('c', 'C sees {{steps.a.output}}', { needs: ['a'] }),
-        agentStep('d', 'D joins {{steps.b.output}} and {{steps.c.output}}', { needs: ['b', 'c'] }),
-      ],
-    });
+    const workflow = await scriptedWorkflow([{ text: 'from-a' }, { text: 'branch' }, { text: 'branch' }, { text: 'joined' }], 'fan-out', [
+      agentStep('a', 'start'),
+      agentStep('b', 'B sees {{steps.a.output}}', { needs: ['a'] }),
+      agentStep('c', 'C sees {{steps.a.output}}', { needs: ['a'] }),
+      agentStep('d', 'D joins {{steps.b.output}} and {{steps.c.output}}', { needs: ['b', 'c'] }),
+    ]);
     const run = await runUntil(server, owner, workflow.id, (await startRun(server, owner, workflow.id)).id);
     expect(run.status).toBe('succeeded');
     expect(run.steps.map((step: any) => step.status)).toEqual(['succeeded', 'succeeded', 'succeeded', 'succeeded']);
@@ -62,17 +61,12 @@ describe('workflow runs', () => {
 
   it('skips a step whose condition is false and runs one whose condition holds', async () => {
     const { server, owner, llm } = ctx;
-    reset();
-    llm.script([{ text: '{"verdict": "ship", "score": 7}' }, { text: 'shipped' }]);
-    const workflow = await createWorkflow(server, owner, {
-      name: 'conditions',
-      steps: [
-        agentStep('judge', 'judge it'),
-        agentStep('ship', 'ship it', { needs: ['judge'], when: { step: 'judge', path: 'verdict', equals: 'ship' } }),
-        agentStep('fix', 'fix it', { needs: ['judge'], when: { step: 'judge', path: 'verdict', matches: '^(fix|redo)$' } }),
-        agentStep('after_fix', 'after fix', { needs: ['fix'] }),
-      ],
-    });
+    const workflow = await scriptedWorkflow([{ text: '{"verdict": "ship", "score": 7}' }, { text: 'shipped' }], 'conditions', [
+      agentStep('judge', 'judge it'),
+      agentStep('ship', 'ship it', { needs: ['judge'], when: { step: 'judge', path: 'verdict', equals: 'ship' } }),
+      agentStep('fix', 'fix it', { needs: ['judge'], when: { step: 'judge', path: 'verdict', matches: '^(fix|redo)$' } }),
+      agentStep('after_fix', 'after fix', { needs: ['fix'] }),
+    ]);
     const run = await runUntil(server, owner, workflow.id, (await startRun(server, owner, workflow.id)).id);
     expect(run.status).toBe('succeeded');
     expect(stepOf(run, 'judge').output).toEqual({ verdict: 'ship', score: 7 });
@@ -84,12 +78,10 @@ describe('workflow runs', () => {
 
   it('waits at an approval step: approved continues, denied fails the run', async () => {
     const { server, owner, llm } = ctx;
-    reset();
-    llm.script([{ text: 'after approval' }]);
-    const workflow = await createWorkflow(server, owner, {
-      name: 'approval',
-      steps: [{ id: 'gate', kind: 'approval', message: 'Go ahead?' }, agentStep('work', 'work: {{steps.gate.output.comment}}', { needs: ['gate'] })],
-    });
+    const workflow = await scriptedWorkflow([{ text: 'after approval' }], 'approval', [
+      { id: 'gate', kind: 'approval', message: 'Go ahead?' },
+      agentStep('work', 'work: {{steps.gate.output.comment}}', { needs: ['gate'] }),
+    ]);
     const first = await startRun(server, owner, workflow.id);
     expect(first.status).toBe('waiting_approval');
     expect(stepOf(first, 'gate').status).toBe('waiting_approval');
@@ -113,8 +105,7 @@ describe('workflow runs', () => {
       token: owner.token,
       body: { approved: false },
     });
-    expect(denied.status).toBe(200);
-    expect(denied.body).toMatchObject({ status: 'failed', reason: 'approval_denied' });
+    expectStatus(denied, 200).toMatchObject({ status: 'failed', reason: 'approval_denied' });
     expect(stepOf(denied.body, 'gate')).toMatchObject({ status: 'failed', reason: 'approval_denied' });
     expect(stepOf(denied.body, 'work')).toMatchObject({ status: 'cancelled', reason: 'run_failed' });
     expect(llm.requests).toHaveLength(1);
@@ -122,12 +113,10 @@ describe('workflow runs', () => {
 
   it('cancels a run mid-step: the running agent run is cancelled and the rest marked cancelled', async () => {
     const { server, owner, llm } = ctx;
-    reset();
-    llm.script([{ text: ['part', 'rest'], hold_after_chunks: 1 }]);
-    const workflow = await createWorkflow(server, owner, {
-      name: 'cancel-me',
-      steps: [agentStep('slow', 'take your time'), agentStep('next', 'never', { needs: ['slow'] })],
-    });
+    const workflow = await scriptedWorkflow([{ text: ['part', 'rest'], hold_after_chunks: 1 }], 'cancel-me', [
+      agentStep('slow', 'take your time'),
+      agentStep('next', 'never', { needs: ['slow'] }),
+    ]);
     const started = await startRun(server, owner, workflow.id);
     await llm.whenHeld();
     const cancelled = await server.request('POST', `/orchestrator/workflows/${workflow.id}/runs/${started.id}/cancel`, { token: owner.token });
@@ -147,13 +136,11 @@ describe('workflow runs', () => {
   });
 
   it("fails the step and the run when the step's cost cap is exceeded", async () => {
-    const { server, owner, llm } = ctx;
-    reset();
-    llm.script([{ text: 'expensive', usage: { input_tokens: 1_000_000, output_tokens: 1_000_000 } }]);
-    const workflow = await createWorkflow(server, owner, {
-      name: 'capped',
-      steps: [agentStep('pricey', 'spend', { cost_cap_usd: 0.01 }), agentStep('after', 'never', { needs: ['pricey'] })],
-    });
+    const { server, owner } = ctx;
+    const workflow = await scriptedWorkflow([{ text: 'expensive', usage: { input_tokens: 1_000_000, output_tokens: 1_000_000 } }], 'capped', [
+      agentStep('pricey', 'spend', { cost_cap_usd: 0.01 }),
+      agentStep('after', 'never', { needs: ['pricey'] }),
+    ]);
     const run = await runUntil(server, owner, workflow.id, (await startRun(server, owner, workflow.id)).id);
     expect(run).toMatchObject({ status: 'failed', reason: 'step_failed' });
     expect(run.error_message).toContain('cost_cap_exceeded');

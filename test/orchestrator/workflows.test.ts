@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { startTestServer } from '../helpers/server.js';
 import { useTwoOrgs } from '../helpers/suite.js';
 import { agentStep, createWorkflow, ON } from './helpers.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 describe('orchestrator workflows', () => {
   const ctx = useTwoOrgs(ON);
@@ -35,14 +36,12 @@ describe('orchestrator workflows', () => {
     expect(list.body.items.map((item: any) => item.id)).toContain(created.id);
 
     const patched = await server.request('PATCH', `/orchestrator/workflows/${created.id}`, { token: alice.token, body: { description: 'changed' } });
-    expect(patched.status).toBe(200);
-    expect(patched.body).toMatchObject({ description: 'changed', cost_cap_usd: 2 });
+    expectStatus(patched, 200).toMatchObject({ description: 'changed', cost_cap_usd: 2 });
     const replaced = await server.request('PUT', `/orchestrator/workflows/${created.id}`, {
       token: alice.token,
       body: { name: 'review', steps: [agentStep('only', 'Hello')] },
     });
-    expect(replaced.status).toBe(200);
-    expect(replaced.body).toMatchObject({ description: null, cost_cap_usd: null, steps: [{ id: 'only' }] });
+    expectStatus(replaced, 200).toMatchObject({ description: null, cost_cap_usd: null, steps: [{ id: 'only' }] });
 
     const deleted = await server.request('DELETE', `/orchestrator/workflows/${created.id}`, { token: alice.token });
     expect(deleted.status).toBe(204);
@@ -54,8 +53,7 @@ describe('orchestrator workflows', () => {
     const post = (steps: unknown[]) => server.request('POST', '/orchestrator/workflows', { token: alice.token, body: { name: 'bad', steps } });
 
     const cycle = await post([agentStep('a', 'x', { needs: ['c'] }), agentStep('b', 'x', { needs: ['a'] }), agentStep('c', 'x', { needs: ['b'] })]);
-    expect(cycle.status).toBe(400);
-    expect(cycle.body.error.code).toBe('validation_error');
+    expectError(cycle, 400, 'validation_error');
     expect(cycle.body.error.message).toContain('cycle');
     expect(cycle.body.error.details.cycle).toEqual(['a', 'c', 'b', 'a']);
 
@@ -114,11 +112,9 @@ describe('orchestrator feature off', () => {
     try {
       const owner = await server.register();
       const list = await server.request('GET', '/orchestrator/workflows', { token: owner.token });
-      expect(list.status).toBe(404);
-      expect(list.body.error.code).toBe('feature_disabled');
+      expectError(list, 404, 'feature_disabled');
       const create = await server.request('POST', '/orchestrator/workflows', { token: owner.token, body: { name: 'x', steps: [] } });
-      expect(create.status).toBe(404);
-      expect(create.body.error.code).toBe('feature_disabled');
+      expectError(create, 404, 'feature_disabled');
     } finally {
       await server.stop();
     }

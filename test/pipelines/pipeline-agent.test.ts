@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { startWiredOrg } from '../helpers/llm.js';
 import { eventually } from '../helpers/eventually.js';
 import { ownLlm, useSuite } from '../helpers/suite.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 const ctx = useSuite(async (own) => ownLlm(own, await startWiredOrg()));
 
@@ -29,8 +30,7 @@ describe('/pipeline-agent/runs', () => {
       token,
       body: { instruction: 'summarize the graph', inputs: { day: 3 }, wait: true },
     });
-    expect(started.status).toBe(201);
-    expect(started.body).toMatchObject({ pipeline_run_id: runId, pipeline_id: pipelineId, status: 'succeeded', output: 'summary written', turns: 2 });
+    expectStatus(started, 201).toMatchObject({ pipeline_run_id: runId, pipeline_id: pipelineId, status: 'succeeded', output: 'summary written', turns: 2 });
     expect(typeof started.body.cost_usd).toBe('number');
     const read = await ctx.server.request('GET', `/pipeline-agent/runs/${started.body.id as string}`, { token });
     expect(read.body).toMatchObject({ id: started.body.id, status: 'succeeded', output: 'summary written' });
@@ -106,8 +106,7 @@ describe('/pipeline-agent/runs', () => {
     await ctx.llm.whenHeld();
     const id = started.body.id as string;
     const cancel = await ctx.server.request('POST', `/pipeline-agent/runs/${id}/cancel`, { token });
-    expect(cancel.status).toBe(202);
-    expect(cancel.body).toEqual({ agent_run_id: id, status: 'cancelling' });
+    expectStatus(cancel, 202).toEqual({ agent_run_id: id, status: 'cancelling' });
     ctx.llm.release();
     await eventually(async () => ((await ctx.server.request('GET', `/pipeline-agent/runs/${id}`, { token })).body.status === 'cancelled' ? true : undefined));
   });

@@ -1,6 +1,7 @@
 /** /pipelines versions and revert against the real server: history, revert as a new version, optimistic concurrency, isolation. */
 import { describe, expect, it } from 'vitest';
 import { useOneOrg } from '../helpers/suite.js';
+import { expectStatus } from '../helpers/expect-status.js';
 
 const ctx = useOneOrg({}, { name: 'Pipeline Versions Org' });
 
@@ -46,8 +47,7 @@ describe('/pipelines/:id/versions', () => {
     const id = await create();
     await ctx.server.request('PATCH', `/pipelines/${id}`, { token: ctx.owner.token, body: { description: 'second', definition: { steps: ['x'] } } });
     const reverted = await ctx.server.request('POST', `/pipelines/${id}/revert`, { token: ctx.owner.token, body: { version: 1, message: 'x broke' } });
-    expect(reverted.status).toBe(200);
-    expect(reverted.body).toMatchObject({ version: 3, description: 'first', definition: { steps: ['a'] } });
+    expectStatus(reverted, 200).toMatchObject({ version: 3, description: 'first', definition: { steps: ['a'] } });
     expect(reverted.headers.get('etag')).toBe('"3"');
     const latest = await ctx.server.request('GET', `/pipelines/${id}/versions/3`, { token: ctx.owner.token });
     expect(latest.body).toMatchObject({ reverted_from: 1, message: 'x broke', definition: { steps: ['a'] } });

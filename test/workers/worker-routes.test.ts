@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { startTestServer } from '../helpers/server.js';
 import { useOneOrg, useSuite } from '../helpers/suite.js';
 import { WORKER_TOKEN } from './helpers.js';
+import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 const ENV = {
   SERVICE_FEATURES_WORKERS: 'true',
@@ -24,8 +25,7 @@ describe('worker token', () => {
   it('refuses a missing token, a wrong one and a user JWT with 401', async () => {
     const body = { queues: ['agent'], slots: 1 };
     const missing = await ctx.server.request('POST', '/workers/register', { body });
-    expect(missing.status).toBe(401);
-    expect(missing.body.error.code).toBe('unauthorized');
+    expectError(missing, 401, 'unauthorized');
     const wrong = await ctx.server.request('POST', '/workers/register', { body, token: WORKER_TOKEN.replace(/.$/, 'x') });
     expect(wrong.status).toBe(401);
     const user = await ctx.server.request('POST', '/workers/register', { body, token: ctx.owner.token });
@@ -57,8 +57,7 @@ describe('workers feature off', () => {
 
   it('answers 404 feature_disabled on the worker routes and the status', async () => {
     const register = await ctx.server.request('POST', '/workers/register', { body: { queues: ['agent'] }, ...worker });
-    expect(register.status).toBe(404);
-    expect(register.body.error.code).toBe('feature_disabled');
+    expectError(register, 404, 'feature_disabled');
     const status = await ctx.server.request('GET', '/workers/status', { token: ctx.owner.token });
     expect(status.body.error.code).toBe('feature_disabled');
   });
@@ -69,8 +68,7 @@ describe('register, heartbeat, claim, status', () => {
 
   it('registers, heartbeats and lists the worker with its queues and slots', async () => {
     const registered = await ctx.server.request('POST', '/workers/register', { body: { name: 'w1', queues: ['agent', 'ingest'], slots: 2 }, ...worker });
-    expect(registered.status).toBe(201);
-    expect(registered.body).toMatchObject({ name: 'w1', queues: ['agent', 'ingest'], slots: 2, lease_ttl_s: 2 });
+    expectStatus(registered, 201).toMatchObject({ name: 'w1', queues: ['agent', 'ingest'], slots: 2, lease_ttl_s: 2 });
     const id = registered.body.id as string;
     const beat = await ctx.server.request('POST', `/workers/${id}/heartbeat`, worker);
     expect(beat.status).toBe(200);
@@ -98,13 +96,11 @@ describe('register, heartbeat, claim, status', () => {
     const job = claim.body.jobs[0];
     expect(job).toMatchObject({ id: JOB, queue: 'render', kind: 'test_sleep', org_id: ctx.owner.organization.id, delivery: 1 });
     const stale = await ctx.server.request('POST', `/workers/jobs/${JOB}/complete`, { body: { fence: `${job.fence}9`, result: {} }, ...worker });
-    expect(stale.status).toBe(409);
-    expect(stale.body.error.code).toBe('lease_lost');
+    expectError(stale, 409, 'lease_lost');
     const renewed = await ctx.server.request('POST', `/workers/jobs/${JOB}/renew`, { body: { fence: job.fence }, ...worker });
     expect(renewed.status).toBe(200);
     const done = await ctx.server.request('POST', `/workers/jobs/${JOB}/complete`, { body: { fence: job.fence, result: { ok: true } }, ...worker });
-    expect(done.status).toBe(200);
-    expect(done.body).toMatchObject({ state: 'done', deliveries: 1 });
+    expectStatus(done, 200).toMatchObject({ state: 'done', deliveries: 1 });
     const again = await ctx.server.request('POST', `/workers/jobs/${JOB}/complete`, { body: { fence: job.fence, result: { ok: true } }, ...worker });
     expect(again.status).toBe(409);
   });
