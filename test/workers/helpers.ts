@@ -40,7 +40,7 @@ export function startWorker(apiUrl: string, args: readonly string[], env: Record
     child,
     logs,
     exited,
-    logged: (msg, fields = {}, timeout = 20_000) =>
+    logged: (msg, fields = {}, timeout = 45_000) =>
       eventually(() => logs.find((entry) => entry['msg'] === msg && Object.entries(fields).every(([key, value]) => entry[key] === value)), {
         what: `worker log "${msg}" ${JSON.stringify(fields)} (stderr: ${stderr.slice(-500)})`,
         timeout,

@@ -18,7 +18,7 @@ const ENV = {
   ...(process.env['NATS_URL'] ? { NATS_URL: process.env['NATS_URL'] } : {}),
 };
 
-describe('worker processes', () => {
+describe('worker processes', { timeout: 120_000 }, () => {
   const ctx = useOneOrg(ENV);
   const started: WorkerProcess[] = [];
   const effects: JobInfo[] = [];
@@ -61,8 +61,10 @@ describe('worker processes', () => {
     await first.logged('worker registered');
     await enqueue('killed', 'render', 'test_sleep', { first_ms: 60_000, ms: 0 });
     const startedLine = await first.logged('job started', { job_id: `killed-${suffix}` });
-    await first.kill();
+    // the second worker is up before the first dies, so the wait below is the lease, not a process start
     const second = worker('render');
+    await second.logged('worker registered');
+    await first.kill();
     // the job comes back only once the first worker's lease lapses
     const redelivered = await second.logged('job started', { job_id: `killed-${suffix}` });
     expect(redelivered['delivery']).toBeGreaterThan(1);
@@ -77,8 +79,9 @@ describe('worker processes', () => {
     await late.logged('worker registered');
     await enqueue('late', 'voice', 'test_sleep', { ms: 1_500 });
     const startedLine = await late.logged('job started', { job_id: `late-${suffix}` });
-    late.child.kill('SIGSTOP');
     const other = worker('voice');
+    await other.logged('worker registered');
+    late.child.kill('SIGSTOP');
     const redelivered = await other.logged('job started', { job_id: `late-${suffix}` });
     expect(redelivered['delivery']).toBeGreaterThan(1);
     expect(redelivered['fence']).not.toBe(startedLine['fence']);
