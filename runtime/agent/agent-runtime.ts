@@ -21,7 +21,7 @@ import type { ToolOutcome } from '../tools/tool-result.js';
 import type { AgentRunDoc } from '../collections.js';
 import type { PlatformCollections as Collections } from '../collections.js';
 import { newId } from '../ids.js';
-import type { PriceTable } from '../llm/prices.js';
+import { costUsd, type PriceTable } from '../llm/prices.js';
 import type { ChatMessage, ToolCall } from '../llm/types.js';
 import type { ToolCallGate } from '../tools/tool-gate.js';
 import type { RunFacts, RunObserver } from './run-observer.js';
@@ -32,6 +32,7 @@ import { subjectOf, type LiveRun, type StartRunRequest } from './live-run.js';
 import { modelTurn } from './model-turn.js';
 import { RunFeed } from './run-feed.js';
 import { toolStep } from './tool-step.js';
+import type { TurnRunner } from './turn-runner.js';
 import { recordEntry } from './transcript.js';
 
 const AGENT_RUN_KIND = 'agent_run';
@@ -80,6 +81,8 @@ export class AgentRuntime {
   private readonly observer: RunObserver | null;
   /** the catalog of runs that see no source (built-ins only): stateless, so shared */
   private sourcelessCatalog: ToolCatalog | null = null;
+  /** who performs the turns of the runs it takes (workers); null: every turn in-process */
+  private turnRunner: TurnRunner | null = null;
   private readonly actors: KindHandle<ReturnType<AgentRuntime['machine']>>;
 
   constructor(options: AgentRuntimeOptions) {
@@ -103,6 +106,11 @@ export class AgentRuntime {
       onAbandoned: (info) => this.endOutside(info, 'interrupted', 'the service stopped before the run reached a safe point'),
       drain: () => this.drain(),
     });
+  }
+
+  /** Plugs in where the model turns of the runs `runner.takes` go (set once at start, before any run). */
+  useTurnRunner(runner: TurnRunner): void {
+    this.turnRunner = runner;
   }
 
   /** Creates the run record and its transcript, and starts its actor. */
@@ -140,6 +148,7 @@ export class AgentRuntime {
         ...(request.interceptors ?? []),
       ]),
       text: '',
+      turnCount: 0,
       approvalIds: new Set(),
       finished: false,
     };
@@ -226,6 +235,12 @@ export class AgentRuntime {
       actors: {
         llmTurn: fromPromise<TurnOutput, { runId: string; messages: readonly ChatMessage[] }>(async ({ input, signal }) => {
           const run = live(input.runId);
+          run.turnCount += 1;
+          const runner = this.turnRunner;
+          if (runner?.takes(run)) {
+            const out = await runner.run(run, run.turnCount, input.messages, signal);
+            return { ...out, costUsd: costUsd(run.request.model, out.usage, this.prices) };
+          }
           return modelTurn(run, input.messages, signal, this.prices);
         }),
         toolStep: fromPromise<ToolStepOutput, { runId: string; call: ToolCall }>(async ({ input }) => toolStep(live(input.runId), input.call, this.policies)),
