@@ -48,7 +48,11 @@ interface Awaited {
   readonly base: number;
   /** the fence whose deltas were heard last */
   fence: string | null;
+  /** ends the wait with an empty turn (the run was cancelled while the turn was still queued) */
+  stop: () => void;
 }
+
+const EMPTY_TURN: RunnerTurnOutput = { text: '', toolCalls: [], finishReason: 'end_turn', usage: { input_tokens: 0, output_tokens: 0 } };
 
 const toolCall = z.object({
   id: z.string(),
@@ -81,14 +85,17 @@ export class WorkerTurnRunner implements TurnRunner {
 
   constructor(private readonly workers: WorkerService) {}
 
-  /** task runs and binding runs whose endpoint is known (chat and workflow-less callers stay in-process) */
+  /** runs of a task or of a channel binding (chat replies, workflow steps and pipeline agents stay in-process) */
   takes(run: LiveRun): boolean {
-    return run.request.endpoint !== undefined && (run.request.kind === 'task' || (run.request.bindingId ?? null) !== null);
+    const { request } = run;
+    return request.endpoint !== undefined && ((request.taskId ?? null) !== null || (request.bindingId ?? null) !== null);
   }
 
   async run(run: LiveRun, turn: number, messages: readonly ChatMessage[], signal: AbortSignal): Promise<RunnerTurnOutput> {
     const jobId = `${run.id}.turn.${turn}`;
-    this.awaited.set(jobId, { run, turn, messages, base: run.text.length, fence: null });
+    let stop = (): void => undefined;
+    const stopped = new Promise<null>((resolve) => (stop = () => resolve(null)));
+    this.awaited.set(jobId, { run, turn, messages, base: run.text.length, fence: null, stop });
     try {
       await this.workers.queue.enqueue({
         id: jobId,
@@ -97,7 +104,8 @@ export class WorkerTurnRunner implements TurnRunner {
         kind: MODEL_TURN_KIND,
         payload: { run_id: run.id, turn },
       });
-      const info = await abortable(this.workers.queue.settled(jobId), signal);
+      const info = await abortable(Promise.race([this.workers.queue.settled(jobId), stopped]), signal);
+      if (info === null) return EMPTY_TURN;
       if (info.state !== 'done' || info.result === null) {
         throw new TurnFailed('worker_failed', `the model turn failed on the workers: ${info.error ?? 'no result'}`);
       }
@@ -121,6 +129,19 @@ export class WorkerTurnRunner implements TurnRunner {
       };
     } finally {
       this.awaited.delete(jobId);
+    }
+  }
+
+  /** a cancelled run's turn still queued ends now, empty (one a worker already holds finishes, as in-process turns do) */
+  cancelled(run: LiveRun): void {
+    for (const [jobId, awaited] of this.awaited) {
+      if (awaited.run !== run) continue;
+      void this.workers.queue.get(jobId).then(
+        (info) => {
+          if (info?.state === 'pending') awaited.stop();
+        },
+        () => undefined,
+      );
     }
   }
 

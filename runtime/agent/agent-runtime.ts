@@ -191,7 +191,9 @@ export class AgentRuntime {
   cancel(org: OrgId, runId: string): boolean {
     const run = this.runs.get(runId);
     if (!run || run.request.orgId !== org || run.finished) return false;
-    return this.actors.send(runId, { type: 'CANCEL' });
+    const sent = this.actors.send(runId, { type: 'CANCEL' });
+    if (sent) this.turnRunner?.cancelled?.(run);
+    return sent;
   }
 
   /** The run id of an approval that is waiting, when it belongs to this organization. */

@@ -17,4 +17,9 @@ export interface TurnRunner {
   takes(run: LiveRun): boolean;
   /** performs turn `turn` (1 for the first) of the run; text deltas go to `run.feed` and `run.text` as they come */
   run(run: LiveRun, turn: number, messages: readonly ChatMessage[], signal: AbortSignal): Promise<RunnerTurnOutput>;
+  /**
+   * The run was cancelled. The machine ends it after the turn in progress; a
+   * runner whose turn has not started yet (still queued) may end that turn now, empty.
+   */
+  cancelled?(run: LiveRun): void;
 }

@@ -8,6 +8,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeLlmServer } from '../fakes/llm/server.js';
+import { eventually } from '../helpers/eventually.js';
 import { expectError } from '../helpers/expect-status.js';
 import { startWiredOrg, stopLlmServer } from '../helpers/llm.js';
 import type { Session, TestServer } from '../helpers/server.js';
@@ -39,8 +40,8 @@ describe('agent runs on workers', () => {
     return process;
   };
   const job = (runId: string, turn: number) => server.service.services.workers.queue.get(`${runId}.turn.${turn}`);
-  const task = (name: string) =>
-    createTask(server, owner, { name, trigger: { kind: 'webhook' }, input: { instruction: 'go' }, approval_defaults: { write: 'allow' } });
+  const task = (name: string, fields: Record<string, unknown> = {}) =>
+    createTask(server, owner, { name, trigger: { kind: 'webhook' }, input: { instruction: 'go' }, approval_defaults: { write: 'allow' }, ...fields });
 
   it('answers 503 worker_unavailable to a manual run while no worker serves the agent queue, and creates no run', async () => {
     const created = await task('no worker');
@@ -49,6 +50,33 @@ describe('agent runs on workers', () => {
     const runs = await server.request('GET', `/tasks/${created.id}/runs`, { token: owner.token });
     expect(runs.body.items).toEqual([]);
     expect(llm.requests).toHaveLength(0);
+  });
+
+  it('keeps a fired run running with its turn waiting in the agent queue until a worker comes; a cancel stops the wait', async () => {
+    const created = await task('fired without worker', { max_concurrent_runs: 2 });
+    const fire = (): Promise<{ run_id: string }> =>
+      server.service.services.tasks.fire(owner.organization.id, created.id, { origin: 'schedule', body: null, headers: {}, delivery_id: null });
+    const cancelled = (await fire()).run_id;
+    const waiting = (await fire()).run_id;
+    await eventually(async () => ((await job(cancelled, 1))?.state === 'pending' && (await job(waiting, 1))?.state === 'pending' ? true : undefined), {
+      what: 'both first turns queued',
+    });
+    const view = await server.request('GET', `/tasks/${created.id}/runs/${waiting}`, { token: owner.token });
+    expect(view.body.status).toBe('running');
+    const status = await server.request('GET', '/workers/status', { token: owner.token });
+    expect(status.body.queues.agent.depth).toBeGreaterThanOrEqual(2);
+    const cancel = await server.request('POST', `/tasks/${created.id}/runs/${cancelled}/cancel`, { token: owner.token });
+    expect(cancel.status).toBe(202);
+    expect((await runEnds(server, owner, created.id, cancelled)).status).toBe('cancelled');
+
+    llm.script([{ text: 'late but done' }]);
+    const one = worker();
+    const run = await runEnds(server, owner, created.id, waiting);
+    expect(run.status).toBe('succeeded');
+    // the cancelled run's turn is claimed too, finds its run gone and completes without calling the model
+    await one.logged('job completed', { job_id: `${cancelled}.turn.1` });
+    expect(await job(cancelled, 1)).toMatchObject({ state: 'done', result: { abandoned: true } });
+    expect(llm.requests).toHaveLength(1);
   });
 
   it('runs a manual task run through a worker; the run events stream from the gateway', async () => {
