@@ -6,7 +6,7 @@
  * as the gateway's (runtime/llm/), through the egress guard when the endpoint
  * is the organization's own. Text deltas go back in order, batched while a
  * send is in flight (`POST /workers/jobs/:id/events`); the result is the
- * turn (text, tool calls, finish reason, usage), or `{error}` when the
+ * turn (text, tool calls, finish reason, usage), or `{failure}` when the
  * provider refused (the provider adapters already retried): the run fails
  * with that code, and the job is not tried again. A turn the gateway no
  * longer awaits (its run ended or was cancelled: 404) completes as abandoned.
@@ -98,7 +98,7 @@ export function modelTurnHandler(guardedFetch: typeof fetch): JobHandler {
     } catch (error) {
       if (error instanceof LlmError && !context.signal.aborted) {
         await deltas.flush();
-        return { error: { code: error.code, message: error.message } };
+        return { failure: { reason: error.code, message: error.message } };
       }
       throw error;
     }

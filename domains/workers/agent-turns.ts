@@ -67,7 +67,7 @@ const turnResult = z.union([
     finish_reason: z.enum(['end_turn', 'tool_use', 'max_tokens', 'stop_sequence']),
     usage: z.object({ input_tokens: z.number().int().min(0), output_tokens: z.number().int().min(0) }),
   }),
-  z.object({ error: z.object({ code: z.string(), message: z.string() }) }),
+  z.object({ failure: z.object({ reason: z.string(), message: z.string() }) }),
 ]);
 
 /** a turn the worker could not perform: `code` (e.g. `llm_provider_error`) becomes the run's failure reason */
@@ -111,7 +111,7 @@ export class WorkerTurnRunner implements TurnRunner {
       }
       const parsed = turnResult.safeParse(info.result);
       if (!parsed.success) throw new TurnFailed('internal_error', 'a worker answered a model turn result of the wrong shape');
-      if ('error' in parsed.data) throw new TurnFailed(parsed.data.error.code, parsed.data.error.message);
+      if ('failure' in parsed.data) throw new TurnFailed(parsed.data.failure.reason, parsed.data.failure.message);
       const out = parsed.data;
       const base = this.awaited.get(jobId)?.base ?? run.text.length;
       // the run's text holds the deltas of the delivery that counted, whatever a lost one sent

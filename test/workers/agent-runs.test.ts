@@ -125,6 +125,21 @@ describe('agent runs on workers', () => {
     expect(JSON.stringify(memory.body)).toContain('worker fact');
   });
 
+  it("fails the run with the provider's refusal, performed once on the worker (not retried)", async () => {
+    const one = worker();
+    await one.logged('worker registered');
+    const created = await task('refused by the model');
+    llm.script([{ status: 401 }]);
+    const fire = await server.request('POST', `/tasks/${created.id}/run`, { token: owner.token });
+    const runId = fire.body.run_id as string;
+    const run = await runEnds(server, owner, created.id, runId);
+    expect(run.status).toBe('failed');
+    const done = await job(runId, 1);
+    expect(done).toMatchObject({ state: 'done', deliveries: 1, result: { failure: { reason: run.reason } } });
+    expect(run.reason).toMatch(/^llm_/);
+    expect(llm.requests).toHaveLength(1);
+  });
+
   it('finishes a turn on a second worker after the first is SIGKILLed mid-turn; the run ends once', async () => {
     const first = worker();
     await first.logged('worker registered');
