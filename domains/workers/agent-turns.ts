@@ -22,10 +22,10 @@ import type { ChatMessage, ToolDefinition } from '../../runtime/llm/types.js';
 import { META_TOOL_DEFINITIONS } from '../../runtime/tools/meta-tools.js';
 import type { WorkerService } from './service.js';
 
-export const MODEL_TURN_KIND = 'model_turn';
+const MODEL_TURN_KIND = 'model_turn';
 
 /** what a worker gets for one turn (secrets included: never persisted, never logged) */
-export interface TurnInput {
+interface TurnInput {
   readonly run_id: string;
   readonly turn: number;
   readonly provider: string;

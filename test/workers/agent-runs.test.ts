@@ -148,6 +148,7 @@ describe('agent runs on workers', () => {
     const fire = await server.request('POST', `/tasks/${created.id}/run`, { token: owner.token });
     const runId = fire.body.run_id as string;
     await llm.whenHeld();
+    const firstStart = await first.logged('job started', { job_id: `${runId}.turn.1` });
     await first.kill();
     const second = worker();
     const redelivered = await second.logged('job started', { job_id: `${runId}.turn.1` });
@@ -162,5 +163,17 @@ describe('agent runs on workers', () => {
     const stream = await openStream(server.url, 'GET', `/tasks/${created.id}/runs/${runId}/events`, { token: owner.token });
     await stream.ended;
     expect(names(stream.events).filter((name) => name === 'message_end')).toHaveLength(1);
+    // the lost delivery's fence is heard no more
+    const workerAuth = { authorization: `Bearer ${WORKER_TOKEN}` };
+    const stale = String(firstStart['fence']);
+    const input = await fetch(`${server.url}/workers/jobs/${runId}.turn.1/input?fence=${encodeURIComponent(stale)}`, { headers: workerAuth });
+    expect(input.status).toBe(409);
+    expect(((await input.json()) as { error: { code: string } }).error.code).toBe('lease_lost');
+    const late = await fetch(`${server.url}/workers/jobs/${runId}.turn.1/events`, {
+      method: 'POST',
+      headers: { ...workerAuth, 'content-type': 'application/json' },
+      body: JSON.stringify({ fence: stale, deltas: ['late'] }),
+    });
+    expect(late.status).toBe(409);
   });
 });
