@@ -25,7 +25,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const handlers = await loadHandlerModules(config.handlerModules, builtinHandlers);
+  const handlers = await loadHandlerModules(config.handlerModules, builtinHandlers(config));
   const loop = new WorkerLoop(config, new WorkerClient(config.apiUrl, config.token), handlers, log);
   const stop = (): void => {
     log({}, 'stopping: draining jobs in hand');

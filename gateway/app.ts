@@ -90,6 +90,7 @@ import { createRequestAuditor } from './audit.js';
 import { WorkflowRunner } from '../domains/orchestrator/runner.js';
 import { OrchestratorService } from '../domains/orchestrator/service.js';
 import { WorkerService } from '../domains/workers/service.js';
+import { WorkerTurnRunner } from '../domains/workers/agent-turns.js';
 import { openJobQueue } from '../runtime/jobs/open.js';
 
 export interface RunningService {
@@ -214,8 +215,12 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     // the gateway owns the job queue; workers reach it only over the worker routes (nothing is queued while the feature is off)
     const jobQueue = await openJobQueue({ ...config, natsUrl: config.features.workers ? config.natsUrl : null }, clock, logger);
     const workers = new WorkerService(jobQueue, clock, config.workerLeaseTtlSeconds * 1000);
+    // with the feature on, model turns of task and binding runs go to the `agent` queue (domains/workers/agent-turns.ts)
+    const workerTurns = new WorkerTurnRunner(workers);
+    if (config.features.workers) agentRuntime.useTurnRunner(workerTurns);
     const services: Services = {
       workers,
+      workerTurns,
       channels,
       config,
       collections,

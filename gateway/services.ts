@@ -52,6 +52,7 @@ import type { GatewayHealthSchedule } from '../domains/gateways/health.js';
 import type { OrchestratorService } from '../domains/orchestrator/service.js';
 import type { WorkflowRunner } from '../domains/orchestrator/runner.js';
 import type { WorkerService } from '../domains/workers/service.js';
+import type { WorkerTurnRunner } from '../domains/workers/agent-turns.js';
 import type { TaskDefinitions } from '../domains/tasks/definitions.js';
 import type { Conversations } from '../domains/chat/conversations.js';
 import type { ChannelService } from '../domains/channels/channel-service.js';
@@ -165,6 +166,8 @@ export interface Services {
   readonly workflowRunner: WorkflowRunner;
   /** worker processes, the job queue they reach over HTTP, and what completed jobs apply */
   readonly workers: WorkerService;
+  /** model turns of task and binding runs on workers (used only while feature `workers` is on) */
+  readonly workerTurns: WorkerTurnRunner;
   /** /tasks: task definitions (CRUD, secret rotation, inbound deliveries); their actors and runs are `taskRuntime` */
   readonly taskDefinitions: TaskDefinitions;
   /** /chat/conversations: conversations, history, reconnects, cancel, approvals, tool calls */

@@ -1,4 +1,10 @@
 /** The job kinds every worker runs. */
+import { createEgressGuard } from '../runtime/net/egress.js';
+import type { WorkerConfig } from './config.js';
 import type { HandlerTable } from './handlers.js';
+import { modelTurnHandler } from './model-turn.js';
 
-export const builtinHandlers: HandlerTable = {};
+export function builtinHandlers(config: Pick<WorkerConfig, 'egressAllow'>): HandlerTable {
+  const egress = createEgressGuard({ allow: config.egressAllow });
+  return { model_turn: modelTurnHandler(egress.fetch) };
+}

@@ -60,9 +60,18 @@ export class WorkerClient {
   }
 
   /** any other worker route (a job's context, tool calls, events) */
-  async post<T>(path: string, body: unknown, signal?: AbortSignal): Promise<T> {
+  post<T>(path: string, body: unknown, signal?: AbortSignal): Promise<T> {
+    return this.call('POST', path, body, signal);
+  }
+
+  /** a worker route read (a model turn's input) */
+  get<T>(path: string, signal?: AbortSignal): Promise<T> {
+    return this.call('GET', path, undefined, signal);
+  }
+
+  private async call<T>(method: 'GET' | 'POST', path: string, body: unknown, signal?: AbortSignal): Promise<T> {
     const response = await fetch(this.apiUrl + path, {
-      method: 'POST',
+      method,
       headers: { authorization: `Bearer ${this.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? null : JSON.stringify(body),
       ...(signal ? { signal } : {}),

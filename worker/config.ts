@@ -2,9 +2,10 @@
  * The worker process's settings: flags `--queues a,b`, `--slots n`,
  * `--handlers <module>` (extra job handlers, e.g. a test's) and the
  * environment `SERVICE_API_URL` (the gateway, including /api/v1) and
- * `WORKER_TOKEN`. A bad value stops the start naming it (exit code 2).
+ * `WORKER_TOKEN`, `EGRESS_ALLOW`. A bad value stops the start naming it (exit code 2).
  */
 import { QUEUE_NAMES, type QueueName } from '../runtime/jobs/queue.js';
+import { parseEgressAllow } from '../runtime/net/egress.js';
 
 export interface WorkerConfig {
   readonly apiUrl: string;
@@ -13,6 +14,8 @@ export interface WorkerConfig {
   readonly slots: number;
   readonly name: string | null;
   readonly handlerModules: readonly string[];
+  /** `EGRESS_ALLOW`, as the gateway reads it: exceptions to the egress guard for an organization's own LLM endpoint */
+  readonly egressAllow: readonly string[];
 }
 
 export class WorkerConfigError extends Error {}
@@ -37,5 +40,14 @@ export function loadWorkerConfig(argv: readonly string[], env: NodeJS.ProcessEnv
   const slots = /^\d+$/.test(slotsText) ? Number(slotsText) : NaN;
   if (!(slots >= 1 && slots <= 64)) throw new WorkerConfigError('--slots must be a whole number from 1 to 64');
   const handlerModules = argv.flatMap((arg, index) => (arg === '--handlers' && argv[index + 1] ? [argv[index + 1] as string] : []));
-  return { apiUrl, token, queues: queues as QueueName[], slots, name: flag(argv, 'name') ?? null, handlerModules };
+  const egressAllow = (env['EGRESS_ALLOW'] ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  try {
+    parseEgressAllow(egressAllow);
+  } catch (error) {
+    throw new WorkerConfigError(`EGRESS_ALLOW: ${(error as Error).message}`);
+  }
+  return { apiUrl, token, queues: queues as QueueName[], slots, name: flag(argv, 'name') ?? null, handlerModules, egressAllow };
 }

@@ -1,7 +1,7 @@
 /** What a worker does with a job of a kind: a handler per `kind`, returning the job's result. */
 import type { ClaimedJob, WorkerClient } from './client.js';
 
-interface JobContext {
+export interface JobContext {
   readonly workerId: string;
   readonly client: WorkerClient;
   /** aborted when the lease is lost or the process stops hard: stop, and cause nothing more */
@@ -9,7 +9,7 @@ interface JobContext {
   log(fields: Record<string, unknown>, message: string): void;
 }
 
-type JobHandler = (job: ClaimedJob, context: JobContext) => Promise<Record<string, unknown>>;
+export type JobHandler = (job: ClaimedJob, context: JobContext) => Promise<Record<string, unknown>>;
 
 export type HandlerTable = Readonly<Record<string, JobHandler>>;
 

@@ -21,7 +21,7 @@ import type { SettingsDoc } from '../../domains/settings/documents.js';
 import { dayOf, type RuntimeClock } from '../../runtime/clock.js';
 import type { ServiceConfig } from '../../runtime/config.js';
 import { ServiceError } from '../../runtime/errors.js';
-import { resolveLlmProvider } from '../../runtime/llm/index.js';
+import { resolveLlmProvider, type LlmEndpoint } from '../../runtime/llm/index.js';
 import { LlmError, type ChatMessage, type LlmProvider } from '../../runtime/llm/types.js';
 import { SETTINGS_DEFAULTS } from '../../domains/organizations.js';
 import type { SourceDirectory } from '../../domains/sources/directory.js';
@@ -60,7 +60,7 @@ export interface PreparedRun {
   readonly org: OrgId;
   readonly settings: SettingsDoc | typeof SETTINGS_DEFAULTS;
   readonly options: AgentRunOptions;
-  readonly llm: { readonly provider: LlmProvider; readonly model: string };
+  readonly llm: { readonly provider: LlmProvider; readonly model: string; readonly endpoint?: LlmEndpoint };
 }
 
 /**
@@ -185,6 +185,7 @@ export class AgentRunLauncher {
         messages: [{ role: 'system', content: systemPrompt }, ...(request.history ?? []), { role: 'user', content: request.userMessage ?? request.question }],
         provider: llm.provider,
         model: llm.model,
+        ...(llm.endpoint === undefined ? {} : { endpoint: llm.endpoint }),
         temperature: options.temperature,
         // read-only: writes are refused by the interceptor, so nobody is asked to approve one
         approvalWrite: options.readOnly ? 'allow' : request.approvalWrite,

@@ -122,11 +122,16 @@ export class WorkerService {
     return [...this.workers.values()].some((worker) => worker.queues.includes(queue) && this.alive(worker));
   }
 
+  /** 503 `worker_unavailable` unless a live worker serves `queue` (a manual run asks before it creates anything) */
+  requireWorkerFor(queue: QueueName): void {
+    if (!this.hasWorkerFor(queue)) {
+      throw new ServiceError('worker_unavailable', `no live worker serves the "${queue}" queue`, { queue });
+    }
+  }
+
   /** enqueues when a live worker serves the queue; 503 `worker_unavailable` otherwise */
   async enqueueForWorker(spec: JobSpec): Promise<JobInfo> {
-    if (!this.hasWorkerFor(spec.queue)) {
-      throw new ServiceError('worker_unavailable', `no live worker serves the "${spec.queue}" queue`, { queue: spec.queue });
-    }
+    this.requireWorkerFor(spec.queue);
     return this.queue.enqueue(spec);
   }
 

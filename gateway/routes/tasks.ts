@@ -121,7 +121,11 @@ export function taskRoutes(services: Services): AnyRoute[] {
       status: 202,
       body: z.strictObject({ body: z.unknown().optional() }).optional(),
       response: z.object({ run_id: z.string(), status: z.enum(['pending', 'running']) }),
+      // 503 worker_unavailable: feature `workers` on and no live worker serves the `agent` queue
+      errors: [503],
       handler: async ({ auth, params, body }) => {
+        // workers on: a manual run needs a live `agent` worker now (a fired run waits in the queue instead)
+        if (config.features.workers) services.workers.requireWorkerFor('agent');
         const result = await service.fire(auth.orgId, params.id, { origin: 'manual', body: body?.body ?? null, headers: {}, delivery_id: null });
         return { status: 202, json: result };
       },

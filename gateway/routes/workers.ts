@@ -31,6 +31,20 @@ const claimBody = z.strictObject({
 const fenceBody = z.strictObject({ fence });
 const completeBody = z.strictObject({ fence, result: jsonObject.default({}) });
 const failBody = z.strictObject({ fence, error: z.string().min(1).max(4000) });
+const fenceQuery = z.strictObject({ fence });
+const eventsBody = z.strictObject({ fence, deltas: z.array(z.string().max(65_536)).min(1).max(1000) });
+const turnInputSchema = z.object({
+  run_id: z.string(),
+  turn: z.number().int(),
+  provider: z.string(),
+  base_url: z.string().nullable(),
+  api_key: z.string().nullable(),
+  egress_guarded: z.boolean(),
+  model: z.string(),
+  temperature: z.number().nullable(),
+  messages: z.array(jsonObject),
+  tools: z.array(jsonObject),
+});
 
 const workerSchema = z.object({
   id: z.string(),
@@ -94,7 +108,7 @@ const presentJob = (job: JobInfo) => ({ id: job.id, queue: job.queue, kind: job.
 
 const common = { tag: 'workers', feature: 'workers', audit: false } as const;
 
-export function workerRoutes({ workers }: Services): AnyRoute[] {
+export function workerRoutes({ workers, workerTurns }: Services): AnyRoute[] {
   return [
     route({
       ...common,
@@ -168,6 +182,30 @@ export function workerRoutes({ workers }: Services): AnyRoute[] {
       response: jobSchema,
       errors: [409],
       handler: async ({ params, body }) => ({ status: 200, json: presentJob(await workers.fail(params.job_id, body.fence, body.error)) }),
+    }),
+    route({
+      ...common,
+      auth: 'worker',
+      method: 'GET',
+      path: '/workers/jobs/:job_id/input',
+      summary: "A model turn's input for the worker holding `fence` (WORKER_TOKEN); 409 lease_lost, 404 when the turn is no longer awaited",
+      params: jobParams,
+      query: fenceQuery,
+      response: turnInputSchema,
+      errors: [409],
+      handler: async ({ params, query }) => ({ status: 200, json: await workerTurns.input(params.job_id, query.fence) }),
+    }),
+    route({
+      ...common,
+      auth: 'worker',
+      method: 'POST',
+      path: '/workers/jobs/:job_id/events',
+      summary: "A model turn's text deltas, appended to its run's events in order (WORKER_TOKEN); 409 lease_lost when the fence is stale",
+      params: jobParams,
+      body: eventsBody,
+      response: z.object({ accepted: z.number().int() }),
+      errors: [409],
+      handler: async ({ params, body }) => ({ status: 200, json: { accepted: await workerTurns.deltas(params.job_id, body.fence, body.deltas) } }),
     }),
     route({
       method: 'GET',

@@ -21,7 +21,7 @@ import { failedOutcome, type ToolOutcome } from '../tools/tool-result.js';
 import type { AgentRunDoc } from '../collections.js';
 import type { PlatformCollections as Collections } from '../collections.js';
 import { newId } from '../ids.js';
-import type { PriceTable } from '../llm/prices.js';
+import { costUsd, type PriceTable } from '../llm/prices.js';
 import type { ChatMessage, ToolCall } from '../llm/types.js';
 import type { ToolCallGate } from '../tools/tool-gate.js';
 import type { RunFacts, RunObserver } from './run-observer.js';
@@ -33,6 +33,7 @@ import { modelTurn } from './model-turn.js';
 import { RunParking, type RunResumer } from './parking.js';
 import { RunFeed } from './run-feed.js';
 import { toolStep } from './tool-step.js';
+import type { TurnRunner } from './turn-runner.js';
 import { recordEntry } from './transcript.js';
 
 const AGENT_RUN_KIND = 'agent_run';
@@ -83,6 +84,8 @@ export class AgentRuntime {
   private readonly observer: RunObserver | null;
   /** the catalog of runs that see no source (built-ins only): stateless, so shared */
   private sourcelessCatalog: ToolCatalog | null = null;
+  /** who performs the turns of the runs it takes (workers); null: every turn in-process */
+  private turnRunner: TurnRunner | null = null;
   private readonly actors: KindHandle<ReturnType<AgentRuntime['machine']>>;
   private readonly parking: RunParking;
 
@@ -137,6 +140,11 @@ export class AgentRuntime {
 
   get parkedRuns(): number {
     return this.parking.size;
+  }
+
+  /** Plugs in where the model turns of the runs `runner.takes` go (set once at start, before any run). */
+  useTurnRunner(runner: TurnRunner): void {
+    this.turnRunner = runner;
   }
 
   /** Creates the run record and its transcript, and starts its actor. */
@@ -211,7 +219,9 @@ export class AgentRuntime {
       return true;
     }
     if (run.request.orgId !== org || run.finished) return false;
-    return this.actors.send(runId, { type: 'CANCEL' });
+    const sent = this.actors.send(runId, { type: 'CANCEL' });
+    if (sent) this.turnRunner?.cancelled?.(run);
+    return sent;
   }
 
   /** The run id of an approval that is waiting (live or parked), when it belongs to this organization. */
@@ -253,6 +263,7 @@ export class AgentRuntime {
         ...(request.interceptors ?? []),
       ]),
       text: '',
+      turnCount: 0,
       approvalIds: new Set(),
       finished: false,
       runDue,
@@ -264,6 +275,8 @@ export class AgentRuntime {
   /** A parked run coming back (parking.ts): a new actor from its stored context, waiting in `active.parked`. */
   private revive(request: StartRunRequest & { readonly runId: string }, feed: RunFeed, context: AgentRunContext, runDue: number): LiveRun {
     const run = this.liveRun(request, feed, runDue);
+    // turn numbers go on where the run stopped: a turn's job id (`<run>.turn.<n>`) names one turn only
+    run.turnCount = context.turns;
     const input: AgentRunInput = { ...context, runId: run.id, timeoutMs: request.timeoutMs, resumeFrom: context };
     try {
       this.actors.spawn({ id: run.id, input, orgId: request.orgId });
@@ -291,6 +304,12 @@ export class AgentRuntime {
       actors: {
         llmTurn: fromPromise<TurnOutput, { runId: string; messages: readonly ChatMessage[] }>(async ({ input, signal }) => {
           const run = live(input.runId);
+          run.turnCount += 1;
+          const runner = this.turnRunner;
+          if (runner?.takes(run)) {
+            const out = await runner.run(run, run.turnCount, input.messages, signal);
+            return { ...out, costUsd: costUsd(run.request.model, out.usage, this.prices) };
+          }
           return modelTurn(run, input.messages, signal, this.prices);
         }),
         toolStep: fromPromise<ToolStepOutput, { runId: string; call: ToolCall }>(async ({ input }) => toolStep(live(input.runId), input.call, this.policies)),

@@ -5,6 +5,7 @@
 import type { AgentRunInput, RunEnd } from '../../actors/agent-run.types.js';
 import type { CatalogSource, ToolCatalog } from '../tools/catalog.js';
 import type { ToolInterceptor } from '../tools/interceptors.js';
+import type { LlmEndpoint } from '../llm/index.js';
 import type { LlmProvider } from '../llm/types.js';
 import type { PolicySubject } from '../tools/tool-gate.js';
 import type { OrgId } from '../store/types.js';
@@ -25,6 +26,8 @@ export interface StartRunRequest extends Omit<AgentRunInput, 'runId'> {
   readonly input: Record<string, unknown>;
   readonly provider: LlmProvider;
   readonly model: string;
+  /** where `provider` calls and with which key (a turn runner elsewhere rebuilds the provider from it); absent: turns stay in-process */
+  readonly endpoint?: LlmEndpoint;
   readonly temperature?: number;
   /** sources the run may see (the built-in sourceless tools are always there) */
   readonly sources?: readonly CatalogSource[];
@@ -49,6 +52,8 @@ export interface LiveRun {
   readonly catalog: ToolCatalog;
   /** every text delta of the run, in order */
   text: string;
+  /** model turns started so far */
+  turnCount: number;
   /** approvals of this run still waiting */
   readonly approvalIds: Set<string>;
   finished: boolean;

@@ -99,8 +99,9 @@ export function resolveLlmProvider(
   settings: OrgLlmSettings,
   operator: LlmOperatorConfig,
   options: CreateLlmProviderOptions = {},
-): { provider: LlmProvider; model: string } {
-  return createLlmProvider(settings, resolveLlmEndpoint(orgId, settings, operator), options);
+): { provider: LlmProvider; model: string; endpoint: LlmEndpoint } {
+  const endpoint = resolveLlmEndpoint(orgId, settings, operator);
+  return { ...createLlmProvider(settings, endpoint, options), endpoint };
 }
 
 /**
