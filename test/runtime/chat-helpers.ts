@@ -105,6 +105,13 @@ export async function openStream(
 /** Event names in order, e.g. ['message_start', 'content_delta', 'message_end']. */
 export const names = (events: readonly SseEvent[]): string[] => events.map((event) => event.event);
 
+/** the reply's text as a reader of the stream saw it: every `content_delta`, in order */
+export const streamedText = (events: readonly SseEvent[]): string =>
+  events
+    .filter((event) => event.event === 'content_delta')
+    .map((event) => String(event.data.delta))
+    .join('');
+
 export interface ChatOrg {
   readonly session: Session;
   readonly conversationId: string;

@@ -12,7 +12,7 @@ import { connectChannel, mention, settle, startWorld, waitForPost } from '../cha
 import { FAKE_LLM_API_KEY, startFakeLlmServer, type FakeLlmProvider, type FakeLlmServer } from '../fakes/llm/server.js';
 import { startTestServer, type Session, type TestServer } from '../helpers/server.js';
 import { createTask, runReaches } from '../tasks/helpers.js';
-import { send } from './chat-helpers.js';
+import { send, streamedText } from './chat-helpers.js';
 import { expectStatus, expectError } from '../helpers/expect-status.js';
 
 const OPERATOR_KEY = 'operator-key-must-stay-home-0123456789';
@@ -85,10 +85,7 @@ describe('LLM endpoints and keys', () => {
     fake?.script([{ text: ['answered'] }]);
     const stream = await send(server, { session, conversationId: conversation.body.id as string }, 'hello');
     await stream.ended;
-    const text = stream.events
-      .filter((event) => event.event === 'content_delta')
-      .map((event) => String(event.data.delta))
-      .join('');
+    const text = streamedText(stream.events);
     return { status: stream.status, text, error: stream.json?.error };
   };
 

@@ -14,7 +14,7 @@ import { startFakeJenkins } from '../fakes/jenkins/server.js';
 import { startFakeSlack } from '../fakes/slack/server.js';
 import { GOOD_TOKEN, seedGithub } from '../fixtures/github/seed.js';
 import { startTestServer } from '../helpers/server.js';
-import { send, startFakeLlmServer, wireOrganization, execute } from '../runtime/chat-helpers.js';
+import { send, startFakeLlmServer, wireOrganization, execute, streamedText } from '../runtime/chat-helpers.js';
 
 const HOUR = 3_600_000;
 
@@ -100,11 +100,6 @@ describe('weekday morning: stale PRs + failed builds -> a chat summary, with the
     expect(posted.map((message) => message.text)).toEqual(['Morning: 2 stale PRs (#7, #9); api-build #42 failed.']);
     const postResult = stream.events.find((event) => event.event === 'tool_result' && event.data.tool_call_id === 'w1')?.data.result;
     expect(postResult.result).toMatchObject({ channel: 'C0ENG0001' });
-    expect(
-      stream.events
-        .filter((event) => event.event === 'content_delta')
-        .map((event) => event.data.delta)
-        .join(''),
-    ).toBe('Posted the morning summary to #eng.');
+    expect(streamedText(stream.events)).toBe('Posted the morning summary to #eng.');
   });
 });

@@ -12,21 +12,14 @@ import { eventually } from '../helpers/eventually.js';
 import { expectError } from '../helpers/expect-status.js';
 import { startWiredOrg, stopLlmServer } from '../helpers/llm.js';
 import type { Session, TestServer } from '../helpers/server.js';
-import { execute, names, openStream } from '../runtime/chat-helpers.js';
+import { execute, names, openStream, streamedText } from '../runtime/chat-helpers.js';
 import { createTask, runEnds } from '../tasks/helpers.js';
-import { startWorker, WORKER_TOKEN, type WorkerProcess } from './helpers.js';
-
-const ENV = {
-  SERVICE_FEATURES_WORKERS: 'true',
-  WORKER_TOKEN,
-  WORKER_LEASE_TTL: '2',
-  ...(process.env['NATS_URL'] ? { NATS_URL: process.env['NATS_URL'] } : {}),
-};
+import { startWorker, type WorkerProcess, WORKER_TOKEN, WORKERS_ENV } from './helpers.js';
 
 describe('agent runs on workers', { timeout: 120_000 }, () => {
   let server: TestServer, llm: FakeLlmServer, owner: Session;
   const started: WorkerProcess[] = [];
-  beforeAll(async () => ({ server, llm, owner } = await startWiredOrg(ENV)));
+  beforeAll(async () => ({ server, llm, owner } = await startWiredOrg(WORKERS_ENV)));
   afterAll(async () => stopLlmServer({ server, llm }));
   afterEach(async () => {
     await Promise.all(started.splice(0).map((process) => process.kill()));
@@ -92,12 +85,7 @@ describe('agent runs on workers', { timeout: 120_000 }, () => {
     const run = await runEnds(server, owner, created.id, runId);
     expect(run.status).toBe('succeeded');
     expect(names(stream.events).filter((name) => name === 'content_delta').length).toBeGreaterThan(0);
-    expect(
-      stream.events
-        .filter((event) => event.event === 'content_delta')
-        .map((event) => event.data.delta)
-        .join(''),
-    ).toBe('Hello from a worker');
+    expect(streamedText(stream.events)).toBe('Hello from a worker');
     // the worker performed the turn: its job is done, and the model saw one request with the organization's key
     await one.logged('job completed', { job_id: `${runId}.turn.1` });
     expect(await job(runId, 1)).toMatchObject({ state: 'done', kind: 'model_turn', queue: 'agent', deliveries: 1 });

@@ -8,6 +8,14 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const TEST_HANDLERS = fileURLToPath(new URL('./fixtures/handlers.ts', import.meta.url));
 export const WORKER_TOKEN = 'worker-token-for-tests-0123456789';
 
+/** workers on with a short lease (2 s), on NATS when the run names one (NATS_URL), else the in-process queue */
+export const WORKERS_ENV: Record<string, string> = {
+  SERVICE_FEATURES_WORKERS: 'true',
+  WORKER_TOKEN,
+  WORKER_LEASE_TTL: '2',
+  ...(process.env['NATS_URL'] ? { NATS_URL: process.env['NATS_URL'] } : {}),
+};
+
 export interface WorkerProcess {
   readonly child: ChildProcess;
   readonly logs: Record<string, unknown>[];

@@ -9,17 +9,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { JobInfo } from '../../runtime/jobs/queue.js';
 import { eventually } from '../helpers/eventually.js';
 import { useOneOrg } from '../helpers/suite.js';
-import { startWorker, TEST_HANDLERS, WORKER_TOKEN, type WorkerProcess } from './helpers.js';
-
-const ENV = {
-  SERVICE_FEATURES_WORKERS: 'true',
-  WORKER_TOKEN,
-  WORKER_LEASE_TTL: '2',
-  ...(process.env['NATS_URL'] ? { NATS_URL: process.env['NATS_URL'] } : {}),
-};
+import { startWorker, TEST_HANDLERS, type WorkerProcess, WORKERS_ENV } from './helpers.js';
 
 describe('worker processes', { timeout: 120_000 }, () => {
-  const ctx = useOneOrg(ENV);
+  const ctx = useOneOrg(WORKERS_ENV);
   const started: WorkerProcess[] = [];
   const effects: JobInfo[] = [];
   let registered = false;
