@@ -78,6 +78,8 @@ export interface ServiceConfig {
   readonly mongodbUrl: string | null;
   readonly graphUrl: string | null;
   readonly natsUrl: string | null;
+  /** `NATS_STREAM_PREFIX`: the prefix of the job streams and subjects, so services sharing a NATS server keep their queues apart */
+  readonly natsStreamPrefix: string;
   /** `LLM_API_KEY`: the operator's key; sent only to `llmBaseUrl` (or the provider's official API when that is null) */
   readonly llmApiKey: string | null;
   /** `LLM_BASE_URL`: the operator's endpoint for organizations without their own `llm_base_url`. @default null: the provider's official API */
@@ -140,6 +142,13 @@ export class ConfigError extends Error {
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
+
+/** a JetStream stream-name prefix: letters, digits, `_` and `-` (stream names allow no `.`, `*`, `>` or spaces) */
+function streamPrefix(env: Env, name: string): string {
+  const raw = text(env, name) ?? 'acs';
+  if (!/^[A-Za-z0-9_-]{1,32}$/.test(raw)) throw new ConfigError(name, `must be 1 to 32 letters, digits, "_" or "-", got "${raw}"`);
+  return raw;
+}
 
 function text(env: Env, name: string): string | null {
   const value = env[name];
@@ -356,6 +365,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     mongodbUrl: url(env, 'MONGODB_URL', ['mongodb:', 'mongodb+srv:']),
     graphUrl: url(env, 'GRAPH_URL', ['bolt:', 'neo4j:', 'bolt+s:', 'neo4j+s:']),
     natsUrl: url(env, 'NATS_URL', ['nats:', 'tls:']),
+    natsStreamPrefix: streamPrefix(env, 'NATS_STREAM_PREFIX'),
     llmApiKey: text(env, 'LLM_API_KEY'),
     llmBaseUrl: url(env, 'LLM_BASE_URL', ['http:', 'https:']),
     llmPrices: priceTable(env, 'LLM_PRICES'),

@@ -12,10 +12,14 @@ const JOB_MAX_DELIVER = 5;
  * The service's job queue: JetStream work-queue streams when `NATS_URL` is
  * set, else the in-process queue. The lease is `WORKER_LEASE_TTL`.
  */
-export async function openJobQueue(config: Pick<ServiceConfig, 'natsUrl' | 'workerLeaseTtlSeconds'>, clock: RuntimeClock, logger: Logger): Promise<JobQueue> {
+export async function openJobQueue(
+  config: Pick<ServiceConfig, 'natsUrl' | 'natsStreamPrefix' | 'workerLeaseTtlSeconds'>,
+  clock: RuntimeClock,
+  logger: Logger,
+): Promise<JobQueue> {
   const options = { leaseMs: config.workerLeaseTtlSeconds * 1000, maxDeliver: JOB_MAX_DELIVER };
   if (config.natsUrl !== null) {
-    const queue = await JetStreamJobQueue.open(clock, { ...options, url: config.natsUrl });
+    const queue = await JetStreamJobQueue.open(clock, { ...options, url: config.natsUrl, prefix: config.natsStreamPrefix });
     logger.info({ lease_ms: options.leaseMs, max_deliver: options.maxDeliver, prefix: queue.prefix }, 'job queue: JetStream');
     return queue;
   }

@@ -1,4 +1,5 @@
 /** Spawns `worker.ts` as a real child process (as `npm run worker` does) and reads its JSON log lines. */
+import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +14,8 @@ export const WORKERS_ENV: Record<string, string> = {
   SERVICE_FEATURES_WORKERS: 'true',
   WORKER_TOKEN,
   WORKER_LEASE_TTL: '2',
-  ...(process.env['NATS_URL'] ? { NATS_URL: process.env['NATS_URL'] } : {}),
+  // on NATS, streams of this suite's own (the server outlives the run; counts of other suites would show)
+  ...(process.env['NATS_URL'] ? { NATS_URL: process.env['NATS_URL'], NATS_STREAM_PREFIX: `t${randomBytes(4).toString('hex')}` } : {}),
 };
 
 export interface WorkerProcess {

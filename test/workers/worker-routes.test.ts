@@ -6,21 +6,15 @@
 import { describe, expect, it } from 'vitest';
 import { startTestServer } from '../helpers/server.js';
 import { useOneOrg, useSuite } from '../helpers/suite.js';
-import { WORKER_TOKEN } from './helpers.js';
+import { WORKER_TOKEN, WORKERS_ENV } from './helpers.js';
 import { expectStatus, expectError } from '../helpers/expect-status.js';
 
-const ENV = {
-  SERVICE_FEATURES_WORKERS: 'true',
-  WORKER_TOKEN,
-  WORKER_LEASE_TTL: '2',
-  ...(process.env['NATS_URL'] ? { NATS_URL: process.env['NATS_URL'] } : {}),
-};
 // a JetStream queue outlives the suite: job ids are new on every run
 const JOB = `job-routes-${Date.now().toString(36)}`;
 const worker = { token: WORKER_TOKEN };
 
 describe('worker token', () => {
-  const ctx = useOneOrg(ENV);
+  const ctx = useOneOrg(WORKERS_ENV);
 
   it('refuses a missing token, a wrong one and a user JWT with 401', async () => {
     const body = { queues: ['agent'], slots: 1 };
@@ -64,7 +58,7 @@ describe('workers feature off', () => {
 });
 
 describe('register, heartbeat, claim, status', () => {
-  const ctx = useOneOrg(ENV);
+  const ctx = useOneOrg(WORKERS_ENV);
 
   it('registers, heartbeats and lists the worker with its queues and slots', async () => {
     const registered = await ctx.server.request('POST', '/workers/register', { body: { name: 'w1', queues: ['agent', 'ingest'], slots: 2 }, ...worker });
