@@ -40,6 +40,7 @@ import { activityRoutes } from './activity.js';
 import { notificationRoutes } from './notifications.js';
 import { gatewayRoutes } from './gateways.js';
 import { orchestratorRoutes } from './orchestrator.js';
+import { cliRoutes } from './cli.js';
 import { workerRoutes } from './workers.js';
 
 export function allRoutes(services: Services, table: () => readonly AnyRoute[]): AnyRoute[] {
@@ -84,5 +85,6 @@ export function allRoutes(services: Services, table: () => readonly AnyRoute[]):
     ...gatewayRoutes(services),
     ...orchestratorRoutes(services),
     ...workerRoutes(services),
+    ...cliRoutes(services),
   ];
 }

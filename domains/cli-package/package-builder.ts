@@ -1,0 +1,112 @@
+/**
+ * The command-line client as a download: `cli/main.ts` bundled by esbuild
+ * into one ES module (its two dependencies inside), packed the way `npm pack`
+ * lays a package out (`package/...` in a gzipped tar) with fixed timestamps,
+ * so the same source gives the same bytes and the same SHA-256 on every
+ * start. Built once per process, on the first request that needs it.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
+import { pack } from 'tar-stream';
+
+export const CLI_NAME = 'service-proxy-cli';
+
+export interface CliPackage {
+  readonly version: string;
+  /** `service-proxy-cli-<version>.tgz` */
+  readonly fileName: string;
+  readonly tarball: Buffer;
+  /** lowercase hex of the tarball's SHA-256 */
+  readonly sha256: string;
+}
+
+/** npm pack's fixed entry time (1985-10-26T08:15:00Z): archives do not change with the clock */
+const FIXED_MTIME = new Date(499162500000);
+
+/** the folder holding this package's package.json, from source (tsx) or from dist/ */
+function packageRoot(): string {
+  let folder = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(folder, 'package.json')) || !existsSync(join(folder, 'cli', 'main.ts'))) {
+    const parent = dirname(folder);
+    if (parent === folder) throw new Error('cli package: cannot find the folder holding cli/main.ts');
+    folder = parent;
+  }
+  return folder;
+}
+
+async function bundle(root: string): Promise<Buffer> {
+  const result = await build({
+    entryPoints: [join(root, 'cli', 'main.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    write: false,
+    logLevel: 'silent',
+    // bundled CommonJS dependencies call require() for Node built-ins
+    banner: { js: "import { createRequire as cliCreateRequire } from 'node:module'; const require = cliCreateRequire(import.meta.url);" },
+  });
+  const output = result.outputFiles[0];
+  if (!output) throw new Error('cli package: esbuild produced no output');
+  return Buffer.from(output.contents);
+}
+
+function tar(entries: readonly { name: string; body: Buffer; mode: number }[]): Promise<Buffer> {
+  const archive = pack();
+  const chunks: Buffer[] = [];
+  archive.on('data', (chunk: unknown) => chunks.push(chunk as Buffer));
+  const done = new Promise<Buffer>((resolve, reject) => {
+    archive.on('end', () => resolve(Buffer.concat(chunks)));
+    archive.on('error', reject);
+  });
+  for (const entry of entries) archive.entry({ name: `package/${entry.name}`, mode: entry.mode, mtime: FIXED_MTIME, uid: 0, gid: 0 }, entry.body);
+  archive.finalize();
+  return done;
+}
+
+async function buildPackage(): Promise<CliPackage> {
+  const root = packageRoot();
+  const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
+  const manifest = {
+    name: CLI_NAME,
+    version,
+    description: 'Command-line client of the automation and context service (graph, files, pipeline-run reports)',
+    type: 'module',
+    bin: { [CLI_NAME]: `bin/${CLI_NAME}.mjs` },
+    engines: { node: '>=20.19' },
+    license: 'MIT',
+  };
+  const readme = [
+    `# ${CLI_NAME} ${version}`,
+    '',
+    'Set SERVICE_API_URL (the API root, ending in /api/v1) and SERVICE_TOKEN, then run',
+    `\`${CLI_NAME} --help\`. Built and served by the service at /api/v1/cli/.`,
+    '',
+  ].join('\n');
+  const tarball = gzipSync(
+    await tar([
+      { name: 'package.json', body: Buffer.from(JSON.stringify(manifest, null, 2) + '\n'), mode: 0o644 },
+      { name: 'README.md', body: Buffer.from(readme), mode: 0o644 },
+      { name: `bin/${CLI_NAME}.mjs`, body: await bundle(root), mode: 0o755 },
+    ]),
+    { level: 9 },
+  );
+  return { version, fileName: `${CLI_NAME}-${version}.tgz`, tarball, sha256: createHash('sha256').update(tarball).digest('hex') };
+}
+
+/** The package, built on first use; a failed build is retried by the next call. */
+export class CliPackageBuilder {
+  private pending: Promise<CliPackage> | null = null;
+
+  get(): Promise<CliPackage> {
+    this.pending ??= buildPackage().catch((error: unknown) => {
+      this.pending = null;
+      throw error;
+    });
+    return this.pending;
+  }
+}
