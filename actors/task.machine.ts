@@ -18,8 +18,10 @@ import { assign, enqueueActions, setup } from 'xstate';
 
 export interface TaskMachineInput {
   readonly taskId: string;
-  /** five-field UTC cron, or null for webhook and lifecycle tasks */
+  /** five-field cron, or null for webhook and lifecycle tasks */
   readonly cron: string | null;
+  /** the IANA zone the cron is read in */
+  readonly timezone: string;
   readonly maxConcurrentRuns: number;
   readonly maxPending: number;
   /** epoch ms of the last occurrence fired (persisted): never fired again */
@@ -29,7 +31,7 @@ export interface TaskMachineInput {
   /** current time on the supervisor's clock */
   readonly now: () => number;
   /** next occurrence strictly after the given time, or null */
-  readonly nextOccurrence: (cron: string, afterMs: number) => number | null;
+  readonly nextOccurrence: (cron: string, timezone: string, afterMs: number) => number | null;
 }
 
 export interface TaskMachineContext extends TaskMachineInput {
@@ -43,7 +45,7 @@ export type TaskMachineEvent =
   | { readonly type: 'FIRE'; readonly runId: string }
   | { readonly type: 'RUN_ENDED'; readonly runId: string }
   | { readonly type: 'CANCEL_PENDING'; readonly runId: string }
-  | { readonly type: 'UPDATE'; readonly cron: string | null; readonly maxConcurrentRuns: number }
+  | { readonly type: 'UPDATE'; readonly cron: string | null; readonly timezone: string; readonly maxConcurrentRuns: number }
   | { readonly type: 'STOP' }
   | { readonly type: 'SHUTDOWN' };
 
@@ -131,6 +133,7 @@ export const taskMachine = setup({
             const start = context.pending.slice(0, free);
             enqueue.assign({
               cron: event.cron,
+              timezone: event.timezone,
               maxConcurrentRuns: event.maxConcurrentRuns,
               running: [...running, ...start],
               pending: context.pending.slice(start.length),
@@ -157,7 +160,7 @@ export const taskMachine = setup({
           entry: assign({
             // the next occurrence after now, and never one already fired (a clock that moved back)
             nextAt: ({ context }) =>
-              context.cron === null ? null : context.nextOccurrence(context.cron, Math.max(context.now(), context.lastFiredAt ?? -Infinity)),
+              context.cron === null ? null : context.nextOccurrence(context.cron, context.timezone, Math.max(context.now(), context.lastFiredAt ?? -Infinity)),
           }),
           always: { guard: ({ context }) => context.nextAt === null, target: 'listening' },
           after: {

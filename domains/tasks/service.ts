@@ -28,7 +28,7 @@ import { asOrgId, type OrgId } from '../../runtime/store/types.js';
 import type { KindHandle, Supervisor } from '../../runtime/supervisor.js';
 import type { FireResult, TaskFiring, TriggerInput } from './firing.js';
 import { TaskRunLedger } from './run-ledger.js';
-import { nextOccurrence } from './schedule.js';
+import { DEFAULT_TIMEZONE, nextOccurrence } from './schedule.js';
 import { launchTaskRun } from './task-launch.js';
 import type { GatewayDispatch } from '../orchestrator/gateway-port.js';
 import { renderInputTemplate } from './template.js';
@@ -130,6 +130,7 @@ export class TaskService implements TaskFiring {
       this.actors.send(task.id, {
         type: 'UPDATE',
         cron: task.trigger_kind === 'schedule' ? task.cron : null,
+        timezone: task.timezone ?? DEFAULT_TIMEZONE,
         maxConcurrentRuns: task.max_concurrent_runs,
       });
     } else if (this.supervisor.accepting) this.spawn(org, task, []);
@@ -242,6 +243,7 @@ export class TaskService implements TaskFiring {
       input: {
         taskId: task.id,
         cron: task.trigger_kind === 'schedule' ? task.cron : null,
+        timezone: task.timezone ?? DEFAULT_TIMEZONE,
         maxConcurrentRuns: task.max_concurrent_runs,
         maxPending: MAX_PENDING_FIRES,
         lastFiredAt: task.last_fired_at === null ? null : Date.parse(task.last_fired_at),

@@ -10,12 +10,13 @@ import type { NewDoc } from '../../runtime/store/types.js';
 import { newTriggerId, type SecretBox } from './secrets.js';
 import type { SignatureScheme } from './signatures/types.js';
 import { triggerSecret } from './signatures/trigger-secret.js';
+import { DEFAULT_TIMEZONE } from './schedule.js';
 import { TemplateError, validateInputTemplate } from './template.js';
 import { TASK_DEFAULTS, type TaskDoc } from './types.js';
 
 /** A trigger as the route's schema has validated it. */
 export type TriggerInput =
-  | { readonly kind: 'schedule'; readonly cron: string }
+  | { readonly kind: 'schedule'; readonly cron: string; readonly timezone?: string | undefined }
   | {
       readonly kind: 'webhook';
       readonly verify_signature?: boolean | undefined;
@@ -94,7 +95,7 @@ export function taskFieldsOf(body: TaskInput, existing: TaskDoc | null, producti
 function triggerFields(value: TriggerInput, production: boolean): Partial<TaskDoc> {
   switch (value.kind) {
     case 'schedule':
-      return { trigger_kind: 'schedule', cron: value.cron.trim().replace(/\s+/g, ' ') };
+      return { trigger_kind: 'schedule', cron: value.cron.trim().replace(/\s+/g, ' '), timezone: value.timezone ?? DEFAULT_TIMEZONE };
     case 'lifecycle':
       return { trigger_kind: 'lifecycle', events: [...new Set(value.events)] };
     case 'webhook':

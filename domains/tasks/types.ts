@@ -25,6 +25,8 @@ export interface TaskDoc extends StoredFields {
   readonly trigger_kind: TriggerKind;
   /** five-field cron, UTC (schedule) */
   readonly cron: string | null;
+  /** the IANA zone `cron` is read in (schedule); absent on tasks stored before zones: UTC */
+  readonly timezone?: string | null;
   /** platform event names (lifecycle) */
   readonly events: string[] | null;
   /** the path id of `/hooks/:trigger_id` (webhook); random, unique across organizations */

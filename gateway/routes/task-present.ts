@@ -4,6 +4,7 @@
  * transcript, artifacts and policy audit, an inbound delivery.
  */
 import type { AgentRunEventDoc } from '../../domains/tasks/run-service.js';
+import { DEFAULT_TIMEZONE } from '../../domains/tasks/schedule.js';
 import type { FileInfo } from '../../runtime/files/store.js';
 import { MASKED_SECRET } from '../../domains/tasks/secrets.js';
 import { verifierOf } from '../../domains/tasks/signatures/index.js';
@@ -15,7 +16,10 @@ export const hookUrl = (baseUrl: string, triggerId: string): string => `${baseUr
 /** `secret`: the plaintext of a generated secret, only in the answers to create and rotate. */
 export function presentTask(task: TaskDoc, baseUrl: string, secret?: string) {
   const triggerView: Record<string, unknown> = { kind: task.trigger_kind };
-  if (task.trigger_kind === 'schedule') triggerView['cron'] = task.cron;
+  if (task.trigger_kind === 'schedule') {
+    triggerView['cron'] = task.cron;
+    triggerView['timezone'] = task.timezone ?? DEFAULT_TIMEZONE;
+  }
   if (task.trigger_kind === 'lifecycle') triggerView['events'] = task.events;
   if (task.trigger_kind === 'webhook' && task.trigger_id !== undefined) {
     const scheme = task.signature_scheme ?? 'service';

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { PLATFORM_EVENT_TYPES } from '../../runtime/events.js';
-import { cronError } from '../../domains/tasks/schedule.js';
+import { cronError, timezoneError } from '../../domains/tasks/schedule.js';
 import { SIGNATURE_SCHEMES } from '../../domains/tasks/signatures/index.js';
 import { TRIGGER_KINDS } from '../../domains/tasks/types.js';
 import { decimalInteger } from '../pagination.js';
@@ -21,6 +21,15 @@ const scheduleTrigger = z.strictObject({
       const error = cronError(value);
       if (error !== null) ctx.addIssue({ code: 'custom', message: `invalid cron "${value}": ${error}` });
     }),
+  /** IANA zone the cron is read in; default UTC */
+  timezone: z
+    .string()
+    .max(64)
+    .superRefine((value, ctx) => {
+      const error = timezoneError(value);
+      if (error !== null) ctx.addIssue({ code: 'custom', message: error });
+    })
+    .optional(),
 });
 const webhookTrigger = z.strictObject({
   kind: z.literal('webhook'),
@@ -74,6 +83,7 @@ export const taskSchema = z.object({
   trigger: z.object({
     kind: z.enum(TRIGGER_KINDS),
     cron: z.string().optional(),
+    timezone: z.string().optional(),
     events: z.array(z.string()).optional(),
     url: z.string().optional(),
     /** the same absolute URL (PUBLIC_URL based) */

@@ -28,6 +28,7 @@ function startTask(input: Partial<TaskMachineInput>, startIso = '2026-03-02T08:5
     input: {
       taskId: 'tsk_1',
       cron: null,
+      timezone: 'UTC',
       maxConcurrentRuns: 1,
       maxPending: 2,
       lastFiredAt: null,
@@ -89,10 +90,10 @@ describe('task machine: schedule', () => {
 
   it('UPDATE to a cron schedules it; UPDATE to none stops the timer', () => {
     const task = startTask({ cron: null });
-    task.actor.send({ type: 'UPDATE', cron: '*/5 * * * *', maxConcurrentRuns: 1 });
+    task.actor.send({ type: 'UPDATE', cron: '*/5 * * * *', timezone: 'UTC', maxConcurrentRuns: 1 });
     expect(task.state()).toBe('scheduled');
     expect(task.context().nextAt).toBe(at('2026-03-02T09:00:00Z'));
-    task.actor.send({ type: 'UPDATE', cron: null, maxConcurrentRuns: 1 });
+    task.actor.send({ type: 'UPDATE', cron: null, timezone: 'UTC', maxConcurrentRuns: 1 });
     expect(task.state()).toBe('listening');
     task.clock.increment(3_600_000);
     expect(task.drain()).toEqual([]);
@@ -133,11 +134,20 @@ describe('task machine: run slots and pending fires', () => {
     expect(task.context()).toMatchObject({ running: ['p1', 'p2'], pending: ['p3'] });
   });
 
+  it("reads the cron in the task's zone, daylight saving included, and UPDATE can change the zone", () => {
+    const task = startTask({ cron: '0 9 * * *', timezone: 'America/New_York' });
+    // 2026-03-02 is EST (UTC-5): 09:00 local is 14:00Z
+    expect(task.context().nextAt).toBe(at('2026-03-02T14:00:00Z'));
+    task.actor.send({ type: 'UPDATE', cron: '0 9 * * *', timezone: 'Europe/Paris', maxConcurrentRuns: 1 });
+    // 2026-03-02 in Paris is CET (UTC+1), already past 09:00 local at 08:58Z: the next day
+    expect(task.context().nextAt).toBe(at('2026-03-03T08:00:00Z'));
+  });
+
   it('UPDATE with more slots launches pending fires at once', () => {
     const task = startTask({ maxConcurrentRuns: 1, maxPending: 5 });
     for (const runId of ['r1', 'r2', 'r3']) task.actor.send({ type: 'FIRE', runId });
     task.drain();
-    task.actor.send({ type: 'UPDATE', cron: null, maxConcurrentRuns: 3 });
+    task.actor.send({ type: 'UPDATE', cron: null, timezone: 'UTC', maxConcurrentRuns: 3 });
     expect(task.drain()).toEqual([
       { effect: 'launch', params: { runId: 'r2' } },
       { effect: 'launch', params: { runId: 'r3' } },

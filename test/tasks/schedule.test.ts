@@ -14,6 +14,7 @@ import { withTestServer, type Session, type TestServer } from '../helpers/server
 import { startFakeLlmServer, wireOrganization } from '../runtime/chat-helpers.js';
 import { simulatedClock } from '../helpers/clock.js';
 import { eventually } from '../helpers/eventually.js';
+import { expectError, expectStatus } from '../helpers/expect-status.js';
 import { createTask, hookPath, runReaches, runsOf } from './helpers.js';
 
 describe('schedule triggers', () => {
@@ -111,6 +112,39 @@ describe('schedule triggers', () => {
       await server.request('PATCH', `/tasks/${taskId}`, { token: owner.token, body: { enabled: true, trigger: { kind: 'schedule', cron: '30 12 * * *' } } });
       const replanned = await server.request('GET', `/tasks/${taskId}`, { token: owner.token });
       expect(replanned.body.runtime.next_fire_at).toBe('2026-03-02T12:30:00.000Z');
+    });
+  });
+
+  it("reads the cron in the task's IANA time zone across a daylight-saving change; an unknown zone is a 400", async () => {
+    // Saturday 2026-03-07 15:00Z: New York is on EST; it moves to EDT on Sunday 2026-03-08
+    await runAt('2026-03-07T15:00:00.000Z', async (server) => {
+      const { session: owner } = await wireOrganization(server, llm);
+      const task = await createTask(server, owner, {
+        name: 'nine in new york',
+        trigger: { kind: 'schedule', cron: '0 9 * * *', timezone: 'America/New_York' },
+      });
+      const view = await server.request('GET', `/tasks/${task.id}`, { token: owner.token });
+      expect(view.body.trigger).toMatchObject({ kind: 'schedule', cron: '0 9 * * *', timezone: 'America/New_York' });
+      // Sunday 09:00 EDT (UTC-4), not 14:00Z as EST would give
+      expect(view.body.runtime.next_fire_at).toBe('2026-03-08T13:00:00.000Z');
+
+      const moved = await server.request('PATCH', `/tasks/${task.id}`, {
+        token: owner.token,
+        body: { trigger: { kind: 'schedule', cron: '0 9 * * *', timezone: 'Asia/Tokyo' } },
+      });
+      expectStatus(moved, 200);
+      // 09:00 in Tokyo (UTC+9, no DST) on Sunday is 00:00Z
+      expect((await server.request('GET', `/tasks/${task.id}`, { token: owner.token })).body.runtime.next_fire_at).toBe('2026-03-08T00:00:00.000Z');
+
+      const utc = await createTask(server, owner, { name: 'nine utc', trigger: { kind: 'schedule', cron: '0 9 * * *' } });
+      expect(utc.trigger).toMatchObject({ timezone: 'UTC' });
+
+      const bad = await server.request('POST', '/tasks', {
+        token: owner.token,
+        body: { name: 'nowhere', trigger: { kind: 'schedule', cron: '0 9 * * *', timezone: 'Mars/Olympus_Mons' } },
+      });
+      expectError(bad, 400, 'validation_error');
+      expect(JSON.stringify(bad.body)).toContain('unknown time zone');
     });
   });
 
