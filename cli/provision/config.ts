@@ -93,7 +93,7 @@ export async function loadConfiguration(folder: string): Promise<Configuration> 
     for (const [top, section] of Object.entries(document)) {
       if (IGNORED_TOP.has(top)) continue;
       if (top === 'variable') {
-        for (const [name, raw] of Object.entries((section ?? {}) as Json)) variables.set(name, blockOf(raw) as VariableBlock);
+        for (const [name, raw] of Object.entries((section ?? {}) as Json)) variables.set(name, blockOf(raw));
       } else if (top === 'resource' || top === 'data') {
         for (const block of resourceBlocks(file, section, top === 'data' ? 'data.' : '')) {
           if (seen.has(block.address)) throw usage(`${file}: ${block.address} is declared twice`);

@@ -126,6 +126,6 @@ export function resolve(value: Value, lookup: Lookup): Resolved {
 export function hasUnknown(value: Resolved): boolean {
   if (value === UNKNOWN) return true;
   if (Array.isArray(value)) return value.some((item: Resolved) => hasUnknown(item));
-  if (value !== null && typeof value === 'object') return Object.values(value).some((item) => hasUnknown(item as Resolved));
+  if (value !== null && typeof value === 'object') return Object.values(value).some((item) => hasUnknown(item));
   return false;
 }

@@ -129,7 +129,7 @@ export class Scope {
     if (values === undefined) {
       throw usage(this.declared.has(address) ? `"\${${source}}" is not known yet` : `"\${${source}}": ${address} is not declared`);
     }
-    return walk(values as Record<string, Resolved>, reference.slice(depth), source);
+    return walk(values, reference.slice(depth), source);
   };
 }
 
