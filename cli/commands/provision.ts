@@ -124,7 +124,7 @@ export const provisionCommands: readonly Command[] = [
         if (state.resources[address]) throw usage(`${address} is already in the state (id ${state.resources[address].id})`);
         const live = await kind.read(client, id);
         if (live === null) throw usage(`${kind.name} ${id} does not exist`);
-        state.resources[address] = { kind: kind.name, id: String(live['id'] ?? id), attributes: live };
+        state.resources[address] = { kind: kind.name, id: typeof live['id'] === 'string' ? live['id'] : id, attributes: live };
         writeState(statePath, state);
         output.result(
           { address, id: state.resources[address].id },

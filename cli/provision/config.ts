@@ -11,7 +11,7 @@ import { parse } from '@cdktf/hcl2json';
 import { usage } from '../errors.js';
 import type { Value } from './schema.js';
 
-export interface VariableBlock {
+interface VariableBlock {
   readonly default?: Value;
   readonly description?: string;
   readonly sensitive?: boolean;

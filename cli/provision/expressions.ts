@@ -13,7 +13,7 @@ import type { Value } from './schema.js';
 export const UNKNOWN: unique symbol = Symbol('known after apply');
 export type Resolved = Value | typeof UNKNOWN | readonly Resolved[] | { readonly [key: string]: Resolved };
 
-export type Step = { readonly kind: 'name'; readonly name: string } | { readonly kind: 'index'; readonly index: number };
+type Step = { readonly kind: 'name'; readonly name: string } | { readonly kind: 'index'; readonly index: number };
 export type Reference = readonly Step[];
 
 type Part = { readonly literal: string } | { readonly reference: Reference; readonly source: string };
@@ -22,7 +22,7 @@ const IDENTIFIER_START = /[A-Za-z_]/;
 const IDENTIFIER = /[A-Za-z0-9_-]/;
 
 /** `a.b[0].c` as steps; throws on anything that is not a plain traversal */
-export function parseReference(source: string): Reference {
+function parseReference(source: string): Reference {
   const text = source.trim();
   const steps: Step[] = [];
   let at = 0;
@@ -78,7 +78,7 @@ function templateParts(text: string): Part[] {
 }
 
 /** `service_realm.x` / `data.service_permissions.all` / `var.name`: the address a reference depends on */
-export function referencedAddress(reference: Reference): string {
+function referencedAddress(reference: Reference): string {
   const names = reference.map((step) => (step.kind === 'name' ? step.name : `[${step.index}]`));
   if (names[0] === 'var') return `var.${names[1] ?? ''}`;
   if (names[0] === 'data') return names.slice(0, 3).join('.');

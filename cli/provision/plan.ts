@@ -14,9 +14,9 @@ import { settable } from './schema.js';
 import type { ResourceState, StateDocument } from './state.js';
 import { checkType, sameValue, variableValue } from './values.js';
 
-export type Action = 'create' | 'update' | 'replace' | 'delete' | 'noop';
+type Action = 'create' | 'update' | 'replace' | 'delete' | 'noop';
 
-export interface AttributeChange {
+interface AttributeChange {
   readonly name: string;
   readonly before: Resolved | undefined;
   readonly after: Resolved | undefined;
@@ -71,7 +71,7 @@ export function variableValues({ config, variables }: EvaluationInput): Map<stri
 }
 
 /** resources in an order where each comes after what it refers to; a cycle is an error */
-export function dependencyOrder(blocks: readonly ResourceBlock[]): ResourceBlock[] {
+function dependencyOrder(blocks: readonly ResourceBlock[]): ResourceBlock[] {
   const byAddress = new Map(blocks.map((block) => [block.address, block]));
   const order: ResourceBlock[] = [];
   const state = new Map<string, 'visiting' | 'done'>();
@@ -157,7 +157,7 @@ export function desiredAttributes(block: ResourceBlock, kind: ResourceKind, scop
 }
 
 /** the attributes that differ; an optional+computed one configuration leaves out never differs */
-export function attributeChanges(block: ResourceBlock, kind: ResourceKind, desired: Record<string, Resolved>, prior: Attributes): AttributeChange[] {
+function attributeChanges(block: ResourceBlock, kind: ResourceKind, desired: Record<string, Resolved>, prior: Attributes): AttributeChange[] {
   const changes: AttributeChange[] = [];
   for (const [name, attribute] of settable(kind.attributes)) {
     if (block.body[name] === undefined && attribute.computed) continue;
@@ -191,7 +191,7 @@ export async function refresh(api: Api, state: StateDocument): Promise<{ refresh
   return { refreshed, drift };
 }
 
-export async function readData(api: Api, config: Configuration): Promise<Map<string, Attributes>> {
+async function readData(api: Api, config: Configuration): Promise<Map<string, Attributes>> {
   const data = new Map<string, Attributes>();
   for (const block of config.data) {
     const source = DATA_SOURCES.get(block.kind);

@@ -30,7 +30,7 @@ function driftLines(drift: readonly Drift[]): string[] {
   return [...lines, ''];
 }
 
-export function counts(plan: Plan): Record<'create' | 'update' | 'replace' | 'delete', number> {
+function counts(plan: Plan): Record<'create' | 'update' | 'replace' | 'delete', number> {
   const count = (action: PlannedChange['action']) => plan.changes.filter((change) => change.action === action).length;
   return { create: count('create'), update: count('update'), replace: count('replace'), delete: count('delete') };
 }

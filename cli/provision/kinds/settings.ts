@@ -7,7 +7,7 @@
  */
 import type { Attributes, ResourceKind, Value } from '../schema.js';
 
-export const SETTINGS_ID = 'org-settings';
+const SETTINGS_ID = 'org-settings';
 const FIELDS = ['organization_name', 'llm_provider', 'llm_model', 'llm_base_url', 'embedding_model', 'auto_embed_on_ingest', 'approval_timeout_secs'] as const;
 type SettingsView = Record<(typeof FIELDS)[number] | 'llm_api_key', Value>;
 
