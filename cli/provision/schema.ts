@@ -7,7 +7,7 @@
 import type { ApiClient } from '../api.js';
 
 /** the value forms an attribute may hold (HCL and cty types: string, number, bool, list(string), map(string), and JSON objects) */
-export type AttributeType = 'string' | 'number' | 'bool' | 'list_string' | 'map_string' | 'json';
+type AttributeType = 'string' | 'number' | 'bool' | 'list_string' | 'map_string' | 'json';
 
 export type Value = string | number | boolean | null | readonly Value[] | { readonly [key: string]: Value };
 export type Attributes = Readonly<Record<string, Value>>;
