@@ -91,6 +91,7 @@ import { WorkflowRunner } from '../domains/orchestrator/runner.js';
 import { OrchestratorService } from '../domains/orchestrator/service.js';
 import { WorkerService } from '../domains/workers/service.js';
 import { WorkerTurnRunner } from '../domains/workers/agent-turns.js';
+import { GraphMaintenance } from '../domains/workers/graph-maintenance.js';
 import { openJobQueue } from '../runtime/jobs/open.js';
 
 export interface RunningService {
@@ -218,9 +219,11 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     // with the feature on, model turns of task and binding runs go to the `agent` queue (domains/workers/agent-turns.ts)
     const workerTurns = new WorkerTurnRunner(workers);
     if (config.features.workers) agentRuntime.useTurnRunner(workerTurns);
+    const realms = new RealmService(collections);
     const services: Services = {
       workers,
       workerTurns,
+      graphMaintenance: new GraphMaintenance({ workers, graph: () => graph, requireRealm: (orgId, realm) => realms.get(orgId, realm), clock }),
       channels,
       config,
       collections,
@@ -247,7 +250,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       egress,
       policyBundles,
       policies,
-      realms: new RealmService(collections),
+      realms,
       skills: new SkillService(collections),
       memory: new MemoryService(collections),
       roles: new RoleService(collections, clock),

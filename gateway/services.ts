@@ -53,6 +53,7 @@ import type { OrchestratorService } from '../domains/orchestrator/service.js';
 import type { WorkflowRunner } from '../domains/orchestrator/runner.js';
 import type { WorkerService } from '../domains/workers/service.js';
 import type { WorkerTurnRunner } from '../domains/workers/agent-turns.js';
+import type { GraphMaintenance } from '../domains/workers/graph-maintenance.js';
 import type { TaskDefinitions } from '../domains/tasks/definitions.js';
 import type { Conversations } from '../domains/chat/conversations.js';
 import type { ChannelService } from '../domains/channels/channel-service.js';
@@ -168,6 +169,8 @@ export interface Services {
   readonly workers: WorkerService;
   /** model turns of task and binding runs on workers (used only while feature `workers` is on) */
   readonly workerTurns: WorkerTurnRunner;
+  /** index rebuilds through the `graph-maintenance` queue (feature `workers`) */
+  readonly graphMaintenance: GraphMaintenance;
   /** /tasks: task definitions (CRUD, secret rotation, inbound deliveries); their actors and runs are `taskRuntime` */
   readonly taskDefinitions: TaskDefinitions;
   /** /chat/conversations: conversations, history, reconnects, cancel, approvals, tool calls */

@@ -3,8 +3,9 @@ import { createEgressGuard } from '../runtime/net/egress.js';
 import type { WorkerConfig } from './config.js';
 import type { HandlerTable } from './handlers.js';
 import { modelTurnHandler } from './model-turn.js';
+import { graphMaintenanceHandler } from './graph-maintenance.js';
 
 export function builtinHandlers(config: Pick<WorkerConfig, 'egressAllow'>): HandlerTable {
   const egress = createEgressGuard({ allow: config.egressAllow });
-  return { model_turn: modelTurnHandler(egress.fetch) };
+  return { model_turn: modelTurnHandler(egress.fetch), graph_maintenance: graphMaintenanceHandler };
 }

@@ -26,6 +26,7 @@ import { taskRecommendationRoutes } from './task-recommendations.js';
 import { sourceRoutes } from './sources.js';
 import { mcpRoutes } from './mcp.js';
 import { graphRoutes } from './graph.js';
+import { graphMaintenanceRoutes } from './graph-maintenance.js';
 import { fileRoutes } from './files.js';
 import { artifactRoutes } from './artifacts.js';
 import { pipelineRoutes } from './pipelines.js';
@@ -70,6 +71,7 @@ export function allRoutes(services: Services, table: () => readonly AnyRoute[]):
     ...sourceRoutes(services),
     ...mcpRoutes(services),
     ...graphRoutes(services),
+    ...graphMaintenanceRoutes(services),
     ...fileRoutes(services),
     ...artifactRoutes(services),
     ...pipelineRoutes(services),

@@ -25,6 +25,7 @@ export const PERMISSIONS = {
   'source:manage': 'create, change, sync and delete sources',
   'graph:read': 'search and query the context graph',
   'graph:write': 'write nodes and relationships to the context graph',
+  'graph:manage': "run graph maintenance (index rebuilds) on the context graph's realms (owner and admin)",
   'file:read': 'list and download files and artifacts',
   'file:write': 'upload and delete files and artifacts',
   'pipeline:read': 'read ingest pipelines and their runs',

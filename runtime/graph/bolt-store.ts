@@ -17,7 +17,7 @@ import type { GraphSink } from '../../connectors/contract.js';
 import { ServiceError } from '../errors.js';
 import { groupNodes, groupRelationships } from './batches.js';
 import { assertLabel, KEY_PROPERTY, nodeId, quote } from './names.js';
-import { scopedSink, type GraphNode, type GraphRelationship, type GraphScope, type GraphStore, type Subgraph } from './store.js';
+import { scopedSink, type GraphNode, type GraphRelationship, type GraphScope, type GraphStore, type IndexRebuild, type Subgraph } from './store.js';
 
 const SCOPE_PROPERTIES = new Set(['_org', '_realm']);
 const MAX_SEARCH_CANDIDATES = 5000;
@@ -174,6 +174,11 @@ export class BoltGraphStore implements GraphStore {
 
   sinkFor(orgId: string, realm: string): GraphSink {
     return scopedSink(this, { orgId, realm });
+  }
+
+  /** the shared server's indexes are the server's (search scans, see above): nothing of a realm's to rebuild */
+  rebuildIndexes(): Promise<IndexRebuild> {
+    return Promise.resolve({ labels: [] });
   }
 
   async ping(): Promise<void> {

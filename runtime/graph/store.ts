@@ -73,6 +73,12 @@ export interface GraphStats {
   readonly relationship_types?: Record<string, number>;
 }
 
+/** what an index rebuild did (graph maintenance) */
+export interface IndexRebuild {
+  /** the node labels whose indexes were built again */
+  readonly labels: string[];
+}
+
 export interface GraphStore {
   /** `kuzu` or `bolt`, as /health reports it */
   readonly engine: string;
@@ -89,6 +95,8 @@ export interface GraphStore {
   expand(scope: GraphScope, label: string, key: string, options: ExpandOptions): Promise<Subgraph | null>;
   cypher(scope: GraphScope, query: string, params: Record<string, unknown>, options: CypherOptions): Promise<CypherResult>;
   stats(scope: GraphScope, perLabel: boolean): Promise<GraphStats>;
+  /** graph maintenance: drops and builds again the realm's indexes (Kùzu: every label's full-text index) */
+  rebuildIndexes(scope: GraphScope): Promise<IndexRebuild>;
   /** a writer bound to one organization and realm (what connector syncs write through) */
   sinkFor(orgId: string, realm: string): GraphSink;
   /** throws when the engine cannot answer */

@@ -9,7 +9,19 @@
  */
 import type { RuntimeClock } from '../clock.js';
 import { ServiceError } from '../errors.js';
-import { QUEUE_NAMES, type JobInfo, type JobQueue, type JobQueueOptions, type JobSpec, type Lease, type QueueName, type QueueStats } from './queue.js';
+import {
+  DEFAULT_SETTLED_KEEP_MS,
+  QUEUE_NAMES,
+  sweepInterval,
+  type JobInfo,
+  type JobQueue,
+  type JobQueueOptions,
+  type JobSpec,
+  type Lease,
+  type QueueName,
+  type QueueStats,
+  type SweepReport,
+} from './queue.js';
 
 interface Job {
   readonly spec: JobSpec;
@@ -23,6 +35,8 @@ interface Job {
   workerId: string;
   expiresAt: number;
   timer: unknown;
+  /** when it became done or dead (the keep period counts from here) */
+  settledAt: number;
 }
 
 interface ClaimWaiter {
@@ -44,6 +58,9 @@ export class InProcessJobQueue implements JobQueue {
   readonly #leaseMs: number;
   readonly #maxDeliver: number;
   readonly #settledKept: number;
+  readonly #settledKeepMs: number;
+  readonly #sweepMs: number;
+  #sweepTimer: unknown = undefined;
   readonly #jobs = new Map<string, Job>();
   /** pending job ids per queue, in delivery order */
   readonly #pending = new Map<QueueName, Set<string>>(QUEUE_NAMES.map((q) => [q, new Set<string>()]));
@@ -62,6 +79,32 @@ export class InProcessJobQueue implements JobQueue {
     this.#leaseMs = options.leaseMs;
     this.#maxDeliver = Math.max(1, options.maxDeliver);
     this.#settledKept = options.settledKept ?? DEFAULT_SETTLED_KEPT;
+    this.#settledKeepMs = options.settledKeepMs ?? DEFAULT_SETTLED_KEEP_MS;
+    this.#sweepMs = sweepInterval(options);
+    this.#scheduleSweep();
+  }
+
+  #scheduleSweep(): void {
+    this.#sweepTimer = this.#clock.setTimeout(() => {
+      if (this.#closed) return;
+      void this.sweep().finally(() => this.#scheduleSweep());
+    }, this.#sweepMs);
+  }
+
+  /** forgets settled jobs past the keep period (nothing is ever lost in transit here) */
+  async sweep(): Promise<SweepReport> {
+    const cutoff = this.#clock.now() - this.#settledKeepMs;
+    let forgotten = 0;
+    while (this.#settledOrder.length > 0) {
+      const job = this.#jobs.get(this.#settledOrder[0] ?? '');
+      if (job && job.settledAt > cutoff) break;
+      this.#settledOrder.shift();
+      if (job) {
+        this.#drop(job);
+        forgotten += 1;
+      }
+    }
+    return { republished: 0, refreshed: 0, forgotten };
   }
 
   async enqueue(spec: JobSpec): Promise<JobInfo> {
@@ -79,6 +122,7 @@ export class InProcessJobQueue implements JobQueue {
       workerId: '',
       expiresAt: 0,
       timer: undefined,
+      settledAt: 0,
     };
     this.#jobs.set(spec.id, job);
     this.#makePending(job);
@@ -193,6 +237,7 @@ export class InProcessJobQueue implements JobQueue {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#clock.clearTimeout(this.#sweepTimer);
     for (const job of this.#jobs.values()) if (job.state === 'leased') this.#clock.clearTimeout(job.timer);
     for (const waiter of [...this.#claimWaiters]) waiter.wake();
     for (const list of this.#settledWaiters.values()) for (const w of list) w.reject(closedError());
@@ -264,6 +309,7 @@ export class InProcessJobQueue implements JobQueue {
   #settle(job: Job, state: 'done' | 'dead'): void {
     job.state = state;
     job.timer = undefined;
+    job.settledAt = this.#clock.now();
     if (state === 'dead') this.#dead.get(job.spec.queue)?.push(job.spec.id);
     this.#settledOrder.push(job.spec.id);
     const waiters = this.#settledWaiters.get(job.spec.id) ?? [];
@@ -277,13 +323,16 @@ export class InProcessJobQueue implements JobQueue {
     while (this.#settledOrder.length > this.#settledKept) {
       const id = this.#settledOrder.shift();
       const job = id === undefined ? undefined : this.#jobs.get(id);
-      if (!job) continue;
-      this.#jobs.delete(job.spec.id);
-      if (job.state === 'dead') {
-        const dead = this.#dead.get(job.spec.queue) ?? [];
-        const at = dead.indexOf(job.spec.id);
-        if (at >= 0) dead.splice(at, 1);
-      }
+      if (job) this.#drop(job);
+    }
+  }
+
+  #drop(job: Job): void {
+    this.#jobs.delete(job.spec.id);
+    if (job.state === 'dead') {
+      const dead = this.#dead.get(job.spec.queue) ?? [];
+      const at = dead.indexOf(job.spec.id);
+      if (at >= 0) dead.splice(at, 1);
     }
   }
 }

@@ -26,6 +26,17 @@ export interface LedgerEntry {
   readonly expiresAt: number;
 }
 
+/** one message of the ledger stream as the sweep walks it */
+export interface StoredLedgerMessage {
+  readonly subject: string;
+  /** a counter (`<prefix>.counter.<name>`) rather than a job entry */
+  readonly counter: boolean;
+  readonly seq: number;
+  /** when it was written (ms since epoch, the server's clock) */
+  readonly time: number;
+  readonly value: unknown;
+}
+
 /** a ledger entry and the stream sequence it was read at (the compare-and-set guard) */
 interface Versioned<T> {
   readonly value: T;
@@ -55,11 +66,13 @@ export class JobLedger {
     this.stream = `${prefix}_ledger`;
   }
 
-  async ensure(): Promise<void> {
+  /** `maxAgeMs`: the stream's max age; the queue's sweep writes unsettled entries again before it drops them */
+  async ensure(maxAgeMs: number): Promise<void> {
     const config = {
       name: this.stream,
       subjects: [`${this.#prefix}.ledger.>`, `${this.#prefix}.counter.>`],
       max_msgs_per_subject: 1,
+      max_age: maxAgeMs * 1_000_000,
     };
     try {
       await this.jsm.streams.info(this.stream);
@@ -111,6 +124,44 @@ export class JobLedger {
       if (await this.write(jobId, next, current.seq)) return next;
     }
     throw new Error(`job ${jobId}: ledger contention`);
+  }
+
+  /**
+   * Every entry and counter as stored now (one message per subject: the
+   * stream keeps only the last), read with an ordered consumer from the
+   * first sequence up to the last one present when the walk started.
+   */
+  async *all(): AsyncGenerator<StoredLedgerMessage> {
+    const info = await this.jsm.streams.info(this.stream);
+    const last = info.state.last_seq;
+    if (info.state.messages === 0) return;
+    const consumer = await this.js.consumers.get(this.stream);
+    try {
+      for (;;) {
+        const batch = await consumer.fetch({ max_messages: 500, expires: 2_000 });
+        let got = 0;
+        for await (const msg of batch) {
+          got += 1;
+          const name = msg.subject.slice(this.#prefix.length + 1);
+          yield {
+            subject: msg.subject,
+            counter: name.startsWith('counter.'),
+            seq: msg.seq,
+            time: msg.time.getTime(),
+            value: JSON.parse(decoder.decode(msg.data)) as unknown,
+          };
+          if (msg.seq >= last || msg.info.pending === 0) return;
+        }
+        if (got === 0) return;
+      }
+    } finally {
+      await consumer.delete().catch(() => false);
+    }
+  }
+
+  /** writes an entry or counter again unchanged (a newer message: its age starts over); false when another writer moved on */
+  async touch(entry: StoredLedgerMessage): Promise<boolean> {
+    return (await this.#write(entry.subject, entry.value, entry.seq)) !== null;
   }
 
   async counter(name: string): Promise<number> {

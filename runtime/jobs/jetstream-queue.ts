@@ -14,7 +14,19 @@ import type { RuntimeClock } from '../clock.js';
 import { ServiceError } from '../errors.js';
 import { pullNow } from './jetstream-pull.js';
 import { isNotFound, JobLedger, type LedgerEntry } from './jetstream-ledger.js';
-import { QUEUE_NAMES, type JobInfo, type JobQueue, type JobQueueOptions, type JobSpec, type Lease, type QueueName, type QueueStats } from './queue.js';
+import {
+  DEFAULT_SETTLED_KEEP_MS,
+  QUEUE_NAMES,
+  sweepInterval,
+  type JobInfo,
+  type JobQueue,
+  type JobQueueOptions,
+  type JobSpec,
+  type Lease,
+  type QueueName,
+  type QueueStats,
+  type SweepReport,
+} from './queue.js';
 
 interface JetStreamQueueOptions extends JobQueueOptions {
   readonly url: string;
@@ -22,7 +34,15 @@ interface JetStreamQueueOptions extends JobQueueOptions {
   readonly prefix?: string;
   /** dedupe window of `Nats-Msg-Id` on enqueue; older ids are caught by the ledger */
   readonly duplicateWindowMs?: number;
+  /**
+   * a pending, never-delivered job older than this whose message is not in
+   * its stream is published again by the sweep (default 30 s; kept under the
+   * dedupe window, so a publish still in flight is not doubled)
+   */
+  readonly republishAfterMs?: number;
 }
+
+const DEFAULT_DUPLICATE_WINDOW_MS = 120_000;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -34,6 +54,7 @@ const ACK_TIMEOUT_MS = 5_000;
 export class JetStreamJobQueue implements JobQueue {
   readonly #advisories: Subscription[] = [];
   #closed = false;
+  #sweepTimer: unknown = undefined;
 
   private constructor(
     readonly nc: NatsConnection,
@@ -54,6 +75,7 @@ export class JetStreamJobQueue implements JobQueue {
       const ledger = new JobLedger(js, jsm, prefix);
       const queue = new JetStreamJobQueue(nc, js, jsm, ledger, prefix, clock, options);
       await queue.#ensure();
+      queue.#scheduleSweep();
       return queue;
     } catch (e) {
       await nc.close();
@@ -69,16 +91,26 @@ export class JetStreamJobQueue implements JobQueue {
     return `${this.prefix}_${queue}_workers`;
   }
 
+  /** one subject per job (`<prefix>.jobs.<queue>.<base64url id>`): whether its message is still in the stream is one lookup */
+  subjectOf(spec: Pick<JobSpec, 'id' | 'queue'>): string {
+    return `${this.prefix}.jobs.${spec.queue}.${Buffer.from(spec.id, 'utf8').toString('base64url')}`;
+  }
+
+  #duplicateWindowMs(): number {
+    return this.options.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS;
+  }
+
   async #ensure(): Promise<void> {
-    await this.ledger.ensure();
+    await this.ledger.ensure(this.options.settledKeepMs ?? DEFAULT_SETTLED_KEEP_MS);
     const ns = (ms: number) => ms * 1_000_000;
     for (const queue of QUEUE_NAMES) {
       const stream = this.streamOf(queue);
       await upsertStream(this.jsm, {
         name: stream,
-        subjects: [`${this.prefix}.jobs.${queue}`],
+        // the bare subject carries the messages of releases before per-job subjects
+        subjects: [`${this.prefix}.jobs.${queue}`, `${this.prefix}.jobs.${queue}.*`],
         retention: RetentionPolicy.Workqueue,
-        duplicate_window: ns(this.options.duplicateWindowMs ?? 120_000),
+        duplicate_window: ns(this.#duplicateWindowMs()),
       });
       await upsertStream(this.jsm, { name: `${stream}_dead`, subjects: [`${this.prefix}.dead.${queue}`] });
       const consumer = {
@@ -123,10 +155,62 @@ export class JetStreamJobQueue implements JobQueue {
     };
     if (!(await this.ledger.write(spec.id, entry, 0))) {
       const existing = await this.ledger.read(spec.id);
-      if (existing) return infoOf(existing.value);
+      if (existing) {
+        // an enqueue retried after its publish failed: the ledger has the job, the stream may not
+        if (neverDelivered(existing.value)) await this.#ensurePublished(existing.value);
+        return infoOf(existing.value);
+      }
     }
-    await this.js.publish(`${this.prefix}.jobs.${spec.queue}`, encoder.encode(JSON.stringify(entry.spec)), { msgID: spec.id });
+    await this.#publish(entry.spec);
     return infoOf(entry);
+  }
+
+  #publish(spec: JobSpec): Promise<unknown> {
+    return this.js.publish(this.subjectOf(spec), encoder.encode(JSON.stringify(spec)), { msgID: spec.id });
+  }
+
+  /** publishes a never-delivered job again when its message is not in the stream; true when it did */
+  async #ensurePublished(entry: LedgerEntry): Promise<boolean> {
+    const present = await this.jsm.streams.getMessage(this.streamOf(entry.spec.queue), { last_by_subj: this.subjectOf(entry.spec) }).catch((e: unknown) => {
+      if (isNotFound(e)) return null;
+      throw e;
+    });
+    if (present) return false;
+    await this.#publish(entry.spec);
+    return true;
+  }
+
+  #scheduleSweep(): void {
+    this.#sweepTimer = this.clock.setTimeout(() => {
+      if (this.#closed) return;
+      void this.sweep()
+        .catch(() => undefined)
+        .finally(() => this.#scheduleSweep());
+    }, sweepInterval(this.options));
+  }
+
+  /**
+   * Walks the ledger. Settled entries are left to the ledger stream's max
+   * age (the keep period); an unsettled entry or a counter past half of it
+   * is written again unchanged, so it never ages out; a pending job never
+   * delivered, older than `republishAfterMs`, whose message is not in its
+   * stream (the publish after the ledger write was lost: a crash, a timeout)
+   * is published again (same `Nats-Msg-Id`).
+   */
+  async sweep(): Promise<SweepReport> {
+    const now = this.clock.now();
+    const keepMs = this.options.settledKeepMs ?? DEFAULT_SETTLED_KEEP_MS;
+    const republishAfter = Math.min(this.options.republishAfterMs ?? 30_000, this.#duplicateWindowMs() / 2);
+    let republished = 0;
+    let refreshed = 0;
+    for await (const stored of this.ledger.all()) {
+      if (this.#closed) break;
+      const entry = stored.counter ? null : (stored.value as LedgerEntry);
+      if (entry && (entry.state === 'done' || entry.state === 'dead')) continue;
+      if (now - stored.time > keepMs / 2 && (await this.ledger.touch(stored))) refreshed += 1;
+      if (entry && neverDelivered(entry) && now - entry.enqueuedAt >= republishAfter && (await this.#ensurePublished(entry))) republished += 1;
+    }
+    return { republished, refreshed, forgotten: 0 };
   }
 
   async claim(workerId: string, queues: readonly QueueName[], options: { readonly max?: number; readonly waitMs?: number } = {}): Promise<Lease[]> {
@@ -255,7 +339,7 @@ export class JetStreamJobQueue implements JobQueue {
         let oldestPendingS: number | null = null;
         if (info.num_pending > 0) {
           // the first never-delivered message (`next_by_subj` skips deleted sequences; the 2.9 server reads it)
-          const query = { seq: info.delivered.stream_seq + 1, next_by_subj: `${this.prefix}.jobs.${queue}` } as unknown as { seq: number };
+          const query = { seq: info.delivered.stream_seq + 1, next_by_subj: `${this.prefix}.jobs.${queue}.>` } as unknown as { seq: number };
           const next = await this.jsm.streams.getMessage(stream, query).catch(() => null);
           if (next) oldestPendingS = Math.max(0, Math.floor((now - next.time.getTime()) / 1000));
         }
@@ -298,6 +382,7 @@ export class JetStreamJobQueue implements JobQueue {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.clock.clearTimeout(this.#sweepTimer);
     for (const sub of this.#advisories) sub.unsubscribe();
     await this.nc.drain().catch(() => undefined);
   }
@@ -325,6 +410,8 @@ function assertCurrent(jobId: string, fence: string, entry: LedgerEntry, now: nu
     throw new ServiceError('lease_lost', `job ${jobId}: fence ${fence} is not the current delivery`, { job_id: jobId, fence, state: entry.state });
   }
 }
+
+const neverDelivered = (entry: LedgerEntry): boolean => entry.state === 'pending' && entry.deliveries === 0;
 
 function infoOf(entry: LedgerEntry): JobInfo {
   const { spec, state, deliveries, enqueuedAt, result, error } = entry;

@@ -88,14 +88,42 @@ export interface JobQueue {
   stats(): Promise<Record<QueueName, QueueStats>>;
   /** the jobs that ran out of deliveries, newest first */
   deadLetters(queue: QueueName, limit?: number): Promise<JobInfo[]>;
+  /**
+   * Housekeeping, also run on a timer by the queue itself: forgets settled
+   * jobs older than the keep period, and (JetStream) keeps unsettled ledger
+   * entries from ageing out and publishes again a job whose ledger entry was
+   * written but whose message never reached the stream.
+   */
+  sweep(): Promise<SweepReport>;
   /** resolves when a job reaches `done` or `dead` (for a gateway waiting on a worker) */
   settled(jobId: string): Promise<JobInfo>;
   close(): Promise<void>;
 }
 
+/** the default keep period of settled jobs */
+export const DEFAULT_SETTLED_KEEP_MS = 7 * 24 * 3600 * 1000;
+
+/** how often a queue sweeps itself */
+export function sweepInterval(options: JobQueueOptions): number {
+  return options.sweepIntervalMs ?? Math.min(60_000, Math.max(100, (options.settledKeepMs ?? DEFAULT_SETTLED_KEEP_MS) / 4));
+}
+
+export interface SweepReport {
+  /** pending jobs whose message was missing from the stream, published again */
+  readonly republished: number;
+  /** unsettled ledger entries (and counters) written again before the ledger's max age dropped them */
+  readonly refreshed: number;
+  /** settled jobs dropped (in-process; on JetStream the ledger stream's max age drops them) */
+  readonly forgotten: number;
+}
+
 export interface JobQueueOptions {
   /** `WORKER_LEASE_TTL` in ms */
   readonly leaseMs: number;
+  /** how long a settled (done or dead) job stays readable and idempotent; default 7 days */
+  readonly settledKeepMs?: number;
+  /** how often the queue sweeps itself; default min(60 s, settledKeepMs / 4) */
+  readonly sweepIntervalMs?: number;
   /** deliveries before a job goes to the dead letters (JetStream `MaxDeliver`) */
   readonly maxDeliver: number;
 }

@@ -70,11 +70,13 @@ describe('worker processes', { timeout: 120_000 }, () => {
   it('refuses the late result of a worker stopped past its lease (409 lease_lost) and applies one effect', async () => {
     const late = worker('voice');
     await late.logged('worker registered');
-    await enqueue('late', 'voice', 'test_sleep', { ms: 1_500 });
+    // the first delivery outlasts a loaded machine's worker start; stopped at once, the worker holds it past its lease
+    // (it used to sleep 1.5 s and be stopped only once the second worker was up: under load it had finished by then)
+    await enqueue('late', 'voice', 'test_sleep', { first_ms: 10_000, ms: 0 });
     const startedLine = await late.logged('job started', { job_id: `late-${suffix}` });
+    late.child.kill('SIGSTOP');
     const other = worker('voice');
     await other.logged('worker registered');
-    late.child.kill('SIGSTOP');
     const redelivered = await other.logged('job started', { job_id: `late-${suffix}` });
     expect(redelivered['delivery']).toBeGreaterThan(1);
     expect(redelivered['fence']).not.toBe(startedLine['fence']);

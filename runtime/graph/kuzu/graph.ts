@@ -20,6 +20,7 @@ import type {
   GraphNodeInput,
   GraphRelationshipInput,
   GraphStats,
+  IndexRebuild,
   SearchOptions,
   SearchResult,
   Subgraph,
@@ -48,6 +49,7 @@ export class KuzuGraph {
   private readonly staging = new CsvStaging();
   private readonly writes: GroupCommit;
   private readonly queries: GraphQueries;
+  private readonly fts: FtsIndexes;
   private readonly queryTimeoutMs: number;
 
   private constructor(
@@ -58,6 +60,7 @@ export class KuzuGraph {
     this.schema = new GraphSchema(session);
     this.keySets = new KeySets(session, options.keySetBudget);
     const fts = new FtsIndexes(session, this.schema);
+    this.fts = fts;
     const writer = new BatchWriter(session, this.schema, this.keySets, this.staging);
     this.writes = new GroupCommit({ session, schema: this.schema, fts, keySets: this.keySets, writer });
     this.queries = new GraphQueries(session, this.schema, fts);
@@ -124,6 +127,18 @@ export class KuzuGraph {
 
   expand(label: string, key: string, options: ExpandOptions): Promise<Subgraph | null> {
     return this.session.serial(() => this.queries.expand(label, key, options));
+  }
+
+  /** graph maintenance: every label's full-text index dropped and built again from its rows, between other calls */
+  rebuildIndexes(): Promise<IndexRebuild> {
+    return this.session.serial(async () => {
+      const labels = this.schema.names('NODE').sort();
+      for (const label of labels) {
+        await this.fts.drop(label);
+        await this.fts.ensure(label);
+      }
+      return { labels };
+    });
   }
 
   stats(perLabel: boolean): Promise<GraphStats> {

@@ -57,6 +57,7 @@ export class KuzuGraphStore implements GraphStore {
   expand: GraphStore['expand'] = (scope, label, key, options) => this.with(scope, (graph) => graph.expand(label, key, options));
   cypher: GraphStore['cypher'] = (scope, query, params, options) => this.with(scope, (graph) => graph.cypher(query, params, options));
   stats: GraphStore['stats'] = (scope, perLabel) => this.with(scope, (graph) => graph.stats(perLabel));
+  rebuildIndexes: GraphStore['rebuildIndexes'] = (scope) => this.with(scope, (graph) => graph.rebuildIndexes());
 
   sinkFor(orgId: string, realm: string): GraphSink {
     return scopedSink(this, { orgId, realm });

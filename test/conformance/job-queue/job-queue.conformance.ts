@@ -18,6 +18,10 @@ export interface JobQueueHarness {
   pass(ms: number): Promise<void>;
   /** how long a claim may wait for a redelivery (0 where time moves only when the kit moves it) */
   readonly redeliveryWaitMs: number;
+  /** the keep period of settled jobs the queue was opened with */
+  readonly keepMs: number;
+  /** writes a job as enqueue does but loses its publish (a crash between the two steps); absent where enqueue is one step */
+  readonly enqueueLost?: (spec: JobSpec) => Promise<void>;
   dispose(): Promise<void>;
 }
 
@@ -187,6 +191,47 @@ export function describeJobQueue(name: string, open: () => Promise<JobQueueHarne
       expect(await waiting).toMatchObject({ id: job.id, state: 'done', result: { answer: 42 } });
       expect(await q.settled(job.id)).toMatchObject({ state: 'done' });
       expect(await code(q.settled('job_unknown'))).toBe('not_found');
+    });
+
+    it('a claim already waiting gets a job enqueued or failed back meanwhile (no lost wake-up)', async () => {
+      const waiting = q.claim('w1', ['render'], { waitMs: 10_000 });
+      const job = await q.enqueue(spec('render'));
+      const [lease] = await waiting;
+      expect(lease?.job.id).toBe(job.id);
+      // a claim answered to a worker that went away gives its lease back; a claim waiting meanwhile takes it
+      const next = q.claim('w2', ['render'], { waitMs: 10_000 });
+      await q.fail(job.id, lease!.fence, 'the worker went away before its claim was answered');
+      expect((await next).map((l) => [l.job.id, l.delivery])).toEqual([[job.id, 2]]);
+    });
+
+    it('forgets a settled job after the keep period and keeps an unsettled one', async () => {
+      const done = await q.enqueue(spec('render'));
+      await q.complete(done.id, (await claimOne('w1', ['render'])).fence, { ok: true });
+      const kept = await q.enqueue(spec('render'));
+      for (let i = 0; i < 3; i += 1) {
+        await h.pass(h.keepMs * 0.4);
+        await q.sweep();
+      }
+      await eventually(async () => ((await q.get(done.id)) === null ? true : undefined), { what: 'the settled job forgotten' });
+      expect(await q.get(kept.id)).toMatchObject({ state: 'pending', deliveries: 0 });
+      expect((await claimOne('w2', ['render'])).job.id).toBe(kept.id);
+    });
+
+    it('publishes again a job whose publish was lost after its ledger write (enqueue again, and the sweep)', async (test) => {
+      if (!h.enqueueLost) return test.skip();
+      const retried = spec('voice');
+      await h.enqueueLost(retried);
+      expect(await q.get(retried.id)).toMatchObject({ state: 'pending' });
+      expect(await q.claim('w1', ['voice'])).toEqual([]);
+      expect(await q.enqueue(retried)).toMatchObject({ state: 'pending' });
+      expect((await claimOne('w1', ['voice'])).job.id).toBe(retried.id);
+      const swept = spec('voice');
+      await h.enqueueLost(swept);
+      expect((await q.sweep()).republished).toBe(1);
+      expect((await q.sweep()).republished).toBe(0);
+      const lease = await claimOne('w2', ['voice']);
+      expect(lease).toMatchObject({ job: { id: swept.id }, delivery: 1 });
+      expect(await q.claim('w3', ['voice'])).toEqual([]);
     });
 
     it('queues are isolated from each other', async () => {

@@ -10,10 +10,11 @@ import { describeJobQueue } from './job-queue.conformance.js';
 
 describeJobQueue('in-process', async () => {
   const clock = simulatedClock('2026-11-24T10:00:00Z');
-  const queue = new InProcessJobQueue(clock, { leaseMs: 30_000, maxDeliver: 3 });
+  const queue = new InProcessJobQueue(clock, { leaseMs: 30_000, maxDeliver: 3, settledKeepMs: 60_000 });
   return {
     queue,
     leaseMs: 30_000,
+    keepMs: 60_000,
     maxDeliver: 3,
     redeliveryWaitMs: 0,
     pass: async (ms) => clock.increment(ms),
@@ -33,10 +34,37 @@ const natsUp = await connect({ servers: natsUrl, timeout: 1_000, reconnect: fals
 if (natsUp) {
   describeJobQueue('jetstream', async () => {
     const prefix = `jqc_${randomBytes(4).toString('hex')}`;
-    const queue = await JetStreamJobQueue.open(systemClock, { url: natsUrl, prefix, leaseMs: 1_000, maxDeliver: 3 });
+    // a short keep period: the ledger's max age drops settled entries, the sweep (every second) keeps the others
+    const keepMs = 4_000;
+    const queue = await JetStreamJobQueue.open(systemClock, {
+      url: natsUrl,
+      prefix,
+      leaseMs: 1_000,
+      maxDeliver: 3,
+      settledKeepMs: keepMs,
+      sweepIntervalMs: 1_000,
+      republishAfterMs: 0,
+    });
     return {
       queue,
       leaseMs: 1_000,
+      keepMs,
+      // the ledger write of `enqueue` without its publish
+      enqueueLost: async (spec) => {
+        const entry = {
+          spec,
+          state: 'pending',
+          deliveries: 0,
+          enqueuedAt: Date.now(),
+          result: null,
+          error: null,
+          fence: '',
+          reply: '',
+          workerId: '',
+          expiresAt: 0,
+        } as const;
+        if (!(await queue.ledger.write(spec.id, entry, 0))) throw new Error(`job ${spec.id} already in the ledger`);
+      },
       maxDeliver: 3,
       redeliveryWaitMs: 3_000,
       pass: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
