@@ -45,11 +45,20 @@ export class TaskRunLedger {
     }
   }
 
-  /** Task runs a previous process left running: their agent runs were finalized as interrupted; copy that. */
-  async settleInterrupted(): Promise<void> {
+  /**
+   * Task runs a previous process left running: their agent runs were
+   * finalized as interrupted; copy that. A run parked on an approval waits
+   * on (runtime/agent/parking.ts): returned by task id, it keeps its slot.
+   */
+  async settleInterrupted(): Promise<Map<string, string[]>> {
+    const parked = new Map<string, string[]>();
     const runs = await this.collections.taskRuns.findAcrossOrgs({ status: 'running' }, 1_000_000);
     for (const run of runs) {
       const agentRun = await this.collections.agentRuns.get(run.org_id, run.id);
+      if (agentRun?.status === 'awaiting_approval' && agentRun.parked_at != null) {
+        parked.set(run.task_id, [...(parked.get(run.task_id) ?? []), run.id]);
+        continue;
+      }
       const status: TaskRunStatus =
         agentRun && agentRun.status !== 'pending' && agentRun.status !== 'running' && agentRun.status !== 'awaiting_approval' ? agentRun.status : 'failed';
       await this.collections.taskRuns.update(run.org_id, run.id, {
@@ -60,5 +69,6 @@ export class TaskRunLedger {
         finished_at: agentRun?.finished_at ?? isoAt(this.clock.now()),
       });
     }
+    return parked;
   }
 }

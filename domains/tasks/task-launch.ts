@@ -15,6 +15,8 @@ import type { TaskRunLedger } from './run-ledger.js';
 import { reportTaskRunEnded, type ActivityRecorder } from '../activity/runs.js';
 import type { TaskRunStatus } from './types.js';
 import type { GatewayDispatch } from '../orchestrator/gateway-port.js';
+import type { RunResumer } from '../../runtime/agent/parking.js';
+import type { RunEnd } from '../../actors/agent-run.types.js';
 
 export interface TaskLaunchDeps {
   readonly collections: Collections;
@@ -28,6 +30,9 @@ export interface TaskLaunchDeps {
   /** a task naming a gateway dispatches its runs there (domains/gateways/dispatch.ts) */
   readonly gateways?: GatewayDispatch | undefined;
 }
+
+/** the resumer of parked task runs (runtime/agent/parking.ts) */
+const TASK_SITE = 'task';
 
 /** The user message of a run: its instruction, then the rest of its input as JSON. */
 function userContentOf(input: Record<string, unknown>): string {
@@ -98,17 +103,8 @@ export async function launchTaskRun(deps: TaskLaunchDeps, org: OrgId, taskId: st
       onStarting: async (at) => {
         await collections.taskRuns.update(org, runId, { status: 'running', started_at: isoAt(at) });
       },
-      onEnd: async (end) => {
-        await collections.taskRuns.update(org, runId, {
-          status: end.status,
-          reason: end.reason,
-          error_message: end.message,
-          cost_usd: end.costUsd,
-          finished_at: isoAt(deps.clock.now()),
-        });
-        runEnded();
-        if (end.status === 'failed') events.emit('task.run_failed', org, { task_id: taskId, run_id: runId, reason: end.reason, message: end.message });
-      },
+      onEnd: taskRunEnd(deps, org, taskId, runId, runEnded),
+      resume: { site: TASK_SITE, data: { task_id: taskId } },
     });
     ledger.started(runId);
   } catch (error) {
@@ -117,4 +113,39 @@ export async function launchTaskRun(deps: TaskLaunchDeps, org: OrgId, taskId: st
   } finally {
     launcher.abandon(runId);
   }
+}
+
+/** What a task run's end writes: the run's status, cost and end, the task actor told, a failure announced. */
+function taskRunEnd(deps: TaskLaunchDeps, org: OrgId, taskId: string, runId: string, runEnded: () => void): (end: RunEnd) => Promise<void> {
+  return async (end) => {
+    await deps.collections.taskRuns.update(org, runId, {
+      status: end.status,
+      reason: end.reason,
+      error_message: end.message,
+      cost_usd: end.costUsd,
+      finished_at: isoAt(deps.clock.now()),
+    });
+    runEnded();
+    if (end.status === 'failed') deps.events.emit('task.run_failed', org, { task_id: taskId, run_id: runId, reason: end.reason, message: end.message });
+  };
+}
+
+/**
+ * Rebuilds a parked task run with its task as it is now (agent, prompt,
+ * sources); a task deleted meanwhile leaves the default agent and no source.
+ * `runEnded` tells the task's actor (when it is live) that the run is over.
+ */
+export function registerTaskRunResumer(deps: TaskLaunchDeps, runEnded: (taskId: string, runId: string) => void): void {
+  const resumer: RunResumer = async (org, run, data) => {
+    const taskId = typeof data['task_id'] === 'string' ? data['task_id'] : (run.task_id ?? '');
+    const task = await deps.collections.tasks.get(org, taskId);
+    const agentRef = task?.agent ?? DEFAULT_AGENT;
+    const agent = (await deps.collections.agents.get(org, agentRef)) ?? (await deps.collections.agents.findOne(org, { name: agentRef }));
+    const surroundings = await deps.launcher.surroundings(
+      { org, site: 'task', agent: agent ?? null, sitePrompt: task?.system_prompt ?? null },
+      task ? task.enabled_source_ids : [],
+    );
+    return { ...surroundings, onEnd: taskRunEnd(deps, org, taskId, run.id, () => runEnded(taskId, run.id)) };
+  };
+  deps.launcher.registerResumer(TASK_SITE, resumer);
 }
