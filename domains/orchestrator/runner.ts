@@ -218,7 +218,7 @@ export class WorkflowRunner {
       await launcher.start(prepared, {
         runId: agentRunId,
         userId: run.doc.created_by,
-        kind: 'task',
+        kind: 'workflow_step',
         question: instruction,
         userMessage: instruction === '' ? '(no instruction)' : instruction,
         approvalWrite: 'ask',

@@ -29,7 +29,7 @@ import type { KindHandle, Supervisor } from '../../runtime/supervisor.js';
 import type { FireResult, TaskFiring, TriggerInput } from './firing.js';
 import { TaskRunLedger } from './run-ledger.js';
 import { nextOccurrence } from './schedule.js';
-import { launchTaskRun, registerTaskRunResumer, type TaskLaunchDeps } from './task-launch.js';
+import { launchTaskRun, registerTaskRunResumer, resumeDispatchedTaskRun, type TaskLaunchDeps } from './task-launch.js';
 import type { GatewayDispatch } from '../orchestrator/gateway-port.js';
 import { renderInputTemplate } from './template.js';
 import type { TaskDoc, TaskRunStatus } from './types.js';
@@ -97,20 +97,25 @@ export class TaskService implements TaskFiring {
 
   /** Starts the actors of enabled tasks, queues fires a previous process left pending, listens to platform events. */
   async start(): Promise<void> {
-    const parked = await this.ledger.settleInterrupted();
+    const { kept, dispatched } = await this.ledger.settleInterrupted();
     const pending = await this.collections.taskRuns.findAcrossOrgs({ status: 'pending' }, 1_000_000);
     const pendingByTask = new Map<string, string[]>();
     for (const run of pending.sort((a, b) => (a.id < b.id ? -1 : 1))) {
       pendingByTask.set(run.task_id, [...(pendingByTask.get(run.task_id) ?? []), run.id]);
     }
     for (const task of await this.collections.tasks.findAcrossOrgs({ enabled: true }, 1_000_000)) {
-      this.spawn(task.org_id, task, pendingByTask.get(task.id) ?? [], parked.get(task.id) ?? []);
+      this.spawn(task.org_id, task, pendingByTask.get(task.id) ?? [], kept.get(task.id) ?? []);
       pendingByTask.delete(task.id);
     }
     // pending fires of tasks disabled or deleted meanwhile will never run
     for (const [taskId, runIds] of pendingByTask) {
       const [first] = pending.filter((run) => run.task_id === taskId);
       if (first) await this.finish(first.org_id, runIds, 'cancelled', 'task_disabled', 'the task was disabled before this fire ran');
+    }
+    // runs dispatched to a gateway when the previous process stopped: their dispatches are waited for again
+    for (const run of dispatched) {
+      const ended = () => void this.actors.send(run.task_id, { type: 'RUN_ENDED', runId: run.id });
+      this.background(resumeDispatchedTaskRun(this.launchDeps(), run.org_id, run.task_id, run.id, ended), run.task_id);
     }
     this.unsubscribe = this.deps.events.subscribe((event) => this.onPlatformEvent(event));
   }
