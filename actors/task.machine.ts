@@ -28,6 +28,8 @@ export interface TaskMachineInput {
   readonly lastFiredAt: number | null;
   /** fires stored as pending by a previous process, oldest first */
   readonly pending: readonly string[];
+  /** runs a previous process left parked on an approval: they keep their slots until they end */
+  readonly running?: readonly string[];
   /** current time on the supervisor's clock */
   readonly now: () => number;
   /** next occurrence strictly after the given time, or null */
@@ -83,13 +85,13 @@ export const taskMachine = setup({
 }).createMachine({
   id: 'task',
   initial: 'active',
-  context: ({ input }) => ({ ...input, running: [], pending: [...input.pending], nextAt: null }),
+  context: ({ input }) => ({ ...input, running: [...(input.running ?? [])], pending: [...input.pending], nextAt: null }),
   // fires stored as pending before a restart start first, in order
   entry: enqueueActions(({ context, enqueue }) => {
-    const free = Math.max(0, context.maxConcurrentRuns);
+    const free = Math.max(0, context.maxConcurrentRuns - context.running.length);
     const start = context.pending.slice(0, free);
     if (start.length === 0) return;
-    enqueue.assign({ running: start, pending: context.pending.slice(start.length) });
+    enqueue.assign({ running: [...context.running, ...start], pending: context.pending.slice(start.length) });
     for (const runId of start) enqueue({ type: 'launch', params: { runId } });
   }),
   states: {

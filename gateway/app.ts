@@ -272,7 +272,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       bindings: new BindingService(collections, channels, supervisor),
       inboundEndpoints: new InboundEndpoints(collections, taskRuntime),
       workflowRunner,
-      orchestrator: new OrchestratorService(collections, workflowRunner, clock),
+      orchestrator: new OrchestratorService(collections, workflowRunner, clock, agentRuntime),
       taskDefinitions: new TaskDefinitions(collections, taskRuntime, config.production),
       conversations: new Conversations(collections, agentRuntime, launcher),
       channelService: new ChannelService(collections, channels),

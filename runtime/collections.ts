@@ -85,8 +85,12 @@ export interface TokenUsage {
 }
 
 /** One agent run (chat reply or, later, task run); its transcript is in `agent_run_events`. */
+/** the kinds of agent runs */
+export type AgentRunKind = 'chat' | 'task' | 'workflow_step' | 'pipeline_agent';
+
 export interface AgentRunDoc extends StoredFields {
-  readonly kind: 'chat' | 'task';
+  /** where the run was asked: a chat reply or binding (`chat`), a task, a workflow step, an agent run inside a pipeline run */
+  readonly kind: AgentRunKind;
   readonly status: AgentRunStatus;
   /** why it ended when not `succeeded`: `cancelled`, `max_turns`, `timeout`, `cost_cap_exceeded`, `interrupted`, `shutdown`, an LLM error code */
   readonly reason: string | null;

@@ -13,8 +13,8 @@ export type { ActivityRecorder };
 import type { EntryDetails } from './types.js';
 import type { RunEnding, RunFacts, RunObserver } from '../../runtime/agent/run-observer.js';
 
-/** `task`, `binding` or `chat` */
-const runKindOf = (run: RunFacts): string => (run.kind === 'task' ? 'task' : run.bindingId ? 'binding' : 'chat');
+/** `chat`, `binding`, `task`, `workflow_step` or `pipeline_agent` */
+const runKindOf = (run: RunFacts): string => (run.kind !== 'chat' ? run.kind : run.bindingId ? 'binding' : 'chat');
 
 const runDetails = (run: RunFacts): EntryDetails => ({
   run_id: run.runId,

@@ -12,6 +12,7 @@
  * already cancelled (it ends at once, before any model call, with its
  * transcript and its site's `onEnd` like any cancelled run).
  */
+import type { AgentRunKind } from '../../runtime/collections.js';
 import type { ApprovalWrite, RunEnd } from '../../actors/agent-run.types.js';
 import type { CatalogSource } from '../../runtime/tools/catalog.js';
 import type { NetPort } from '../../connectors/contract.js';
@@ -78,7 +79,7 @@ export interface StartAgentRun {
   readonly runId: string;
   /** who the run acts for */
   readonly userId: string;
-  readonly kind: 'chat' | 'task';
+  readonly kind: AgentRunKind;
   /** the text memory is recalled for */
   readonly question: string;
   /** the user message of the run; default: the question */

@@ -10,6 +10,8 @@
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
 import type { InboundMessage } from '../../actors/binding.machine.js';
+import type { RunEnd } from '../../actors/agent-run.types.js';
+import type { RunFeed } from '../../runtime/agent/run-feed.js';
 import type { CatalogSource } from '../../runtime/tools/catalog.js';
 import type { NetPort } from '../../connectors/contract.js';
 import { ToolError } from '../../connectors/contract.js';
@@ -62,8 +64,53 @@ export const clientFor = (channel: ChannelDoc, credentials: ChannelCredentials, 
 /** `<@U123>` mentions of the bot are noise for the model */
 const withoutMention = (text: string, botUserId: string | null): string => (botUserId === null ? text : text.replaceAll(`<@${botUserId}>`, '')).trim();
 
+/** Where a run answers: the channel (with its credentials) and the Slack thread. */
+interface ThreadTarget {
+  readonly org: OrgId;
+  readonly channel: ChannelDoc;
+  readonly credentials: ChannelCredentials;
+  readonly chatChannel: string;
+  readonly threadTs: string | null;
+}
+
+/** the resumer of parked binding runs (runtime/agent/parking.ts) */
+const BINDING_SITE = 'binding';
+
 export class BindingRuns {
-  constructor(private readonly deps: BindingRunDependencies) {}
+  /** runs whose approval requests are posted to their thread (a run parked and brought back is watched once) */
+  private readonly watched = new Set<string>();
+
+  constructor(
+    private readonly deps: BindingRunDependencies,
+    credentialsOf: (org: OrgId, channel: ChannelDoc) => ChannelCredentials,
+  ) {
+    // a run parked on an approval continues with its channel and binding as they are now; its reply goes to the same thread
+    deps.launcher.registerResumer(BINDING_SITE, async (org, run, data) => {
+      const str = (key: string): string | null => (typeof data[key] === 'string' ? data[key] : null);
+      const [channel, binding] = await Promise.all([
+        deps.collections.channels.get(org, str('channel_id') ?? ''),
+        deps.collections.bindings.get(org, str('binding_id') ?? ''),
+      ]);
+      const agent = binding ? await deps.collections.agents.get(org, binding.agent_id) : null;
+      const site = { org, site: 'slack_thread' as const, agent, sitePrompt: channel?.system_prompt ?? null, siteReadOnly: binding?.read_only ?? true };
+      if (!channel?.connection) {
+        // the channel was deleted or disconnected meanwhile: the run ends without its Slack tools and posts nothing
+        return { ...(await deps.launcher.surroundings(site, [])), onEnd: async () => undefined };
+      }
+      const target: ThreadTarget = {
+        org,
+        channel,
+        credentials: credentialsOf(org, channel),
+        chatChannel: str('chat_channel') ?? '',
+        threadTs: str('thread_ts'),
+      };
+      return {
+        ...(await deps.launcher.surroundings(site, channel.source_ids, [channelSource(channel, target.credentials)])),
+        onEnd: this.replyOnEnd(target),
+        revived: (feed) => this.watchApprovals(target, run.id, feed, feed.lastSeq),
+      };
+    });
+  }
 
   /** Starts the run (resolves once started); the reply is posted when it ends. */
   async start(request: RunRequest): Promise<string | null> {
@@ -92,6 +139,7 @@ export class BindingRuns {
     const history = message.threadTs === null ? [] : await this.threadHistory(client, message, channel);
     const question = withoutMention(message.text, channel.connection?.bot_user_id ?? null);
     const where = message.chatChannelName === null ? message.chatChannelId : `#${message.chatChannelName}`;
+    const target: ThreadTarget = { org, channel, credentials, chatChannel: message.chatChannelId, threadTs: replyThread };
     const { feed } = await launcher.start(prepared, {
       runId,
       userId: binding.created_by,
@@ -118,31 +166,44 @@ export class BindingRuns {
         },
         bindingId: binding.id,
       },
-      onEnd: async (end, text) => {
-        const reply =
-          text.trim() !== ''
-            ? text
-            : end.status === 'failed'
-              ? `Sorry, I could not finish: ${end.message ?? end.reason ?? 'the run failed'}.`
-              : end.status === 'cancelled'
-                ? 'The answer was cancelled.'
-                : '';
-        if (reply !== '') await this.reply(request, replyThread, reply);
-      },
+      onEnd: this.replyOnEnd(target),
+      resume: { site: BINDING_SITE, data: { channel_id: channel.id, binding_id: binding.id, chat_channel: message.chatChannelId, thread_ts: replyThread } },
     });
-    // the feed drops its listeners when the run ends
-    feed.subscribe(0, {
+    this.watchApprovals(target, runId, feed, 0);
+    return runId;
+  }
+
+  /** The run's end: its text (or a short notice) goes to the thread. */
+  private replyOnEnd(target: ThreadTarget): (end: RunEnd, text: string) => Promise<void> {
+    return async (end, text) => {
+      const reply =
+        text.trim() !== ''
+          ? text
+          : end.status === 'failed'
+            ? `Sorry, I could not finish: ${end.message ?? end.reason ?? 'the run failed'}.`
+            : end.status === 'cancelled'
+              ? 'The answer was cancelled.'
+              : '';
+      if (reply !== '') await this.reply(target, reply);
+    };
+  }
+
+  /** Every approval the run asks for after `afterSeq` is posted to the thread with its buttons (the feed drops its listeners when the run ends). */
+  private watchApprovals(target: ThreadTarget, runId: string, feed: RunFeed, afterSeq: number): void {
+    if (this.watched.has(runId)) return;
+    this.watched.add(runId);
+    const client = clientFor(target.channel, target.credentials, this.deps.egress);
+    feed.subscribe(afterSeq, {
       event: (entry) => {
         if (entry.type !== 'approval_required') return;
         const { approval_id: approvalId, tool, args } = entry.data as { approval_id: string; tool: string; args: unknown };
         const { text, blocks } = approvalBlocks(approvalId, tool, args);
         client.chat
-          .postMessage({ channel: message.chatChannelId, text, blocks: blocks as never, ...(replyThread === null ? {} : { thread_ts: replyThread }) })
+          .postMessage({ channel: target.chatChannel, text, blocks: blocks as never, ...(target.threadTs === null ? {} : { thread_ts: target.threadTs }) })
           .catch((error: unknown) => this.deps.logger.warn({ err: error, run: runId }, 'could not post an approval request to Slack'));
       },
-      end: () => undefined,
+      end: () => this.watched.delete(runId),
     });
-    return runId;
   }
 
   /** Posts a short notice in the thread (rate limit, no model), never throwing. */
@@ -155,17 +216,17 @@ export class BindingRuns {
   }
 
   /** The reply goes out through the slack connector's own post_message tool, with the channel's bot. */
-  private async reply(request: RunRequest, threadTs: string | null, text: string): Promise<void> {
-    const source = channelSource(request.channel, request.credentials);
+  private async reply(target: ThreadTarget, text: string): Promise<void> {
+    const source = channelSource(target.channel, target.credentials);
     try {
       await postMessageTool.run(
-        { channel: request.message.chatChannelId, text, ...(threadTs === null ? {} : { thread_ts: threadTs }) },
+        { channel: target.chatChannel, text, ...(target.threadTs === null ? {} : { thread_ts: target.threadTs }) },
         // net: the egress guard, like every other call to the tenant's Slack API base
-        { orgId: request.org, sourceId: source.id, config: source.config, signal: AbortSignal.timeout(60_000), net: this.deps.egress },
+        { orgId: target.org, sourceId: source.id, config: source.config, signal: AbortSignal.timeout(60_000), net: this.deps.egress },
       );
     } catch (error) {
       const code = ToolError.is(error) ? error.code : 'tool_failed';
-      this.deps.logger.warn({ code, channel: request.channel.id, chat_channel: request.message.chatChannelId }, 'could not post the reply to Slack');
+      this.deps.logger.warn({ code, channel: target.channel.id, chat_channel: target.chatChannel }, 'could not post the reply to Slack');
     }
   }
 

@@ -73,7 +73,7 @@ export class ChannelRuntime {
   constructor(private readonly deps: ChannelRuntimeDependencies) {
     const clock = deps.supervisor.clock;
     this.sealer = new ChannelSealer(deps.config.auth.jwtSecret);
-    this.runs = new BindingRuns(deps);
+    this.runs = new BindingRuns(deps, (org, channel) => this.credentialsOf(org, channel));
     this.limiter = new SlidingWindowLimiter(() => clock.now());
     this.actors = new ChannelActors({
       supervisor: deps.supervisor,

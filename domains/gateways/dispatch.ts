@@ -6,6 +6,12 @@
  * dispatch waits for the receiver's signed callback
  * (`POST /gateways/callbacks/:dispatch_id`, `settleCallback`).
  *
+ * Dispatching the same run and step again (after a restart: a workflow's
+ * gateway step resumes, a task run dispatched when the service stopped is
+ * picked up at start) resumes the stored dispatch instead of starting new
+ * work: a Temporal workflow is polled again, a webhook callback is still
+ * accepted and completes it.
+ *
  * An engine that is down (connection refused, 5xx, timeout, or its last
  * probe `down` and still down when probed again) answers 503
  * `sidecar_unavailable`; the dispatch is then stored as failed.
@@ -48,13 +54,15 @@ export class GatewayDispatcher implements GatewayDispatch {
     request: { workflow_run_id: string; step_id: string; input: Record<string, unknown> },
   ): Promise<{ status: 'succeeded' | 'failed'; output: Record<string, unknown> | string | null; error?: string }> {
     const org = asOrgId(orgId);
+    // the same run and step dispatched again (a restart): the earlier dispatch is resumed, or its outcome answered
+    const earlier = await this.collections.gatewayDispatches.findOne(org, { workflow_run_id: request.workflow_run_id, step_id: request.step_id });
+    if (earlier) return this.resume(org, earlier, request);
     let gateway = await this.gateways.resolve(org, ref);
     if (gateway.last_health_status === 'down') {
       // probed down: look again before refusing, so a recovered engine is used at once
       gateway = await this.gateways.probe(org, gateway);
       if (gateway.last_health_status === 'down') throw this.unavailable(gateway, gateway.last_health_error ?? 'down');
     }
-    const { clock } = this.gateways;
     const record = await this.collections.gatewayDispatches.insert(org, {
       id: newId('gdp'),
       gateway_id: gateway.id,
@@ -66,10 +74,38 @@ export class GatewayDispatcher implements GatewayDispatch {
       error: null,
       finished_at: null,
     });
+    return this.startAndWait(org, gateway, record, request);
+  }
+
+  /**
+   * A dispatch an earlier process made for the same run and step: settled, its
+   * outcome; started (`running` with the engine's ref), waited for again
+   * (Temporal is polled, a webhook receiver's callback is still taken);
+   * `pending` (the process stopped while starting it), started again with
+   * the same dispatch id, which the engines take as the same work.
+   */
+  private async resume(org: OrgId, record: GatewayDispatchDoc, request: { input: Record<string, unknown> }): Promise<Outcome> {
+    if (record.status === 'succeeded' || record.status === 'failed') return present(record);
+    const gateway = await this.collections.gateways.get(org, record.gateway_id);
+    if (!gateway) return present(await this.settle(org, record.id, { status: 'failed', output: null, error: 'the gateway was deleted' }));
+    const left = Math.max(1, Date.parse(record.created_at) + timeoutMs(gateway) - this.gateways.clock.now());
+    if (record.status === 'pending' || record.external_ref === null) return this.startAndWait(org, gateway, record, { ...record, ...request }, left);
+    const settled = this.waitFor(record.id, left);
+    return this.awaitOutcome(org, gateway, this.gateways.apiKey(org, gateway), record.id, record.external_ref, settled);
+  }
+
+  private async startAndWait(
+    org: OrgId,
+    gateway: GatewayDoc,
+    record: GatewayDispatchDoc,
+    request: { workflow_run_id: string; step_id: string; input: Record<string, unknown> },
+    waitMs = timeoutMs(gateway),
+  ): Promise<Outcome> {
+    const { clock } = this.gateways;
     const engine = this.gateways.engines[gateway.engine_type];
     const apiKey = this.gateways.apiKey(org, gateway);
     // listen before starting: a fast receiver may call back before the POST is answered
-    const settled = this.waitFor(record.id, timeoutMs(gateway));
+    const settled = this.waitFor(record.id, waitMs);
     let started;
     try {
       started = await engine.start(gateway, apiKey, {
@@ -98,16 +134,28 @@ export class GatewayDispatcher implements GatewayDispatch {
     const current = await this.collections.gatewayDispatches.get(org, record.id);
     if (current?.status === 'pending')
       await this.collections.gatewayDispatches.update(org, record.id, { status: 'running', external_ref: started.externalRef });
-    if (engine.poll) {
-      const polling = this.pollUntilDone(org, gateway, apiKey, record.id, started.externalRef);
+    return this.awaitOutcome(org, gateway, apiKey, record.id, started.externalRef, settled);
+  }
+
+  /** A started dispatch: polled when its engine polls, else settled by its callback; `timeout` when `settled` gives up first. */
+  private async awaitOutcome(
+    org: OrgId,
+    gateway: GatewayDoc,
+    apiKey: string | null,
+    dispatchId: string,
+    externalRef: string,
+    settled: { promise: Promise<GatewayDispatchDoc | null>; cancel: () => void },
+  ): Promise<Outcome> {
+    if (this.gateways.engines[gateway.engine_type].poll) {
+      const polling = this.pollUntilDone(org, gateway, apiKey, dispatchId, externalRef);
       polling.catch(() => undefined);
       const outcome = await Promise.race([polling, settled.promise.then((doc) => (doc === null ? null : present(doc)))]);
       settled.cancel();
-      if (outcome === null) return present(await this.settle(org, record.id, { status: 'failed', output: null, error: 'timeout' }));
+      if (outcome === null) return present(await this.settle(org, dispatchId, { status: 'failed', output: null, error: 'timeout' }));
       return outcome;
     }
     const done = await settled.promise;
-    if (done === null) return present(await this.settle(org, record.id, { status: 'failed', output: null, error: 'timeout' }));
+    if (done === null) return present(await this.settle(org, dispatchId, { status: 'failed', output: null, error: 'timeout' }));
     return present(done);
   }
 

@@ -3,7 +3,7 @@
  * under the supervisor, and the effects its machine names.
  *
  * - agent steps start through THE launcher (`startAgentRun`): an agent run of
- *   kind `task` with the step's agent, its rendered instruction as the user
+ *   kind `workflow_step` with the step's agent, its rendered instruction as the user
  *   message, and a cap of its own (`cost_cap_usd`, lowered to what is left of
  *   the workflow's cap);
  * - gateway steps go through the optional `GatewayDispatch` port (none wired:
@@ -218,7 +218,7 @@ export class WorkflowRunner {
       await launcher.start(prepared, {
         runId: agentRunId,
         userId: run.doc.created_by,
-        kind: 'task',
+        kind: 'workflow_step',
         question: instruction,
         userMessage: instruction === '' ? '(no instruction)' : instruction,
         approvalWrite: 'ask',

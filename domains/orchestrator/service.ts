@@ -1,7 +1,8 @@
 /**
  * The orchestrator (feature `orchestrator`): workflows (named graphs of
  * agent, approval and gateway steps), their runs, and what a caller does to a
- * run (cancel, answer an approval step). The runs themselves are actors
+ * run (cancel, answer an approval step or an approval a step's agent run
+ * asked for). The runs themselves are actors
  * (runner.ts).
  */
 import type { Collections } from '../collections.js';
@@ -12,6 +13,8 @@ import type { OrgId } from '../../runtime/store/types.js';
 import type { StepDef, WorkflowDoc, WorkflowRunDoc } from './documents.js';
 import type { WorkflowRunner } from './runner.js';
 import { validateSteps } from './validation.js';
+import type { AgentRuntime } from '../../runtime/agent/agent-runtime.js';
+import { answerRunApproval, type RunApprovalAnswer } from '../tasks/run-approval.js';
 
 export interface WorkflowFields {
   readonly name: string;
@@ -24,9 +27,10 @@ const ACTIVE_RUN = ['running', 'waiting_approval'] as const;
 
 export class OrchestratorService {
   constructor(
-    private readonly collections: Pick<Collections, 'workflows' | 'workflowRuns' | 'agents'>,
+    private readonly collections: Pick<Collections, 'workflows' | 'workflowRuns' | 'agents' | 'agentRuns' | 'agentRunEvents'>,
     private readonly runner: WorkflowRunner,
     private readonly clock: Pick<RuntimeClock, 'now'>,
+    private readonly agentRuntime: Pick<AgentRuntime, 'pendingApproval' | 'answer'>,
   ) {}
 
   get listing(): Pick<Collections['workflows'], 'list' | 'revision'> {
@@ -151,6 +155,19 @@ export class OrchestratorService {
     if (step.status !== 'waiting_approval') throw conflict(`step ${stepId} is not waiting for an approval`, { status: step.status });
     this.sendOr503(runId, { type: 'DECIDE', stepId, approved: answer.approved, by: answer.userId, comment: answer.comment });
     return this.getRun(org, workflowId, runId);
+  }
+
+  /**
+   * Answers an approval a running agent step's agent run asked for (a write
+   * tool): 404 when the step is no agent step of this run or the approval is
+   * not its run's, 409 once it no longer waits.
+   */
+  async answerStepApproval(org: OrgId, workflowId: string, runId: string, stepId: string, answer: Omit<RunApprovalAnswer, 'orgId'>) {
+    const run = await this.getRun(org, workflowId, runId);
+    const step = run.steps.find((candidate) => candidate.id === stepId);
+    if (!step || step.kind !== 'agent' || step.agent_run_id === null) throw new ServiceError('not_found', `approval ${answer.approvalId} not found`);
+    const deps = { agentRuntime: this.agentRuntime, collections: this.collections };
+    return answerRunApproval(deps, { id: step.agent_run_id, status: step.status }, { ...answer, orgId: org });
   }
 
   private sendOr503(runId: string, event: Parameters<WorkflowRunner['send']>[1]): void {

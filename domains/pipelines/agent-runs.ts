@@ -7,6 +7,8 @@
  * messages, a progress report per model turn (turn / max turns, below 1) and
  * one when it ends (1.0). An agent run belongs to its pipeline run: another
  * run's token finds nothing (404), and the pipeline run's end cancels it.
+ * Its write tools ask for an approval, answered with the pipeline token (or
+ * a login token with `pipeline:manage`) like a task run's.
  */
 import type { Logger } from 'pino';
 import type { AgentRunLauncher } from '../agents/start-agent-run.js';
@@ -20,6 +22,7 @@ import type { AgentRunDoc } from '../../runtime/collections.js';
 import type { RuntimeClock } from '../../runtime/clock.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { newId } from '../../runtime/ids.js';
+import { answerRunApproval, type RunApprovalAnswer } from '../tasks/run-approval.js';
 import type { OrgId } from '../../runtime/store/types.js';
 
 /** longest assistant message or tool name mirrored into a log entry */
@@ -51,7 +54,7 @@ export interface PipelineAgentDeps {
   readonly collections: Pick<Collections, 'pipelines' | 'pipelineAgentRuns' | 'agentRuns' | 'agentRunEvents' | 'agents'>;
   readonly runs: PipelineRuns;
   readonly launcher: AgentRunLauncher;
-  readonly agentRuntime: Pick<AgentRuntime, 'feed'>;
+  readonly agentRuntime: Pick<AgentRuntime, 'feed' | 'pendingApproval' | 'answer'>;
   readonly logger: Logger;
   readonly clock: Pick<RuntimeClock, 'setTimeout' | 'clearTimeout'>;
 }
@@ -95,11 +98,11 @@ export class PipelineAgentRuns {
       const { feed } = await launcher.start(prepared, {
         runId,
         userId: caller.userId,
-        kind: 'task',
+        kind: 'pipeline_agent',
         question: request.instruction,
         userMessage,
         promptContext: [`You run inside pipeline ${pipeline?.name ?? pipelineRun.pipeline_id}, run ${pipelineRun.id}; your steps are shown in its log.`],
-        // nobody watches a pipeline live: a write waits for an approval and is denied when it times out
+        // a write waits for an approval (POST /pipeline-agent/runs/:id/approvals/:approval_id); unanswered, it is denied at the timeout
         approvalWrite: 'ask',
         sourceIds: caller.sourceIds,
         costCap: { scope: 'task', taskId: pipelineRun.pipeline_id, capUsd: null },
@@ -142,6 +145,12 @@ export class PipelineAgentRuns {
   /** the stored transcript */
   events(org: OrgId, agentRunId: string) {
     return this.deps.collections.agentRunEvents.findAll(org, { run_id: agentRunId });
+  }
+
+  /** Answers an approval the agent run asked for (a write tool); 404 for another run's, 409 once it is no longer waiting. */
+  async answerApproval(org: OrgId, agentRunId: string, pipelineRunId: string | null, answer: Omit<RunApprovalAnswer, 'orgId'>) {
+    const { record, run } = await this.get(org, agentRunId, pipelineRunId);
+    return answerRunApproval(this.deps, { id: record.id, status: run?.status ?? 'pending' }, { ...answer, orgId: org });
   }
 
   /** `cancelling` when the run was live (it stops after its current step), `ended` when it was over already. */

@@ -1,5 +1,6 @@
 /**
- * Answering an approval a task run asked for: the live run takes it while it
+ * Answering an approval an agent run asked for (a task run, a workflow step's
+ * or a pipeline's agent run): the live (or parked) run takes it while it
  * waits; otherwise the run's events tell a stranger's or unknown approval
  * (404) from one already decided or left behind by the run's end (409).
  */
@@ -7,7 +8,6 @@ import type { AgentRuntime } from '../../runtime/agent/agent-runtime.js';
 import type { Collections } from '../collections.js';
 import { conflict, ServiceError } from '../../runtime/errors.js';
 import type { OrgId } from '../../runtime/store/types.js';
-import type { TaskRunDoc } from './types.js';
 
 export interface RunApprovalAnswer {
   readonly orgId: OrgId;
@@ -17,8 +17,9 @@ export interface RunApprovalAnswer {
 }
 
 export async function answerRunApproval(
-  deps: { readonly agentRuntime: AgentRuntime; readonly collections: Pick<Collections, 'agentRunEvents' | 'agentRuns'> },
-  run: TaskRunDoc,
+  deps: { readonly agentRuntime: Pick<AgentRuntime, 'pendingApproval' | 'answer'>; readonly collections: Pick<Collections, 'agentRunEvents' | 'agentRuns'> },
+  /** the agent run (its id) and the status its owner shows */
+  run: { readonly id: string; readonly status: string },
   answer: RunApprovalAnswer,
 ): Promise<{ approval_id: string; approved: boolean; decision: 'approved' | 'denied' }> {
   const { agentRuntime, collections } = deps;

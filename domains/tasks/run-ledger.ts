@@ -7,7 +7,7 @@
 import type { Collections } from '../collections.js';
 import { isoAt, type RuntimeClock } from '../../runtime/clock.js';
 import type { OrgId } from '../../runtime/store/types.js';
-import type { TaskRunStatus } from './types.js';
+import type { TaskRunDoc, TaskRunStatus } from './types.js';
 
 export class TaskRunLedger {
   /** listeners of pending runs (an SSE client waiting for the run to start or end) */
@@ -45,11 +45,26 @@ export class TaskRunLedger {
     }
   }
 
-  /** Task runs a previous process left running: their agent runs were finalized as interrupted; copy that. */
-  async settleInterrupted(): Promise<void> {
+  /**
+   * Task runs a previous process left running: their agent runs were
+   * finalized as interrupted; copy that. Two kinds go on, returned by task
+   * id (they keep their slots): a run parked on an approval
+   * (runtime/agent/parking.ts) waits on, and a run dispatched to a gateway
+   * (no agent run, a stored dispatch) is resumed by the caller (`dispatched`).
+   */
+  async settleInterrupted(): Promise<{ kept: Map<string, string[]>; dispatched: (TaskRunDoc & { readonly org_id: OrgId })[] }> {
+    const kept = new Map<string, string[]>();
+    const dispatched: (TaskRunDoc & { readonly org_id: OrgId })[] = [];
     const runs = await this.collections.taskRuns.findAcrossOrgs({ status: 'running' }, 1_000_000);
     for (const run of runs) {
       const agentRun = await this.collections.agentRuns.get(run.org_id, run.id);
+      const parked = agentRun?.status === 'awaiting_approval' && agentRun.parked_at != null;
+      const onGateway = !agentRun && (await this.collections.gatewayDispatches.findOne(run.org_id, { workflow_run_id: run.id, step_id: run.task_id })) !== null;
+      if (parked || onGateway) {
+        kept.set(run.task_id, [...(kept.get(run.task_id) ?? []), run.id]);
+        if (onGateway) dispatched.push(run);
+        continue;
+      }
       const status: TaskRunStatus =
         agentRun && agentRun.status !== 'pending' && agentRun.status !== 'running' && agentRun.status !== 'awaiting_approval' ? agentRun.status : 'failed';
       await this.collections.taskRuns.update(run.org_id, run.id, {
@@ -60,5 +75,6 @@ export class TaskRunLedger {
         finished_at: agentRun?.finished_at ?? isoAt(this.clock.now()),
       });
     }
+    return { kept, dispatched };
   }
 }

@@ -29,7 +29,7 @@ import type { KindHandle, Supervisor } from '../../runtime/supervisor.js';
 import type { FireResult, TaskFiring, TriggerInput } from './firing.js';
 import { TaskRunLedger } from './run-ledger.js';
 import { DEFAULT_TIMEZONE, nextOccurrence } from './schedule.js';
-import { launchTaskRun } from './task-launch.js';
+import { launchTaskRun, registerTaskRunResumer, resumeDispatchedTaskRun, type TaskLaunchDeps } from './task-launch.js';
 import type { GatewayDispatch } from '../orchestrator/gateway-port.js';
 import { renderInputTemplate } from './template.js';
 import type { TaskDoc, TaskRunStatus } from './types.js';
@@ -91,24 +91,31 @@ export class TaskService implements TaskFiring {
       describe: taskStateOf,
       shutdownEvent: { type: 'SHUTDOWN' },
     });
+    // a run parked on an approval ends later, possibly in another process: its end tells the task's actor when it is live
+    registerTaskRunResumer(this.launchDeps(), (taskId, runId) => this.actors.send(taskId, { type: 'RUN_ENDED', runId }));
   }
 
   /** Starts the actors of enabled tasks, queues fires a previous process left pending, listens to platform events. */
   async start(): Promise<void> {
-    await this.ledger.settleInterrupted();
+    const { kept, dispatched } = await this.ledger.settleInterrupted();
     const pending = await this.collections.taskRuns.findAcrossOrgs({ status: 'pending' }, 1_000_000);
     const pendingByTask = new Map<string, string[]>();
     for (const run of pending.sort((a, b) => (a.id < b.id ? -1 : 1))) {
       pendingByTask.set(run.task_id, [...(pendingByTask.get(run.task_id) ?? []), run.id]);
     }
     for (const task of await this.collections.tasks.findAcrossOrgs({ enabled: true }, 1_000_000)) {
-      this.spawn(task.org_id, task, pendingByTask.get(task.id) ?? []);
+      this.spawn(task.org_id, task, pendingByTask.get(task.id) ?? [], kept.get(task.id) ?? []);
       pendingByTask.delete(task.id);
     }
     // pending fires of tasks disabled or deleted meanwhile will never run
     for (const [taskId, runIds] of pendingByTask) {
       const [first] = pending.filter((run) => run.task_id === taskId);
       if (first) await this.finish(first.org_id, runIds, 'cancelled', 'task_disabled', 'the task was disabled before this fire ran');
+    }
+    // runs dispatched to a gateway when the previous process stopped: their dispatches are waited for again
+    for (const run of dispatched) {
+      const ended = () => void this.actors.send(run.task_id, { type: 'RUN_ENDED', runId: run.id });
+      this.background(resumeDispatchedTaskRun(this.launchDeps(), run.org_id, run.task_id, run.id, ended), run.task_id);
     }
     this.unsubscribe = this.deps.events.subscribe((event) => this.onPlatformEvent(event));
   }
@@ -235,7 +242,7 @@ export class TaskService implements TaskFiring {
     return this.actors.snapshot(taskId)?.context;
   }
 
-  private spawn(org: OrgId, task: TaskDoc, pending: readonly string[]): void {
+  private spawn(org: OrgId, task: TaskDoc, pending: readonly string[], running: readonly string[] = []): void {
     this.live.set(task.id, org);
     this.actors.spawn({
       id: task.id,
@@ -248,6 +255,7 @@ export class TaskService implements TaskFiring {
         maxPending: MAX_PENDING_FIRES,
         lastFiredAt: task.last_fired_at === null ? null : Date.parse(task.last_fired_at),
         pending,
+        running,
         now: () => this.supervisor.clock.now(),
         nextOccurrence,
       },
@@ -297,9 +305,12 @@ export class TaskService implements TaskFiring {
 
   /** async: a task that is no longer live rejects (logged) instead of throwing into the actor */
   private async launch(taskId: string, runId: string): Promise<void> {
+    return launchTaskRun(this.launchDeps(), this.orgOf(taskId), taskId, runId, () => this.actors.send(taskId, { type: 'RUN_ENDED', runId }));
+  }
+
+  private launchDeps(): TaskLaunchDeps {
     const { collections, launcher, events, logger, activity, gateways } = this.deps;
-    const deps = { collections, launcher, events, logger, activity, gateways, ledger: this.ledger, clock: this.supervisor.clock };
-    return launchTaskRun(deps, this.orgOf(taskId), taskId, runId, () => this.actors.send(taskId, { type: 'RUN_ENDED', runId }));
+    return { collections, launcher, events, logger, activity, gateways, ledger: this.ledger, clock: this.supervisor.clock };
   }
 
   private async onPlatformEvent(event: PlatformEvent): Promise<void> {

@@ -311,5 +311,27 @@ export function orchestratorRoutes({ orchestrator }: Services): AnyRoute[] {
         ),
       }),
     }),
+    route({
+      tag: 'orchestrator',
+      auth: 'bearer',
+      feature: 'orchestrator',
+      method: 'POST',
+      path: '/orchestrator/workflows/:id/runs/:run_id/steps/:step_id/approvals/:approval_id',
+      audit: { action: 'decide' },
+      summary: "Answer an approval an agent step's run asked for (a write tool): approved, the tool runs; denied, the model is told",
+      permission: 'workflow:manage',
+      params: approvalParams.extend({ approval_id: z.string().min(1).max(100) }),
+      body: z.strictObject({ approved: z.boolean({ message: 'approved must be true or false' }) }),
+      response: z.object({ approval_id: z.string(), approved: z.boolean(), decision: z.enum(['approved', 'denied']) }),
+      errors: [409],
+      handler: async ({ auth, params, body }) => ({
+        status: 200,
+        json: await orchestrator.answerStepApproval(auth.orgId, params.id, params.run_id, params.step_id, {
+          approvalId: params.approval_id,
+          approved: body.approved,
+          userId: auth.userId,
+        }),
+      }),
+    }),
   ];
 }

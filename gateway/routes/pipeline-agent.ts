@@ -175,6 +175,23 @@ export function pipelineAgentRoutes({ pipelineRuns, pipelineAgent }: Services): 
     }),
     route({
       method: 'POST',
+      path: '/pipeline-agent/runs/:agent_run_id/approvals/:approval_id',
+      tag: 'pipeline-agent',
+      auth: 'bearer',
+      audit: { action: 'decide' },
+      summary: 'Answer an approval the agent run asked for (a write tool): approved, the tool runs; denied, the model is told',
+      params: agentRunParams.extend({ approval_id: z.string().min(1).max(100) }),
+      body: z.strictObject({ approved: z.boolean({ message: 'approved must be true or false' }) }),
+      response: z.object({ approval_id: z.string(), approved: z.boolean(), decision: z.enum(['approved', 'denied']) }),
+      errors: [403, 409],
+      handler: async ({ auth, params, body }) => {
+        const scope = agentRunScope(auth, 'pipeline:manage');
+        const answer = { approvalId: params.approval_id, approved: body.approved, userId: auth.userId };
+        return { status: 200, json: await pipelineAgent.answerApproval(auth.orgId, params.agent_run_id, scope, answer) };
+      },
+    }),
+    route({
+      method: 'POST',
       path: '/pipeline-agent/log',
       tag: 'pipeline-agent',
       auth: 'bearer',

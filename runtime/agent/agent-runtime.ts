@@ -374,8 +374,9 @@ export class AgentRuntime {
         finished_at: new Date(this.supervisor.clock.now()).toISOString(),
       }),
     );
-    // task runs report as `task.run_failed` (the task runtime): a lifecycle task on `run.failed` must not fire on its own runs
-    if (request.kind !== 'task' && (end.status === 'succeeded' || end.status === 'failed')) {
+    // task runs report as `task.run_failed` (the task runtime): a lifecycle task on `run.failed` must not fire on its own runs;
+    // workflow steps and pipeline agents end inside their workflow or pipeline run, which reports them
+    if (request.kind === 'chat' && (end.status === 'succeeded' || end.status === 'failed')) {
       this.events?.emit(end.status === 'succeeded' ? 'run.succeeded' : 'run.failed', request.orgId, {
         run_id: run.id,
         kind: request.kind,

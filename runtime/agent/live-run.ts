@@ -2,6 +2,7 @@
  * What a run is started with (StartRunRequest) and what the runtime holds
  * of it while it is live (LiveRun).
  */
+import type { AgentRunKind } from '../collections.js';
 import type { AgentRunInput, RunEnd } from '../../actors/agent-run.types.js';
 import type { CatalogSource, ToolCatalog } from '../tools/catalog.js';
 import type { ToolInterceptor } from '../tools/interceptors.js';
@@ -18,7 +19,7 @@ export interface StartRunRequest extends Omit<AgentRunInput, 'runId'> {
   readonly orgId: OrgId;
   /** who the run acts for */
   readonly userId: string;
-  readonly kind: 'chat' | 'task';
+  readonly kind: AgentRunKind;
   readonly conversationId?: string | null;
   readonly messageId?: string | null;
   readonly taskId?: string | null;

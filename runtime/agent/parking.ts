@@ -23,8 +23,14 @@ import type { OrgId } from '../store/types.js';
 import type { LiveRun, StartRunRequest } from './live-run.js';
 import { RunFeed } from './run-feed.js';
 
-/** What a site rebuilds of a parked run: the parts of its request that are not data. */
-export type RunSurroundings = Pick<StartRunRequest, 'provider' | 'sources' | 'interceptors' | 'onEnd'>;
+/**
+ * What a site rebuilds of a parked run: the parts of its request that are not
+ * data, and what the site watches on the run's feed again once it is back
+ * (`revived`, called with the feed before the event that brought it back).
+ */
+export type RunSurroundings = Pick<StartRunRequest, 'provider' | 'sources' | 'interceptors' | 'onEnd'> & {
+  readonly revived?: (feed: RunFeed) => void;
+};
 
 /** Rebuilds a parked run's surroundings from its record and the data its site stored (`resume.data`). */
 export type RunResumer = (org: OrgId, run: AgentRunDoc, data: Record<string, unknown>) => Promise<RunSurroundings>;
@@ -253,7 +259,7 @@ export class RunParking {
     }
     const resumer = this.resumers.get(doc.site);
     if (!resumer) throw new Error(`agent run ${runId}: no resumer for site "${doc.site}"`);
-    const surroundings = await resumer(org, record, doc.site_data);
+    const { revived, ...surroundings } = await resumer(org, record, doc.site_data);
     const feed = this.feed(runId) as RunFeed;
     await feed.ready;
     const request = {
@@ -270,6 +276,7 @@ export class RunParking {
     const run = this.host.revive(request, feed, doc.context as unknown as AgentRunContext, doc.run_deadline);
     run.text = feed.text();
     run.approvalIds.add(entry.approvalId);
+    revived?.(run.feed);
     run.feed.enqueue(async () => {
       await collections.parkedRuns.delete(org, runId);
       await collections.agentRuns.update(org, runId, { parked_at: null });

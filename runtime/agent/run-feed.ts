@@ -84,6 +84,11 @@ export class RunFeed {
     return this.loading ?? Promise.resolve();
   }
 
+  /** The seq of the last entry so far (a listener subscribing after it gets only what comes next). */
+  get lastSeq(): number {
+    return this.seq;
+  }
+
   /** No listener is attached (a parked run's feed may then be dropped). */
   get idle(): boolean {
     return this.listeners.size === 0 && this.waiting.length === 0;

@@ -3,11 +3,12 @@
  * domain feeds its feed and notifications from it). The runtime depends on
  * this shape only, so the platform never imports a domain.
  */
+import type { AgentRunKind } from '../collections.js';
 import type { OrgId } from '../store/types.js';
 
 export interface RunFacts {
   readonly runId: string;
-  readonly kind: 'chat' | 'task';
+  readonly kind: AgentRunKind;
   /** who the run acts for */
   readonly userId: string;
   readonly taskId?: string | null;
