@@ -78,6 +78,7 @@ import type { PortOffers } from '../connectors/contract.js';
 import { graphPort } from '../runtime/graph/graph-port.js';
 import { GraphChanges } from '../runtime/graph/changes.js';
 import { EntityGraphFeed } from '../domains/ingest-pipelines/entity-feed.js';
+import { MemoryGraph } from '../domains/memory/graph-sync.js';
 import { filesPort } from '../runtime/files/files-port.js';
 import { memoryPort } from '../domains/memory/memory-port.js';
 import { webhooksPort } from '../domains/webhooks/webhooks-port.js';
@@ -284,6 +285,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       ingestPipelines: new IngestPipelineService(collections, contextTables, ingestSigningSecrets),
       ingestIntake: new IngestIntake(collections, contextTables, ingestSigningSecrets, events, logger, entityFeed),
       graphChanges,
+      memoryGraph: new MemoryGraph(collections, graph, graphChanges),
       mcpApprovals: new McpApprovals(collections, () => clock.now()),
       loginAudit: new LoginAudit(activity, collections),
       policySourceService: new PolicySourceService({
