@@ -16,8 +16,8 @@ import type { GraphNode, GraphScope, GraphStore } from '../../runtime/graph/stor
 import { quote } from '../../runtime/graph/names.js';
 import type { OrgId } from '../../runtime/store/types.js';
 
-export const MEMORY_LABEL = 'Memory';
-export const MENTIONS = 'MENTIONS';
+const MEMORY_LABEL = 'Memory';
+const MENTIONS = 'MENTIONS';
 /** rows read per Cypher page (the engine answers at most 10,000) */
 const PAGE = 5000;
 

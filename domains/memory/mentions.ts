@@ -13,7 +13,7 @@ export interface EntityRef {
   readonly key: string;
 }
 
-export const MIN_NAME_LENGTH = 3;
+const MIN_NAME_LENGTH = 3;
 /** the most entities one memory links to */
 export const MAX_MENTIONS_PER_MEMORY = 100;
 
