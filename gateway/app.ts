@@ -76,6 +76,9 @@ import { PipelineAgentRuns } from '../domains/pipelines/agent-runs.js';
 import { createEgressGuard } from '../runtime/net/egress.js';
 import type { PortOffers } from '../connectors/contract.js';
 import { graphPort } from '../runtime/graph/graph-port.js';
+import { GraphChanges } from '../runtime/graph/changes.js';
+import { EntityGraphFeed } from '../domains/ingest-pipelines/entity-feed.js';
+import { MemoryGraph } from '../domains/memory/graph-sync.js';
 import { filesPort } from '../runtime/files/files-port.js';
 import { memoryPort } from '../domains/memory/memory-port.js';
 import { webhooksPort } from '../domains/webhooks/webhooks-port.js';
@@ -144,6 +147,12 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     const webhooks = new OutboundWebhooks(collections, webhookSecrets, webhookDispatcher);
     graph = await openGraphStore(config);
     registerGraphProbe(health, graph);
+    // entity batches a previous process committed to the table but not yet to the graph are replayed before any request
+    const graphChanges = new GraphChanges(logger);
+    const entityFeed = new EntityGraphFeed(contextTables.graphLedger, graph, graphChanges, logger);
+    await entityFeed
+      .replay()
+      .catch((error: unknown) => logger.error({ err: error }, 'replaying entity batches into the graph failed; retried at the next start'));
     const files = new FileStore(config.filesDir);
     // what connector plugins may reach of the service, each bound to the calling organization
     const ports: PortOffers = {
@@ -277,7 +286,9 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       conversations: new Conversations(collections, agentRuntime, launcher),
       channelService: new ChannelService(collections, channels),
       ingestPipelines: new IngestPipelineService(collections, contextTables, ingestSigningSecrets),
-      ingestIntake: new IngestIntake(collections, contextTables, ingestSigningSecrets, events, logger),
+      ingestIntake: new IngestIntake(collections, contextTables, ingestSigningSecrets, events, logger, entityFeed),
+      graphChanges,
+      memoryGraph: new MemoryGraph(collections, graph, graphChanges),
       mcpApprovals: new McpApprovals(collections, () => clock.now()),
       loginAudit: new LoginAudit(activity, collections),
       policySourceService: new PolicySourceService({

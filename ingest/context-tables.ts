@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { ServiceConfig } from '../runtime/config.js';
 import type { HealthReporter } from '../runtime/health.js';
 import { ContextEngine } from './engine.js';
+import { GraphLedger } from './graph-ledger.js';
 import { IngestWriter } from './ingest-writer.js';
 import { listRuns, type RunPage } from './ledger.js';
 import { SpillFolder } from './spill.js';
@@ -17,6 +18,8 @@ import { readRows, type RowsCursor, type RowsPage } from './table-rows.js';
 export class ContextTables {
   readonly engine: ContextEngine;
   readonly writer: IngestWriter;
+  /** what `context_nodes` batches owe the graph, and what it took of them */
+  readonly graphLedger: GraphLedger;
   private readonly catalog = new TableCatalog();
   private readonly spill: SpillFolder;
 
@@ -32,6 +35,7 @@ export class ContextTables {
         this.spill.reset();
       },
     });
+    this.graphLedger = new GraphLedger(this.engine);
     this.writer = new IngestWriter(this.engine, this.catalog, this.spill, log, config.maxJsonDepth);
   }
 

@@ -13,6 +13,7 @@ import { dirname } from 'node:path';
 import type { Logger } from 'pino';
 import { ServiceError } from '../runtime/errors.js';
 import type { DependencyStatus } from '../runtime/health.js';
+import { bootstrapGraphLedger } from './graph-ledger.js';
 import { bootstrapLedger } from './ledger.js';
 
 export interface ContextEngineOptions {
@@ -115,6 +116,7 @@ export class ContextEngine {
       const connection = await pool.acquire();
       try {
         this.lastRunId = await bootstrapLedger(connection);
+        await bootstrapGraphLedger(connection);
       } finally {
         pool.release(connection);
       }

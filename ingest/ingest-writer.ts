@@ -13,6 +13,7 @@ import { countCandidates, planColumns } from './columns.js';
 import { asText } from './duck-values.js';
 import type { ContextEngine } from './engine.js';
 import { badTimestampStatement, insertStatement, keysStatement, orderedKeysStatement } from './insert-sql.js';
+import { insertGraphPending } from './graph-ledger.js';
 import { findIdempotent, insertIdempotent, insertRun, type RunRecord } from './ledger.js';
 import { countRows, findBadLine, findDeepLine, lineOfRow } from './ndjson-lines.js';
 import { KeyedRwLocks } from './rw-lock.js';
@@ -34,6 +35,8 @@ export interface IngestInput {
   readonly schemaEvolve: boolean;
   readonly idempotencyKey: string | null;
   readonly arrival: Date;
+  /** set for a pipeline feeding the graph: the batch is recorded as owed to it in the same transaction (graph-ledger.ts) */
+  readonly graph?: { readonly keyField: string | null } | undefined;
 }
 
 export interface IngestOutcome {
@@ -152,6 +155,10 @@ export class IngestWriter {
           if (written !== rowsIn) throw new Error(`DuckDB read ${written} rows where the body has ${rowsIn}`);
           const runId = this.engine.nextRunId();
           await insertRun(connection, input.orgId, this.run(input, runId, rowsIn, written, null));
+          if (input.graph) {
+            const batch = { runId, orgId: input.orgId, pipelineId: input.pipelineId, realm: input.realm, keyField: input.graph.keyField, body };
+            await insertGraphPending(connection, batch);
+          }
           if (requestHash !== null && input.idempotencyKey !== null) {
             await insertIdempotent(
               connection,

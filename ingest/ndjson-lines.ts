@@ -131,3 +131,13 @@ export function findBadLine(body: Buffer): BadLine | null {
   });
   return bad;
 }
+
+/** Every row of a body DuckDB accepted (each line one JSON object), with its 1-based line: what the graph side of an ingest reads. */
+export function parseRows(body: Buffer): { readonly line: number; readonly value: Record<string, unknown> }[] {
+  const rows: { line: number; value: Record<string, unknown> }[] = [];
+  eachRow(body, (start, end, line) => {
+    rows.push({ line, value: JSON.parse(body.subarray(start, end).toString('utf8')) as Record<string, unknown> });
+    return true;
+  });
+  return rows;
+}

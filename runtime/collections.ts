@@ -59,6 +59,8 @@ export interface ContextPipelineDoc extends StoredFields {
   /** the realm's name */
   readonly realm: string;
   readonly require_signature: boolean;
+  /** `context_nodes` only: the row property that keys a graph node when the row has no `_key` (absent on older records) */
+  readonly key_field?: string | null;
   readonly created_by: string;
 }
 

@@ -7,7 +7,9 @@
  */
 import type { Logger } from 'pino';
 import type { ContextTables } from '../../ingest/context-tables.js';
+import type { GraphOutcome } from '../../ingest/graph-ledger.js';
 import type { IngestOutcome } from '../../ingest/ingest-writer.js';
+import { KeyedRwLocks } from '../../ingest/rw-lock.js';
 import type { TargetTable } from '../../ingest/table-catalog.js';
 import { resolveToken, type SigningSecrets } from '../../ingest/tokens.js';
 import type { Collections } from '../collections.js';
@@ -15,6 +17,7 @@ import { verifyHmacSignature } from '../../runtime/crypto.js';
 import { ServiceError } from '../../runtime/errors.js';
 import type { PlatformEvents } from '../../runtime/events.js';
 import type { OrgId } from '../../runtime/store/types.js';
+import type { EntityGraphFeed } from './entity-feed.js';
 
 /** what an admitted request writes: its pipeline's table, with its bytes */
 export interface AdmittedIngest {
@@ -23,6 +26,8 @@ export interface AdmittedIngest {
   readonly tokenId: string;
   readonly realm: string;
   readonly table: TargetTable;
+  /** a `context_nodes` pipeline's key property (rows without `_key`) */
+  readonly keyField: string | null;
   readonly body: Buffer;
   readonly arrival: Date;
 }
@@ -34,13 +39,22 @@ export interface IngestOptions {
   readonly idempotencyKey: string | null;
 }
 
+/** an ingest's outcome; `graph` for a `context_nodes` pipeline: what the realm's graph took */
+export interface IntakeOutcome extends IngestOutcome {
+  readonly graph: GraphOutcome | null;
+}
+
 export class IngestIntake {
+  /** a realm's entity ingests one at a time: the graph sees the batches in the order the table committed them */
+  private readonly entityLocks = new KeyedRwLocks();
+
   constructor(
     private readonly collections: Pick<Collections, 'contextPipelines' | 'ingestTokens'>,
     private readonly contextTables: Pick<ContextTables, 'writer'>,
     private readonly signingSecrets: SigningSecrets,
     private readonly events: Pick<PlatformEvents, 'emit'>,
     private readonly logger: Logger,
+    private readonly entities: Pick<EntityGraphFeed, 'apply' | 'settle'>,
   ) {}
 
   /**
@@ -58,6 +72,7 @@ export class IngestIntake {
       tokenId: record.id,
       realm: pipeline.realm,
       table: pipeline.target_table,
+      keyField: pipeline.key_field ?? null,
       body,
       arrival,
     };
@@ -74,9 +89,46 @@ export class IngestIntake {
     return target;
   }
 
-  /** writes the admitted rows; answers after they are committed */
-  ingest(target: AdmittedIngest, options: IngestOptions): Promise<IngestOutcome> {
-    return this.reported(target.orgId, target.pipelineId, this.contextTables.writer.ingest({ ...target, ...options }));
+  /**
+   * writes the admitted rows; answers after they are committed, and for a
+   * `context_nodes` pipeline after the realm's graph holds them too
+   */
+  ingest(target: AdmittedIngest, options: IngestOptions): Promise<IntakeOutcome> {
+    if (target.table !== 'context_nodes') {
+      return this.reported(
+        target.orgId,
+        target.pipelineId,
+        this.contextTables.writer.ingest({ ...target, ...options }).then((outcome) => ({ ...outcome, graph: null })),
+      );
+    }
+    const work = this.entityLocks.with(`${target.orgId}:${target.realm}`, true, async () => {
+      const outcome = await this.contextTables.writer.ingest({ ...target, ...options, graph: { keyField: target.keyField } });
+      return { ...outcome, graph: await this.graphOf(target, outcome) };
+    });
+    return this.reported(target.orgId, target.pipelineId, work);
+  }
+
+  /** the committed batch into the graph (a replayed request: whatever is still owed) */
+  private async graphOf(target: AdmittedIngest, outcome: IngestOutcome): Promise<GraphOutcome | null> {
+    try {
+      if (outcome.replayed) return await this.entities.settle(target.orgId, outcome.run_id);
+      return await this.entities.apply({
+        runId: outcome.run_id,
+        orgId: target.orgId,
+        pipelineId: target.pipelineId,
+        realm: target.realm,
+        keyField: target.keyField,
+        body: target.body,
+      });
+    } catch (error) {
+      if (error instanceof ServiceError && error.status < 500) throw error;
+      this.logger.warn({ err: error, run_id: outcome.run_id, pipeline_id: target.pipelineId }, 'the graph did not take a committed entity batch');
+      throw new ServiceError(
+        'service_unavailable',
+        'the rows are committed but the graph did not take them yet; retry with the same Idempotency-Key (the batch is also replayed at the next start)',
+        { run_id: outcome.run_id, graph: 'pending' },
+      );
+    }
   }
 
   /** Lifecycle tasks hear how each ingest that reached its pipeline's writer ended: one event, completed or failed. */

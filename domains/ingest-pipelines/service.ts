@@ -7,7 +7,8 @@
  */
 import type { Collections } from '../collections.js';
 import type { ContextTables } from '../../ingest/context-tables.js';
-import type { RunPage } from '../../ingest/ledger.js';
+import type { GraphOutcome } from '../../ingest/graph-ledger.js';
+import type { RunPage, RunRecord } from '../../ingest/ledger.js';
 import type { TargetTable } from '../../ingest/table-catalog.js';
 import { newIngestToken, newSigningSecret, type SigningSecrets } from '../../ingest/tokens.js';
 import type { ContextPipelineDoc, IngestTokenDoc } from '../../runtime/collections.js';
@@ -24,6 +25,7 @@ export interface PipelineCreate {
   readonly target_table: TargetTable;
   readonly realm: string;
   readonly require_signature: boolean;
+  readonly key_field: string | null;
 }
 
 /** a field left out keeps its stored value; `kind` is accepted only to be refused when it changes */
@@ -33,7 +35,11 @@ export interface PipelinePatch {
   readonly target_table?: TargetTable | undefined;
   readonly realm?: string | undefined;
   readonly require_signature?: boolean | undefined;
+  readonly key_field?: string | null | undefined;
 }
+
+/** a run as listed: `graph` for a run of a `context_nodes` pipeline (what its realm's graph took, or still owes) */
+export type ListedRun = RunRecord & { readonly graph: (GraphOutcome & { readonly status: 'done' }) | { readonly status: 'pending' } | null };
 
 /** a new token: its record, and the plaintext token and signing secret (answered only now) */
 export interface IssuedToken {
@@ -45,7 +51,7 @@ export interface IssuedToken {
 export class IngestPipelineService {
   constructor(
     private readonly collections: Pick<Collections, 'contextPipelines' | 'ingestTokens' | 'realms'>,
-    private readonly contextTables: Pick<ContextTables, 'listRuns'>,
+    private readonly contextTables: Pick<ContextTables, 'listRuns' | 'graphLedger'>,
     private readonly signingSecrets: SigningSecrets,
   ) {}
 
@@ -62,6 +68,7 @@ export class IngestPipelineService {
         target_table: body.target_table,
         realm: body.realm,
         require_signature: body.require_signature,
+        key_field: body.key_field,
         created_by: createdBy,
       }),
     );
@@ -121,9 +128,18 @@ export class IngestPipelineService {
   }
 
   /** the pipeline's ingest runs, newest first, before run `before` */
-  async runs(org: OrgId, id: string, limit: number, before: number | null): Promise<RunPage> {
+  async runs(org: OrgId, id: string, limit: number, before: number | null): Promise<Omit<RunPage, 'items'> & { items: ListedRun[] }> {
     const pipeline = await this.get(org, id);
-    return this.contextTables.listRuns(org, pipeline.id, limit, before);
+    const page = await this.contextTables.listRuns(org, pipeline.id, limit, before);
+    const graph = await this.contextTables.graphLedger.outcomes(
+      org,
+      page.items.map((run) => run.run_id),
+    );
+    const items = page.items.map((run): ListedRun => {
+      const outcome = graph.get(run.run_id);
+      return { ...run, graph: outcome === undefined ? null : outcome === 'pending' ? { status: 'pending' } : { status: 'done', ...outcome } };
+    });
+    return { ...page, items };
   }
 
   private async requireRealm(org: OrgId, realm: string): Promise<void> {

@@ -11,6 +11,15 @@ import { ServiceError } from '../../runtime/errors.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
 
+/** what the realm's graph took of a `context_nodes` batch (nodes and relationships written, rows refused: the first 20 with line and reason) */
+export const graphOutcomeSchema = z.object({
+  status: z.literal('done'),
+  nodes: z.number().int(),
+  relationships: z.number().int(),
+  rejected: z.number().int(),
+  rejections: z.array(z.object({ line: z.number().int(), reason: z.string() })),
+});
+
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 /** `X-Auto-Create` / `X-Schema-Evolve`: absent = true; only `true` / `false` accepted. */
@@ -34,10 +43,11 @@ export function contextIngestRoutes({ ingestIntake: intake, config, clock }: Ser
       ndjson: true,
       maxBodyBytes: config.contextIngestMaxBytes,
       secretParams: ['token'],
-      summary: 'Ingest NDJSON (one JSON object per line) into the pipeline table; answers after the rows are committed',
+      summary:
+        'Ingest NDJSON (one JSON object per line) into the pipeline table; answers after the rows are committed (a context_nodes pipeline: and upserted into the realm graph, `graph`)',
       // any string: a malformed token is just an unknown one (401), never a validation error
       params: z.object({ token: z.string() }),
-      response: z.object({ rows_in: z.number().int(), rows_out: z.number().int(), run_id: z.number().int() }),
+      response: z.object({ rows_in: z.number().int(), rows_out: z.number().int(), run_id: z.number().int(), graph: graphOutcomeSchema.optional() }),
       handler: async ({ request, params }) => {
         const arrival = new Date(clock.now());
         const target = await intake.admit(params.token, request.body, request.headers['x-service-signature'], arrival);
@@ -51,7 +61,8 @@ export function contextIngestRoutes({ ingestIntake: intake, config, clock }: Ser
           idempotencyKey,
         });
         const headers: Record<string, string> = outcome.replayed ? { 'idempotent-replayed': 'true' } : {};
-        return { status: 200, json: { rows_in: outcome.rows_in, rows_out: outcome.rows_out, run_id: outcome.run_id }, headers };
+        const graph = outcome.graph ? { graph: { status: 'done' as const, ...outcome.graph } } : {};
+        return { status: 200, json: { rows_in: outcome.rows_in, rows_out: outcome.rows_out, run_id: outcome.run_id, ...graph }, headers };
       },
     }),
   ];

@@ -12,8 +12,12 @@ import { route, type AnyRoute } from '../route.js';
 import { safeName } from '../safe-text.js';
 import type { Services } from '../services.js';
 import { REALM_NAME } from './realms.js';
+import { graphOutcomeSchema } from './context-ingest.js';
+import { isValidProperty } from '../../runtime/graph/names.js';
 
 const name = safeName(z.string().trim().min(1, { message: 'name is required' }).max(200, { message: 'name is at most 200 characters' }));
+/** a graph property name (runtime/graph/names.ts) */
+const keyField = z.string().refine(isValidProperty, { message: 'key_field is a property name: letters, digits and "_", at most 64' }).nullable();
 const targetTable = z.enum(TARGET_TABLES, { message: `target_table is one of ${TARGET_TABLES.join(', ')}` });
 
 const pipelineCreate = z.strictObject({
@@ -22,6 +26,7 @@ const pipelineCreate = z.strictObject({
   target_table: targetTable,
   realm: REALM_NAME.default('default'),
   require_signature: z.boolean().default(false),
+  key_field: keyField.default(null),
 });
 const pipelinePatch = z.strictObject({
   name: name.optional(),
@@ -30,6 +35,7 @@ const pipelinePatch = z.strictObject({
   target_table: targetTable.optional(),
   realm: REALM_NAME.optional(),
   require_signature: z.boolean().optional(),
+  key_field: keyField.optional(),
 });
 
 const pipelineSchema = z.object({
@@ -39,6 +45,7 @@ const pipelineSchema = z.object({
   target_table: z.enum(TARGET_TABLES),
   realm: z.string(),
   require_signature: z.boolean(),
+  key_field: z.string().nullable(),
   created_by: z.string(),
   ingest_path: z.string(),
 });
@@ -50,6 +57,7 @@ const present = (pipeline: ContextPipelineDoc) => ({
   target_table: pipeline.target_table,
   realm: pipeline.realm,
   require_signature: pipeline.require_signature,
+  key_field: pipeline.key_field ?? null,
   created_by: pipeline.created_by,
   /** where tokens are posted to, relative to /api/v1 */
   ingest_path: '/context/ingest/webhook/{token}',
@@ -101,6 +109,7 @@ const runSchema = z.object({
   idempotency_key: z.string().nullable(),
   started_at: z.string(),
   finished_at: z.string(),
+  graph: z.union([graphOutcomeSchema, z.object({ status: z.literal('pending') })]).nullable(),
 });
 
 const tokenParams = z.object({ id: z.string().min(1).max(100), token_id: z.string().min(1).max(100) });

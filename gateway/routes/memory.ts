@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { MAX_RECALL_LIMIT } from '../../domains/memory/recall.js';
 import { MAX_MEMORY_TEXT_BYTES, MEMORY_KINDS, type MemoryDoc } from '../../domains/memory/documents.js';
 import { DEFAULT_REALM } from '../../runtime/graph/names.js';
+import { ServiceError } from '../../runtime/errors.js';
 import type { Filter } from '../../runtime/store/types.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { idParams, storedSchema } from '../resource.js';
@@ -54,7 +55,21 @@ const recallBody = z.strictObject({
     .min(1)
     .max(MAX_RECALL_LIMIT, { message: `limit is at most ${MAX_RECALL_LIMIT}` })
     .default(10),
+  /** each entry's linked entities (`MENTIONS`, written by POST /memory/sync); needs graph:read */
+  expand: z.boolean().default(false),
 });
+const syncBody = z.strictObject({ realm: REALM.default(DEFAULT_REALM) });
+const syncSchema = z.object({
+  realm: z.string(),
+  memories: z.number().int(),
+  nodes_upserted: z.number().int(),
+  nodes_deleted: z.number().int(),
+  links_added: z.number().int(),
+  links_removed: z.number().int(),
+});
+/** the most linked entities answered per recalled entry */
+const MAX_EXPANDED = 25;
+const entitySchema = z.object({ id: z.string(), label: z.string(), key: z.string(), properties: z.record(z.string(), z.unknown()) });
 
 const memorySchema = z.object({
   ...storedSchema,
@@ -66,7 +81,7 @@ const memorySchema = z.object({
   importance: z.number(),
   created_by: z.string(),
 });
-const recallSchema = z.object({ items: z.array(z.object({ memory: memorySchema, score: z.number() })) });
+const recallSchema = z.object({ items: z.array(z.object({ memory: memorySchema, score: z.number(), entities: z.array(entitySchema).optional() })) });
 
 const present = (memory: MemoryDoc) => ({
   id: memory.id,
@@ -88,7 +103,7 @@ const filterOf = (query: { realm?: string | undefined; kind?: string | undefined
   return filter;
 };
 
-export function memoryRoutes({ memory }: Services): AnyRoute[] {
+export function memoryRoutes({ memory, memoryGraph }: Services): AnyRoute[] {
   const listPage = createPageResponder(memory.listing, present);
 
   return [
@@ -129,9 +144,32 @@ export function memoryRoutes({ memory }: Services): AnyRoute[] {
       body: recallBody,
       response: recallSchema,
       handler: async ({ auth, body }) => {
+        if (body.expand && !auth.permissions.has('graph:read')) throw new ServiceError('forbidden', 'expand reads the graph: it needs graph:read');
         const recalled = await memory.recall(auth.orgId, body);
-        const items = recalled.map(({ doc, score }) => ({ memory: present(doc), score }));
+        const items = await Promise.all(
+          recalled.map(async ({ doc, score }) => ({
+            memory: present(doc),
+            score,
+            ...(body.expand ? { entities: await memoryGraph.entitiesOf(auth.orgId, doc, MAX_EXPANDED) } : {}),
+          })),
+        );
         return { status: 200, json: { items } };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/memory/sync',
+      tag: 'memory',
+      auth: 'bearer',
+      permission: 'memory:manage',
+      summary:
+        "Write the realm's memory entries into its graph as Memory nodes linked (MENTIONS) to the entities they name; idempotent (needs graph:write too)",
+      body: syncBody,
+      response: syncSchema,
+      handler: async ({ auth, body }) => {
+        if (!auth.permissions.has('graph:write')) throw new ServiceError('forbidden', 'a memory sync writes the graph: it needs graph:write');
+        await memory.requireRealm(auth.orgId, body.realm);
+        return { status: 200, json: await memoryGraph.sync(auth.orgId, body.realm) };
       },
     }),
     route({
