@@ -21,8 +21,14 @@ export const CLOSE = { unauthorized: 4401, forbidden: 4403, slowConsumer: 4008, 
 export const FEED_PATHS = ['/ws', '/api/v1/ws'] as const;
 /** how often an open connection's credential is checked again (revoked keys, expired tokens, changed roles) */
 const RECHECK_MS = 60_000;
-/** how long a closing connection may take to flush its close frame before it is cut */
-const CLOSE_GRACE_MS = 5000;
+/**
+ * How long a closing connection may take to read what was sent before its
+ * close frame; then it is cut (the client sees 1006). Its memory is bounded
+ * meanwhile: nothing more is sent to it.
+ */
+const CLOSE_GRACE_MS = 60_000;
+/** the same when the server stops */
+const STOP_GRACE_MS = 1000;
 
 export interface FeedSocketDeps {
   readonly feed: ChangeFeed;
@@ -71,7 +77,7 @@ export class FeedSockets {
 
   /** ends every connection (the server is stopping) */
   closeAll(): void {
-    for (const connection of [...this.open]) this.end(connection, CLOSE.goingAway, 'the server is stopping');
+    for (const connection of [...this.open]) this.end(connection, CLOSE.goingAway, 'the server is stopping', STOP_GRACE_MS);
   }
 
   private upgrade(res: uws.HttpResponse, req: uws.HttpRequest, context: uws.us_socket_context_t): void {
@@ -216,7 +222,7 @@ export class FeedSockets {
     connection.auth = auth;
   }
 
-  private end(connection: Connection, code: number, reason: string): void {
+  private end(connection: Connection, code: number, reason: string, graceMs = CLOSE_GRACE_MS): void {
     const { ws } = connection;
     if (connection.closed || ws === null) return;
     this.release(connection);
@@ -224,7 +230,7 @@ export class FeedSockets {
     // a client that reads nothing never takes the close frame: cut it after a grace period
     setTimeout(() => {
       if (this.open.has(connection)) ws.close();
-    }, CLOSE_GRACE_MS).unref();
+    }, graceMs).unref();
   }
 
   private closed(connection: Connection): void {
