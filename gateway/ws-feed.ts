@@ -17,8 +17,8 @@ import type { ChangeFeed, FeedEvent } from '../runtime/feed/change-feed.js';
 import { errorFrame, eventFrame, matches, MAX_CLIENT_FRAME_BYTES, parseClientFrame, type BoundTopic, type ClientFrame, type Topic } from './ws-protocol.js';
 
 /** close codes (README, Live feeds) */
-export const CLOSE = { unauthorized: 4401, forbidden: 4403, slowConsumer: 4008, goingAway: 1001 } as const;
-export const FEED_PATHS = ['/ws', '/api/v1/ws'] as const;
+const CLOSE = { unauthorized: 4401, forbidden: 4403, slowConsumer: 4008, goingAway: 1001 } as const;
+const FEED_PATHS = ['/ws', '/api/v1/ws'] as const;
 /** how often an open connection's credential is checked again (revoked keys, expired tokens, changed roles) */
 const RECHECK_MS = 60_000;
 /**

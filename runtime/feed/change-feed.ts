@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { isoAt, systemClock, type RuntimeClock } from '../clock.js';
 
-export type FeedTopic = 'graph' | 'task_runs';
+type FeedTopic = 'graph' | 'task_runs';
 
 /** what a writer publishes */
 export interface FeedChange {
