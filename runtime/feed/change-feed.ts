@@ -109,12 +109,25 @@ export class ChangeFeed {
     private readonly clock: Pick<RuntimeClock, 'now'> = systemClock,
   ) {}
 
-  /** Announces the change once the writes before it are committed; never throws, never waits. */
-  publish(orgId: string, change: FeedChange): void {
+  /**
+   * Announces the changes once the writes before them are committed; never
+   * throws, never waits. An organization no feed connection has listened to
+   * since the start costs nothing: no client can hold a seq of it to resume from.
+   */
+  publish(orgId: string, changes: FeedChange | readonly FeedChange[]): void {
+    const log = this.logs.get(orgId);
+    if (log === undefined) return;
+    const list: readonly FeedChange[] = Array.isArray(changes) ? changes : [changes as FeedChange];
+    if (list.length === 0) return;
     const barrier = this.committed();
-    const announce = (): void => this.announce(orgId, change);
-    const dropped = (error: unknown): void => this.logger.warn({ err: error, event: change.event }, 'feed change dropped: its write was not committed');
+    const announce = (): void => this.announce(log, orgId, list);
+    const dropped = (error: unknown): void => this.logger.warn({ err: error, changes: list.length }, 'feed changes dropped: their write was not committed');
     this.tail = barrier === null ? this.tail.then(announce) : this.tail.then(() => barrier.then(announce, dropped));
+  }
+
+  /** whether changes of the organization are numbered and kept (a feed connection of it has listened since the start) */
+  watched(orgId: string): boolean {
+    return this.logs.has(orgId);
   }
 
   /** the latest seq of the organization (0 before its first change) */
@@ -139,18 +152,20 @@ export class ChangeFeed {
     return () => log.listeners.delete(listener);
   }
 
-  private announce(orgId: string, change: FeedChange): void {
-    const log = this.logOf(orgId);
+  private announce(log: OrgLog, orgId: string, changes: readonly FeedChange[]): void {
     const now = this.clock.now();
-    log.seq += 1;
-    const event: FeedEvent = { ...change, orgId, seq: log.seq, at: isoAt(now) };
+    const at = isoAt(now);
     log.expire(now - this.retention.maxAgeMs);
-    log.append(event);
-    for (const listener of log.listeners) {
-      try {
-        listener(event);
-      } catch (error) {
-        this.logger.error({ err: error, event: change.event }, 'feed listener failed');
+    for (const change of changes) {
+      log.seq += 1;
+      const event: FeedEvent = { ...change, orgId, seq: log.seq, at };
+      log.append(event);
+      for (const listener of log.listeners) {
+        try {
+          listener(event);
+        } catch (error) {
+          this.logger.error({ err: error, event: change.event }, 'feed listener failed');
+        }
       }
     }
   }
