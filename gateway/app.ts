@@ -96,6 +96,10 @@ import { WorkerService } from '../domains/workers/service.js';
 import { WorkerTurnRunner } from '../domains/workers/agent-turns.js';
 import { GraphMaintenance } from '../domains/workers/graph-maintenance.js';
 import { openJobQueue } from '../runtime/jobs/open.js';
+import { ChangeFeed } from '../runtime/feed/change-feed.js';
+import { observeGraphChanges } from '../runtime/feed/graph-changes.js';
+import { withTaskRunFeed } from '../domains/tasks/run-feed.js';
+import { FeedSockets } from './ws-feed.js';
 
 export interface RunningService {
   readonly url: string;
@@ -117,7 +121,14 @@ export async function startService(config: ServiceConfig, logger: Logger, option
   let contextTables: ContextTables | null = null;
   let graph: GraphStore | null = null;
   try {
-    const collections = await openCollections(store);
+    // the change feed of /ws: graph writes and task run statuses are announced once committed
+    const feed = new ChangeFeed(
+      { maxEvents: config.wsFeed.retainEvents, maxAgeMs: config.wsFeed.retainSeconds * 1000 },
+      logger,
+      () => store.committed(),
+      clock,
+    );
+    const collections = withTaskRunFeed(await openCollections(store), feed);
     const ingestSigningSecrets = new SigningSecrets(config.auth.jwtSecret);
     const legacySecrets = await sealLegacySigningSecrets(collections, ingestSigningSecrets);
     if (legacySecrets > 0) logger.info({ tokens: legacySecrets }, 'ingest signing secrets stored in plaintext were sealed');
@@ -145,7 +156,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       activity,
     });
     const webhooks = new OutboundWebhooks(collections, webhookSecrets, webhookDispatcher);
-    graph = await openGraphStore(config);
+    graph = observeGraphChanges(await openGraphStore(config), feed);
     registerGraphProbe(health, graph);
     // entity batches a previous process committed to the table but not yet to the graph are replayed before any request
     const graphChanges = new GraphChanges(logger);
@@ -319,7 +330,18 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     // outbound deliveries a previous process left queued or in flight carry on
     await webhookDispatcher.resume();
     activitySweeper.start();
-    const server = await listen(pipeline, config.host, config.port, () => store.committed());
+    const feedSockets = new FeedSockets({
+      feed,
+      authenticate: (authorization) => identity.authenticate(authorization),
+      realmNames: async (orgId, realm) => {
+        const doc = await services.realms.get(orgId, realm);
+        return [doc.id, doc.name];
+      },
+      taskExists: async (orgId, taskId) => void (await services.taskDefinitions.get(orgId, taskId)),
+      config: config.wsFeed,
+      logger,
+    });
+    const server = await listen(pipeline, config.host, config.port, () => store.committed(), feedSockets);
     listeningBase = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`;
     gatewayHealth.start();
     let stopping: Promise<void> | null = null;

@@ -54,8 +54,15 @@ const LINGER_MAX_BYTES = 64 * 1024 * 1024;
 /** what the adapter waits for before it answers: null when nothing written is still uncommitted */
 export type CommitBarrier = () => Promise<void> | null;
 
-export async function listen(pipeline: Pipeline, host: string, port: number, committed: CommitBarrier): Promise<ListeningServer> {
+/** WebSocket routes served on the same app (the feed at /ws): installed before the HTTP routes, ended on close */
+export interface SocketRoutes {
+  install(app: uws.TemplatedApp): void;
+  closeAll(): void;
+}
+
+export async function listen(pipeline: Pipeline, host: string, port: number, committed: CommitBarrier, sockets?: SocketRoutes): Promise<ListeningServer> {
   const app = uws.App();
+  sockets?.install(app);
   let inFlight = 0;
   let draining = false;
   let drained: (() => void) | null = null;
@@ -295,6 +302,7 @@ export async function listen(pipeline: Pipeline, host: string, port: number, com
         }
         draining = true;
         uws.us_listen_socket_close(listenSocket);
+        sockets?.closeAll();
         if (inFlight === 0) {
           resolve();
           return;

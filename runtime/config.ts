@@ -129,6 +129,17 @@ export interface ServiceConfig {
   readonly egressAllow: readonly string[];
   /** `GATEWAY_HEALTH_INTERVAL_SECS`: how often every gateway (external orchestration engine) is probed. @default 60 */
   readonly gatewayHealthIntervalSecs: number;
+  /** the WebSocket change feed at `/ws` (see README, Live feeds) */
+  readonly wsFeed: {
+    /** `WS_FEED_RETAIN_EVENTS`: events kept per organization for resuming clients. @default 10000 */
+    readonly retainEvents: number;
+    /** `WS_FEED_RETAIN_SECS`: how long an event is kept for resuming clients. @default 3600 */
+    readonly retainSeconds: number;
+    /** `WS_FEED_MAX_BUFFERED_BYTES`: a connection with more unsent bytes is closed (4008). @default 1048576 */
+    readonly maxBufferedBytes: number;
+    /** `WS_AUTH_TIMEOUT_MS`: how long a connection may stay unauthenticated (then 4401). @default 5000 */
+    readonly authTimeoutMs: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -390,6 +401,12 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     platformOperators: emailList(env, 'PLATFORM_OPERATORS'),
     egressAllow: egressAllow(env),
     gatewayHealthIntervalSecs: integer(env, 'GATEWAY_HEALTH_INTERVAL_SECS', 60, 1, 86_400),
+    wsFeed: Object.freeze({
+      retainEvents: integer(env, 'WS_FEED_RETAIN_EVENTS', 10_000, 1, 1_000_000),
+      retainSeconds: integer(env, 'WS_FEED_RETAIN_SECS', 3600, 1, 604_800),
+      maxBufferedBytes: integer(env, 'WS_FEED_MAX_BUFFERED_BYTES', 1_048_576, 65_536, 1_073_741_824),
+      authTimeoutMs: integer(env, 'WS_AUTH_TIMEOUT_MS', 5000, 50, 60_000),
+    }),
   };
   if (config.workerToken !== null && config.workerToken.length < 16) {
     throw new ConfigError('WORKER_TOKEN', 'must be at least 16 characters');

@@ -59,6 +59,8 @@ export interface Subgraph {
 export interface CypherOptions {
   /** false: a query that writes is refused with 403 `forbidden` (the engine enforces it too) */
   readonly allowWrite: boolean;
+  /** told when the engine judged the query a write (the change feed announces it) */
+  readonly onWrite?: () => void;
 }
 
 export interface CypherResult {

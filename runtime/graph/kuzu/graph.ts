@@ -154,6 +154,7 @@ export class KuzuGraph {
         maxRows: MAX_CYPHER_ROWS,
         // a user write is not followed key by key (nor its schema changes): both are read again
         onWrite: async () => {
+          options.onWrite?.();
           this.keySets.clear();
           await this.schema.load().catch(() => undefined);
         },
