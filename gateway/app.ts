@@ -92,6 +92,7 @@ import { OrchestratorService } from '../domains/orchestrator/service.js';
 import { WorkerService } from '../domains/workers/service.js';
 import { WorkerTurnRunner } from '../domains/workers/agent-turns.js';
 import { openJobQueue } from '../runtime/jobs/open.js';
+import { openRag } from '../domains/rag/open.js';
 
 export interface RunningService {
   readonly url: string;
@@ -218,7 +219,12 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     // with the feature on, model turns of task and binding runs go to the `agent` queue (domains/workers/agent-turns.ts)
     const workerTurns = new WorkerTurnRunner(workers);
     if (config.features.workers) agentRuntime.useTurnRunner(workerTurns);
+    // feature rag: chunks in DATA_DIR/rag.db (in memory while the feature is off), indexed in the background
+    const rag = openRag({ collections, config, egress, files, clock, logger });
+    await rag.service.indexer.failInterrupted();
     const services: Services = {
+      rag: rag.service,
+      ragSearch: rag.search,
       workers,
       workerTurns,
       channels,
@@ -326,6 +332,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
           await workers.queue.close();
           await closePlugins(plugins);
           await server.close();
+          await rag.close();
           await contextTables?.close();
           await graph?.close();
           await store.close();

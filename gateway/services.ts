@@ -60,6 +60,8 @@ import type { IngestPipelineService } from '../domains/ingest-pipelines/service.
 import type { IngestIntake } from '../domains/ingest-pipelines/intake.js';
 import type { McpApprovals } from '../domains/sources/mcp-approvals.js';
 import type { LoginAudit } from '../domains/activity/logins.js';
+import type { RagService } from '../domains/rag/service.js';
+import type { RagSearch } from '../domains/rag/search.js';
 
 /** What route modules are built from; assembled once in gateway/app.ts. */
 export interface Services {
@@ -182,4 +184,8 @@ export interface Services {
   readonly mcpApprovals: McpApprovals;
   /** logins, registrations and failed logins in the audit log */
   readonly loginAudit: LoginAudit;
+  /** /rag (feature `rag`): collections, documents and their background indexing */
+  readonly rag: RagService;
+  /** POST /rag/search and the `rag.search` tool: hybrid retrieval */
+  readonly ragSearch: RagSearch;
 }
