@@ -93,6 +93,7 @@ import { WorkerService } from '../domains/workers/service.js';
 import { WorkerTurnRunner } from '../domains/workers/agent-turns.js';
 import { openJobQueue } from '../runtime/jobs/open.js';
 import { openRag } from '../domains/rag/open.js';
+import { ragPort } from '../domains/rag/rag-port.js';
 
 export interface RunningService {
   readonly url: string;
@@ -145,12 +146,16 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     graph = await openGraphStore(config);
     registerGraphProbe(health, graph);
     const files = new FileStore(config.filesDir);
+    // feature rag: chunks in DATA_DIR/rag.db (in memory while the feature is off), indexed in the background
+    const rag = openRag({ collections, config, egress, files, clock, logger });
+    await rag.service.indexer.failInterrupted();
     // what connector plugins may reach of the service, each bound to the calling organization
     const ports: PortOffers = {
       memory: memoryPort(collections),
       files: filesPort(files),
       webhooks: webhooksPort(webhooks),
       ...(graph ? { graph: graphPort(graph) } : {}),
+      ...(config.features.rag ? { rag: ragPort(rag.search) } : {}),
     };
     const plugins = await loadPlugins({
       builtins: builtinPlugins({ ports, mcpStdioCommands: config.mcpStdioCommands, kubernetesInCluster: config.kubernetesInCluster }),
@@ -219,9 +224,6 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     // with the feature on, model turns of task and binding runs go to the `agent` queue (domains/workers/agent-turns.ts)
     const workerTurns = new WorkerTurnRunner(workers);
     if (config.features.workers) agentRuntime.useTurnRunner(workerTurns);
-    // feature rag: chunks in DATA_DIR/rag.db (in memory while the feature is off), indexed in the background
-    const rag = openRag({ collections, config, egress, files, clock, logger });
-    await rag.service.indexer.failInterrupted();
     const services: Services = {
       rag: rag.service,
       ragSearch: rag.search,
