@@ -38,10 +38,18 @@ interface ChunkRow {
   text: string;
 }
 
-/** Words of a query as an FTS5 expression: each word quoted (no operator of the user's reaches FTS5), any may match. */
+// English function words: they match nearly every chunk, so they cost the most and rank nothing
+const STOP_WORDS = new Set(
+  'a an and are as at be by can do does for from how i if in into is it its of on or should that the then this to was what when where which who why will with you your'.split(
+    ' ',
+  ),
+);
+
+/** Words of a query as an FTS5 expression: each word quoted (no operator of the user's reaches FTS5), any may match; stop words dropped unless nothing else is left. */
 export function ftsQuery(query: string): string | null {
   const words = query.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
-  const unique = [...new Set(words)].slice(0, 64);
+  const content = words.filter((word) => !STOP_WORDS.has(word));
+  const unique = [...new Set(content.length > 0 ? content : words)].slice(0, 64);
   return unique.length === 0 ? null : unique.map((word) => `"${word}"`).join(' OR ');
 }
 
@@ -68,6 +76,7 @@ export class ChunkStore {
       );
       CREATE INDEX IF NOT EXISTS chunks_by_document ON chunks (org_id, collection_id, document_id);
       CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5 (text, heading, collection_id UNINDEXED, tokenize = 'porter unicode61');
+      INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('rank', 'bm25(1.0, 0.5)');
     `);
   }
 
@@ -124,8 +133,8 @@ export class ChunkStore {
     if (match === null) return [];
     const rows = this.db
       .prepare(
-        `SELECT f.rowid AS rid, bm25(chunks_fts, 1.0, 0.5) AS rank FROM chunks_fts f JOIN chunks c ON c.rid = f.rowid
-         WHERE chunks_fts MATCH ? AND f.collection_id = ? AND c.org_id = ? ORDER BY rank LIMIT ?`,
+        `SELECT f.rowid AS rid, f.rank AS rank FROM chunks_fts f JOIN chunks c ON c.rid = f.rowid
+         WHERE chunks_fts MATCH ? AND f.collection_id = ? AND c.org_id = ? ORDER BY f.rank LIMIT ?`,
       )
       .all(match, collection, org, k) as { rid: number; rank: number }[];
     return rows.map((row) => ({ rowId: row.rid, score: -row.rank }));
