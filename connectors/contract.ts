@@ -344,7 +344,7 @@ export interface WebhooksPort {
 }
 
 /** One chunk `rag.search` found: where it is from and why it ranked. */
-export interface RagHit {
+interface RagHit {
   /** what an answer cites, e.g. `chk_42` */
   readonly chunk_id: string;
   readonly score: number;

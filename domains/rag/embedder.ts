@@ -16,7 +16,7 @@ import type { NetPort } from '../../connectors/contract.js';
 import type { OrgId } from '../../runtime/store/types.js';
 
 /** the model a collection gets when neither the request nor the settings name one */
-export const DEFAULT_EMBEDDING_MODEL = 'text-embedding-3-small';
+const DEFAULT_EMBEDDING_MODEL = 'text-embedding-3-small';
 
 export type EmbedderConfig = Pick<ServiceConfig, 'llmBaseUrl' | 'llmApiKey' | 'embeddingBaseUrl' | 'embeddingApiKey' | 'auth'>;
 

@@ -19,7 +19,7 @@ export const MAX_SEARCH_K = 50;
 const CANDIDATES_PER_RESULT = 4;
 const SNIPPET_CHARS = 300;
 
-export type SearchMode = 'hybrid' | 'vector' | 'text';
+type SearchMode = 'hybrid' | 'vector' | 'text';
 
 export interface SearchQuery {
   readonly query: string;

@@ -18,7 +18,7 @@ import { safeName, safeText } from '../safe-text.js';
 import type { Services } from '../services.js';
 
 /** the largest document, decoded (a base64 body is a third larger; the route's body limit allows for that) */
-export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
+const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
 
 const NAME = safeName(z.string().trim().min(1).max(200));
 const REALM = z.string().min(1).max(100);

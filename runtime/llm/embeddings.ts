@@ -14,7 +14,7 @@ import { LlmError } from './types.js';
 const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
 /** how many texts one `/embeddings` request carries. @default 64 */
-export const EMBEDDING_BATCH_SIZE = 64;
+const EMBEDDING_BATCH_SIZE = 64;
 
 export interface EmbeddingClientOptions {
   /** null: the official API */

@@ -46,7 +46,7 @@ const STOP_WORDS = new Set(
 );
 
 /** Words of a query as an FTS5 expression: each word quoted (no operator of the user's reaches FTS5), any may match; stop words dropped unless nothing else is left. */
-export function ftsQuery(query: string): string | null {
+function ftsQuery(query: string): string | null {
   const words = query.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
   const content = words.filter((word) => !STOP_WORDS.has(word));
   const unique = [...new Set(content.length > 0 ? content : words)].slice(0, 64);

@@ -7,7 +7,7 @@
  */
 
 /** the RRF constant of the original paper */
-export const RRF_K = 60;
+const RRF_K = 60;
 
 export interface FusedHit {
   readonly rowId: number;
