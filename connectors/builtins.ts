@@ -19,6 +19,7 @@ import { createRunwayPlugin } from './runway/index.js';
 import { createAwsPlugin } from './aws/index.js';
 import { createPostgresPlugin } from './postgres/index.js';
 import { createMysqlPlugin } from './mysql/index.js';
+import { createRagPlugin } from './rag/index.js';
 
 export interface BuiltinDependencies {
   /** the ports the service offers (pass the same to loadPlugins); the `graph` tools are left out when it offers no graph */
@@ -46,5 +47,6 @@ export function builtinPlugins(deps: BuiltinDependencies): (ConnectorPlugin | Co
     createPostgresPlugin(),
     createMysqlPlugin(),
     ...(deps.ports.graph ? [createGraphPlugin()] : []),
+    ...(deps.ports.rag ? [createRagPlugin()] : []),
   ];
 }

@@ -343,16 +343,41 @@ export interface WebhooksPort {
   send(webhookId: string, message: { readonly event: string; readonly payload: unknown; readonly createdBy: string }, waitMs: number): Promise<WebhookDelivery>;
 }
 
+/** One chunk `rag.search` found: where it is from and why it ranked. */
+interface RagHit {
+  /** what an answer cites, e.g. `chk_42` */
+  readonly chunk_id: string;
+  readonly score: number;
+  readonly collection: string;
+  readonly document: string;
+  readonly heading_path: readonly string[];
+  readonly position: number;
+  readonly text: string;
+  readonly metadata: Readonly<Record<string, string>>;
+}
+
+/** `rag` (feature `rag`): hybrid search over the RAG collections of the call's realm. */
+export interface RagPort {
+  search(query: {
+    readonly query: string;
+    /** a collection id or name of the realm; absent: all of them */
+    readonly collection?: string | undefined;
+    readonly k: number;
+    readonly filters?: Readonly<Record<string, string>> | undefined;
+  }): Promise<RagHit[]>;
+}
+
 /** Every port, by the name a plugin lists in `requires`. */
 export interface PortTypes {
   readonly graph: GraphPort;
   readonly files: FilesPort;
   readonly memory: MemoryPort;
   readonly webhooks: WebhooksPort;
+  readonly rag: RagPort;
 }
 
 export type PortName = keyof PortTypes;
-export const PORT_NAMES: readonly PortName[] = ['graph', 'files', 'memory', 'webhooks'];
+export const PORT_NAMES: readonly PortName[] = ['graph', 'files', 'memory', 'webhooks', 'rag'];
 
 /** The ports one tool call gets: those its plugin requires. */
 export type Ports = Partial<PortTypes>;

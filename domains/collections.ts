@@ -22,6 +22,7 @@ import type { WorkflowDoc, WorkflowRunDoc } from './orchestrator/documents.js';
 import type { WebhookSampleDoc } from './webhook-samples/documents.js';
 import type { OutboundWebhookDoc, WebhookDeliveryDoc } from './webhooks/documents.js';
 import type { GatewayDispatchDoc, GatewayDoc } from './gateways/documents.js';
+import type { RagCollectionDoc, RagDocumentDoc } from './rag/documents.js';
 
 export interface Collections extends PlatformCollections {
   readonly realms: OrgCollection<RealmDoc>;
@@ -58,6 +59,8 @@ export interface Collections extends PlatformCollections {
   readonly gatewayDispatches: OrgCollection<GatewayDispatchDoc>;
   readonly workflows: OrgCollection<WorkflowDoc>;
   readonly workflowRuns: OrgCollection<WorkflowRunDoc>;
+  readonly ragCollections: OrgCollection<RagCollectionDoc>;
+  readonly ragDocuments: OrgCollection<RagDocumentDoc>;
 }
 
 export async function openCollections(store: MetadataStore): Promise<Collections> {
@@ -199,5 +202,19 @@ export async function openCollections(store: MetadataStore): Promise<Collections
     }),
     workflows: await store.orgCollection<WorkflowDoc>({ name: 'workflows', idPrefix: 'wfl', scope: 'org', unique: [['name']] }),
     workflowRuns: await store.orgCollection<WorkflowRunDoc>({ name: 'workflow_runs', idPrefix: 'wfr', scope: 'org', indexes: ['workflow_id', 'status'] }),
+    ragCollections: await store.orgCollection<RagCollectionDoc>({
+      name: 'rag_collections',
+      idPrefix: 'rcol',
+      scope: 'org',
+      unique: [['name']],
+      indexes: ['realm'],
+    }),
+    ragDocuments: await store.orgCollection<RagDocumentDoc>({
+      name: 'rag_documents',
+      idPrefix: 'rdoc',
+      scope: 'org',
+      unique: [['collection_id', 'name']],
+      indexes: ['collection_id', 'status', 'realm'],
+    }),
   };
 }

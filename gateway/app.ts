@@ -100,6 +100,8 @@ import { ChangeFeed } from '../runtime/feed/change-feed.js';
 import { observeGraphChanges } from '../runtime/feed/graph-changes.js';
 import { withTaskRunFeed } from '../domains/tasks/run-feed.js';
 import { FeedSockets } from './ws-feed.js';
+import { openRag } from '../domains/rag/open.js';
+import { ragPort } from '../domains/rag/rag-port.js';
 
 export interface RunningService {
   readonly url: string;
@@ -165,12 +167,16 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       .replay()
       .catch((error: unknown) => logger.error({ err: error }, 'replaying entity batches into the graph failed; retried at the next start'));
     const files = new FileStore(config.filesDir);
+    // feature rag: chunks in DATA_DIR/rag.db (in memory while the feature is off), indexed in the background
+    const rag = openRag({ collections, config, egress, files, clock, logger });
+    await rag.service.indexer.failInterrupted();
     // what connector plugins may reach of the service, each bound to the calling organization
     const ports: PortOffers = {
       memory: memoryPort(collections),
       files: filesPort(files),
       webhooks: webhooksPort(webhooks),
       ...(graph ? { graph: graphPort(graph) } : {}),
+      ...(config.features.rag ? { rag: ragPort(rag.search) } : {}),
     };
     const plugins = await loadPlugins({
       builtins: builtinPlugins({ ports, mcpStdioCommands: config.mcpStdioCommands, kubernetesInCluster: config.kubernetesInCluster }),
@@ -241,6 +247,8 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     if (config.features.workers) agentRuntime.useTurnRunner(workerTurns);
     const realms = new RealmService(collections);
     const services: Services = {
+      rag: rag.service,
+      ragSearch: rag.search,
       workers,
       workerTurns,
       graphMaintenance: new GraphMaintenance({ workers, graph: () => graph, requireRealm: (orgId, realm) => realms.get(orgId, realm), clock }),
@@ -362,6 +370,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
           await workers.queue.close();
           await closePlugins(plugins);
           await server.close();
+          await rag.close();
           await contextTables?.close();
           await graph?.close();
           await store.close();

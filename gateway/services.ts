@@ -63,6 +63,8 @@ import type { McpApprovals } from '../domains/sources/mcp-approvals.js';
 import type { LoginAudit } from '../domains/activity/logins.js';
 import type { GraphChanges } from '../runtime/graph/changes.js';
 import type { MemoryGraph } from '../domains/memory/graph-sync.js';
+import type { RagService } from '../domains/rag/service.js';
+import type { RagSearch } from '../domains/rag/search.js';
 
 /** What route modules are built from; assembled once in gateway/app.ts. */
 export interface Services {
@@ -191,4 +193,8 @@ export interface Services {
   readonly graphChanges: GraphChanges;
   /** POST /memory/sync: memory entries as graph nodes linked to the entities they name; recall's expand */
   readonly memoryGraph: MemoryGraph;
+  /** /rag (feature `rag`): collections, documents and their background indexing */
+  readonly rag: RagService;
+  /** POST /rag/search and the `rag.search` tool: hybrid retrieval */
+  readonly ragSearch: RagSearch;
 }

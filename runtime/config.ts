@@ -84,6 +84,10 @@ export interface ServiceConfig {
   readonly llmApiKey: string | null;
   /** `LLM_BASE_URL`: the operator's endpoint for organizations without their own `llm_base_url`. @default null: the provider's official API */
   readonly llmBaseUrl: string | null;
+  /** `EMBEDDING_BASE_URL`: the operator's OpenAI-compatible `/embeddings` endpoint (feature `rag`). @default null: the LLM endpoint */
+  readonly embeddingBaseUrl: string | null;
+  /** `EMBEDDING_API_KEY`: the operator's key for `embeddingBaseUrl`, sent nowhere else. @default null */
+  readonly embeddingApiKey: string | null;
   /**
    * `LLM_PRICES`: JSON `{ "<model>": { "input_per_mtok": n, "output_per_mtok": n } }` (USD per
    * million tokens), added to or overriding the built-in table of runtime/llm/prices.ts.
@@ -379,6 +383,8 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     natsStreamPrefix: streamPrefix(env, 'NATS_STREAM_PREFIX'),
     llmApiKey: text(env, 'LLM_API_KEY'),
     llmBaseUrl: url(env, 'LLM_BASE_URL', ['http:', 'https:']),
+    embeddingBaseUrl: url(env, 'EMBEDDING_BASE_URL', ['http:', 'https:']),
+    embeddingApiKey: text(env, 'EMBEDDING_API_KEY'),
     llmPrices: priceTable(env, 'LLM_PRICES'),
     agentRunTimeoutSecs: integer(env, 'AGENT_RUN_TIMEOUT_SECS', 600, 1, 86_400),
     agentParkAfterMs: integer(env, 'AGENT_PARK_AFTER_MS', 5000, 0, 86_400_000),

@@ -176,6 +176,18 @@ export const ERROR_CATALOG = {
     retryable: true,
     when: 'an external orchestration engine (a gateway) is down or refused the dispatch at the transport level',
   },
+  embedding_failed: {
+    status: 503,
+    fault: 'system',
+    retryable: true,
+    when: "the embeddings endpoint (EMBEDDING_BASE_URL, LLM_BASE_URL or the organization's llm_base_url) refused or failed a /rag request after the retries",
+  },
+  embedding_dimension_mismatch: {
+    status: 422,
+    fault: 'user',
+    retryable: false,
+    when: "the embedding model answered vectors of another dimension than the collection's (fixed at creation)",
+  },
 } as const satisfies Record<string, CatalogEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -7,6 +7,7 @@ import { apiKeyRoutes } from './api-keys.js';
 import { platformRoutes } from './platform.js';
 import { agentRoutes } from './agents.js';
 import { memoryRoutes } from './memory.js';
+import { ragRoutes } from './rag.js';
 import { realmRoutes } from './realms.js';
 import { settingsRoutes } from './settings.js';
 import { skillRoutes } from './skills.js';
@@ -53,6 +54,7 @@ export function allRoutes(services: Services, table: () => readonly AnyRoute[]):
     ...agentRoutes(services),
     ...skillRoutes(services),
     ...memoryRoutes(services),
+    ...ragRoutes(services),
     ...apiKeyRoutes(services),
     ...roleRoutes(services),
     ...userRoutes(services),

@@ -47,6 +47,8 @@ export const PERMISSIONS = {
   'gateway:manage': 'create, change, test and delete gateways',
   'workflow:read': 'read orchestrator workflows and their runs',
   'workflow:manage': 'create, change, run, cancel and delete orchestrator workflows; answer their approval steps',
+  'rag:read': 'list RAG collections and documents; search them',
+  'rag:manage': 'create and delete RAG collections; add and delete their documents',
 } as const;
 
 export type Permission = keyof typeof PERMISSIONS;
@@ -106,6 +108,7 @@ export const BUILTIN_ROLES: readonly BuiltinRole[] = [
       'file:write',
       'task:manage',
       'workflow:manage',
+      'rag:manage',
     ],
   },
   { name: 'viewer', description: 'reads everything, changes nothing', permissions: READ_PERMISSIONS },

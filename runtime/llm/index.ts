@@ -74,7 +74,7 @@ function blank(value: string | null | undefined): value is null | undefined {
  * never goes to an organization's URL.
  * @throws LlmError `llm_unconfigured` when the organization's URL has no key, or its key does not open
  */
-function resolveLlmEndpoint(orgId: string, settings: OrgLlmSettings, operator: LlmOperatorConfig): LlmEndpoint {
+export function resolveLlmEndpoint(orgId: string, settings: OrgLlmSettings, operator: LlmOperatorConfig): LlmEndpoint {
   if (blank(settings.llm_base_url)) {
     return { baseUrl: operator.llmBaseUrl, apiKey: operator.llmApiKey, owner: 'operator' };
   }

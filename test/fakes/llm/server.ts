@@ -44,6 +44,7 @@
  * `request.disconnected`). `whenHeld()` resolves once a turn is parked there.
  * `release()` called before a turn reaches its hold point lets that turn pass through.
  */
+import { handleEmbeddings } from '../embeddings/server.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FinishReason, Usage } from '../../../runtime/llm/types.js';
@@ -496,6 +497,11 @@ export async function startFakeLlmServer(options: FakeLlmOptions = {}): Promise<
     });
     notifyRequests();
 
+    if (path === '/v1/embeddings' && request.method === 'POST') {
+      const answer = handleEmbeddings(body, request.headers.authorization, apiKey);
+      sendJson(response, entry, answer.status, answer.body, answer.headers ?? {});
+      return;
+    }
     if (provider === null || request.method !== 'POST') {
       sendJson(response, entry, 404, errorBody('openai', 404, `fake LLM: no route for ${request.method} ${path}`));
       return;
