@@ -26,6 +26,7 @@ import { taskRecommendationRoutes } from './task-recommendations.js';
 import { sourceRoutes } from './sources.js';
 import { mcpRoutes } from './mcp.js';
 import { graphRoutes } from './graph.js';
+import { graphImportRoutes } from './graph-import.js';
 import { fileRoutes } from './files.js';
 import { artifactRoutes } from './artifacts.js';
 import { pipelineRoutes } from './pipelines.js';
@@ -69,6 +70,7 @@ export function allRoutes(services: Services, table: () => readonly AnyRoute[]):
     ...sourceRoutes(services),
     ...mcpRoutes(services),
     ...graphRoutes(services),
+    ...graphImportRoutes(services),
     ...fileRoutes(services),
     ...artifactRoutes(services),
     ...pipelineRoutes(services),

@@ -16,6 +16,7 @@ import {
   type GraphSink,
 } from '../../connectors/contract.js';
 import { ServiceError } from '../errors.js';
+import type { ImportInput, ImportResult } from './import/importer.js';
 
 // nodes and relationships as the contract's graph port spells them: one definition for the store and the port
 export type { GraphNode, GraphNodeInput, GraphRelationship, GraphRelationshipInput };
@@ -89,6 +90,11 @@ export interface GraphStore {
   expand(scope: GraphScope, label: string, key: string, options: ExpandOptions): Promise<Subgraph | null>;
   cypher(scope: GraphScope, query: string, params: Record<string, unknown>, options: CypherOptions): Promise<CypherResult>;
   stats(scope: GraphScope, perLabel: boolean): Promise<GraphStats>;
+  /**
+   * A bulk import (NDJSON or CSV, streamed): checked whole and spooled before
+   * anything is written, then loaded (see import/importer.ts)
+   */
+  import(scope: GraphScope, input: ImportInput): Promise<ImportResult>;
   /** a writer bound to one organization and realm (what connector syncs write through) */
   sinkFor(orgId: string, realm: string): GraphSink;
   /** throws when the engine cannot answer */
