@@ -57,42 +57,54 @@ export async function* readRecords(
   yield* format === 'ndjson' ? ndjsonRecords(body, options) : csvRecords(body, options);
 }
 
-/** records in the pieces the input arrives in (one array per chunk) */
+/**
+ * Records in the pieces the input arrives in (one array per chunk): each
+ * chunk's complete lines are depth-checked in one pass over their bytes and
+ * decoded as one string (per-line decoding costs more than the parse).
+ */
 async function* ndjsonRecords(body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, options: ReadOptions): AsyncGenerator<ImportRecord[]> {
   let rest: Buffer = Buffer.alloc(0);
   let line = 0;
-  const decode = (bytes: Buffer, out: ImportRecord[]): void => {
-    line += 1;
-    if (bytes.length > options.maxLineBytes) throw lineError(line, `longer than ${options.maxLineBytes} bytes`);
-    const text = bytes.toString('utf8').trim();
-    if (text === '') return;
-    if (findTooDeep(bytes, options.maxJsonDepth) !== null) throw lineError(line, `nests deeper than ${options.maxJsonDepth}`);
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch (error) {
-      throw lineError(line, `not JSON: ${(error as Error).message}`);
+  const lines = (bytes: Buffer): ImportRecord[] => {
+    const out: ImportRecord[] = [];
+    const deep = findTooDeep(bytes, options.maxJsonDepth, true);
+    const deepLine = deep === null ? -1 : line + 1 + countNewlines(bytes, deep.offset);
+    for (const text of bytes.toString('utf8').split('\n')) {
+      line += 1;
+      if (text.length > options.maxLineBytes / 3 && Buffer.byteLength(text) > options.maxLineBytes)
+        throw lineError(line, `longer than ${options.maxLineBytes} bytes`);
+      if (line === deepLine) throw lineError(line, `nests deeper than ${options.maxJsonDepth}`);
+      if (text.trim() === '') continue;
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch (error) {
+        throw lineError(line, `not JSON: ${(error as Error).message}`);
+      }
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) throw lineError(line, 'not a JSON object');
+      out.push(recordOf(value as Record<string, unknown>, line));
     }
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw lineError(line, 'not a JSON object');
-    out.push(recordOf(value as Record<string, unknown>, line));
+    return out;
   };
   for await (const chunk of body) {
-    const out: ImportRecord[] = [];
     const bytes = rest.length === 0 ? Buffer.from(chunk) : Buffer.concat([rest, chunk]);
-    let start = 0;
-    for (let end = bytes.indexOf(0x0a, start); end !== -1; end = bytes.indexOf(0x0a, start)) {
-      decode(bytes.subarray(start, end), out);
-      start = end + 1;
+    const last = bytes.lastIndexOf(0x0a);
+    if (last === -1) {
+      rest = bytes;
+      if (rest.length > options.maxLineBytes) throw lineError(line + 1, `longer than ${options.maxLineBytes} bytes`);
+      continue;
     }
-    rest = bytes.subarray(start);
-    if (rest.length > options.maxLineBytes) throw lineError(line + 1, `longer than ${options.maxLineBytes} bytes`);
-    yield out;
+    rest = bytes.subarray(last + 1);
+    if (rest.length > options.maxLineBytes) throw lineError(line + 1 + countNewlines(bytes, last), `longer than ${options.maxLineBytes} bytes`);
+    yield lines(bytes.subarray(0, last));
   }
-  if (rest.length > 0) {
-    const out: ImportRecord[] = [];
-    decode(rest, out);
-    yield out;
-  }
+  if (rest.length > 0) yield lines(rest);
+}
+
+function countNewlines(bytes: Buffer, before: number): number {
+  let count = 0;
+  for (let at = bytes.indexOf(0x0a); at !== -1 && at < before; at = bytes.indexOf(0x0a, at + 1)) count += 1;
+  return count;
 }
 
 /** an NDJSON object as a node or relationship record */
