@@ -17,7 +17,7 @@ import { CsvReader, lineError, type CsvCell } from './csv-reader.js';
 
 export type ImportFormat = 'ndjson' | 'csv';
 /** property -> the column type a CSV header declares */
-export type Declared = ReadonlyMap<string, ColumnType>;
+type Declared = ReadonlyMap<string, ColumnType>;
 
 export type ImportRecord =
   | {
