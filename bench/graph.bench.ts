@@ -145,7 +145,9 @@ async function importOverHttp(url: string, token: string, format: 'csv' | 'ndjso
   return seconds;
 }
 
-async function overHttp(url: string): Promise<{ upsertSeconds: number; searchMs: number[]; twoHopMs: number[]; importCsvSeconds: number; importNdjsonSeconds: number }> {
+async function overHttp(
+  url: string,
+): Promise<{ upsertSeconds: number; searchMs: number[]; twoHopMs: number[]; importCsvSeconds: number; importNdjsonSeconds: number }> {
   const register = await fetch(`${url}/auth/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
