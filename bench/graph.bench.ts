@@ -13,9 +13,14 @@
  *
  *   npm run bench:graph [-- --quick] [-- --nodes N] [-- --concurrency N]
  *
+ * Then the same rows again through POST /graph/import into fresh realms, as
+ * CSV (a nodes file and a relationships file) and as one NDJSON body, timed
+ * from the first byte sent to the last answer (bodies built before).
+ *
  * Last line: one JSON object with upsert_rows_per_s, bulk_rows_per_s,
- * ratio_vs_bulk, incremental_rows_per_s, ratio_vs_incremental, search_p50_ms,
- * two_hop_p50_ms and the server's peak RSS.
+ * ratio_vs_bulk, incremental_rows_per_s, ratio_vs_incremental,
+ * import_rows_per_s (CSV) and ratio_import_vs_bulk (and the NDJSON import's),
+ * search_p50_ms, two_hop_p50_ms and the server's peak RSS.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -92,7 +97,57 @@ async function post(url: string, token: string, path: string, body: string): Pro
   if (!response.ok) throw new Error(`POST ${path}: ${response.status} ${text.slice(0, 300)}`);
 }
 
-async function overHttp(url: string): Promise<{ upsertSeconds: number; searchMs: number[]; twoHopMs: number[] }> {
+/** the same rows as import bodies: CSV (a nodes file and a relationships file) or one NDJSON body */
+function importBodies(format: 'csv' | 'ndjson'): string[] {
+  if (format === 'ndjson') {
+    const lines: string[] = [];
+    for (let i = 0; i < NODES; i += 1) {
+      const { label, properties } = nodeOf(i);
+      lines.push(JSON.stringify({ label, ...properties }));
+    }
+    for (let j = 0; j < RELS; j += 1) {
+      const rel = relOf(j);
+      lines.push(JSON.stringify({ type: rel.type, _from: `Service:${rel.from_key}`, _to: `Service:${rel.to_key}`, weight: rel.properties.weight }));
+    }
+    return [lines.join('\n') + '\n'];
+  }
+  const nodes = ['label,_key,name,description,tier:int'];
+  for (let i = 0; i < NODES; i += 1) {
+    const { properties: p } = nodeOf(i);
+    nodes.push(`Service,${p._key},${p.name},${p.description},${p.tier}`);
+  }
+  const rels = ['type,_from,_to,weight:int'];
+  for (let j = 0; j < RELS; j += 1) {
+    const rel = relOf(j);
+    rels.push(`DEPENDS_ON,Service:${rel.from_key},Service:${rel.to_key},${rel.properties.weight}`);
+  }
+  return [nodes.join('\n') + '\n', rels.join('\n') + '\n'];
+}
+
+/** POST /graph/import of the same rows into a fresh realm (bodies built before the clock starts); seconds */
+async function importOverHttp(url: string, token: string, format: 'csv' | 'ndjson'): Promise<number> {
+  const realm = `import-${format}`;
+  await call(url, token, 'POST', '/realms', { name: realm });
+  const bodies = importBodies(format);
+  const started = performance.now();
+  for (const body of bodies) {
+    const response = await fetch(`${url}/graph/import?realm=${realm}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': format === 'csv' ? 'text/csv' : 'application/x-ndjson' },
+      body,
+    });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`import ${format}: ${response.status} ${text.slice(0, 300)}`);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const stats = await call(url, token, 'GET', `/graph/stats?realm=${realm}`);
+  if (stats['node_count'] !== NODES || stats['relationship_count'] !== RELS) throw new Error(`stats after ${format} import: ${JSON.stringify(stats)}`);
+  return seconds;
+}
+
+async function overHttp(
+  url: string,
+): Promise<{ upsertSeconds: number; searchMs: number[]; twoHopMs: number[]; importCsvSeconds: number; importNdjsonSeconds: number }> {
   const register = await fetch(`${url}/auth/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -135,7 +190,10 @@ async function overHttp(url: string): Promise<{ upsertSeconds: number; searchMs:
     });
     twoHopMs.push(performance.now() - t0);
   }
-  return { upsertSeconds, searchMs, twoHopMs };
+  const importCsvSeconds = await importOverHttp(url, token, 'csv');
+  const importNdjsonSeconds = await importOverHttp(url, token, 'ndjson');
+  console.log(`  import: CSV ${importCsvSeconds.toFixed(2)} s, NDJSON ${importNdjsonSeconds.toFixed(2)} s`);
+  return { upsertSeconds, searchMs, twoHopMs, importCsvSeconds, importNdjsonSeconds };
 }
 
 /** the rows as CSV files: nodes, then relationships, `chunk` rows a file (quoted only where needed: the engine reads quoted cells at about half the speed, and the baselines are its best) */
@@ -257,6 +315,12 @@ async function run(): Promise<void> {
       `search p50 ${percentile(http.searchMs, 50).toFixed(1)} ms, p99 ${percentile(http.searchMs, 99).toFixed(1)} ms; ` +
         `2-hop Cypher p50 ${percentile(http.twoHopMs, 50).toFixed(1)} ms, p99 ${percentile(http.twoHopMs, 99).toFixed(1)} ms`,
     );
+    const importRowsPerS = rows / http.importCsvSeconds;
+    const importNdjsonRowsPerS = rows / http.importNdjsonSeconds;
+    const ratioImport = Number((importRowsPerS / bulkRowsPerS).toFixed(3));
+    console.log(
+      `POST /graph/import: CSV ${Math.round(importRowsPerS)} rows/s, NDJSON ${Math.round(importNdjsonRowsPerS)} rows/s; ratio vs Kùzu's bulk COPY: ${ratioImport} (target >= 0.7), NDJSON ${(importNdjsonRowsPerS / bulkRowsPerS).toFixed(3)}`,
+    );
     printSummary({
       bench: 'graph',
       nodes: NODES,
@@ -267,6 +331,10 @@ async function run(): Promise<void> {
       ratio_vs_bulk: ratio,
       incremental_rows_per_s: Math.round(incrementalRowsPerS),
       ratio_vs_incremental: ratioIncremental,
+      import_rows_per_s: Math.round(importRowsPerS),
+      ratio_import_vs_bulk: ratioImport,
+      import_ndjson_rows_per_s: Math.round(importNdjsonRowsPerS),
+      ratio_import_ndjson_vs_bulk: Number((importNdjsonRowsPerS / bulkRowsPerS).toFixed(3)),
       search_p50_ms: Number(percentile(http.searchMs, 50).toFixed(1)),
       two_hop_p50_ms: Number(percentile(http.twoHopMs, 50).toFixed(1)),
       peak_rss_mb: rssMb,

@@ -60,11 +60,17 @@ export class ApiClient {
     return (await this.readJson(response)) as T;
   }
 
-  /** PUTs a local file as a stream (never read whole into memory). */
-  async upload<T = unknown>(path: string, query: Query, localFile: string, size: number): Promise<T> {
+  /** PUTs a local file as a stream (never read whole into memory); `as` sends it otherwise (`POST` with its content type) */
+  async upload<T = unknown>(
+    path: string,
+    query: Query,
+    localFile: string,
+    size: number,
+    as: { readonly method: 'PUT' | 'POST'; readonly contentType: string } = { method: 'PUT', contentType: 'application/octet-stream' },
+  ): Promise<T> {
     const body = Readable.toWeb(createReadStream(localFile)) as ReadableStream<Uint8Array>;
-    const response = await this.send('PUT', this.url(path, query), {
-      headers: { 'content-type': 'application/octet-stream', 'content-length': String(size) },
+    const response = await this.send(as.method, this.url(path, query), {
+      headers: { 'content-type': as.contentType, 'content-length': String(size) },
       body,
       duplex: 'half',
     });

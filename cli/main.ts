@@ -10,13 +10,14 @@ import { ApiClient, readEnvironment } from './api.js';
 import { Args, type Command, type OptionSpec } from './command.js';
 import { fileCommands } from './commands/files.js';
 import { graphCommands } from './commands/graph.js';
+import { graphImportCommands } from './commands/graph-import.js';
 import { ingestCommands } from './commands/ingest.js';
 import { provisionCommands } from './commands/provision.js';
 import { reportCommands } from './commands/run-reports.js';
 import { CliError, EXIT, usage } from './errors.js';
 import { Output, type GlobalFlags } from './output.js';
 
-export const COMMANDS: readonly Command[] = [...graphCommands, ...fileCommands, ...ingestCommands, ...reportCommands, ...provisionCommands];
+export const COMMANDS: readonly Command[] = [...graphCommands, ...graphImportCommands, ...fileCommands, ...ingestCommands, ...reportCommands, ...provisionCommands];
 const GROUPS = new Set(COMMANDS.filter((command) => command.name.includes(' ')).map((command) => command.name.split(' ')[0] as string));
 
 const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = {

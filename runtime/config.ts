@@ -71,6 +71,8 @@ export interface ServiceConfig {
   readonly activityRetentionDays: number;
   /** @default 8000000 (8 MB) */
   readonly contextIngestMaxBytes: number;
+  /** `GRAPH_IMPORT_MAX_BYTES`: the largest POST /graph/import body (streamed to a spool, so a disk quota, not memory). @default 1073741824 (1 GiB) */
+  readonly graphImportMaxBytes: number;
   /** `MAX_JSON_DEPTH`: how deep arrays/objects may nest in a JSON body or an NDJSON line, checked before parsing. @default 64 */
   readonly maxJsonDepth: number;
   /** @default 300 seconds */
@@ -374,6 +376,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     webhookRetryBaseMs: integer(env, 'WEBHOOK_RETRY_BASE_MS', 1000, 1, 600_000),
     activityRetentionDays: integer(env, 'ACTIVITY_RETENTION_DAYS', 90, 1, 3650),
     contextIngestMaxBytes: integer(env, 'CONTEXT_INGEST_MAX_BYTES', 8_000_000, 1, 1_073_741_824),
+    graphImportMaxBytes: integer(env, 'GRAPH_IMPORT_MAX_BYTES', 1_073_741_824, 1, 2 ** 40),
     // past ~1,000 the recursive walks after parsing (zod, stringify, DuckDB) near the stack limit again
     maxJsonDepth: integer(env, 'MAX_JSON_DEPTH', DEFAULT_MAX_JSON_DEPTH, 1, 1000),
     workerLeaseTtlSeconds: integer(env, 'WORKER_LEASE_TTL', 300, 1, 86_400),

@@ -28,6 +28,7 @@ import { sourceRoutes } from './sources.js';
 import { mcpRoutes } from './mcp.js';
 import { graphRoutes } from './graph.js';
 import { graphMaintenanceRoutes } from './graph-maintenance.js';
+import { graphImportRoutes } from './graph-import.js';
 import { fileRoutes } from './files.js';
 import { artifactRoutes } from './artifacts.js';
 import { pipelineRoutes } from './pipelines.js';
@@ -74,6 +75,7 @@ export function allRoutes(services: Services, table: () => readonly AnyRoute[]):
     ...mcpRoutes(services),
     ...graphRoutes(services),
     ...graphMaintenanceRoutes(services),
+    ...graphImportRoutes(services),
     ...fileRoutes(services),
     ...artifactRoutes(services),
     ...pipelineRoutes(services),

@@ -3,7 +3,8 @@
  * the store (the /graph routes, Cypher writes, tools, connector syncs through
  * `sinkFor`, whatever else is handed this store) publishes one change per
  * node or relationship once the engine has committed it. A Cypher write is
- * one `cypher.write` change: the engine does not say which records it touched.
+ * one `cypher.write` change: the engine does not say which records it touched;
+ * a bulk import is one `graph.imported` change with its counts.
  */
 import type { ChangeFeed, FeedChange } from './change-feed.js';
 import { nodeId } from '../graph/names.js';
@@ -64,6 +65,13 @@ export function observeGraphChanges(store: GraphStore, feed: ChangeFeed): GraphS
       if (wrote) publish(scope, 'cypher.write', null, {});
       return result;
     },
+    // a bulk import is one change (the rows are not listed: a load can hold millions)
+    import: async (scope, input) => {
+      const result = await store.import(scope, input);
+      publish(scope, 'graph.imported', null, { nodes: result.nodes, relationships: result.relationships, method: result.method });
+      return result;
+    },
+    rebuildIndexes: (scope) => store.rebuildIndexes(scope),
     getNode: (scope, label, key) => store.getNode(scope, label, key),
     search: (scope, options) => store.search(scope, options),
     expand: (scope, label, key, options) => store.expand(scope, label, key, options),

@@ -172,6 +172,14 @@ export class BoltGraphStore implements GraphStore {
       : { node_count: sum(labels), relationship_count: sum(types) };
   }
 
+  /** bulk import reads spooled CSV with the embedded engine's COPY: not offered over Bolt */
+  async import(): Promise<never> {
+    throw new ServiceError(
+      'service_unavailable',
+      'bulk import needs the embedded graph engine; with GRAPH_URL set, load through /graph/nodes and /graph/relationships',
+    );
+  }
+
   sinkFor(orgId: string, realm: string): GraphSink {
     return scopedSink(this, { orgId, realm });
   }

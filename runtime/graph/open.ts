@@ -11,5 +11,5 @@ export async function openGraphStore(config: Pick<ServiceConfig, 'dataDir' | 'gr
   const dir = join(config.dataDir, 'graph');
   // made once here: later, a missing folder means it was removed under the server (health says down)
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  return new KuzuGraphStore({ dir });
+  return new KuzuGraphStore({ dir, spoolDir: join(config.dataDir, 'graph-import') });
 }

@@ -16,6 +16,7 @@ import {
   type GraphSink,
 } from '../../connectors/contract.js';
 import { ServiceError } from '../errors.js';
+import type { ImportInput, ImportResult } from './import/importer.js';
 
 // nodes and relationships as the contract's graph port spells them: one definition for the store and the port
 export type { GraphNode, GraphNodeInput, GraphRelationship, GraphRelationshipInput };
@@ -99,6 +100,11 @@ export interface GraphStore {
   stats(scope: GraphScope, perLabel: boolean): Promise<GraphStats>;
   /** graph maintenance: drops and builds again the realm's indexes (Kùzu: every label's full-text index) */
   rebuildIndexes(scope: GraphScope): Promise<IndexRebuild>;
+  /**
+   * A bulk import (NDJSON or CSV, streamed): checked whole and spooled before
+   * anything is written, then loaded (see import/importer.ts)
+   */
+  import(scope: GraphScope, input: ImportInput): Promise<ImportResult>;
   /** a writer bound to one organization and realm (what connector syncs write through) */
   sinkFor(orgId: string, realm: string): GraphSink;
   /** throws when the engine cannot answer */

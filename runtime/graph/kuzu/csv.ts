@@ -16,7 +16,7 @@ import { toColumnText, type ColumnType } from '../values.js';
  * exactly `NULL` as a value are sent as a list parameter instead, so no value
  * is ever mistaken for NULL.
  */
-const CSV_NULL = 'NULL';
+export const CSV_NULL = 'NULL';
 /** the dialect spelled out: left to detect it, the reader takes `'` for a quote in a file that holds no `"` */
 export const CSV_OPTIONS = `header=false, parallel=false, auto_detect=false, delim=',', quote='"', escape='"', null_strings=['${CSV_NULL}']`;
 
@@ -63,7 +63,7 @@ export function csvOf<R>(
  * unquoted empty cell reads as the empty string in a STRING column (other
  * columns never get one).
  */
-const csvCell = (text: string): string => (CSV_QUOTE_NEEDED.test(text) ? `"${text.replaceAll('"', '""')}"` : text);
+export const csvCell = (text: string): string => (CSV_QUOTE_NEEDED.test(text) ? `"${text.replaceAll('"', '""')}"` : text);
 const CSV_QUOTE_NEEDED = /[",\n\r\\]|^\s|\s$/;
 /** the engine's CSV reader fails on a NUL character, and CSV_NULL would read as NULL */
 const csvCarries = (text: string): boolean => text !== CSV_NULL && !text.includes('\u0000');

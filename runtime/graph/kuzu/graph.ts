@@ -25,6 +25,10 @@ import type {
   SearchResult,
   Subgraph,
 } from '../store.js';
+import type { ImportMode, ImportResult } from '../import/importer.js';
+import { replaySpool } from '../import/replay.js';
+import type { ImportSpool, StoredTables } from '../import/spool.js';
+import { bulkLoad } from './bulk-load.js';
 import { CsvStaging } from './csv.js';
 import type { DatabaseOptions } from './engine.js';
 import { FtsIndexes } from './fts-index.js';
@@ -98,6 +102,26 @@ export class KuzuGraph {
   async upsertRelationships(relationships: readonly GraphRelationshipInput[]): Promise<number> {
     const { groups, count } = groupRelationships(relationships);
     return this.writes.enqueue({ kind: 'relationships', groups, count });
+  }
+
+  /** the stored tables and their column types (an import is checked against them before it is written) */
+  storedTables(): StoredTables {
+    return new Map([...this.schema.tables].map(([name, table]) => [name, { kind: table.kind, columns: new Map(table.columns) }]));
+  }
+
+  /**
+   * A spooled import: one bulk COPY transaction (see bulk-load.ts), or when
+   * merging into tables that hold rows, the spool's rows as upserts.
+   */
+  async bulkImport(spool: ImportSpool, mode: ImportMode): Promise<ImportResult> {
+    const { session, schema, fts, keySets } = this;
+    const loaded = await session.serial(() => bulkLoad({ session, schema, fts, keySets }, spool, mode));
+    if (loaded !== 'upserts') return { ...loaded, method: 'copy' };
+    const upserted = await replaySpool(spool, {
+      upsertNodes: (nodes) => this.upsertNodes(nodes),
+      upsertRelationships: (rels) => this.upsertRelationships(rels),
+    });
+    return { ...upserted, method: 'upsert' };
   }
 
   async deleteNode(label: string, key: string): Promise<{ relationshipsDeleted: number } | null> {

@@ -115,6 +115,40 @@ export class GraphSchema {
     return changes;
   }
 
+  /**
+   * The schema changes that give tables these columns (and a relationship
+   * table this FROM/TO pair), in the order given: 400 when a column is
+   * stored with another type or a name is already the other kind.
+   */
+  planShapes(
+    shapes: readonly { readonly name: string; readonly kind: 'NODE' | 'REL'; readonly columns: ReadonlyMap<string, ColumnType>; readonly pair?: string }[],
+  ): TableChange[] {
+    const planned = new Map<string, TableShape>();
+    const changes: TableChange[] = [];
+    for (const { name, kind, columns: wanted, pair } of shapes) {
+      const existing = planned.get(name) ?? this.tables.get(name);
+      const change = planTable(existing, name, kind, [], pair);
+      const columns = new Map(change.after.columns);
+      const added = [...change.added];
+      for (const [column, type] of wanted) {
+        const have = columns.get(column);
+        if (have === undefined) {
+          columns.set(column, type);
+          added.push([column, type]);
+        } else if (have !== type && column !== KEY_PROPERTY) {
+          throw new ServiceError('validation_error', `property ${name}.${column} holds ${have} values; the import gives ${type}`, {
+            label: name,
+            property: column,
+          });
+        }
+      }
+      const after = { ...change.after, columns };
+      planned.set(name, after);
+      if (change.create || change.addPair || added.length > 0) changes.push({ ...change, added, after });
+    }
+    return changes;
+  }
+
   /** creates a planned table, or adds its FROM/TO pair and columns (inside the open transaction) */
   async apply(change: TableChange): Promise<void> {
     const { name, kind, after } = change;

@@ -7,12 +7,15 @@ import { mkdir, access, constants } from 'node:fs/promises';
 import { PRIVATE_DIR_MODE } from '../../file-modes.js';
 import { join } from 'node:path';
 import type { GraphSink } from '../../../connectors/contract.js';
+import { runImport, type ImportInput, type ImportResult } from '../import/importer.js';
 import { KuzuGraph, type KuzuGraphOptions } from './graph.js';
 import { scopedSink, type GraphScope, type GraphStore } from '../store.js';
 
 export interface KuzuStoreOptions extends Partial<KuzuGraphOptions> {
   /** the folder holding one subfolder per organization */
   readonly dir: string;
+  /** where imports are spooled before they are loaded (made on first import, 0700) */
+  readonly spoolDir?: string;
   /** databases kept open at once (least recently used ones are closed) */
   readonly maxOpen?: number;
 }
@@ -58,6 +61,13 @@ export class KuzuGraphStore implements GraphStore {
   cypher: GraphStore['cypher'] = (scope, query, params, options) => this.with(scope, (graph) => graph.cypher(query, params, options));
   stats: GraphStore['stats'] = (scope, perLabel) => this.with(scope, (graph) => graph.stats(perLabel));
   rebuildIndexes: GraphStore['rebuildIndexes'] = (scope) => this.with(scope, (graph) => graph.rebuildIndexes());
+
+  async import(scope: GraphScope, input: ImportInput): Promise<ImportResult> {
+    // the tables as they are before the input is read: the spool checks values against their columns
+    const stored = await this.with(scope, async (graph) => graph.storedTables());
+    const spoolDir = this.config.spoolDir ?? join(this.config.dir, '..', 'graph-import');
+    return runImport(spoolDir, stored, input, (spool) => this.with(scope, (graph) => graph.bulkImport(spool, input.mode)));
+  }
 
   sinkFor(orgId: string, realm: string): GraphSink {
     return scopedSink(this, { orgId, realm });

@@ -1,0 +1,192 @@
+/**
+ * An import's records, checked and written to private CSV files (0600, in a
+ * 0700 folder of its own under DATA_DIR) before anything reaches the graph:
+ * one or more segments per target (a node label, or a relationship type
+ * between two labels), in the dialect COPY reads. A property's column type is
+ * the stored column's, else what a CSV header declares, else its first
+ * value's (see values.ts); a value that does not fit is refused naming its
+ * line. A property first seen mid-way starts a new segment with one more
+ * column, so no row is ever rewritten. Memory holds one buffer per segment.
+ */
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { once } from 'node:events';
+import { PRIVATE_FILE_MODE } from '../../file-modes.js';
+import { ServiceError } from '../../errors.js';
+import { CSV_NULL, csvCell } from '../kuzu/csv.js';
+import { columnTypeOf, toColumnText, type ColumnType } from '../values.js';
+import { lineError } from './csv-reader.js';
+import type { ImportRecord } from './records.js';
+
+/** most targets (labels plus relationship type/label triples) one import writes */
+const MAX_TARGETS = 200;
+/** bytes a segment buffers before writing */
+const FLUSH_BYTES = 256 * 1024;
+
+export interface Segment {
+  readonly file: string;
+  /** the property columns after the lead cells (`_key`, or from and to keys) */
+  readonly names: readonly string[];
+  rows: number;
+}
+
+export interface Target {
+  readonly kind: 'NODE' | 'REL';
+  /** the node label or the relationship type */
+  readonly table: string;
+  /** REL: the labels of its ends */
+  readonly from?: string;
+  readonly to?: string;
+  readonly segments: Segment[];
+}
+
+/** what the store holds already: table -> kind and column types */
+export type StoredTables = ReadonlyMap<string, { readonly kind: 'NODE' | 'REL'; readonly columns: ReadonlyMap<string, ColumnType> }>;
+
+interface Open {
+  readonly segment: Segment;
+  readonly stream: WriteStream;
+  buffer: string;
+}
+
+export class ImportSpool {
+  /** node targets by label, then relationship targets by `type|from|to`, in first-seen order */
+  readonly targets = new Map<string, Target>();
+  /** table -> column types, stored ones included */
+  readonly columns = new Map<string, Map<string, ColumnType>>();
+  readonly kinds = new Map<string, 'NODE' | 'REL'>();
+  nodes = 0;
+  relationships = 0;
+  /** false when a value COPY's CSV cannot carry (the text NULL, a NUL character): load the rows as upserts */
+  copyable = true;
+  /** a value holds a line break (COPY then reads the files on one thread) */
+  multiline = false;
+  private readonly open = new Map<Target, Open>();
+  private files = 0;
+
+  private constructor(
+    readonly dir: string,
+    stored: StoredTables,
+  ) {
+    for (const [name, table] of stored) {
+      this.kinds.set(name, table.kind);
+      this.columns.set(name, new Map(table.columns));
+    }
+  }
+
+  static async create(parent: string, stored: StoredTables): Promise<ImportSpool> {
+    return new ImportSpool(await mkdtemp(join(parent, 'import-')), stored);
+  }
+
+  async add(records: readonly ImportRecord[]): Promise<void> {
+    for (const record of records) {
+      if (record.kind === 'node') {
+        this.kindOf(record.label, 'NODE', record.line);
+        const target = this.target(record.label, 'NODE', record.line);
+        await this.write(target, [record.key], record, record.label);
+        this.nodes += 1;
+      } else {
+        this.kindOf(record.from.label, 'NODE', record.line);
+        this.kindOf(record.to.label, 'NODE', record.line);
+        this.kindOf(record.type, 'REL', record.line);
+        const target = this.target(`${record.type}|${record.from.label}|${record.to.label}`, 'REL', record.line, record);
+        await this.write(target, [record.from.key, record.to.key], record, record.type);
+        this.relationships += 1;
+      }
+    }
+  }
+
+  /** every buffer written and every file closed */
+  async finish(): Promise<void> {
+    for (const open of this.open.values()) await this.close(open);
+    this.open.clear();
+  }
+
+  async remove(): Promise<void> {
+    for (const open of this.open.values()) open.stream.destroy();
+    await rm(this.dir, { recursive: true, force: true });
+  }
+
+  private kindOf(name: string, kind: 'NODE' | 'REL', line: number): void {
+    const known = this.kinds.get(name);
+    if (known === undefined) this.kinds.set(name, kind);
+    else if (known !== kind) {
+      throw lineError(
+        line,
+        `"${name}" is ${known === 'NODE' ? 'a node label' : 'a relationship type'} here; labels and relationship types need distinct names`,
+      );
+    }
+  }
+
+  private target(id: string, kind: 'NODE' | 'REL', line: number, rel?: ImportRecord & { kind: 'rel' }): Target {
+    let target = this.targets.get(id);
+    if (target) return target;
+    if (this.targets.size >= MAX_TARGETS) throw lineError(line, `an import writes at most ${MAX_TARGETS} labels and relationship types`);
+    target = rel ? { kind, table: rel.type, from: rel.from.label, to: rel.to.label, segments: [] } : { kind, table: id, segments: [] };
+    this.targets.set(id, target);
+    return target;
+  }
+
+  private async write(target: Target, lead: readonly string[], record: ImportRecord, table: string): Promise<void> {
+    let columns = this.columns.get(table);
+    if (!columns) this.columns.set(table, (columns = new Map<string, ColumnType>()));
+    let open = this.open.get(target);
+    for (const name in record.props) {
+      const value = record.props[name];
+      let type = columns.get(name);
+      if (type === undefined) {
+        const picked = record.declared?.get(name) ?? columnTypeOf(value);
+        if (picked === null) continue;
+        columns.set(name, (type = picked));
+      }
+      if (!open?.segment.names.includes(name)) open = await this.newSegment(target, open, name);
+    }
+    open ??= await this.newSegment(target, open, null);
+    let text = this.cell(lead[0]!);
+    for (let at = 1; at < lead.length; at += 1) text += ',' + this.cell(lead[at]!);
+    for (const name of open.segment.names) {
+      let cell: string | null;
+      try {
+        cell = toColumnText(record.props[name], columns.get(name)!, table, name);
+      } catch (error) {
+        throw error instanceof ServiceError ? lineError(record.line, error.message) : error;
+      }
+      text += cell === null ? `,${CSV_NULL}` : `,${this.cell(cell)}`;
+    }
+    open.buffer += text + '\n';
+    open.segment.rows += 1;
+    if (open.buffer.length >= FLUSH_BYTES) await this.flush(open);
+  }
+
+  /** a cell as COPY reads it; notes what COPY cannot carry */
+  private cell(text: string): string {
+    if (text === CSV_NULL || text.includes('\u0000')) this.copyable = false;
+    if (text === CSV_NULL) return `"${text}"`;
+    if (!this.multiline && (text.includes('\n') || text.includes('\r'))) this.multiline = true;
+    return csvCell(text);
+  }
+
+  /** a segment with the current one's columns plus `added` (the current one is closed) */
+  private async newSegment(target: Target, current: Open | undefined, added: string | null): Promise<Open> {
+    if (current) await this.close(current);
+    const names = [...(current?.segment.names ?? []), ...(added === null ? [] : [added])];
+    const segment: Segment = { file: join(this.dir, `${(this.files += 1)}.csv`), names, rows: 0 };
+    target.segments.push(segment);
+    const open: Open = { segment, stream: createWriteStream(segment.file, { mode: PRIVATE_FILE_MODE }), buffer: '' };
+    this.open.set(target, open);
+    return open;
+  }
+
+  private async flush(open: Open): Promise<void> {
+    const text = open.buffer;
+    open.buffer = '';
+    if (!open.stream.write(text)) await once(open.stream, 'drain');
+  }
+
+  private async close(open: Open): Promise<void> {
+    await this.flush(open);
+    open.stream.end();
+    await once(open.stream, 'finish');
+  }
+}
