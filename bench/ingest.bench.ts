@@ -1,11 +1,11 @@
 /**
  * Ingest benchmark: a realistic NDJSON data set (bench/ingest-dataset.ts)
- * posted over loopback HTTP to a real server process in requests of 5,000
- * rows with concurrency 4, then the same file loaded in-process by DuckDB's
+ * posted over loopback HTTP to the compiled server (a child process) in
+ * requests of up to 8 MB (`--request-bytes 0`: 5,000 rows) with concurrency 4, then the same file loaded in-process by DuckDB's
  * own `read_json` (newline-delimited, full-file schema detection, into a
  * database file like ours) in the same run.
  *
- *   npm run bench:ingest [-- --quick] [-- --rows N]
+ *   npm run bench:ingest [-- --quick] [-- --rows N] [-- --request-bytes N] [-- --memory-profile]
  *
  * Last line: one JSON object with rows_per_s, mb_per_s, ratio_vs_duckdb_read_json,
  * p50/p99 request latency and the server's peak RSS.
@@ -15,8 +15,9 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { compileService } from './compiled-service.js';
 import { writeDataset } from './ingest-dataset.js';
-import { peakRssMb, printSummary, QUICK, serviceUrlOf, startChild, stop } from './lib.js';
+import { peakRssMb, printSummary, QUICK, ROOT, serviceUrlOf, startChild, stop } from './lib.js';
 
 const argument = (name: string): string | undefined => {
   const index = process.argv.indexOf(name);
@@ -24,7 +25,20 @@ const argument = (name: string): string | undefined => {
 };
 const ROWS = Number(argument('--rows') ?? (QUICK ? 100_000 : 1_000_000));
 const BATCH = 5_000;
+/** `--memory-profile`: the server samples its own memory (bench/memory-probe.ts) and the sample at peak RSS is printed */
+const PROFILE = process.argv.includes('--memory-profile');
+/**
+ * Requests of whole lines up to this many bytes (default 8,000,000: CONTEXT_INGEST_MAX_BYTES, ~24,700 rows);
+ * `--request-bytes 0`: requests of BATCH lines
+ */
+const REQUEST_BYTES = Number(argument('--request-bytes') ?? 8_000_000);
 const CONCURRENCY = 4;
+
+/** Resident set size of a process now. */
+function currentRssMb(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Math.round(Number(match[1]) / 1024) : NaN;
+}
 
 /** CPU seconds (user + system) a process has used so far. */
 function cpuSeconds(pid: number): number {
@@ -36,8 +50,10 @@ const percentile = (sorted: readonly number[], p: number): number =>
   sorted.length === 0 ? NaN : (sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number);
 
 /**
- * Batches of BATCH lines as raw bytes, read lazily so the whole file is never
+ * Requests as raw bytes of the file, read lazily so the whole file is never
  * in memory; no decoding, so the load generator takes little of the 2 cores.
+ * Each request holds BATCH lines, or with `--request-bytes` as many whole
+ * lines as fit in that many bytes.
  */
 async function* batches(file: string): AsyncGenerator<Buffer> {
   const handle = await open(file, 'r');
@@ -52,13 +68,17 @@ async function* batches(file: string): AsyncGenerator<Buffer> {
       pending = pending.length === 0 ? chunk.subarray(0, bytesRead) : Buffer.concat([pending, chunk.subarray(0, bytesRead)]);
       for (;;) {
         const newline = pending.indexOf(0x0a, scanned);
-        if (newline === -1) {
-          scanned = pending.length;
-          break;
+        if (newline === -1) break;
+        if (REQUEST_BYTES > 0 && newline + 1 > REQUEST_BYTES && scanned > 0) {
+          yield pending.subarray(0, scanned);
+          pending = pending.subarray(scanned);
+          scanned = 0;
+          lines = 0;
+          continue;
         }
         scanned = newline + 1;
         lines += 1;
-        if (lines === BATCH) {
+        if (REQUEST_BYTES === 0 && lines === BATCH) {
           yield pending.subarray(0, scanned);
           pending = pending.subarray(scanned);
           scanned = 0;
@@ -148,7 +168,9 @@ async function run(): Promise<void> {
     const file = join(dir, 'events.ndjson');
     const bytes = await writeDataset(file, ROWS);
     const mb = bytes / 1e6;
-    console.log(`data set: ${ROWS} rows, ${mb.toFixed(1)} MB (${(bytes / ROWS).toFixed(0)} B/row), requests of ${BATCH} rows, concurrency ${CONCURRENCY}`);
+    console.log(
+      `data set: ${ROWS} rows, ${mb.toFixed(1)} MB (${(bytes / ROWS).toFixed(0)} B/row), requests of ${REQUEST_BYTES > 0 ? `up to ${REQUEST_BYTES} bytes` : `${BATCH} rows`}, concurrency ${CONCURRENCY}`,
+    );
     // other work on the machine moves every figure: say how busy it was
     console.log(
       `machine: ${cpus().length} cores, load average ${loadavg()
@@ -156,19 +178,24 @@ async function run(): Promise<void> {
         .join(' ')}`,
     );
 
+    // the compiled service, as `npm start` runs it (bench/compiled-service.ts: tsx's loader costs ~120 MB of RSS)
+    const entry = compileService();
     const server = await startChild(
-      ['--import', 'tsx', 'main.ts'],
+      [...(PROFILE ? ['--import', join(ROOT, 'dist', 'bench', 'memory-probe.js')] : []), entry],
       {
         DATA_DIR: join(dir, 'data'),
         PORT: '0',
         LOG_LEVEL: 'info',
         JWT_SECRET: 'bench-secret-0123456789abcdef0123456789',
+        ...(PROFILE ? { MEM_PROBE_OUT: join(dir, 'memory-peak.json') } : {}),
       },
       serviceUrlOf({ echoWarnings: true }),
     );
     let http: Awaited<ReturnType<typeof postOverHttp>>;
     let rssMb: number;
+    let idleRssMb = NaN;
     try {
+      idleRssMb = currentRssMb(server.child.pid as number);
       const cpuBefore = cpuSeconds(server.child.pid as number);
       http = await postOverHttp(server.value, file);
       rssMb = peakRssMb(server.child.pid as number);
@@ -176,12 +203,13 @@ async function run(): Promise<void> {
     } finally {
       await stop(server.child);
     }
+    if (PROFILE) console.log(`  server memory at peak RSS: ${readFileSync(join(dir, 'memory-peak.json'), 'utf8')}`);
     const dbBytes = statSync(join(dir, 'data', 'context.duckdb')).size;
     const rowsPerS = ROWS / http.seconds;
     console.log(
       `HTTP ingest:            ${Math.round(rowsPerS)} rows/s, ${(mb / http.seconds).toFixed(1)} MB/s, ` +
         `p50 ${percentile(http.latencies, 50).toFixed(0)} ms, p99 ${percentile(http.latencies, 99).toFixed(0)} ms, ` +
-        `server peak RSS ${rssMb} MB, database ${(dbBytes / 1e6).toFixed(0)} MB`,
+        `server peak RSS ${rssMb} MB (${idleRssMb} MB idle), database ${(dbBytes / 1e6).toFixed(0)} MB`,
     );
 
     const baseline = await duckdbReadJson(file, dir, 'baseline.duckdb');
@@ -201,6 +229,7 @@ async function run(): Promise<void> {
       p50_ms: Number(percentile(http.latencies, 50).toFixed(1)),
       p99_ms: Number(percentile(http.latencies, 99).toFixed(1)),
       peak_rss_mb: rssMb,
+      idle_rss_mb: idleRssMb,
     });
   } finally {
     rmSync(dir, { recursive: true, force: true });

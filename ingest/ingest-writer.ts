@@ -20,6 +20,7 @@ import { KeyedRwLocks } from './rw-lock.js';
 import { Semaphore } from './semaphore.js';
 import type { SpillFolder } from './spill.js';
 import { qualified, schemaName, type TableCatalog, type TargetTable } from './table-catalog.js';
+import { topLevelKeys } from './top-keys.js';
 
 export interface IngestInput {
   readonly orgId: string;
@@ -122,15 +123,19 @@ export class IngestWriter {
     }
     const body = input.body;
     return this.spill.with(body, async (file) => {
-      let keys: string[];
-      try {
-        keys = await this.scans.with(() => readKeys(connection, keysStatement(file, body.length)));
-        // new columns are added in first-appearance order (and the 33rd is the one left out): only then is order read
-        if (input.schemaEvolve && countCandidates(keys, columns) > 0) {
-          keys = await this.scans.with(() => readKeys(connection, orderedKeysStatement(file, body.length)));
+      let keys = topLevelKeys(body);
+      // every name has its column already (the steady state): no DuckDB discovery scan; else DuckDB reads the
+      // names, validating the body before any ALTER
+      if (keys === null || (input.schemaEvolve && countCandidates(keys, columns) > 0)) {
+        try {
+          keys = await this.scans.with(() => readKeys(connection, keysStatement(file, body.length)));
+          // new columns are added in first-appearance order (and the 33rd is the one left out): only then is order read
+          if (input.schemaEvolve && countCandidates(keys, columns) > 0) {
+            keys = await this.scans.with(() => readKeys(connection, orderedKeysStatement(file, body.length)));
+          }
+        } catch (error) {
+          throw await this.explain(connection, error, body, file);
         }
-      } catch (error) {
-        throw await this.explain(connection, error, body, file);
       }
       let plan = planColumns(keys, columns, input.schemaEvolve);
       if (plan.add.length > 0) {

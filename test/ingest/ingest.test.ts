@@ -160,6 +160,22 @@ describe('NDJSON ingest into context tables', () => {
     expect(await columnsOf(server, alice, 'context_events', 'badline')).toEqual(['at', 'label', 'body', 'props']);
   });
 
+  it('refuses a bad line when every property already has its column (no discovery scan), and reads escaped names', async () => {
+    const pipeline = await pipelineIn('steady');
+    expectStatus(await ingest(server, pipeline.token, ndjson([{ label: 'seed', service: 'a', 'n"q': 1 }])), 200);
+    // the same properties again: the writer skips DuckDB's property scan, so the insert itself must refuse the body
+    const broken = `${JSON.stringify({ label: 'ok', service: 'b' })}\n{"label": "x", "service": }\n`;
+    const refused = await ingest(server, pipeline.token, broken);
+    expectError(refused, 400, 'bad_ndjson');
+    expect(refused.body.error.details.line).toBe(2);
+    expect(await rowCount(server, alice, 'context_events', 'steady')).toBe(1);
+    // a name written with escapes is the decoded name: the existing column, or one new column
+    expectStatus(await ingest(server, pipeline.token, '{"label": "esc", "serv\\u0069ce": "c", "n\\"q": 2, "t\\u00e9": 3}\n'), 200);
+    expect(await columnsOf(server, alice, 'context_events', 'steady')).toEqual(['at', 'label', 'body', 'props', 'service', 'n"q', 'té']);
+    const rows = await rowsOf(server, alice, 'context_events', 'steady');
+    expect(rows.find((row) => row['label'] === 'esc')).toMatchObject({ service: 'c', 'n"q': '2', té: '3' });
+  });
+
   it('names the line of a value that is not an object, of invalid UTF-8 and of a bad "at", counting empty lines', async () => {
     const pipeline = await pipelineIn('badvalues');
     const cases: [string | Buffer, number][] = [
