@@ -60,6 +60,7 @@ import type { IngestPipelineService } from '../domains/ingest-pipelines/service.
 import type { IngestIntake } from '../domains/ingest-pipelines/intake.js';
 import type { McpApprovals } from '../domains/sources/mcp-approvals.js';
 import type { LoginAudit } from '../domains/activity/logins.js';
+import type { ContextQueryService } from '../domains/context-query/service.js';
 
 /** What route modules are built from; assembled once in gateway/app.ts. */
 export interface Services {
@@ -70,6 +71,8 @@ export interface Services {
   readonly logger: Logger;
   /** DuckDB context tables: ingest, runs, reads */
   readonly contextTables: ContextTables;
+  /** KQL over context tables (Advanced tier) */
+  readonly contextQuery: ContextQueryService;
   /** supervises every actor (agent runs, later tasks, bindings, workers) */
   readonly supervisor: Supervisor;
   /** starts agent runs, follows their transcripts, answers approvals */

@@ -15,6 +15,7 @@ import { userRoutes } from './users.js';
 import { contextPipelineRoutes } from './context-pipelines.js';
 import { contextIngestRoutes } from './context-ingest.js';
 import { contextTableRoutes } from './context-tables.js';
+import { contextKqlRoutes } from './context-kql.js';
 import { chatRoutes } from './chat.js';
 import { chatToolCallRoutes } from './chat-tool-calls.js';
 import { runtimeRoutes } from './runtime.js';
@@ -58,6 +59,7 @@ export function allRoutes(services: Services, table: () => readonly AnyRoute[]):
     ...contextPipelineRoutes(services),
     ...contextIngestRoutes(services),
     ...contextTableRoutes(services),
+    ...contextKqlRoutes(services),
     ...chatRoutes(services),
     ...chatToolCallRoutes(services),
     ...runtimeRoutes(services),

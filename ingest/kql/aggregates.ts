@@ -35,7 +35,8 @@ function listOf(value: string, distinct: boolean, ctx: AggregateContext, limit: 
  */
 export function aggregateSql(node: KNode, ctx: AggregateContext, outputs: readonly string[]): string[] {
   const call = aggregateCall(node);
-  if (kindOf(call) !== 'FunctionCallExpression') throw new ServiceError('kql_error', 'summarize needs an aggregation function', { text: call.ToString().trim() });
+  if (kindOf(call) !== 'FunctionCallExpression')
+    throw new ServiceError('kql_error', 'summarize needs an aggregation function', { text: call.ToString().trim() });
   const name = aggregateName(call);
   const args = children(child(call, 'ArgumentList') as KNode, 'Expressions');
   const arg = (index: number): string => scalar(args[index] as KNode, ctx.scope);

@@ -8,7 +8,10 @@ import type { Column, Relation } from './relation.js';
 import type { Translator } from './translate.js';
 
 export function expectOne(node: KNode): never {
-  throw new ServiceError('kql_error', `unsupported in KQL translation: ${kindOf(node)}`, { construct: kindOf(node), text: node.ToString().trim().slice(0, 200) });
+  throw new ServiceError('kql_error', `unsupported in KQL translation: ${kindOf(node)}`, {
+    construct: kindOf(node),
+    text: node.ToString().trim().slice(0, 200),
+  });
 }
 
 export function operator(translator: Translator, node: KNode, input: Relation | null, output: Column[]): Relation {

@@ -20,7 +20,9 @@ export function mvExpand(node: KNode, input: Relation, ctx: OperatorContext, out
     if (!name) throw new ServiceError('kql_error', 'mv-expand: name the expanded column (x = expression)');
     expanded.set(name, `unnest(${elements(toDynamic(scalar(value, scope), typeOf(value)))})`);
   }
-  const inner = input.columns.map((column) => (expanded.has(column.name) ? `${expanded.get(column.name) as string} AS ${ident(column.name)}` : ident(column.name)));
+  const inner = input.columns.map((column) =>
+    expanded.has(column.name) ? `${expanded.get(column.name) as string} AS ${ident(column.name)}` : ident(column.name),
+  );
   for (const [name, sql] of expanded) if (!input.columns.some((column) => column.name === name)) inner.push(`${sql} AS ${ident(name)}`);
   if (input.ordered) inner.push(ident(ORD));
   const unnested = ctx.chain.add(`SELECT ${inner.join(', ')} FROM ${from(input)}`, input.columns, input.ordered);
@@ -61,7 +63,10 @@ export function parse(node: KNode, input: Relation, ctx: OperatorContext, output
   const computed = new Map(
     groups.map((column, index) => {
       const text = `regexp_extract(${source}, ${pattern}, ${index + 1}, 's')`;
-      const value = column.type === 'string' ? `CASE WHEN ${matched} THEN ${text} ELSE '' END` : `CASE WHEN ${matched} THEN TRY_CAST(${text} AS ${duckType(column.type)}) END`;
+      const value =
+        column.type === 'string'
+          ? `CASE WHEN ${matched} THEN ${text} ELSE '' END`
+          : `CASE WHEN ${matched} THEN TRY_CAST(${text} AS ${duckType(column.type)}) END`;
       return [column.name, value] as const;
     }),
   );

@@ -48,7 +48,8 @@ const cast =
       if (type === 'bool') return `CASE WHEN ${value} THEN 'true' WHEN NOT ${value} THEN 'false' END`;
       return `coalesce(CAST(${value} AS VARCHAR), '')`;
     }
-    if (target === 'bool' && type === 'string') return `CASE lower(${value}) WHEN 'true' THEN TRUE WHEN 'false' THEN FALSE WHEN '1' THEN TRUE WHEN '0' THEN FALSE END`;
+    if (target === 'bool' && type === 'string')
+      return `CASE lower(${value}) WHEN 'true' THEN TRUE WHEN 'false' THEN FALSE WHEN '1' THEN TRUE WHEN '0' THEN FALSE END`;
     if ((target === 'long' || target === 'int') && type === 'real') return `TRY_CAST(trunc(${value}) AS ${duckType(target)})`;
     if ((target === 'long' || target === 'int') && type === 'string') return `TRY_CAST(trim(${value}) AS ${duckType(target)})`;
     if (target === 'datetime' && type === 'string') return `TRY_CAST(regexp_replace(trim(${value}), '(Z|[+-]00:?00)$', '') AS TIMESTAMP)`;
@@ -61,7 +62,11 @@ const FUNCTIONS: Record<string, Translate> = {
   toupper: unary('upper'),
   trim: (c) => `regexp_replace(regexp_replace(${c.as(1, 'string')}, '^(' || ${c.as(0, 'string')} || ')+', ''), '(' || ${c.as(0, 'string')} || ')+$', '')`,
   strcat: (c) => `(${c.args.map((_, i) => `coalesce(${c.as(i, 'string')}, '')`).join(' || ') || "''"})`,
-  strcat_delim: (c) => `concat_ws(${c.as(0, 'string')}, ${c.args.slice(1).map((_, i) => `coalesce(${c.as(i + 1, 'string')}, '')`).join(', ')})`,
+  strcat_delim: (c) =>
+    `concat_ws(${c.as(0, 'string')}, ${c.args
+      .slice(1)
+      .map((_, i) => `coalesce(${c.as(i + 1, 'string')}, '')`)
+      .join(', ')})`,
   substring: (c) =>
     c.args.length > 2
       ? `substring(${c.as(0, 'string')}, greatest(${c.arg(1)}, 0) + 1, greatest(${c.arg(2)} + least(${c.arg(1)}, 0), 0))`
@@ -146,7 +151,26 @@ function formatPattern(node: KNode): string {
   const token = child(node, 'Token');
   if (kindOf(node) !== 'StringLiteralExpression' || !token) throw unsupported(node, 'format_datetime with a non-constant format');
   const text = token.ValueText ?? '';
-  const parts: Record<string, string> = { yyyy: '%Y', yy: '%y', MM: '%m', dd: '%d', HH: '%H', hh: '%I', mm: '%M', ss: '%S', fffffff: '%f0', ffffff: '%f', fff: '%g', tt: '%p', M: '%-m', d: '%-d', H: '%-H', h: '%-I', m: '%-M', s: '%-S' };
+  const parts: Record<string, string> = {
+    yyyy: '%Y',
+    yy: '%y',
+    MM: '%m',
+    dd: '%d',
+    HH: '%H',
+    hh: '%I',
+    mm: '%M',
+    ss: '%S',
+    fffffff: '%f0',
+    ffffff: '%f',
+    fff: '%g',
+    tt: '%p',
+    M: '%-m',
+    d: '%-d',
+    H: '%-H',
+    h: '%-I',
+    m: '%-M',
+    s: '%-S',
+  };
   let out = '';
   let index = 0;
   while (index < text.length) {

@@ -65,7 +65,11 @@ export function join(node: KNode, left: Relation, right: Relation, ctx: Operator
   const condition = on.map((key) => `l.${ident(key.left)} IS NOT DISTINCT FROM r.${ident(key.right)}`).join(' AND ');
   if (sqlKind === 'ANTI' || sqlKind === 'SEMI') {
     const list = left.columns.map((column) => `l.${ident(column.name)}`);
-    return ctx.chain.add(`SELECT ${list.join(', ')} FROM ${leftFrom} l WHERE ${sqlKind === 'ANTI' ? 'NOT ' : ''}EXISTS (SELECT 1 FROM ${from(right)} r WHERE ${condition})`, left.columns, false);
+    return ctx.chain.add(
+      `SELECT ${list.join(', ')} FROM ${leftFrom} l WHERE ${sqlKind === 'ANTI' ? 'NOT ' : ''}EXISTS (SELECT 1 FROM ${from(right)} r WHERE ${condition})`,
+      left.columns,
+      false,
+    );
   }
   if (sqlKind === 'RIGHTANTI' || sqlKind === 'RIGHTSEMI') {
     const list = right.columns.map((column) => `r.${ident(column.name)}`);

@@ -145,7 +145,17 @@ export function analyze(text: string, tables: readonly TableSchema[]): Analyzed 
     (table) =>
       new Symbols.TableSymbol.$ctor4(
         table.name,
-        table.columns.map((column) => new Symbols.ColumnSymbol(column.name, Symbols.ScalarTypes[scalarKey(column.type)] ?? (Symbols.ScalarTypes['Dynamic'] as KSymbol), null, null, null, null)),
+        table.columns.map(
+          (column) =>
+            new Symbols.ColumnSymbol(
+              column.name,
+              Symbols.ScalarTypes[scalarKey(column.type)] ?? (Symbols.ScalarTypes['Dynamic'] as KSymbol),
+              null,
+              null,
+              null,
+              null,
+            ),
+        ),
       ),
   );
   const database = new Symbols.DatabaseSymbol.ctor('context', symbols);

@@ -6,7 +6,7 @@
  */
 import { ServiceError } from '../../runtime/errors.js';
 import { aggregateCall, aggregateName, aggregateSql } from './aggregates.js';
-import { child, children, columnsOf, kindOf, type KNode } from './kusto.js';
+import { child, children, kindOf, type KNode } from './kusto.js';
 import { CteChain, from, ORD, selectList, type Column, type Relation } from './relation.js';
 import { scalar, typeOf, type ScalarScope } from './scalar.js';
 import { ident } from './sql-text.js';
@@ -16,7 +16,10 @@ export interface OperatorContext {
   readonly lets: ScalarScope['lets'];
 }
 
-export const scopeOf = (input: Relation, ctx: OperatorContext): ScalarScope => ({ columns: new Set(input.columns.map((column) => column.name)), lets: ctx.lets });
+export const scopeOf = (input: Relation, ctx: OperatorContext): ScalarScope => ({
+  columns: new Set(input.columns.map((column) => column.name)),
+  lets: ctx.lets,
+});
 
 /** `name = expr` or `expr`: the expression part. */
 export const valueOf = (node: KNode): KNode => (kindOf(node) === 'SimpleNamedExpression' ? (child(node, 'Expression') as KNode) : node);
@@ -63,7 +66,10 @@ export function extend(node: KNode, input: Relation, ctx: OperatorContext, outpu
     const list = columns.map((column) => (column.name === name ? `${sql} AS ${ident(name)}` : ident(column.name)));
     current = ctx.chain.add(`SELECT ${list.join(', ')}${ordCarry(current)} FROM ${from(current)}`, columns, current.ordered);
   }
-  return { ...current, columns: output.map((column) => ({ name: column.name, type: current.columns.find((c) => c.name === column.name)?.type ?? column.type })) };
+  return {
+    ...current,
+    columns: output.map((column) => ({ name: column.name, type: current.columns.find((c) => c.name === column.name)?.type ?? column.type })),
+  };
 }
 
 export function summarize(node: KNode, input: Relation, ctx: OperatorContext, output: Column[]): Relation {

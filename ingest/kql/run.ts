@@ -23,7 +23,11 @@ export interface KqlOptions {
 }
 
 /** Parses, checks and translates; throws `kql_error` with line and column. */
-export function compileKql(query: string, tables: readonly SourceTable[], limit: number): { sql: string; columns: { name: string; type: string }[]; chart: string | null } {
+export function compileKql(
+  query: string,
+  tables: readonly SourceTable[],
+  limit: number,
+): { sql: string; columns: { name: string; type: string }[]; chart: string | null } {
   const schemas: TableSchema[] = tables.map((table) => ({ name: table.name, columns: table.columns }));
   const analyzed = analyze(query, schemas);
   const first = analyzed.errors[0];
@@ -43,7 +47,8 @@ function present(value: unknown, type: string): unknown {
   switch (type) {
     case 'long':
     case 'int':
-      if (typeof value === 'bigint') return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value.toString();
+      if (typeof value === 'bigint')
+        return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value.toString();
       return value;
     case 'timespan':
       return formatTimespan(BigInt(value as bigint | number));
@@ -55,11 +60,11 @@ function present(value: unknown, type: string): unknown {
       return number;
     }
     case 'dynamic':
-      return JSON.parse(String(value)) as unknown;
+      return typeof value === 'string' ? (JSON.parse(value) as unknown) : value;
     case 'bool':
       return Boolean(value);
     default:
-      return typeof value === 'string' ? value : String(value);
+      return typeof value === 'string' ? value : JSON.stringify(value);
   }
 }
 
@@ -73,9 +78,10 @@ export async function runKql(connection: DuckDBConnection, query: string, tables
   }, options.timeoutMs);
   let raw: unknown[][];
   try {
-    raw = (await connection.runAndReadAll(compiled.sql)).getRowsJS() as unknown[][];
+    raw = (await connection.runAndReadAll(compiled.sql)).getRowsJS();
   } catch (error) {
-    if (timedOut) throw new ServiceError('query_timeout', `the query ran longer than ${options.timeoutMs} ms and was stopped`, { timeout_ms: options.timeoutMs });
+    if (timedOut)
+      throw new ServiceError('query_timeout', `the query ran longer than ${options.timeoutMs} ms and was stopped`, { timeout_ms: options.timeoutMs });
     const message = (error as Error).message.split('\n')[0] ?? 'query failed';
     if (/^(Out of Memory|IO|FATAL) Error/.test(message)) throw error;
     throw new ServiceError('kql_error', `the query failed while running: ${message}`, { stage: 'execution' });

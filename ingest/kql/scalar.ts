@@ -81,7 +81,7 @@ function literal(node: KNode): string {
 function dynamicLiteral(node: KNode): string {
   const value = (node as unknown as { LiteralValue?: unknown }).LiteralValue;
   if (value === null || value === undefined) return 'CAST(NULL AS JSON)';
-  return `CAST(${str(String(value))} AS JSON)`;
+  return `CAST(${str(typeof value === 'string' ? value : JSON.stringify(value))} AS JSON)`;
 }
 
 const CASE_INSENSITIVE: Record<string, { op: string; ci: boolean; not: boolean }> = {
@@ -118,7 +118,8 @@ const reEscape = (sql: string): string => `regexp_replace(${sql}, '([\\\\^$.|?*+
 function termMatch(op: string, hay: string, needle: string, ci: boolean): string {
   const before = "'(^|[^[:alnum:]])'";
   const after = "'([^[:alnum:]]|$)'";
-  const pattern = op === 'has' ? `${before} || ${reEscape(needle)} || ${after}` : op === 'hasprefix' ? `${before} || ${reEscape(needle)}` : `${reEscape(needle)} || ${after}`;
+  const pattern =
+    op === 'has' ? `${before} || ${reEscape(needle)} || ${after}` : op === 'hasprefix' ? `${before} || ${reEscape(needle)}` : `${reEscape(needle)} || ${after}`;
   return `(${needle} = '' OR regexp_matches(${hay}, ${pattern}${ci ? ", 'i'" : ''}))`;
 }
 
@@ -255,7 +256,11 @@ export function scalar(node: KNode, scope: ScalarScope): string {
   if (COMPARISON[kind]) return comparison(node, scope);
   switch (kind) {
     case 'CompoundStringLiteralExpression':
-      return `(${children(node, 'Tokens').map((token) => str(token.ValueText ?? '')).join(' || ') || "''"})`;
+      return `(${
+        children(node, 'Tokens')
+          .map((token) => str(token.ValueText ?? ''))
+          .join(' || ') || "''"
+      })`;
     case 'ParenthesizedExpression':
       return `(${scalar(child(node, 'Expression') as KNode, scope)})`;
     case 'NameReference':

@@ -87,7 +87,7 @@ function decimalTimes(number: string, per: bigint): bigint {
   const negative = number.startsWith('-');
   const [whole, fraction = ''] = number.replace('-', '').split('.');
   const scale = 10n ** BigInt(fraction.length);
-  const ticks = (BigInt(whole as string) * scale + BigInt(fraction || '0')) * per / scale;
+  const ticks = ((BigInt(whole as string) * scale + BigInt(fraction || '0')) * per) / scale;
   return negative ? -ticks : ticks;
 }
 
@@ -111,5 +111,8 @@ export function formatTimespan(ticks: bigint): string {
 
 /** A datetime literal's text as DuckDB reads a TIMESTAMP (UTC, no zone suffix). */
 export function datetimeText(text: string): string {
-  return text.trim().replace(/Z$/i, '').replace(/([+-]00:?00)$/, '');
+  return text
+    .trim()
+    .replace(/Z$/i, '')
+    .replace(/([+-]00:?00)$/, '');
 }

@@ -89,7 +89,7 @@ export class Translator {
     const list = result.columns.map((column) => `${presentSql(ident(column.name), column.type)} AS ${ident(column.name)}`);
     const order = result.ordered ? ` ORDER BY ${ident(ORD)}` : '';
     const sql = `WITH ${this.chain.ctes.join(',\n')}\nSELECT ${list.join(', ') || 'NULL AS "__empty"'} FROM ${from(result)}${order} LIMIT ${limit}`;
-    return { sql, columns: [...result.columns], chart: this.chart };
+    return { sql, columns: result.columns.map((column) => ({ name: column.name, type: column.type })), chart: this.chart };
   }
 }
 

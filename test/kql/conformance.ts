@@ -38,7 +38,13 @@ function canonical(value: unknown, type: string | undefined): string {
   if (value === null || value === undefined) return 'null';
   if (type === 'Real' || (typeof value === 'number' && type !== 'Int')) {
     if (typeof value === 'string') return value;
-    return Number.isInteger(value) ? `${value}` : (value as number).toPrecision(12).replace(/\.?0+$/, '').replace(/\.?0+e/, 'e');
+    if (typeof value !== 'number') return JSON.stringify(value);
+    return Number.isInteger(value)
+      ? String(value)
+      : value
+          .toPrecision(12)
+          .replace(/\.?0+$/, '')
+          .replace(/\.?0+e/, 'e');
   }
   if (type === 'DateTime' && typeof value === 'string') return value.slice(0, 26);
   if (type === 'Dynamic' || typeof value === 'object') return JSON.stringify(sortKeys(value));
