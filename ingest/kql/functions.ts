@@ -23,7 +23,7 @@ type Translate = (call: Call) => string;
 const TICKS_PER_MICRO = 10;
 
 /** bin() for every binnable type; also used by summarize and make-series. */
-export function binSql(value: string, valueType: string, size: string, sizeType: string): string {
+function binSql(value: string, valueType: string, size: string, sizeType: string): string {
   if (valueType === 'datetime') {
     const micros = sizeType === 'timespan' ? `CAST(${size} // ${TICKS_PER_MICRO} AS BIGINT)` : `CAST(${size} AS BIGINT)`;
     return `make_timestamp(CAST(floor(epoch_us(${value}) / ${micros}) * ${micros} AS BIGINT))`;

@@ -1,12 +1,12 @@
 /** join (every kind), lookup and union. Output columns come from the analyzer, mapped by position. */
 import { ServiceError } from '../../runtime/errors.js';
-import { child, children, columnsOf, kindOf, type KNode } from './kusto.js';
+import { child, children, kindOf, type KNode } from './kusto.js';
 import { from, type Column, type Relation } from './relation.js';
 import { coerce } from './sources.js';
 import { ident } from './sql-text.js';
 import type { OperatorContext } from './operators.js';
 
-export function parameter(node: KNode, name: string): string | null {
+function parameter(node: KNode, name: string): string | null {
   for (const item of children(node, 'Parameters')) {
     const declared = child(child(item, 'Name') as KNode, 'SimpleName') as unknown as string;
     if (declared === name) return (child(item, 'Expression') as KNode).ToString().trim();
@@ -111,5 +111,3 @@ export function union(inputs: readonly Relation[], ctx: OperatorContext, output:
   });
   return ctx.chain.add(parts.join(' UNION ALL '), output, false);
 }
-
-export const resultColumns = (node: KNode): Column[] => columnsOf(node.ResultType);

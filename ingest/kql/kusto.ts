@@ -118,7 +118,7 @@ export interface TableSchema {
   readonly columns: readonly { readonly name: string; readonly type: string }[];
 }
 
-export interface KqlDiagnostic {
+interface KqlDiagnostic {
   readonly message: string;
   readonly code: string;
   /** 1-based */

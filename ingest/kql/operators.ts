@@ -104,7 +104,7 @@ export function summarize(node: KNode, input: Relation, ctx: OperatorContext, ou
 }
 
 /** ORDER BY terms of sort/top expressions: Kusto sorts descending by default, nulls last when descending, first when ascending. */
-export function orderTerms(expressions: readonly KNode[], scope: ScalarScope): string[] {
+function orderTerms(expressions: readonly KNode[], scope: ScalarScope): string[] {
   return expressions.map((expression) => {
     let value = expression;
     let direction = 'DESC';

@@ -23,7 +23,7 @@ export interface KqlOptions {
 }
 
 /** Parses, checks and translates; throws `kql_error` with line and column. */
-export function compileKql(
+function compileKql(
   query: string,
   tables: readonly SourceTable[],
   limit: number,

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { runKql } from '../../ingest/kql/run.js';
 
-export const CASES_PATH = fileURLToPath(new URL('../../../shared/conformance/kql/cases.jsonl', import.meta.url));
+const CASES_PATH = fileURLToPath(new URL('../../../shared/conformance/kql/cases.jsonl', import.meta.url));
 
 interface Case {
   id: string;
@@ -86,7 +86,7 @@ function compare(expected: Case, rows: unknown[][]): string | null {
   return null;
 }
 
-export function loadCases(): Case[] {
+function loadCases(): Case[] {
   return readFileSync(CASES_PATH, 'utf8')
     .split('\n')
     .filter((line) => line.trim())
