@@ -12,10 +12,11 @@ import { fileCommands } from './commands/files.js';
 import { graphCommands } from './commands/graph.js';
 import { ingestCommands } from './commands/ingest.js';
 import { reportCommands } from './commands/run-reports.js';
+import { kqlCommands } from './commands/kql.js';
 import { CliError, EXIT, usage } from './errors.js';
 import { Output, type GlobalFlags } from './output.js';
 
-export const COMMANDS: readonly Command[] = [...graphCommands, ...fileCommands, ...ingestCommands, ...reportCommands];
+export const COMMANDS: readonly Command[] = [...graphCommands, ...fileCommands, ...ingestCommands, ...reportCommands, ...kqlCommands];
 const GROUPS = new Set(COMMANDS.filter((command) => command.name.includes(' ')).map((command) => command.name.split(' ')[0] as string));
 
 const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = {
