@@ -18,7 +18,7 @@ export const kqlCommands: readonly Command[] = [
     options: { realm: { type: 'string' }, limit: { type: 'string' }, 'timeout-ms': { type: 'string' } },
     positionals: { min: 1, max: 1 },
     run: async ({ args, api, output }) => {
-      const body: Record<string, unknown> = { query: args.positionals[0] as string, realm: args.string('realm') ?? 'default' };
+      const body: Record<string, unknown> = { query: args.positionals[0], realm: args.string('realm') ?? 'default' };
       if (args.string('limit') !== undefined) body['limit'] = args.integer('limit', 10_000, 1, 100_000);
       if (args.string('timeout-ms') !== undefined) body['timeout_ms'] = args.integer('timeout-ms', 30_000, 1, 300_000);
       const answer = await api().json<KqlAnswer>('POST', '/context/kql', { body });
