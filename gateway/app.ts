@@ -26,7 +26,6 @@ import { UserService } from '../domains/users/service.js';
 import { PlatformService } from '../domains/platform/service.js';
 import { SettingsService } from '../domains/settings/service.js';
 import { ContextQueryService } from '../domains/context-query/service.js';
-import { warmKusto } from '../ingest/kql/kusto.js';
 import { ApiKeyService } from '../domains/api-keys/service.js';
 import { WebhookSampleService } from '../domains/webhook-samples/service.js';
 import { ArtifactService } from '../domains/artifacts/service.js';
@@ -123,8 +122,6 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     registerCoreProbes(health, config, store);
     contextTables = new ContextTables(config, logger);
     await contextTables.open(health);
-    // the KQL parser's first analysis takes seconds: done once in the background (not under vitest, where most suites never query KQL)
-    if (!process.env['VITEST']) void warmKusto();
     const identity = new IdentityService(config, collections, createOrganizationProvisioner(collections), clock);
     // runs a previous process left in flight are finalized before any new one starts
     await finalizeInterruptedRuns(collections, logger, failInterruptedReply(collections.chatMessages));

@@ -104,7 +104,7 @@ export const ERROR_CATALOG = {
     retryable: false,
     when: "KQL over context tables is the Advanced tier: the organization's setting context_tier is basic",
   },
-  query_timeout: { status: 408, fault: 'user', retryable: false, when: 'a context query ran longer than its timeout_ms and was interrupted' },
+  query_timeout: { status: 422, fault: 'user', retryable: false, when: 'a context query ran longer than its timeout_ms and was interrupted' },
   invalid_node_id: { status: 400, fault: 'user', retryable: false, when: 'a graph node id is not of the form Label:key (URL-encoded), e.g. Service:payments' },
   egress_refused: {
     status: 422,

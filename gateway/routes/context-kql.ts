@@ -15,7 +15,7 @@ const kqlBody = z.strictObject({
   query: z.string().trim().min(1, { message: 'query must not be empty' }).max(100_000),
   realm: REALM_NAME,
   limit: z.number().int().min(1).max(100_000).default(10_000).describe('most rows returned (stats.truncated tells when more matched)'),
-  timeout_ms: z.number().int().min(1).max(300_000).default(30_000).describe('the query is interrupted after this long (408 query_timeout)'),
+  timeout_ms: z.number().int().min(1).max(300_000).default(30_000).describe('the query is interrupted after this long (422 query_timeout)'),
 });
 
 const kqlResponse = z.object({

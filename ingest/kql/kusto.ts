@@ -186,19 +186,3 @@ function scalarKey(type: string): string {
   };
   return keys[type] ?? 'Dynamic';
 }
-
-let warming: Promise<void> | null = null;
-
-/** Loads the library and runs one analysis off the request path; later parses take milliseconds. */
-export function warmKusto(): Promise<void> {
-  warming ??= new Promise((resolve) => {
-    setImmediate(() => {
-      try {
-        analyze('print x = 1 | where x > 0 | summarize count() by bin(x, 1)', []);
-      } finally {
-        resolve();
-      }
-    });
-  });
-  return warming;
-}

@@ -174,7 +174,7 @@ describe('POST /context/kql', () => {
       query: 'range x from 1 to 3000000000 step 1 | summarize dcount(x % 1000003), sum(x)',
       timeout_ms: 200,
     });
-    expect(slow.status).toBe(408);
+    expect(slow.status).toBe(422);
     expect(slow.body.error.code).toBe('query_timeout');
   });
 });
