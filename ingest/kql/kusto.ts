@@ -2,8 +2,8 @@
  * Microsoft's KQL parser and semantic analyzer (`@kusto/language-service-next`,
  * a Bridge.NET build of Kusto.Language) loaded into this process. The Bridge.NET
  * runtime (`bridge.js`) must be loaded first: it defines the globals the
- * library module extends. The first parse compiles a lot of code (~2-7 s), so
- * `warmKusto()` runs one in the background at start.
+ * library module extends. The first parse compiles a lot of code (~2-7 s); it is
+ * paid by the first KQL request (no warm-up at start yet).
  *
  * The syntax tree is reached through the narrow `KNode` view below: typed
  * children by property name (`child`, `children`), kinds by name.
