@@ -14,10 +14,19 @@ import { graphImportCommands } from './commands/graph-import.js';
 import { ingestCommands } from './commands/ingest.js';
 import { provisionCommands } from './commands/provision.js';
 import { reportCommands } from './commands/run-reports.js';
+import { kqlCommands } from './commands/kql.js';
 import { CliError, EXIT, usage } from './errors.js';
 import { Output, type GlobalFlags } from './output.js';
 
-export const COMMANDS: readonly Command[] = [...graphCommands, ...graphImportCommands, ...fileCommands, ...ingestCommands, ...reportCommands, ...provisionCommands];
+export const COMMANDS: readonly Command[] = [
+  ...graphCommands,
+  ...graphImportCommands,
+  ...fileCommands,
+  ...ingestCommands,
+  ...reportCommands,
+  ...kqlCommands,
+  ...provisionCommands,
+];
 const GROUPS = new Set(COMMANDS.filter((command) => command.name.includes(' ')).map((command) => command.name.split(' ')[0] as string));
 
 const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = {

@@ -18,6 +18,7 @@ export const SETTINGS_DEFAULTS: SettingsFields = {
   embedding_model: null,
   auto_embed_on_ingest: false,
   approval_timeout_secs: DEFAULT_APPROVAL_TIMEOUT_SECS,
+  context_tier: 'basic',
 };
 
 export function createOrganizationProvisioner(collections: Collections) {

@@ -25,6 +25,7 @@ import { RoleService } from '../domains/roles/service.js';
 import { UserService } from '../domains/users/service.js';
 import { PlatformService } from '../domains/platform/service.js';
 import { SettingsService } from '../domains/settings/service.js';
+import { ContextQueryService } from '../domains/context-query/service.js';
 import { ApiKeyService } from '../domains/api-keys/service.js';
 import { WebhookSampleService } from '../domains/webhook-samples/service.js';
 import { ArtifactService } from '../domains/artifacts/service.js';
@@ -310,6 +311,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       memoryGraph: new MemoryGraph(collections, graph, graphChanges),
       mcpApprovals: new McpApprovals(collections, () => clock.now()),
       loginAudit: new LoginAudit(activity, collections),
+      contextQuery: new ContextQueryService(collections, contextTables),
       policySourceService: new PolicySourceService({
         collections,
         bundles: policyBundles,

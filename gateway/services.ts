@@ -65,6 +65,7 @@ import type { GraphChanges } from '../runtime/graph/changes.js';
 import type { MemoryGraph } from '../domains/memory/graph-sync.js';
 import type { RagService } from '../domains/rag/service.js';
 import type { RagSearch } from '../domains/rag/search.js';
+import type { ContextQueryService } from '../domains/context-query/service.js';
 
 /** What route modules are built from; assembled once in gateway/app.ts. */
 export interface Services {
@@ -75,6 +76,8 @@ export interface Services {
   readonly logger: Logger;
   /** DuckDB context tables: ingest, runs, reads */
   readonly contextTables: ContextTables;
+  /** KQL over context tables (Advanced tier) */
+  readonly contextQuery: ContextQueryService;
   /** supervises every actor (agent runs, later tasks, bindings, workers) */
   readonly supervisor: Supervisor;
   /** starts agent runs, follows their transcripts, answers approvals */

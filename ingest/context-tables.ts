@@ -14,6 +14,8 @@ import { listRuns, type RunPage } from './ledger.js';
 import { SpillFolder } from './spill.js';
 import { listTables, schemaName, TableCatalog, type TableInfo } from './table-catalog.js';
 import { readRows, type RowsCursor, type RowsPage } from './table-rows.js';
+import { realmSources } from './kql/context-sources.js';
+import { runKql, type KqlOptions, type KqlResult } from './kql/run.js';
 
 export class ContextTables {
   readonly engine: ContextEngine;
@@ -55,6 +57,11 @@ export class ContextTables {
 
   readRows(orgId: string, realm: string, table: string, limit: number, after: RowsCursor | null): Promise<RowsPage | null> {
     return this.engine.use((connection) => readRows(connection, schemaName(orgId, realm), table, limit, after));
+  }
+
+  /** A KQL query over one realm's tables (ingest/kql/). */
+  queryKql(orgId: string, realm: string, query: string, options: KqlOptions): Promise<KqlResult> {
+    return this.engine.use(async (connection) => runKql(connection, query, await realmSources(connection, orgId, realm), options));
   }
 
   listRuns(orgId: string, pipelineId: string, limit: number, before: number | null): Promise<RunPage> {

@@ -92,6 +92,19 @@ export const ERROR_CATALOG = {
     retryable: true,
     when: 'the context tables engine (DuckDB) refuses work, e.g. its file is locked by another process; retry with backoff',
   },
+  kql_error: {
+    status: 400,
+    fault: 'user',
+    retryable: false,
+    when: 'a KQL query (POST /context/kql) does not parse, names something unknown, or uses a construct the translation does not support (details: line, column, code)',
+  },
+  advanced_tier_required: {
+    status: 403,
+    fault: 'user',
+    retryable: false,
+    when: "KQL over context tables is the Advanced tier: the organization's setting context_tier is basic",
+  },
+  query_timeout: { status: 422, fault: 'user', retryable: false, when: 'a context query ran longer than its timeout_ms and was interrupted' },
   invalid_node_id: { status: 400, fault: 'user', retryable: false, when: 'a graph node id is not of the form Label:key (URL-encoded), e.g. Service:payments' },
   egress_refused: {
     status: 422,

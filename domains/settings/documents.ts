@@ -15,4 +15,6 @@ export interface SettingsDoc extends StoredFields {
   readonly embedding_model: string | null;
   readonly auto_embed_on_ingest: boolean;
   readonly approval_timeout_secs: number;
+  /** the Context Engine tier: `advanced` opens KQL over context tables. Absent on older records: read as basic */
+  readonly context_tier?: 'basic' | 'advanced';
 }

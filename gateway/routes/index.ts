@@ -16,6 +16,7 @@ import { userRoutes } from './users.js';
 import { contextPipelineRoutes } from './context-pipelines.js';
 import { contextIngestRoutes } from './context-ingest.js';
 import { contextTableRoutes } from './context-tables.js';
+import { contextKqlRoutes } from './context-kql.js';
 import { chatRoutes } from './chat.js';
 import { chatToolCallRoutes } from './chat-tool-calls.js';
 import { runtimeRoutes } from './runtime.js';
@@ -63,6 +64,7 @@ export function allRoutes(services: Services, table: () => readonly AnyRoute[]):
     ...contextPipelineRoutes(services),
     ...contextIngestRoutes(services),
     ...contextTableRoutes(services),
+    ...contextKqlRoutes(services),
     ...chatRoutes(services),
     ...chatToolCallRoutes(services),
     ...runtimeRoutes(services),

@@ -48,6 +48,9 @@ const settingsInput = z.strictObject({
     .int({ message: 'approval_timeout_secs must be an integer' })
     .min(1, { message: 'approval_timeout_secs is at least 1' })
     .max(MAX_APPROVAL_TIMEOUT_SECS, { message: `approval_timeout_secs is at most ${MAX_APPROVAL_TIMEOUT_SECS}` }),
+  context_tier: z
+    .enum(['basic', 'advanced'], { message: 'context_tier is "basic" or "advanced"' })
+    .describe('advanced opens KQL over context tables (POST /context/kql)'),
 });
 /** PUT and PATCH read the same fields; they differ in what an omitted field means. */
 const settingsBody = settingsInput.partial();
@@ -61,6 +64,7 @@ const settingsSchema = z.object({
   embedding_model: z.string().nullable(),
   auto_embed_on_ingest: z.boolean(),
   approval_timeout_secs: z.number().int(),
+  context_tier: z.enum(['basic', 'advanced']),
 });
 
 const present = ({ settings, organizationName }: OrgSettings) => ({
@@ -72,6 +76,7 @@ const present = ({ settings, organizationName }: OrgSettings) => ({
   embedding_model: settings.embedding_model,
   auto_embed_on_ingest: settings.auto_embed_on_ingest,
   approval_timeout_secs: settings.approval_timeout_secs,
+  context_tier: settings.context_tier ?? 'basic',
 });
 
 export function settingsRoutes({ settings }: Services): AnyRoute[] {

@@ -11,6 +11,7 @@ const DEFAULTS = {
   embedding_model: null,
   auto_embed_on_ingest: false,
   approval_timeout_secs: 900,
+  context_tier: 'basic',
 };
 
 describe('settings', () => {

@@ -1,0 +1,188 @@
+/**
+ * Microsoft's KQL parser and semantic analyzer (`@kusto/language-service-next`,
+ * a Bridge.NET build of Kusto.Language) loaded into this process. The Bridge.NET
+ * runtime (`bridge.js`) must be loaded first: it defines the globals the
+ * library module extends. The first parse compiles a lot of code (~2-7 s); it is
+ * paid by the first KQL request (no warm-up at start yet).
+ *
+ * The syntax tree is reached through the narrow `KNode` view below: typed
+ * children by property name (`child`, `children`), kinds by name.
+ */
+import { createRequire } from 'node:module';
+
+export interface KSymbol {
+  readonly Name: string;
+  readonly Kind: number;
+  readonly Columns?: { readonly Count: number; getItem(index: number): KSymbol };
+  readonly Type?: KSymbol;
+}
+
+export interface KNode {
+  readonly Kind: number;
+  readonly IsToken: boolean;
+  readonly IsMissing: boolean;
+  readonly ChildCount: number;
+  readonly TextStart: number;
+  readonly Text?: string | null;
+  readonly ValueText?: string | null;
+  readonly ResultType?: KSymbol | null;
+  readonly ReferencedSymbol?: KSymbol | null;
+  GetChild(index: number): KNode | null;
+  ToString(): string;
+}
+
+interface KList {
+  readonly Count: number;
+  getItem(index: number): unknown;
+}
+
+interface KDiagnostic {
+  readonly Message: string;
+  readonly Start: number;
+  readonly Length: number;
+  readonly Severity: string;
+  readonly Code: string;
+}
+
+interface KCode {
+  readonly Syntax: KNode;
+  GetDiagnostics(): KList;
+}
+
+interface KustoApi {
+  Language: {
+    KustoCode: { ParseAndAnalyze(text: string, globals: unknown): KCode };
+    GlobalState: { Default: { WithDatabase(database: unknown): unknown } };
+    Syntax: { SyntaxKind: Record<string, number> };
+    Symbols: {
+      ScalarTypes: Record<string, KSymbol>;
+      ColumnSymbol: new (name: string, type: KSymbol, description: null, original: null, source: null, examples: null) => KSymbol;
+      TableSymbol: { $ctor4: new (name: string, columns: KSymbol[]) => KSymbol };
+      DatabaseSymbol: { ctor: new (name: string, members: KSymbol[]) => KSymbol };
+    };
+  };
+}
+
+let api: KustoApi | null = null;
+let kindNames: string[] = [];
+
+function kusto(): KustoApi {
+  if (api) return api;
+  const require = createRequire(import.meta.url);
+  require('@kusto/language-service-next/bridge.js');
+  require('@kusto/language-service-next/Kusto.Language.Bridge.js');
+  api = (globalThis as unknown as { Kusto: KustoApi }).Kusto;
+  const kinds = api.Language.Syntax.SyntaxKind;
+  kindNames = [];
+  for (const [name, value] of Object.entries(kinds)) if (typeof value === 'number') kindNames[value] = name;
+  return api;
+}
+
+/** The syntax kind's name (`FilterOperator`, `AddExpression`, ...). */
+export const kindOf = (node: KNode): string => kindNames[node.Kind] ?? 'Unknown';
+
+/** A named child (`Condition`, `Expression`, ...), or null. */
+export function child(node: KNode, name: string): KNode | null {
+  const value = (node as unknown as Record<string, unknown>)[name];
+  return (value ?? null) as KNode | null;
+}
+
+/** The elements of a list-valued child, separators dropped. */
+export function children(node: KNode, name: string): KNode[] {
+  const list = (node as unknown as Record<string, unknown>)[name] as KList | null | undefined;
+  if (!list) return [];
+  const result: KNode[] = [];
+  for (let index = 0; index < list.Count; index += 1) {
+    const item = list.getItem(index) as KNode & { Element?: KNode };
+    const element = kindNames[item.Kind] === 'SeparatedElement' ? child(item, 'Element') : item;
+    if (element) result.push(element);
+  }
+  return result;
+}
+
+/** The columns of a tabular symbol. */
+export function columnsOf(symbol: KSymbol | null | undefined): { name: string; type: string }[] {
+  const columns = symbol?.Columns;
+  if (!columns) return [];
+  const result: { name: string; type: string }[] = [];
+  for (let index = 0; index < columns.Count; index += 1) {
+    const column = columns.getItem(index);
+    result.push({ name: column.Name, type: column.Type?.Name ?? 'dynamic' });
+  }
+  return result;
+}
+
+export interface TableSchema {
+  readonly name: string;
+  /** Kusto scalar type names: string, long, real, datetime, dynamic, ... */
+  readonly columns: readonly { readonly name: string; readonly type: string }[];
+}
+
+interface KqlDiagnostic {
+  readonly message: string;
+  readonly code: string;
+  /** 1-based */
+  readonly line: number;
+  readonly column: number;
+}
+
+export interface Analyzed {
+  readonly root: KNode;
+  readonly errors: KqlDiagnostic[];
+}
+
+function position(text: string, offset: number): { line: number; column: number } {
+  const before = text.slice(0, Math.max(0, offset));
+  const lines = before.split('\n');
+  return { line: lines.length, column: (lines.at(-1)?.length ?? 0) + 1 };
+}
+
+/** Parses and analyzes `text` against one database holding `tables`. */
+export function analyze(text: string, tables: readonly TableSchema[]): Analyzed {
+  const K = kusto();
+  const { Symbols } = K.Language;
+  const symbols = tables.map(
+    (table) =>
+      new Symbols.TableSymbol.$ctor4(
+        table.name,
+        table.columns.map(
+          (column) =>
+            new Symbols.ColumnSymbol(
+              column.name,
+              Symbols.ScalarTypes[scalarKey(column.type)] ?? (Symbols.ScalarTypes['Dynamic'] as KSymbol),
+              null,
+              null,
+              null,
+              null,
+            ),
+        ),
+      ),
+  );
+  const database = new Symbols.DatabaseSymbol.ctor('context', symbols);
+  const globals = K.Language.GlobalState.Default.WithDatabase(database);
+  const code = K.Language.KustoCode.ParseAndAnalyze(text, globals);
+  const list = code.GetDiagnostics();
+  const errors: KqlDiagnostic[] = [];
+  for (let index = 0; index < list.Count; index += 1) {
+    const diagnostic = list.getItem(index) as KDiagnostic;
+    if (diagnostic.Severity !== 'Error') continue;
+    errors.push({ message: diagnostic.Message, code: diagnostic.Code, ...position(text, diagnostic.Start) });
+  }
+  return { root: code.Syntax, errors };
+}
+
+function scalarKey(type: string): string {
+  const keys: Record<string, string> = {
+    string: 'String',
+    long: 'Long',
+    int: 'Int',
+    real: 'Real',
+    bool: 'Bool',
+    datetime: 'DateTime',
+    timespan: 'TimeSpan',
+    dynamic: 'Dynamic',
+    guid: 'Guid',
+    decimal: 'Decimal',
+  };
+  return keys[type] ?? 'Dynamic';
+}

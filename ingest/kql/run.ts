@@ -1,0 +1,99 @@
+/**
+ * One KQL query end to end on a DuckDB connection: analyze (with the tables'
+ * schemas, so unknown names are errors), translate, run under a timeout
+ * (`interrupt()` stops DuckDB), and turn the values into JSON.
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { ServiceError } from '../../runtime/errors.js';
+import { analyze, type TableSchema } from './kusto.js';
+import { formatTimespan } from './sql-text.js';
+import { translate, type SourceTable } from './translate.js';
+
+export interface KqlResult {
+  readonly columns: { name: string; type: string }[];
+  readonly rows: unknown[][];
+  readonly stats: { row_count: number; truncated: boolean; elapsed_ms: number; chart: string | null };
+  /** the DuckDB SQL that ran (for benchmarks and debugging; not part of the HTTP answer) */
+  readonly sql: string;
+}
+
+export interface KqlOptions {
+  readonly limit: number;
+  readonly timeoutMs: number;
+}
+
+/** Parses, checks and translates; throws `kql_error` with line and column. */
+function compileKql(
+  query: string,
+  tables: readonly SourceTable[],
+  limit: number,
+): { sql: string; columns: { name: string; type: string }[]; chart: string | null } {
+  const schemas: TableSchema[] = tables.map((table) => ({ name: table.name, columns: table.columns }));
+  const analyzed = analyze(query, schemas);
+  const first = analyzed.errors[0];
+  if (first) {
+    throw new ServiceError('kql_error', `${first.message} (line ${first.line}, column ${first.column})`, {
+      line: first.line,
+      column: first.column,
+      code: first.code,
+      errors: analyzed.errors.slice(0, 10),
+    });
+  }
+  return translate(analyzed, new Map(tables.map((table) => [table.name, table])), limit);
+}
+
+function present(value: unknown, type: string): unknown {
+  if (value === null || value === undefined) return null;
+  switch (type) {
+    case 'long':
+    case 'int':
+      if (typeof value === 'bigint')
+        return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value.toString();
+      return value;
+    case 'timespan':
+      return formatTimespan(BigInt(value as bigint | number));
+    case 'real':
+    case 'decimal': {
+      const number = Number(value);
+      if (Number.isNaN(number)) return 'NaN';
+      if (!Number.isFinite(number)) return number > 0 ? 'Infinity' : '-Infinity';
+      return number;
+    }
+    case 'dynamic':
+      return typeof value === 'string' ? (JSON.parse(value) as unknown) : value;
+    case 'bool':
+      return Boolean(value);
+    default:
+      return typeof value === 'string' ? value : JSON.stringify(value);
+  }
+}
+
+export async function runKql(connection: DuckDBConnection, query: string, tables: readonly SourceTable[], options: KqlOptions): Promise<KqlResult> {
+  const started = performance.now();
+  const compiled = compileKql(query, tables, options.limit + 1);
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    connection.interrupt();
+  }, options.timeoutMs);
+  let raw: unknown[][];
+  try {
+    raw = (await connection.runAndReadAll(compiled.sql)).getRowsJS();
+  } catch (error) {
+    if (timedOut)
+      throw new ServiceError('query_timeout', `the query ran longer than ${options.timeoutMs} ms and was stopped`, { timeout_ms: options.timeoutMs });
+    const message = (error as Error).message.split('\n')[0] ?? 'query failed';
+    if (/^(Out of Memory|IO|FATAL) Error/.test(message)) throw error;
+    throw new ServiceError('kql_error', `the query failed while running: ${message}`, { stage: 'execution' });
+  } finally {
+    clearTimeout(timer);
+  }
+  const truncated = raw.length > options.limit;
+  const rows = raw.slice(0, options.limit).map((row) => compiled.columns.map((column, index) => present(row[index], column.type)));
+  return {
+    columns: compiled.columns,
+    rows,
+    stats: { row_count: rows.length, truncated, elapsed_ms: Math.round(performance.now() - started), chart: compiled.chart },
+    sql: compiled.sql,
+  };
+}
