@@ -8,7 +8,16 @@
 import type { Attributes, ResourceKind, Value } from '../schema.js';
 
 const SETTINGS_ID = 'org-settings';
-const FIELDS = ['organization_name', 'llm_provider', 'llm_model', 'llm_base_url', 'embedding_model', 'auto_embed_on_ingest', 'approval_timeout_secs'] as const;
+const FIELDS = [
+  'organization_name',
+  'llm_provider',
+  'llm_model',
+  'llm_base_url',
+  'embedding_model',
+  'auto_embed_on_ingest',
+  'approval_timeout_secs',
+  'context_tier',
+] as const;
 type SettingsView = Record<(typeof FIELDS)[number] | 'llm_api_key', Value>;
 
 const state = (view: SettingsView): Attributes => {
@@ -38,6 +47,7 @@ export const settingsKind: ResourceKind = {
     embedding_model: { type: 'string', optional: true, computed: true, description: 'model of embeddings' },
     auto_embed_on_ingest: { type: 'bool', optional: true, computed: true, description: 'embed ingested text and memory in the background' },
     approval_timeout_secs: { type: 'number', optional: true, computed: true, description: 'how long an approval waits before it is denied' },
+    context_tier: { type: 'string', optional: true, computed: true, description: '`basic` (Cypher) or `advanced` (adds KQL over context tables)' },
   },
   create: write,
   read: async (api) => state(await api.json<SettingsView>('GET', '/settings')),
