@@ -25,6 +25,8 @@ export interface CommandContext {
   /** the API client; reading it checks the environment (exit 3/4) */
   readonly api: () => ApiClient;
   readonly readStdin: () => Promise<string>;
+  /** the process environment, read only in main.ts (provision's TF_VAR_ values) */
+  readonly env: NodeJS.ProcessEnv;
 }
 
 type Values = Readonly<Record<string, string | boolean | (string | boolean)[] | undefined>>;

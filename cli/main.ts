@@ -119,6 +119,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       output,
       api: () => (client ??= new ApiClient(readEnvironment(env), (line) => output.trace(line))),
       readStdin,
+      env,
     });
     return EXIT.ok;
   } catch (error) {

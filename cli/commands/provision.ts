@@ -29,10 +29,10 @@ interface Workspace {
   readonly input: EvaluationInput;
 }
 
-async function workspace(args: Args): Promise<Workspace> {
+async function workspace(args: Args, env: NodeJS.ProcessEnv): Promise<Workspace> {
   const folder = resolve(args.string('dir') ?? '.');
   const variables = new Map<string, string>();
-  for (const [key, value] of Object.entries(process.env)) if (key.startsWith('TF_VAR_') && value !== undefined) variables.set(key.slice(7), value);
+  for (const [key, value] of Object.entries(env)) if (key.startsWith('TF_VAR_') && value !== undefined) variables.set(key.slice(7), value);
   for (const item of args.list('var')) {
     const at = item.indexOf('=');
     if (at <= 0) throw usage(`--var takes NAME=VALUE, got "${item}"`);
@@ -46,8 +46,8 @@ async function workspace(args: Args): Promise<Workspace> {
 }
 
 /** plan then (for apply/destroy) carry it out, under the state lock */
-async function planAndMaybeApply({ args, api, output }: CommandContext, mode: 'plan' | 'apply' | 'destroy'): Promise<void> {
-  const { statePath, input } = await workspace(args);
+async function planAndMaybeApply({ args, api, output, env }: CommandContext, mode: 'plan' | 'apply' | 'destroy'): Promise<void> {
+  const { statePath, input } = await workspace(args, env);
   const client: ApiClient = api();
   const unlock = mode === 'plan' ? () => undefined : lockState(statePath);
   try {
@@ -111,9 +111,9 @@ export const provisionCommands: readonly Command[] = [
     usage: ['<address> <id> ' + FOLDER_USAGE],
     options: FOLDER_OPTIONS,
     positionals: { min: 2, max: 2 },
-    run: async ({ args, api, output }) => {
+    run: async ({ args, api, output, env }) => {
       const [address, id] = args.positionals as [string, string];
-      const { statePath, input } = await workspace(args);
+      const { statePath, input } = await workspace(args, env);
       const block = input.config.resources.find((candidate) => candidate.address === address);
       if (!block) throw usage(`${address} is not declared in the configuration`);
       const kind = kindOf(block);

@@ -7,7 +7,6 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse } from '@cdktf/hcl2json';
 import { usage } from '../errors.js';
 import type { Value } from './schema.js';
 
@@ -46,7 +45,10 @@ const blockOf = (value: unknown): Json => (Array.isArray(value) ? ((value[0] ?? 
 async function readFile(folder: string, file: string): Promise<Json> {
   const text = readFileSync(join(folder, file), 'utf8');
   try {
-    return file.endsWith('.tf.json') ? (JSON.parse(text) as Json) : ((await parse(file, text)) as Json);
+    if (file.endsWith('.tf.json')) return JSON.parse(text) as Json;
+    // loaded on first use: the package starts its WebAssembly parser as it is imported
+    const { parse } = await import('@cdktf/hcl2json');
+    return (await parse(file, text)) as Json;
   } catch (error) {
     throw usage(`${file}: ${(error as Error).message}`);
   }

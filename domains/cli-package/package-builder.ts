@@ -6,8 +6,8 @@
  * start. Built once per process, on the first request that needs it.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
@@ -38,6 +38,51 @@ function packageRoot(): string {
   return folder;
 }
 
+/**
+ * Packages shipped beside the bundle instead of inside it: `@cdktf/hcl2json`
+ * loads its WebAssembly from its own folder at run time, which a bundle
+ * cannot hold. They go under `package/node_modules/` with their dependencies.
+ */
+const UNBUNDLED = ['@cdktf/hcl2json'] as const;
+
+/** the folder of `name` as Node would resolve it from `from` (a package folder), walking up to the project root */
+function packageFolder(name: string, from: string, root: string): string {
+  for (let folder = from; ; folder = dirname(folder)) {
+    const candidate = join(folder, 'node_modules', name);
+    if (existsSync(join(candidate, 'package.json'))) return candidate;
+    if (folder === root || dirname(folder) === folder) throw new Error(`cli package: cannot find ${name} from ${from}`);
+  }
+}
+
+function filesUnder(folder: string): string[] {
+  return readdirSync(folder)
+    .sort()
+    .flatMap((entry) => {
+      const path = join(folder, entry);
+      return statSync(path).isDirectory() ? filesUnder(path) : [path];
+    });
+}
+
+/** every file of the unbundled packages and of their dependencies, as tar entries under node_modules/ */
+function unbundledEntries(root: string): { name: string; body: Buffer; mode: number }[] {
+  const entries = new Map<string, { name: string; body: Buffer; mode: number }>();
+  const pending: { name: string; from: string }[] = UNBUNDLED.map((name) => ({ name, from: root }));
+  const seen = new Set<string>();
+  while (pending.length > 0) {
+    const { name, from } = pending.shift() as { name: string; from: string };
+    const folder = packageFolder(name, from, root);
+    if (seen.has(folder)) continue;
+    seen.add(folder);
+    for (const file of filesUnder(folder)) {
+      const name = relative(root, file).split('\\').join('/');
+      entries.set(name, { name, body: readFileSync(file), mode: 0o644 });
+    }
+    const manifest = JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+    for (const dependency of Object.keys(manifest.dependencies ?? {})) pending.push({ name: dependency, from: folder });
+  }
+  return [...entries.values()];
+}
+
 async function bundle(root: string): Promise<Buffer> {
   const result = await build({
     entryPoints: [join(root, 'cli', 'main.ts')],
@@ -47,6 +92,7 @@ async function bundle(root: string): Promise<Buffer> {
     target: 'node20',
     write: false,
     logLevel: 'silent',
+    external: [...UNBUNDLED],
     // bundled CommonJS dependencies call require() for Node built-ins
     banner: { js: "import { createRequire as cliCreateRequire } from 'node:module'; const require = cliCreateRequire(import.meta.url);" },
   });
@@ -92,6 +138,7 @@ async function buildPackage(): Promise<CliPackage> {
       { name: 'package.json', body: Buffer.from(JSON.stringify(manifest, null, 2) + '\n'), mode: 0o644 },
       { name: 'README.md', body: Buffer.from(readme), mode: 0o644 },
       { name: `bin/${CLI_NAME}.mjs`, body: await bundle(root), mode: 0o755 },
+      ...unbundledEntries(root),
     ]),
     { level: 9 },
   );

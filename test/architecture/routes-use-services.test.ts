@@ -19,7 +19,8 @@ function offenders(): string[] {
     readFileSync(join(ROUTES, file), 'utf8')
       .split('\n')
       .forEach((line, index) => {
-        if (/collections/i.test(line)) found.push(`gateway/routes/${file}:${index + 1}: ${line.trim()}`);
+        // the store's handle (`collections.x`, `{ collections }`) or its modules; RAG's own "collections" (`/rag/collections`) are a resource name
+        if (/\bcollections\s*[.,}]|\{[^}]*\bcollections\b|collections\.js/.test(line)) found.push(`gateway/routes/${file}:${index + 1}: ${line.trim()}`);
       });
   }
   return found;

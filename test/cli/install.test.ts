@@ -76,6 +76,14 @@ describe('install.sh', () => {
       env: shellEnv({ SERVICE_API_URL: server.url, SERVICE_TOKEN: started.body.token as string }),
     });
     expect(JSON.parse(status.stdout)).toMatchObject({ connected: true, api_url: server.url });
+
+    // provisioning reads .tf files with a WebAssembly parser shipped beside the bundle
+    writeFileSync(join(home, 'main.tf'), 'resource "service_realm" "ops" {\n  name = "ops"\n}\n');
+    const plan = await run(command, ['provision', 'plan', '--dir', home, '--json'], {
+      cwd: home,
+      env: shellEnv({ SERVICE_API_URL: server.url, SERVICE_TOKEN: owner.token }),
+    });
+    expect(JSON.parse(plan.stdout)).toMatchObject({ summary: { create: 1, update: 0, replace: 0, delete: 0 } });
   }, 90_000);
 
   it('refuses a tarball whose SHA-256 differs from the one in the script and installs nothing', async () => {

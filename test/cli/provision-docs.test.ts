@@ -6,5 +6,5 @@ import { kindsMarkdown } from '../../cli/provision/docs.js';
 import { PROJECT_ROOT } from './run-cli.js';
 
 it('KINDS.md matches the schemas (regenerate: service-proxy-cli provision docs > cli/provision/KINDS.md)', () => {
-  expect(readFileSync(join(PROJECT_ROOT, 'cli', 'provision', 'KINDS.md'), 'utf8')).toBe(`${kindsMarkdown()}\n`);
+  expect(readFileSync(join(PROJECT_ROOT, 'cli', 'provision', 'KINDS.md'), 'utf8').trimEnd()).toBe(kindsMarkdown().trimEnd());
 });

@@ -32,7 +32,7 @@ export function handleEmbeddings(body: unknown, authorization: string | undefine
   const model = request?.['model'];
   const input = request?.['input'];
   if (typeof model !== 'string' || model === '') return { status: 400, body: openAiError(400, 'model is required') };
-  const texts = typeof input === 'string' ? [input] : Array.isArray(input) && input.every((item) => typeof item === 'string') ? (input) : null;
+  const texts = typeof input === 'string' ? [input] : Array.isArray(input) && input.every((item) => typeof item === 'string') ? input : null;
   if (texts === null || texts.length === 0 || texts.length > 2048) return { status: 400, body: openAiError(400, 'input must be a string or 1..2048 strings') };
   const dimension = dimensionOfModel(model);
   const tokens = texts.reduce((sum, text) => sum + Math.ceil(text.length / 4), 0);
