@@ -7,11 +7,10 @@
  * truncated vector.
  */
 import OpenAI from 'openai';
+import { openAiSdkClient } from './openai-provider.js';
 import { withRetry, type RetryOptions } from './retry.js';
 import { toAttemptError } from './sdk-errors.js';
 import { LlmError } from './types.js';
-
-const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
 /** how many texts one `/embeddings` request carries. @default 64 */
 const EMBEDDING_BATCH_SIZE = 64;
@@ -53,16 +52,7 @@ export class EmbeddingDimensionError extends Error {
 }
 
 export function createEmbeddingClient(options: EmbeddingClientOptions): EmbeddingClient {
-  const baseUrl = options.baseUrl ?? OPENAI_DEFAULT_BASE_URL;
-  const client = new OpenAI({
-    apiKey: options.apiKey,
-    baseURL: baseUrl,
-    organization: null,
-    project: null,
-    maxRetries: 0,
-    timeout: options.timeoutMs ?? 60_000,
-    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
-  });
+  const { client, baseUrl } = openAiSdkClient(options, 60_000);
   const batchSize = Math.max(1, options.batchSize ?? EMBEDDING_BATCH_SIZE);
 
   async function batch(texts: string[], signal: AbortSignal | undefined): Promise<number[][]> {

@@ -66,18 +66,31 @@ interface PendingCall {
   json: string;
 }
 
-export function createOpenAiProvider(options: ProviderClientOptions): LlmProvider {
+/**
+ * The official SDK's client for an OpenAI-compatible endpoint (chat and
+ * embeddings): every option given explicitly so it reads nothing from the
+ * environment, its own retries off (ours honour Retry-After), the egress
+ * guard's fetch when the URL is a tenant's.
+ */
+export function openAiSdkClient(
+  options: Pick<ProviderClientOptions, 'baseUrl' | 'apiKey' | 'timeoutMs' | 'fetch'>,
+  defaultTimeoutMs: number,
+): { readonly client: OpenAI; readonly baseUrl: string } {
   const baseUrl = options.baseUrl ?? OPENAI_DEFAULT_BASE_URL;
-  // every option given explicitly so the client reads nothing from the environment
   const client = new OpenAI({
     apiKey: options.apiKey,
     baseURL: baseUrl,
     organization: null,
     project: null,
     maxRetries: 0,
-    timeout: options.timeoutMs ?? 120_000,
+    timeout: options.timeoutMs ?? defaultTimeoutMs,
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
   });
+  return { client, baseUrl };
+}
+
+export function createOpenAiProvider(options: ProviderClientOptions): LlmProvider {
+  const { client, baseUrl } = openAiSdkClient(options, 120_000);
 
   async function* attempt(request: LlmRequest): AsyncGenerator<LlmEvent> {
     try {
