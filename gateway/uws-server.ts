@@ -44,11 +44,13 @@ const statusLine = (status: number): string => {
 const STREAMED_BODY_BUFFER_BYTES = 1024 * 1024;
 /**
  * An answer that comes before a streamed body's end waits while the rest of
- * the body is read and dropped (at most this long, and this much): closing a
- * socket whose receive buffer still holds the client's bytes sends a reset,
- * and a reset can reach the client before it has read the answer.
+ * the body is read and dropped (until the client pauses this long, for at most
+ * that long and this much): closing a socket whose receive buffer still holds
+ * the client's bytes sends a reset, and a reset can reach the client before it
+ * has read the answer.
  */
-const LINGER_MS = 2000;
+const LINGER_IDLE_MS = 2000;
+const LINGER_MAX_MS = 10_000;
 const LINGER_MAX_BYTES = 64 * 1024 * 1024;
 
 /** what the adapter waits for before it answers: null when nothing written is still uncommitted */
@@ -166,18 +168,30 @@ export async function listen(pipeline: Pipeline, host: string, port: number, com
     /** an early answer waiting for the rest of the body to be dropped (lingering close) */
     let lingering: (() => void) | null = null;
     let lingerTimer: NodeJS.Timeout | undefined;
+    let lingerDeadline = 0;
     const flushLingering = (): void => {
       clearTimeout(lingerTimer);
       const answer = lingering;
       lingering = null;
       answer?.();
     };
+    /**
+     * (Re)arms the wait for the client's next bytes. A timer that fires after
+     * a stalled event loop runs before the socket reads that piled up meanwhile,
+     * so the flush waits one more turn (setImmediate runs after the poll phase).
+     */
+    const armLinger = (): void => {
+      clearTimeout(lingerTimer);
+      const wait = Math.min(LINGER_IDLE_MS, lingerDeadline - Date.now());
+      lingerTimer = setTimeout(() => setImmediate(flushLingering), Math.max(0, wait));
+    };
 
     /** sends, or for an answer before the body's end, first drops the rest of the body (bounded) */
     const sendAfterBody = (response: HttpResponse): void => {
       if (!unread || dropRest === null || aborted) return send(response, unread);
       lingering = () => send(response, true);
-      lingerTimer = setTimeout(flushLingering, LINGER_MS);
+      lingerDeadline = Date.now() + LINGER_MAX_MS;
+      armLinger();
       dropRest();
     };
 
@@ -243,7 +257,9 @@ export async function listen(pipeline: Pipeline, host: string, port: number, com
           if (body.destroyed) {
             dropped += chunk.byteLength;
             if (isLast) unread = false;
-            if (lingering !== null && (isLast || dropped > LINGER_MAX_BYTES)) flushLingering();
+            if (lingering === null) return;
+            if (isLast || dropped > LINGER_MAX_BYTES) flushLingering();
+            else armLinger();
             return;
           }
           received += chunk.byteLength;
@@ -254,6 +270,12 @@ export async function listen(pipeline: Pipeline, host: string, port: number, com
           if (isLast) {
             unread = false;
             body.push(null);
+            // uWS hands over what it had buffered even while paused, the end included: a socket left
+            // paused would never read the next request on this keep-alive connection
+            if (paused && !aborted) {
+              paused = false;
+              res.resume();
+            }
           } else if (!wantsMore && !paused && !aborted) {
             // the handler is behind: stop reading from the socket until it asks for more
             paused = true;

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
-import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import { Agent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PARTIAL_SUFFIX } from '../../runtime/files/paths.js';
@@ -22,9 +22,13 @@ beforeAll(async () => ({ server, owner } = await oneOrg({ FILES_MAX_UPLOAD_BYTES
 afterAll(async () => server.stop());
 
 /** a chunked PUT (no content-length): the caller writes the body, and reads the answer from `response` */
-function chunkedPut(path: string): { request: ClientRequest; response: Promise<{ status: number; body: Record<string, any> }> } {
+function chunkedPut(path: string, agent?: Agent): { request: ClientRequest; response: Promise<{ status: number; body: Record<string, any> }> } {
   const url = new URL(`${server.url}/files/content?path=${encodeURIComponent(path)}`);
-  const request = httpRequest(url, { method: 'PUT', headers: { authorization: `Bearer ${owner.token}`, 'transfer-encoding': 'chunked' } });
+  const request = httpRequest(url, {
+    ...(agent ? { agent } : {}),
+    method: 'PUT',
+    headers: { authorization: `Bearer ${owner.token}`, 'transfer-encoding': 'chunked' },
+  });
   const response = new Promise<{ status: number; body: Record<string, any> }>((resolve, reject) => {
     request.on('response', (message: IncomingMessage) => {
       let text = '';
@@ -73,6 +77,22 @@ describe('streamed uploads', () => {
     expect(answer.body['error']).toMatchObject({ code: 'payload_too_large', details: { limit_bytes: LIMIT } });
     await until(() => partials().length === 0, 'the partial file to go');
     expect((await server.request('GET', '/files/info?path=too-big.bin', { token: owner.token })).status).toBe(404);
+  });
+
+  it('reads the next upload on a keep-alive connection after a body that ended while reading was paused', async () => {
+    // a handler behind the socket pauses it; the body's end can then arrive from uWS's buffer while
+    // paused, and a socket left paused would stall the connection's next request until its idle timeout
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      for (let i = 0; i < 8; i++) {
+        const { request, response } = chunkedPut(`keep-alive/${i}.bin`, agent);
+        for (let part = 0; part < 6; part++) request.write(Buffer.alloc(1024 * 1024, i));
+        request.end();
+        expect(await response).toMatchObject({ status: 201, body: { size: 6 * 1024 * 1024 } });
+      }
+    } finally {
+      agent.destroy();
+    }
   });
 
   it('keeps nothing of an upload whose client goes away mid-body', async () => {
