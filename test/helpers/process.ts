@@ -30,7 +30,11 @@ export function startServerProcess(env: Record<string, string>, timeoutMs = 30_0
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in ${timeoutMs} ms: ${stderr}`)), timeoutMs);
+    const timer = setTimeout(() => {
+      // a server that never said it listens is not left running behind the failed test
+      child.kill('SIGKILL');
+      reject(new Error(`server did not start in ${timeoutMs} ms: ${stderr}`));
+    }, timeoutMs);
     void exited.then((code) => reject(new Error(`server exited with ${code} before listening: ${stderr}`)));
     createInterface({ input: child.stdout! }).on('line', (line) => {
       let entry: Record<string, unknown>;
