@@ -77,7 +77,6 @@ import { PipelineAgentRuns } from '../domains/pipelines/agent-runs.js';
 import { createEgressGuard } from '../runtime/net/egress.js';
 import type { PortOffers } from '../connectors/contract.js';
 import { graphPort } from '../runtime/graph/graph-port.js';
-import { GraphChanges } from '../runtime/graph/changes.js';
 import { EntityGraphFeed } from '../domains/ingest-pipelines/entity-feed.js';
 import { MemoryGraph } from '../domains/memory/graph-sync.js';
 import { filesPort } from '../runtime/files/files-port.js';
@@ -162,8 +161,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     graph = observeGraphChanges(await openGraphStore(config), feed);
     registerGraphProbe(health, graph);
     // entity batches a previous process committed to the table but not yet to the graph are replayed before any request
-    const graphChanges = new GraphChanges(logger);
-    const entityFeed = new EntityGraphFeed(contextTables.graphLedger, graph, graphChanges, logger);
+    const entityFeed = new EntityGraphFeed(contextTables.graphLedger, graph, logger);
     await entityFeed
       .replay()
       .catch((error: unknown) => logger.error({ err: error }, 'replaying entity batches into the graph failed; retried at the next start'));
@@ -307,8 +305,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       channelService: new ChannelService(collections, channels),
       ingestPipelines: new IngestPipelineService(collections, contextTables, ingestSigningSecrets),
       ingestIntake: new IngestIntake(collections, contextTables, ingestSigningSecrets, events, logger, entityFeed),
-      graphChanges,
-      memoryGraph: new MemoryGraph(collections, graph, graphChanges),
+      memoryGraph: new MemoryGraph(collections, graph),
       mcpApprovals: new McpApprovals(collections, () => clock.now()),
       loginAudit: new LoginAudit(activity, collections),
       contextQuery: new ContextQueryService(collections, contextTables),

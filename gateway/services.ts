@@ -61,7 +61,6 @@ import type { IngestPipelineService } from '../domains/ingest-pipelines/service.
 import type { IngestIntake } from '../domains/ingest-pipelines/intake.js';
 import type { McpApprovals } from '../domains/sources/mcp-approvals.js';
 import type { LoginAudit } from '../domains/activity/logins.js';
-import type { GraphChanges } from '../runtime/graph/changes.js';
 import type { MemoryGraph } from '../domains/memory/graph-sync.js';
 import type { RagService } from '../domains/rag/service.js';
 import type { RagSearch } from '../domains/rag/search.js';
@@ -192,8 +191,6 @@ export interface Services {
   readonly mcpApprovals: McpApprovals;
   /** logins, registrations and failed logins in the audit log */
   readonly loginAudit: LoginAudit;
-  /** graph writes the service makes itself (entity ingests, memory sync), one event each: what a live feed subscribes to */
-  readonly graphChanges: GraphChanges;
   /** POST /memory/sync: memory entries as graph nodes linked to the entities they name; recall's expand */
   readonly memoryGraph: MemoryGraph;
   /** /rag (feature `rag`): collections, documents and their background indexing */

@@ -14,7 +14,6 @@
  */
 import type { Logger } from 'pino';
 import { MAX_REJECTIONS_KEPT, type GraphBatch, type GraphLedger, type GraphOutcome, type GraphRejection } from '../../ingest/graph-ledger.js';
-import type { GraphChanges } from '../../runtime/graph/changes.js';
 import type { GraphScope, GraphStore } from '../../runtime/graph/store.js';
 import { ServiceError } from '../../runtime/errors.js';
 import { entityRecords, type Lined } from './entities.js';
@@ -23,7 +22,6 @@ export class EntityGraphFeed {
   constructor(
     private readonly ledger: GraphLedger,
     private readonly graph: GraphStore,
-    private readonly changes: GraphChanges,
     private readonly logger: Logger,
   ) {}
 
@@ -37,20 +35,6 @@ export class EntityGraphFeed {
     rejections.sort((a, b) => a.line - b.line);
     const outcome: GraphOutcome = { nodes, relationships, rejected: rejections.length, rejections: rejections.slice(0, MAX_REJECTIONS_KEPT) };
     await this.ledger.finish(batch.runId, outcome);
-    if (nodes + relationships > 0) {
-      this.changes.emit({
-        orgId: batch.orgId,
-        realm: batch.realm,
-        source: 'ingest',
-        runId: batch.runId,
-        labels: distinct(records.nodes.map((node) => node.record.label)),
-        relationshipTypes: distinct(records.relationships.map((rel) => rel.record.type)),
-        nodesUpserted: nodes,
-        relationshipsUpserted: relationships,
-        nodesDeleted: 0,
-        relationshipsDeleted: 0,
-      });
-    }
     return outcome;
   }
 
@@ -94,5 +78,3 @@ async function written<T>(items: readonly Lined<T>[], write: (records: T[]) => P
     return (await written(items.slice(0, middle), write, rejections)) + (await written(items.slice(middle), write, rejections));
   }
 }
-
-const distinct = (names: readonly string[]): string[] => [...new Set(names)];

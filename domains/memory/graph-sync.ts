@@ -11,7 +11,6 @@ import { createHash } from 'node:crypto';
 import type { Collections } from '../collections.js';
 import type { MemoryDoc } from './documents.js';
 import { MentionIndex, MAX_MENTIONS_PER_MEMORY, type EntityRef } from './mentions.js';
-import type { GraphChanges } from '../../runtime/graph/changes.js';
 import type { GraphNode, GraphScope, GraphStore } from '../../runtime/graph/store.js';
 import { quote } from '../../runtime/graph/names.js';
 import type { OrgId } from '../../runtime/store/types.js';
@@ -42,7 +41,6 @@ export class MemoryGraph {
   constructor(
     private readonly collections: Pick<Collections, 'memory'>,
     private readonly graph: GraphStore,
-    private readonly changes: GraphChanges,
   ) {}
 
   async sync(org: OrgId, realm: string): Promise<MemorySyncResult> {
@@ -107,19 +105,6 @@ export class MemoryGraph {
       links_added: add.length,
       links_removed: remove.length,
     };
-    if (upserts.length + gone.length + add.length + remove.length > 0) {
-      this.changes.emit({
-        orgId: org,
-        realm,
-        source: 'memory_sync',
-        labels: [...new Set([MEMORY_LABEL, ...add.map((link) => link.entity.label)])],
-        relationshipTypes: add.length + remove.length > 0 ? [MENTIONS] : [],
-        nodesUpserted: upserts.length,
-        relationshipsUpserted: add.length,
-        nodesDeleted: gone.length,
-        relationshipsDeleted: remove.length,
-      });
-    }
     return result;
   }
 

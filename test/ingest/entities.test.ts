@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { GraphChange } from '../../runtime/graph/changes.js';
+import { FeedClient } from '../gateway/feed-client.js';
 import { useTwoOrgs } from '../helpers/suite.js';
 import type { Session } from '../helpers/server.js';
 import { expectStatus } from '../helpers/expect-status.js';
@@ -12,8 +12,8 @@ describe('context_nodes pipelines feed the realm graph', () => {
     ctx.server.request('GET', `/graph/nodes/${encodeURIComponent(id)}?realm=${realm}`, { token: session.token });
 
   it('upserts node rows by label and _key with typed properties, and relationship rows, in the same acknowledgement', async () => {
-    const changes: GraphChange[] = [];
-    const unsubscribe = ctx.server.service.services.graphChanges.subscribe((change) => changes.push(change));
+    const feed = await FeedClient.authenticated(ctx.server, ctx.alice.token);
+    await feed.subscribe([{ kind: 'graph', realm: 'default' }]);
     const pipeline = await createPipeline(ctx.server, ctx.alice, { target_table: 'context_nodes' });
     const response = await ingest(
       ctx.server,
@@ -40,21 +40,13 @@ describe('context_nodes pipelines feed the realm graph', () => {
       token: ctx.alice.token,
     });
     expect(expanded.body.relationships).toEqual([expect.objectContaining({ type: 'READS_FROM', properties: { since: 2021 } })]);
-    // one graph change event per batch, for live feeds
-    unsubscribe();
-    expect(changes).toEqual([
-      {
-        orgId: ctx.alice.organization.id,
-        realm: 'default',
-        source: 'ingest',
-        runId: response.body.run_id,
-        labels: ['Service', 'Database'],
-        relationshipTypes: ['READS_FROM'],
-        nodesUpserted: 2,
-        relationshipsUpserted: 1,
-        nodesDeleted: 0,
-        relationshipsDeleted: 0,
-      },
+    // the live feed (/ws) sees each node and relationship the batch wrote
+    const events = await feed.eventsWhere(() => true, 3, 'the batch on the feed');
+    feed.close();
+    expect(events.map((event) => `${event.event} ${event.data.id ?? event.data.type}`)).toEqual([
+      'node.upserted Service:payments-api',
+      'node.upserted Database:pg-main',
+      'relationship.upserted READS_FROM',
     ]);
     // the table keeps every row, relationships included
     expect(await rowsOf(ctx.server, ctx.alice, 'context_nodes')).toHaveLength(3);
