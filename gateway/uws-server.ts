@@ -182,7 +182,7 @@ export async function listen(pipeline: Pipeline, host: string, port: number, com
      */
     const armLinger = (): void => {
       clearTimeout(lingerTimer);
-      const wait = Math.min(LINGER_IDLE_MS, lingerDeadline - Date.now());
+      const wait = Math.min(LINGER_IDLE_MS, lingerDeadline - performance.now());
       lingerTimer = setTimeout(() => setImmediate(flushLingering), Math.max(0, wait));
     };
 
@@ -190,7 +190,7 @@ export async function listen(pipeline: Pipeline, host: string, port: number, com
     const sendAfterBody = (response: HttpResponse): void => {
       if (!unread || dropRest === null || aborted) return send(response, unread);
       lingering = () => send(response, true);
-      lingerDeadline = Date.now() + LINGER_MAX_MS;
+      lingerDeadline = performance.now() + LINGER_MAX_MS;
       armLinger();
       dropRest();
     };
