@@ -277,10 +277,12 @@ export class TerraformProvider {
         if (prior !== null && typeof prior['id'] === 'string') await kind.delete(api, prior['id']);
         return { new_state: encodeDynamic(null, type) };
       }
+      const config = asRecord(decodeDynamic(request.config, type)) ?? {};
       const desired: Record<string, Value> = {};
       for (const [name, attribute] of Object.entries(kind.attributes)) {
         if (!isSettable(attribute)) continue;
-        const value = planned[name] ?? null;
+        // optional+computed and left out: the server keeps or chooses it, as the CLI engine leaves it null
+        const value = planned[name] === UNKNOWN && (config[name] ?? null) === null ? null : (planned[name] ?? null);
         if (hasUnknown(value)) throw new CliError('usage', `${kind.name}: "${name}" is still unknown at apply`);
         desired[name] = value as Value;
       }
