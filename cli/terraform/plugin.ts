@@ -11,6 +11,7 @@
  * (Shutdown ends the process), plugin.GRPCStdio and plugin.GRPCBroker.
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
@@ -23,8 +24,13 @@ export const MAGIC_COOKIE_VALUE = 'd602bf8f470bc67ca7faa0386276bbdd4330efaf76d1a
 const CORE_PROTOCOL_VERSION = 1;
 const PROTOCOL_VERSION = 6;
 
-/** the three .proto files (tfplugin6, grpc health, go-plugin's services) */
-export const PROTO_FILES = ['tfplugin6.proto', 'health.proto', 'go-plugin.proto'].map((file) => fileURLToPath(new URL(`./proto/${file}`, import.meta.url)));
+/** the three .proto files (tfplugin6, grpc health, go-plugin's services): beside this module, or in the source tree when it runs from dist/ */
+export const PROTO_FILES = ['tfplugin6.proto', 'health.proto', 'go-plugin.proto'].map((file) => {
+  const candidates = [new URL(`./proto/${file}`, import.meta.url), new URL(`../../../cli/terraform/proto/${file}`, import.meta.url)].map((url) =>
+    fileURLToPath(url),
+  );
+  return candidates.find((path) => existsSync(path)) ?? (candidates[0] as string);
+});
 /** how both sides load them: field names as in the .proto, enums as names, 64-bit integers as numbers */
 export const PROTO_OPTIONS: protoLoader.Options = { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true };
 
