@@ -23,7 +23,7 @@ export type CtyType =
   | readonly ['tuple', readonly CtyType[]];
 
 /** thrown for a value that does not fit its type: becomes an error diagnostic */
-export class CtyError extends Error {}
+class CtyError extends Error {}
 
 const UNKNOWN_EXT = 0;
 const REFINED_UNKNOWN_EXT = 12;
@@ -36,7 +36,7 @@ const REFINED_UNKNOWN_EXT = 12;
 const dynamicTypes = new WeakMap<object, CtyType>();
 
 /** the type of a value written as a literal: objects, tuples, strings, numbers, bools */
-export function inferType(value: Resolved): CtyType {
+function inferType(value: Resolved): CtyType {
   if (value === null || value === UNKNOWN) return 'dynamic';
   if (typeof value === 'object') {
     const known = dynamicTypes.get(value);

@@ -19,7 +19,7 @@ import forge from 'node-forge';
 import { CliError } from '../errors.js';
 import { TerraformProvider } from './provider.js';
 
-export const MAGIC_COOKIE_KEY = 'TF_PLUGIN_MAGIC_COOKIE';
+const MAGIC_COOKIE_KEY = 'TF_PLUGIN_MAGIC_COOKIE';
 export const MAGIC_COOKIE_VALUE = 'd602bf8f470bc67ca7faa0386276bbdd4330efaf76d1a219cb4d6991ca9872b2';
 const CORE_PROTOCOL_VERSION = 1;
 const PROTOCOL_VERSION = 6;
@@ -32,7 +32,7 @@ export const PROTO_FILES = ['tfplugin6.proto', 'health.proto', 'go-plugin.proto'
   return candidates.find((path) => existsSync(path)) ?? (candidates[0] as string);
 });
 /** how both sides load them: field names as in the .proto, enums as names, 64-bit integers as numbers */
-export const PROTO_OPTIONS: protoLoader.Options = { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true };
+const PROTO_OPTIONS: protoLoader.Options = { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true };
 
 export interface Certificate {
   readonly certPem: string;
@@ -93,7 +93,7 @@ interface Loaded {
   plugin: { GRPCController: grpc.ServiceClientConstructor; GRPCStdio: grpc.ServiceClientConstructor; GRPCBroker: grpc.ServiceClientConstructor };
 }
 
-export const loadProtocol = (): Loaded => grpc.loadPackageDefinition(protoLoader.loadSync(PROTO_FILES, PROTO_OPTIONS)) as unknown as Loaded;
+const loadProtocol = (): Loaded => grpc.loadPackageDefinition(protoLoader.loadSync(PROTO_FILES, PROTO_OPTIONS)) as unknown as Loaded;
 
 /**
  * Serves the provider until Terraform shuts it down. Writes the handshake

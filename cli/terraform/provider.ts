@@ -20,7 +20,7 @@ import { decodeDynamic, encodeDynamic, fromJson, typeBytes, type CtyType, type D
 
 type Values = Record<string, Resolved>;
 type Step = { attribute_name: string };
-export interface Diagnostic {
+interface Diagnostic {
   severity: 'ERROR' | 'WARNING';
   summary: string;
   detail: string;
@@ -48,7 +48,7 @@ const isSettable = (attribute: Attribute): boolean => attribute.required === tru
 /** computed in Terraform's sense: the provider may plan a value configuration did not give */
 const isComputed = (attribute: Attribute): boolean => attribute.computed === true || attribute.default !== undefined;
 
-export const objectType = (attributes: AttributeMap): CtyType => [
+const objectType = (attributes: AttributeMap): CtyType => [
   'object',
   { id: 'string', ...Object.fromEntries(Object.entries(attributes).map(([name, attribute]) => [name, ATTRIBUTE_TYPES[attribute.type]])) },
 ];
@@ -350,7 +350,7 @@ function validate(kindName: string, attributes: AttributeMap, config: Values): D
  * computed attribute, unknown when the object is new. Immutable attributes
  * that change (or are not known yet) force replacement.
  */
-export function planChange(kind: ResourceKind, prior: Values | null, config: Values, realm: string | null): { planned: Values; replace: string[] } {
+function planChange(kind: ResourceKind, prior: Values | null, config: Values, realm: string | null): { planned: Values; replace: string[] } {
   const fresh = prior === null;
   const planned: Values = { id: fresh ? UNKNOWN : (prior['id'] ?? null) };
   for (const [name, attribute] of Object.entries(kind.attributes)) {

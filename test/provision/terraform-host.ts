@@ -325,4 +325,4 @@ export class TerraformHost {
   }
 }
 
-export { encodeValue, decodeValue, equal };
+export { encodeValue, decodeValue };
