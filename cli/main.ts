@@ -15,6 +15,7 @@ import { ingestCommands } from './commands/ingest.js';
 import { provisionCommands } from './commands/provision.js';
 import { reportCommands } from './commands/run-reports.js';
 import { kqlCommands } from './commands/kql.js';
+import { terraformCommands } from './commands/terraform-provider.js';
 import { CliError, EXIT, usage } from './errors.js';
 import { Output, type GlobalFlags } from './output.js';
 
@@ -26,6 +27,7 @@ export const COMMANDS: readonly Command[] = [
   ...reportCommands,
   ...kqlCommands,
   ...provisionCommands,
+  ...terraformCommands,
 ];
 const GROUPS = new Set(COMMANDS.filter((command) => command.name.includes(' ')).map((command) => command.name.split(' ')[0] as string));
 
