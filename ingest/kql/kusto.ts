@@ -209,7 +209,7 @@ export function warmKusto(): Promise<number> {
       try {
         resolve(warmNow());
       } catch (error) {
-        reject(error);
+        reject(error instanceof Error ? error : new Error(String(error)));
       }
     });
   });
