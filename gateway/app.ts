@@ -351,6 +351,11 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     const server = await listen(pipeline, config.host, config.port, () => store.committed(), feedSockets);
     listeningBase = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`;
     gatewayHealth.start();
+    // the KQL parser's first analysis takes seconds: paid here, after the listener is up, when KQL is in use
+    services.contextQuery
+      .warmIfUsed()
+      .then((ms) => ms !== null && logger.info({ ms: Math.round(ms) }, 'KQL parser warmed'))
+      .catch((error: unknown) => logger.warn({ err: error }, 'KQL parser warm-up failed'));
     let stopping: Promise<void> | null = null;
     return {
       url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}/api/v1`,

@@ -6,7 +6,8 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdent } from '../columns.js';
-import { listTables, qualified, schemaName, TARGET_TABLES } from '../table-catalog.js';
+import { asText } from '../duck-values.js';
+import { qualified, schemaName, TARGET_TABLES } from '../table-catalog.js';
 import type { SourceTable } from './translate.js';
 
 const DEFAULT_COLUMNS = [
@@ -22,11 +23,22 @@ function columnOf(name: string): SourceTable['columns'][number] {
 
 export async function realmSources(connection: DuckDBConnection, orgId: string, realm: string): Promise<SourceTable[]> {
   const schema = schemaName(orgId, realm);
-  const tables = await listTables(connection, orgId, realm);
-  const sources: SourceTable[] = tables.map((table) => ({
-    name: table.name,
-    qualified: qualified(schema, table.name),
-    columns: table.columns.map((column) => columnOf(column.name)),
+  // names only (no row counts: this runs before every query)
+  const reader = await connection.runAndReadAll(
+    `SELECT table_name, column_name FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = $1 ORDER BY table_name, column_index`,
+    [schema],
+  );
+  const columns = new Map<string, string[]>();
+  for (const row of reader.getRowsJS()) {
+    const [table, column] = row.map(asText) as [string, string];
+    const list = columns.get(table);
+    if (list) list.push(column);
+    else columns.set(table, [column]);
+  }
+  const sources: SourceTable[] = [...columns].map(([name, names]) => ({
+    name,
+    qualified: qualified(schema, name),
+    columns: names.map(columnOf),
   }));
   for (const name of TARGET_TABLES) {
     if (sources.some((source) => source.name === name)) continue;

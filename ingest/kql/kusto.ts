@@ -2,8 +2,11 @@
  * Microsoft's KQL parser and semantic analyzer (`@kusto/language-service-next`,
  * a Bridge.NET build of Kusto.Language) loaded into this process. The Bridge.NET
  * runtime (`bridge.js`) must be loaded first: it defines the globals the
- * library module extends. The first parse compiles a lot of code (~2-7 s); it is
- * paid by the first KQL request (no warm-up at start yet).
+ * library module extends. The first parse compiles a lot of code (~2-7 s, and
+ * ~200 MB of resident memory): `warmKusto()` pays it off the request path, at
+ * start when some organization uses the Advanced tier (gateway/app.ts),
+ * otherwise the first KQL request pays it. The database symbol and the
+ * `GlobalState` holding it are built once per schema (`globalsFor`).
  *
  * The syntax tree is reached through the narrow `KNode` view below: typed
  * children by property name (`child`, `children`), kinds by name.
@@ -137,8 +140,22 @@ function position(text: string, offset: number): { line: number; column: number 
   return { line: lines.length, column: (lines.at(-1)?.length ?? 0) + 1 };
 }
 
-/** Parses and analyzes `text` against one database holding `tables`. */
-export function analyze(text: string, tables: readonly TableSchema[]): Analyzed {
+/** The schema as one string: equal strings mean equal database symbols. */
+export const schemaKey = (tables: readonly TableSchema[]): string =>
+  JSON.stringify(tables.map((table) => [table.name, table.columns.map((column) => [column.name, column.type])]));
+
+/** Most schemas whose GlobalState is kept (each holds its tables' symbols; a schema change makes a new key). */
+const GLOBALS_KEPT = 64;
+const globalsCache = new Map<string, unknown>();
+
+/** The GlobalState with one database holding `tables`: built once per schema, least recently used dropped. */
+function globalsFor(tables: readonly TableSchema[], key: string): unknown {
+  const cached = globalsCache.get(key);
+  if (cached !== undefined) {
+    globalsCache.delete(key);
+    globalsCache.set(key, cached);
+    return cached;
+  }
   const K = kusto();
   const { Symbols } = K.Language;
   const symbols = tables.map(
@@ -160,7 +177,15 @@ export function analyze(text: string, tables: readonly TableSchema[]): Analyzed 
   );
   const database = new Symbols.DatabaseSymbol.ctor('context', symbols);
   const globals = K.Language.GlobalState.Default.WithDatabase(database);
-  const code = K.Language.KustoCode.ParseAndAnalyze(text, globals);
+  globalsCache.set(key, globals);
+  if (globalsCache.size > GLOBALS_KEPT) globalsCache.delete(globalsCache.keys().next().value as string);
+  return globals;
+}
+
+/** Parses and analyzes `text` against one database holding `tables` (`key`: their `schemaKey`, when the caller has it). */
+export function analyze(text: string, tables: readonly TableSchema[], key: string = schemaKey(tables)): Analyzed {
+  const K = kusto();
+  const code = K.Language.KustoCode.ParseAndAnalyze(text, globalsFor(tables, key));
   const list = code.GetDiagnostics();
   const errors: KqlDiagnostic[] = [];
   for (let index = 0; index < list.Count; index += 1) {
@@ -169,6 +194,47 @@ export function analyze(text: string, tables: readonly TableSchema[]): Analyzed 
     errors.push({ message: diagnostic.Message, code: diagnostic.Code, ...position(text, diagnostic.Start) });
   }
   return { root: code.Syntax, errors };
+}
+
+let warming: Promise<number> | null = null;
+
+/**
+ * Loads the library and analyzes a few typical queries once, so their code paths are compiled before a
+ * request needs them; resolves with the milliseconds it took (once per process, later calls share it).
+ * It runs on the event loop (the library is synchronous): call it where a pause of a few seconds is acceptable.
+ */
+export function warmKusto(): Promise<number> {
+  warming ??= new Promise((resolve, reject) => {
+    setImmediate(() => {
+      try {
+        resolve(warmNow());
+      } catch (error) {
+        reject(error instanceof Error ? error : new Error(String(error)));
+      }
+    });
+  });
+  return warming;
+}
+
+function warmNow(): number {
+  const started = performance.now();
+  const tables: TableSchema[] = [
+    {
+      name: 'T',
+      columns: [
+        { name: 'at', type: 'datetime' },
+        { name: 'label', type: 'string' },
+        { name: 'props', type: 'dynamic' },
+      ],
+    },
+  ];
+  for (const query of [
+    'T | where label has "x" and at > ago(1d) | extend p = parse_json(props) | project at, label, p',
+    'T | summarize n = count(), c = countif(label == "a") by bin(at, 1h) | top 10 by n',
+    'T | join kind=inner (datatable(label:string, m:string)["a","b"]) on label | mv-expand x = props to typeof(string) | summarize count() by m, tostring(x)',
+  ])
+    analyze(query, tables);
+  return performance.now() - started;
 }
 
 function scalarKey(type: string): string {

@@ -2,10 +2,17 @@
  * One KQL query end to end on a DuckDB connection: analyze (with the tables'
  * schemas, so unknown names are errors), translate, run under a timeout
  * (`interrupt()` stops DuckDB), and turn the values into JSON.
+ *
+ * Analysis costs milliseconds to tens of milliseconds per query (more than
+ * DuckDB needs for many of them), so a translation is kept, by query text,
+ * row limit and the schema of the tables it was analyzed against (names,
+ * columns, types and the SQL reading them, which include the realm's schema
+ * name): a new column or table is a new key, so a stale translation is never
+ * reused. Least recently used entries are dropped past `COMPILED_KEPT`.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { ServiceError } from '../../runtime/errors.js';
-import { analyze, type TableSchema } from './kusto.js';
+import { analyze, schemaKey, type TableSchema } from './kusto.js';
 import { formatTimespan } from './sql-text.js';
 import { translate, type SourceTable } from './translate.js';
 
@@ -22,14 +29,34 @@ export interface KqlOptions {
   readonly timeoutMs: number;
 }
 
-/** Parses, checks and translates; throws `kql_error` with line and column. */
-function compileKql(
-  query: string,
-  tables: readonly SourceTable[],
-  limit: number,
-): { sql: string; columns: { name: string; type: string }[]; chart: string | null } {
+interface Compiled {
+  readonly sql: string;
+  readonly columns: { name: string; type: string }[];
+  readonly chart: string | null;
+}
+
+/** Most translations kept (a few kB each). */
+const COMPILED_KEPT = 512;
+const compiledCache = new Map<string, Compiled>();
+const counts = { hits: 0, misses: 0 };
+
+/** How often a translation was reused (`hits`) or made (`misses`), and how many are kept. */
+export const kqlCompileStats = (): { hits: number; misses: number; kept: number } => ({ ...counts, kept: compiledCache.size });
+
+/** Parses, checks and translates (or reuses the translation of the same query over the same schema); throws `kql_error` with line and column. */
+function compileKql(query: string, tables: readonly SourceTable[], limit: number): Compiled {
   const schemas: TableSchema[] = tables.map((table) => ({ name: table.name, columns: table.columns }));
-  const analyzed = analyze(query, schemas);
+  const key = schemaKey(schemas);
+  const cacheKey = `${JSON.stringify(tables.map((table) => [table.qualified, table.columns.map((column) => column.sql)]))}\u0000${key}\u0000${limit}\u0000${query}`;
+  const cached = compiledCache.get(cacheKey);
+  if (cached) {
+    compiledCache.delete(cacheKey);
+    compiledCache.set(cacheKey, cached);
+    counts.hits += 1;
+    return cached;
+  }
+  counts.misses += 1;
+  const analyzed = analyze(query, schemas, key);
   const first = analyzed.errors[0];
   if (first) {
     throw new ServiceError('kql_error', `${first.message} (line ${first.line}, column ${first.column})`, {
@@ -39,7 +66,11 @@ function compileKql(
       errors: analyzed.errors.slice(0, 10),
     });
   }
-  return translate(analyzed, new Map(tables.map((table) => [table.name, table])), limit);
+  const translation = translate(analyzed, new Map(tables.map((table) => [table.name, table])), limit);
+  const compiled: Compiled = { sql: translation.sql, columns: translation.columns, chart: translation.chart };
+  compiledCache.set(cacheKey, compiled);
+  if (compiledCache.size > COMPILED_KEPT) compiledCache.delete(compiledCache.keys().next().value as string);
+  return compiled;
 }
 
 function present(value: unknown, type: string): unknown {
@@ -91,7 +122,7 @@ export async function runKql(connection: DuckDBConnection, query: string, tables
   const truncated = raw.length > options.limit;
   const rows = raw.slice(0, options.limit).map((row) => compiled.columns.map((column, index) => present(row[index], column.type)));
   return {
-    columns: compiled.columns,
+    columns: compiled.columns.map((column) => ({ ...column })),
     rows,
     stats: { row_count: rows.length, truncated, elapsed_ms: Math.round(performance.now() - started), chart: compiled.chart },
     sql: compiled.sql,
