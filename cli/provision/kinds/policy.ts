@@ -43,7 +43,7 @@ export const policyKind: ResourceKind = {
     );
     if (!valid) {
       throw usage(
-        `${String(desired['name'])}: rego_code does not compile: ${errors.map((error) => `${error.line}:${error.column}: ${error.message}`).join('; ')}`,
+        `policy ${JSON.stringify(desired['name'] ?? null)}: rego_code does not compile: ${errors.map((error) => `${error.line}:${error.column}: ${error.message}`).join('; ')}`,
       );
     }
   },

@@ -44,8 +44,8 @@ export const MASK = '********';
 export function unmask(live: Value, prior: Value | undefined): Value {
   if (live === MASK) return prior === undefined ? live : prior;
   if (Array.isArray(live)) {
-    const priorItems: readonly Value[] = Array.isArray(prior) ? prior : [];
-    return live.map((item, index) => unmask(item, priorItems[index]));
+    const priorItems = (Array.isArray(prior) ? prior : []) as readonly Value[];
+    return (live as readonly Value[]).map((item, index) => unmask(item, priorItems[index]));
   }
   if (live !== null && typeof live === 'object') {
     const priorFields = (prior !== null && typeof prior === 'object' && !Array.isArray(prior) ? prior : {}) as Readonly<Record<string, Value>>;
