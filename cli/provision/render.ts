@@ -1,5 +1,6 @@
 /** Plans as people read them (Terraform's symbols) and as JSON. */
 import type { Drift, Plan, PlannedChange } from './plan.js';
+import { UNKNOWN } from './expressions.js';
 import { canonical, shown } from './values.js';
 
 const SYMBOL = { create: '+', update: '~', replace: '-/+', delete: '-', noop: ' ' } as const;
@@ -62,8 +63,11 @@ export function planJson(plan: Plan): unknown {
   };
 }
 
-/** a planned value for JSON: unknown ones as the string Terraform shows */
+/** a planned value for JSON: unknown ones (also inside lists and objects, `[service_source.gh.id]`) as the string Terraform shows */
 const plain = (value: unknown): unknown => {
-  const text = canonical(value as never);
-  return text === '(known after apply)' ? text : JSON.parse(text);
+  if (value === UNKNOWN) return canonical(value);
+  if (value === undefined) return null;
+  if (Array.isArray(value)) return value.map(plain);
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, plain(inner)]));
+  return value;
 };

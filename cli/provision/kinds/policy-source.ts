@@ -27,7 +27,7 @@ const state = (view: PolicySourceView, sshKey: Value): Attributes => ({
   git_path: view.git_path,
   git_ssh_key: sshKey,
   // a git source's modules are its last sync's, not configuration
-  modules: view.source_type === 'inline' ? view.modules : null,
+  modules: view.source_type === 'inline' ? Object.fromEntries(view.modules.map((module) => [module.path, module.rego])) : null,
   enabled: view.enabled,
 });
 
@@ -36,7 +36,10 @@ const body = (desired: Attributes, creating: boolean): Record<string, Value> => 
   const out: Record<string, Value> = { enabled: desired['enabled'] ?? true };
   if (creating) Object.assign(out, { name: desired['name'] ?? null, source_type: desired['source_type'] ?? null });
   if (desired['source_type'] === 'inline') {
-    if (desired['modules'] !== null) out['modules'] = desired['modules'] ?? null;
+    const modules = desired['modules'];
+    if (modules !== null && modules !== undefined && typeof modules === 'object') {
+      out['modules'] = Object.entries(modules).map(([path, rego]) => ({ path, rego }));
+    }
     return out;
   }
   for (const name of ['git_url', 'git_branch', 'git_path']) if (desired[name] !== null && desired[name] !== undefined) out[name] = desired[name];
@@ -56,7 +59,7 @@ export const policySourceKind: ResourceKind = {
     git_branch: { type: 'string', optional: true, default: 'main', description: 'the branch synced (`git_repo`)' },
     git_path: { type: 'string', optional: true, default: '', description: 'folder whose `*.rego` files are loaded; empty: the root (`git_repo`)' },
     git_ssh_key: { type: 'string', optional: true, sensitive: true, description: 'private key for ssh remotes (write-only on the API, kept in state)' },
-    modules: { type: 'json', optional: true, description: 'the modules of an `inline` source: a list of `{path, rego}`' },
+    modules: { type: 'map_string', optional: true, description: 'the modules of an `inline` source: Rego source by relative path (`lib/tools.rego`)' },
     enabled: { type: 'bool', optional: true, default: true, description: "a disabled source's modules leave the bundle" },
   },
   create: async (api, desired) =>
