@@ -1,6 +1,7 @@
 /** Plans as people read them (Terraform's symbols) and as JSON. */
 import type { Drift, Plan, PlannedChange } from './plan.js';
 import { UNKNOWN } from './expressions.js';
+import { RESOURCE_KINDS } from './kinds/index.js';
 import { canonical, shown } from './values.js';
 
 const SYMBOL = { create: '+', update: '~', replace: '-/+', delete: '-', noop: ' ' } as const;
@@ -21,12 +22,18 @@ function changeLines(change: PlannedChange): string[] {
   return lines;
 }
 
-function driftLines(drift: readonly Drift[]): string[] {
+/** drift of a sensitive attribute (a source config) is named, never shown */
+function driftLines(drift: readonly Drift[], refreshed: Plan['refreshed']): string[] {
   if (drift.length === 0) return [];
   const lines = ['Changed outside this configuration since the last apply:'];
   for (const item of drift) {
+    const kind = RESOURCE_KINDS.get(refreshed[item.address]?.kind ?? '');
     if (item.changes === null) lines.push(`  ${item.address}: deleted`);
-    else for (const change of item.changes) lines.push(`  ${item.address}: ${change.name} ${canonical(change.before)} -> ${canonical(change.after)}`);
+    else
+      for (const change of item.changes) {
+        const attribute = kind?.attributes[change.name];
+        lines.push(`  ${item.address}: ${change.name} ${shown(attribute, change.before)} -> ${shown(attribute, change.after)}`);
+      }
   }
   return [...lines, ''];
 }
@@ -39,7 +46,7 @@ function counts(plan: Plan): Record<'create' | 'update' | 'replace' | 'delete', 
 export function renderPlan(plan: Plan): string {
   const changed = plan.changes.filter((change) => change.action !== 'noop');
   const total = counts(plan);
-  const lines = [...driftLines(plan.drift)];
+  const lines = [...driftLines(plan.drift, plan.refreshed)];
   if (changed.length === 0) return [...lines, 'No changes: the live objects match the configuration.'].join('\n');
   for (const change of changed) lines.push(...changeLines(change));
   lines.push('', `Plan: ${total.create} to create, ${total.update} to update, ${total.replace} to replace, ${total.delete} to delete.`);
