@@ -173,7 +173,7 @@ export async function refresh(api: Api, state: StateDocument): Promise<{ refresh
   for (const [address, entry] of Object.entries(state.resources)) {
     const kind = RESOURCE_KINDS.get(entry.kind);
     if (!kind) throw usage(`state holds ${address} of unknown kind ${entry.kind}`);
-    const live = await kind.read(api, entry.id);
+    const live = await kind.read(api, entry.id, entry.attributes);
     if (live === null) {
       drift.push({ address, changes: null });
       continue;
@@ -251,6 +251,7 @@ export async function makePlan(api: Api, input: EvaluationInput, state: StateDoc
       forcedBy = attributeDiff.filter((change) => kind.attributes[change.name]?.immutable).map((change) => change.name);
       action = forcedBy.length > 0 ? 'replace' : attributeDiff.length > 0 ? 'update' : 'noop';
     }
+    if (action !== 'noop' && kind.validate !== undefined && isUnknownFree(desired)) await kind.validate(api, desired);
     changes.push({ address: block.address, kind, action, changes: attributeDiff, forcedBy, block, prior });
     scope.resources.set(block.address, plannedValues(kind, desired, prior?.attributes ?? null, action));
   }

@@ -1,5 +1,7 @@
 /** Plans as people read them (Terraform's symbols) and as JSON. */
 import type { Drift, Plan, PlannedChange } from './plan.js';
+import { UNKNOWN } from './expressions.js';
+import { RESOURCE_KINDS } from './kinds/index.js';
 import { canonical, shown } from './values.js';
 
 const SYMBOL = { create: '+', update: '~', replace: '-/+', delete: '-', noop: ' ' } as const;
@@ -20,12 +22,18 @@ function changeLines(change: PlannedChange): string[] {
   return lines;
 }
 
-function driftLines(drift: readonly Drift[]): string[] {
+/** drift of a sensitive attribute (a source config) is named, never shown */
+function driftLines(drift: readonly Drift[], refreshed: Plan['refreshed']): string[] {
   if (drift.length === 0) return [];
   const lines = ['Changed outside this configuration since the last apply:'];
   for (const item of drift) {
+    const kind = RESOURCE_KINDS.get(refreshed[item.address]?.kind ?? '');
     if (item.changes === null) lines.push(`  ${item.address}: deleted`);
-    else for (const change of item.changes) lines.push(`  ${item.address}: ${change.name} ${canonical(change.before)} -> ${canonical(change.after)}`);
+    else
+      for (const change of item.changes) {
+        const attribute = kind?.attributes[change.name];
+        lines.push(`  ${item.address}: ${change.name} ${shown(attribute, change.before)} -> ${shown(attribute, change.after)}`);
+      }
   }
   return [...lines, ''];
 }
@@ -38,7 +46,7 @@ function counts(plan: Plan): Record<'create' | 'update' | 'replace' | 'delete', 
 export function renderPlan(plan: Plan): string {
   const changed = plan.changes.filter((change) => change.action !== 'noop');
   const total = counts(plan);
-  const lines = [...driftLines(plan.drift)];
+  const lines = [...driftLines(plan.drift, plan.refreshed)];
   if (changed.length === 0) return [...lines, 'No changes: the live objects match the configuration.'].join('\n');
   for (const change of changed) lines.push(...changeLines(change));
   lines.push('', `Plan: ${total.create} to create, ${total.update} to update, ${total.replace} to replace, ${total.delete} to delete.`);
@@ -62,8 +70,11 @@ export function planJson(plan: Plan): unknown {
   };
 }
 
-/** a planned value for JSON: unknown ones as the string Terraform shows */
+/** a planned value for JSON: unknown ones (also inside lists and objects, `[service_source.gh.id]`) as the string Terraform shows */
 const plain = (value: unknown): unknown => {
-  const text = canonical(value as never);
-  return text === '(known after apply)' ? text : JSON.parse(text);
+  if (value === UNKNOWN) return canonical(value);
+  if (value === undefined) return null;
+  if (Array.isArray(value)) return value.map(plain);
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, plain(inner)]));
+  return value;
 };

@@ -41,8 +41,12 @@ export interface ResourceKind {
   readonly attributes: AttributeMap;
   /** creates the object; answers its state (id and every attribute) */
   create(api: Api, desired: Attributes): Promise<Attributes>;
-  /** the live state, or null when the object is gone; sensitive values the API masks come back null (the engine keeps the applied ones) */
-  read(api: Api, id: string): Promise<Attributes | null>;
+  /**
+   * the live state, or null when the object is gone; sensitive values the API masks come back null (the engine keeps the applied ones).
+   * `prior` (the state's attributes, absent at import) lets a kind put applied secrets back where the API masks only part of a value
+   * (a config object with masked fields), so a mask alone never shows as drift.
+   */
+  read(api: Api, id: string, prior?: Attributes): Promise<Attributes | null>;
   /** changes attributes in place; `prior` is the state before */
   update(api: Api, id: string, desired: Attributes, prior: Attributes): Promise<Attributes>;
   delete(api: Api, id: string): Promise<void>;
@@ -54,6 +58,8 @@ export interface ResourceKind {
    * its unique name, so both can exist at once.
    */
   readonly createBeforeDestroy?: true;
+  /** checks the desired attributes against the server at plan time (a policy's Rego); throws a CliError naming the problem */
+  validate?(api: Api, desired: Attributes): Promise<void>;
 }
 
 export interface DataSourceKind {

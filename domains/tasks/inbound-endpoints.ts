@@ -23,6 +23,22 @@ export interface InboundEndpointCreate {
   readonly system_prompt?: string | null | undefined;
 }
 
+export type InboundEndpointPatch = Partial<InboundEndpointCreate>;
+
+/** a payload template the task runtime can render, else 400 naming the problem */
+function checkTemplate(template: string): void {
+  try {
+    validateInputTemplate({ instruction: template });
+  } catch (error) {
+    if (error instanceof TemplateError) {
+      throw new ServiceError('validation_error', `invalid body: payload_template: ${error.message}`, {
+        issues: [{ path: 'payload_template', message: error.message }],
+      });
+    }
+    throw error;
+  }
+}
+
 export class InboundEndpoints {
   constructor(
     private readonly collections: Pick<Collections, 'tasks' | 'inboundDeliveries'>,
@@ -32,16 +48,7 @@ export class InboundEndpoints {
   /** the endpoint's task and its secret (shown only now) */
   async create(org: OrgId, createdBy: string, body: InboundEndpointCreate): Promise<{ readonly task: TaskDoc; readonly secret: string }> {
     const template = body.payload_template ?? DEFAULT_PAYLOAD_TEMPLATE;
-    try {
-      validateInputTemplate({ instruction: template });
-    } catch (error) {
-      if (error instanceof TemplateError) {
-        throw new ServiceError('validation_error', `invalid body: payload_template: ${error.message}`, {
-          issues: [{ path: 'payload_template', message: error.message }],
-        });
-      }
-      throw error;
-    }
+    checkTemplate(template);
     const id = newId('tsk');
     const secret = newWebhookSecret();
     const task = await unique('task', () =>
@@ -89,6 +96,24 @@ export class InboundEndpoints {
     const task = await this.collections.tasks.get(org, id);
     if (!task || task.origin !== 'inbound_webhook') throw new ServiceError('not_found', `inbound webhook ${id} not found`);
     return task;
+  }
+
+  /** name, description, payload template and system prompt in place; the slug, URL and secret stay (rotation is delete and recreate) */
+  async update(org: OrgId, id: string, body: InboundEndpointPatch): Promise<TaskDoc> {
+    const task = await this.get(org, id);
+    const changes: { -readonly [K in keyof TaskDoc]?: TaskDoc[K] } = {};
+    if (body.name !== undefined) changes.name = body.name;
+    if (body.description !== undefined) changes.description = body.description;
+    if (body.system_prompt !== undefined) changes.system_prompt = body.system_prompt;
+    if (body.payload_template !== undefined) {
+      const template = body.payload_template ?? DEFAULT_PAYLOAD_TEMPLATE;
+      checkTemplate(template);
+      changes.input_template = { instruction: template };
+    }
+    const updated = await unique('task', () => this.collections.tasks.update(org, task.id, changes));
+    if (!updated) throw new ServiceError('not_found', `inbound webhook ${id} not found`);
+    this.runtime.service.taskChanged(org, updated);
+    return updated;
   }
 
   /** its URL answers 404 from now on */

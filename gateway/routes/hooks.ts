@@ -23,6 +23,12 @@ const inboundCreate = z.strictObject({
   payload_template: z.string().max(100_000).nullable().optional(),
   system_prompt: z.string().max(20_000).nullable().optional(),
 });
+const inboundPatch = z.strictObject({
+  name: inboundCreate.shape.name.optional(),
+  description: inboundCreate.shape.description,
+  payload_template: inboundCreate.shape.payload_template,
+  system_prompt: inboundCreate.shape.system_prompt,
+});
 const inboundSchema = z.object({
   id: z.string(),
   name: z.string(),
@@ -147,6 +153,21 @@ export function hookRoutes({ config, taskRuntime, inboundEndpoints: endpoints }:
       handler: async ({ auth, params, request }) => ({
         status: 200,
         json: presentInbound(await endpoints.get(auth.orgId, params.id), publicBaseUrl(config, request)),
+      }),
+    }),
+    route({
+      method: 'PATCH',
+      path: '/inbound-webhooks/:id',
+      tag: 'hooks',
+      summary: 'Change a provisioned inbound endpoint in place (name, description, payload_template, system_prompt); its slug, URL and secret stay',
+      auth: 'bearer',
+      permission: 'webhook:manage',
+      params: idParams,
+      body: inboundPatch,
+      response: inboundSchema,
+      handler: async ({ auth, params, body, request }) => ({
+        status: 200,
+        json: presentInbound(await endpoints.update(auth.orgId, params.id, body), publicBaseUrl(config, request)),
       }),
     }),
     route({

@@ -289,6 +289,28 @@ describe('inbound webhooks', () => {
     expect(bad.status).toBe(400);
     const other = await server.register();
     expect((await server.request('GET', `/inbound-webhooks/${created.body.id}`, { token: other.token })).status).toBe(404);
+    // changed in place: the slug, URL and secret stay; a bad template is refused; another organization sees 404
+    const patched = await server.request('PATCH', `/inbound-webhooks/${created.body.id}`, {
+      token: owner.token,
+      body: { description: null, payload_template: 'Deployment {{trigger.body.type}} failed', system_prompt: 'You triage.' },
+    });
+    expectStatus(patched, 200).toMatchObject({
+      name: 'vercel deploys',
+      description: null,
+      payload_template: 'Deployment {{trigger.body.type}} failed',
+      slug: created.body.slug,
+      url: created.body.url,
+    });
+    expect(patched.body.secret_token).toBeUndefined();
+    expect((await server.request('PATCH', `/inbound-webhooks/${created.body.id}`, { token: owner.token, body: { payload_template: '{{> p}}' } })).status).toBe(
+      400,
+    );
+    expect((await server.request('PATCH', `/inbound-webhooks/${created.body.id}`, { token: owner.token, body: { slug: 'mine' } })).status).toBe(400);
+    expect((await server.request('PATCH', `/inbound-webhooks/${created.body.id}`, { token: other.token, body: { name: 'x' } })).status).toBe(404);
+    llm.script([{ text: 'triaged' }]);
+    const second = await post(created.body.url, body, signed(created.body.secret_token, body));
+    const rerun = await runReaches(server, owner, created.body.id, second.body.run_id, 'succeeded');
+    expect(rerun.input.instruction).toBe('Deployment deployment.error failed');
     expect((await server.request('DELETE', `/inbound-webhooks/${created.body.id}`, { token: owner.token })).status).toBe(204);
     expect((await post(created.body.url, body, signed(created.body.secret_token, body))).status).toBe(404);
   });

@@ -32,3 +32,27 @@ export function pick(source: Readonly<Record<string, unknown>>, names: readonly 
 export function withoutNulls(desired: Attributes): Record<string, Value> {
   return Object.fromEntries(Object.entries(desired).filter(([, value]) => value !== null));
 }
+
+/** What the API shows instead of a secret (source configs, policy-source ssh keys). */
+export const MASK = '********';
+
+/**
+ * `live` with every masked leaf replaced by the value at the same place in
+ * `prior` (the applied one): a mask alone is no drift, a changed plain field
+ * still is. Where `prior` has nothing there, the mask stays.
+ */
+export function unmask(live: Value, prior: Value | undefined): Value {
+  if (live === MASK) return prior === undefined ? live : prior;
+  if (Array.isArray(live)) {
+    const priorItems = (Array.isArray(prior) ? prior : []) as readonly Value[];
+    return (live as readonly Value[]).map((item, index) => unmask(item, priorItems[index]));
+  }
+  if (live !== null && typeof live === 'object') {
+    const priorFields = (prior !== null && typeof prior === 'object' && !Array.isArray(prior) ? prior : {}) as Readonly<Record<string, Value>>;
+    return Object.fromEntries(Object.entries(live).map(([key, inner]) => [key, unmask(inner, priorFields[key])]));
+  }
+  return live;
+}
+
+/** `/path/id` with the id escaped */
+export const itemPath = (collection: string, id: string): string => `${collection}/${encodeURIComponent(id)}`;
