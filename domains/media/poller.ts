@@ -112,17 +112,21 @@ export class MediaPoller {
     let renewedAt = clock.now();
     let retries = 0;
     const random = this.deps.random ?? Math.random;
-    while (job && !isFinished(job.status) && !signal.aborted) {
+    // the first poll waits too: the task was just created (or the previous process polled it last)
+    let delay = pollDelay(job?.polls ?? 0, this.deps.pollBaseMs, this.deps.pollMaxMs, random);
+    while (job && !isFinished(job.status)) {
+      await this.sleep(delay, signal);
+      if (signal.aborted) break;
       if (clock.now() - Date.parse(job.created_at) > this.deps.jobTimeoutMs) {
         job = await this.fail(org, job, 'timeout', `the generation did not finish within ${Math.round(this.deps.jobTimeoutMs / 1000)} s`);
         await this.cancelTaskOf(org, job).catch(() => undefined);
         break;
       }
-      let delay = pollDelay(job.polls, this.deps.pollBaseMs, this.deps.pollMaxMs, random);
       try {
         const state = await this.poll(org, job, signal);
         retries = 0;
         job = await this.advance(org, job, state, signal);
+        delay = pollDelay(job.polls, this.deps.pollBaseMs, this.deps.pollMaxMs, random);
       } catch (error) {
         if (signal.aborted) break;
         const failure = ToolError.within(error);
@@ -131,12 +135,12 @@ export class MediaPoller {
           job = await this.fail(org, job, failure?.code ?? 'internal_error', failure?.message ?? 'the job could not be followed');
           break;
         }
+        // 429 and 5xx: back off by the failures in a row, at least what Retry-After asks
         const retryAfter = Number(failure.details?.['retry_after_s'] ?? 0) * 1000;
         delay = Math.max(pollDelay(retries, this.deps.pollBaseMs, this.deps.pollMaxMs, random), Number.isFinite(retryAfter) ? retryAfter : 0);
         job = await jobs.update(org, job, { polls: job.polls + 1 });
       }
-      if (isFinished(job.status)) break;
-      if (fence !== null && lease !== null && clock.now() - renewedAt > this.deps.leaseMs / 3) {
+      if (fence !== null && clock.now() - renewedAt > this.deps.leaseMs / 3) {
         try {
           fence = (await this.deps.queue.renew(jobId, fence)).fence;
           renewedAt = clock.now();
@@ -144,7 +148,6 @@ export class MediaPoller {
           return; // the lease went to another delivery: that one follows the job
         }
       }
-      await this.sleep(delay, signal);
     }
     if (fence !== null) await this.deps.queue.complete(jobId, fence, { status: job?.status ?? 'missing' }).catch(() => undefined);
   }
@@ -180,7 +183,15 @@ export class MediaPoller {
 
   private async poll(org: OrgId, job: MediaJobDoc, signal: AbortSignal): Promise<PlatformTaskState> {
     const { config, plugin } = await this.source(org, job);
-    return (plugin.plugin.jobs as NonNullable<typeof plugin.plugin.jobs>).poll(config, job.task_id, signal, this.deps.net);
+    // one signal per call: the SDK leaves its listeners on the signal it gets, and a job is polled many times
+    const call = new AbortController();
+    const abort = (): void => call.abort(signal.reason);
+    signal.addEventListener('abort', abort, { once: true });
+    try {
+      return await (plugin.plugin.jobs as NonNullable<typeof plugin.plugin.jobs>).poll(config, job.task_id, call.signal, this.deps.net);
+    } finally {
+      signal.removeEventListener('abort', abort);
+    }
   }
 
   /** the platform's cancel (`DELETE /v1/tasks/:id` for Runway) */
