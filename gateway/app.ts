@@ -391,6 +391,8 @@ export async function startService(config: ServiceConfig, logger: Logger, option
           await activitySweeper.stop();
           await gatewayHealth.stop();
           await taskRuntime.stop();
+          // runs waiting on media jobs answer at once; the jobs are followed again after the restart
+          mediaJobs?.release();
           await supervisor.shutdown();
           await mediaPoller.stop();
           await workers.queue.close();

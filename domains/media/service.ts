@@ -49,6 +49,8 @@ export const isFinished = (status: MediaJobStatus): boolean => !UNFINISHED.inclu
 
 export class MediaJobs {
   private readonly waiters = new Map<string, Set<(job: MediaJobDoc) => void>>();
+  /** aborted when the service stops: waiting runs get `interrupted` at once instead of holding the shutdown */
+  private readonly stopping = new AbortController();
   /** called when a job is cancelled: the poller stops following it */
   onCancel: (jobId: string) => void = () => undefined;
 
@@ -162,14 +164,28 @@ export class MediaJobs {
       if (isFinished(current.status)) return viewOf(current);
       const aborted = new Promise<never>((_resolve, reject) => {
         const onAbort = (): void => reject(new ToolError('cancelled', 'the run stopped waiting for the media job; the job goes on', { job_id: id }));
+        const onStop = (): void =>
+          reject(
+            new ToolError('interrupted', 'the service stopped while the run waited; the media job goes on: check it with media_job_status', { job_id: id }),
+          );
         if (signal.aborted) onAbort();
+        if (this.stopping.signal.aborted) onStop();
         signal.addEventListener('abort', onAbort, { once: true });
-        void settled.finally(() => signal.removeEventListener('abort', onAbort));
+        this.stopping.signal.addEventListener('abort', onStop, { once: true });
+        void settled.finally(() => {
+          signal.removeEventListener('abort', onAbort);
+          this.stopping.signal.removeEventListener('abort', onStop);
+        });
       });
       return viewOf(await Promise.race([settled, aborted]));
     } finally {
       abort();
     }
+  }
+
+  /** At shutdown, before the runs are asked to stop: the waits end (`interrupted`), the jobs go on after the restart. */
+  release(): void {
+    this.stopping.abort();
   }
 
   /** `media_progress` in the run's transcript, when the run is live */

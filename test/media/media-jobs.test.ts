@@ -38,7 +38,7 @@ describe('media jobs', () => {
     return { runway, ...ownLlm(own, await startLlmServer(FAST)) };
   });
 
-  it('parks the run on the job, streams its progress and resumes with the video copied into the run artifacts', async () => {
+  it('the run waits on the job (wait: true), streams its progress and goes on with the video copied into the run artifacts', async () => {
     const org = await mediaOrg(ctx.server, ctx.llm, ctx.runway);
     ctx.runway.nextIds.push('task-park-1');
     ctx.runway.nextTasks.push({ runningPolls: 3 });
@@ -215,7 +215,7 @@ describe('media jobs: timeout and restart', () => {
     }
   });
 
-  it('picks an unfinished job up again after a restart and copies its outputs', async () => {
+  it('ends a waiting call with `interrupted` at shutdown, then picks the unfinished job up again after the restart and copies its outputs', async () => {
     const env = { ...FAST, JWT_SECRET: 'm'.repeat(40), LLM_API_KEY: FAKE_LLM_API_KEY };
     const { dataDir } = ctx;
     const first = await startLlmServer(env, { dataDir });
@@ -226,13 +226,16 @@ describe('media jobs: timeout and restart', () => {
       ctx.runway.nextIds.push('task-restart-1');
       ctx.runway.nextTasks.push({ outcome: { status: 'RUNNING' } });
       first.llm.script([
-        { tool_calls: [{ id: 'c_video', ...execute('runway.media_text_to_video', { prompt: 'across a restart', wait: false }) }] },
-        { text: 'started' },
+        { tool_calls: [{ id: 'c_video', ...execute('runway.media_text_to_video', { prompt: 'across a restart' }) }] },
+        { text: 'the service is restarting' },
       ]);
       const stream = await send(first.server, org, 'restart');
+      const running = await stream.waitFor((event) => event.event === 'media_progress' && event.data.status === 'running');
+      id = running.data.job_id as string;
+      // the stop does not wait for the job: the waiting call answers `interrupted` naming the job
+      await first.server.stop();
       await stream.ended;
-      id = results(stream)['c_video'].result.job_id as string;
-      await eventually(async () => ((await job(first.server, org, id)).body.status === 'running' ? true : undefined));
+      expect(results(stream)['c_video'].error).toMatchObject({ code: 'interrupted', details: { job_id: id } });
     } finally {
       await first.server.stop();
       await first.llm.close();
