@@ -56,6 +56,7 @@ export class MediaPoller {
   private stopped = false;
   private loop: Promise<void> | null = null;
   private readonly following = new Map<string, AbortController>();
+  private readonly running = new Set<Promise<void>>();
   private readonly stopping = new AbortController();
 
   constructor(private readonly deps: MediaPollerDeps) {
@@ -78,6 +79,8 @@ export class MediaPoller {
     this.stopping.abort();
     for (const controller of this.following.values()) controller.abort();
     await this.loop;
+    // each follower gives its lease back before the queue closes
+    await Promise.all([...this.running]);
   }
 
   private async claimLoop(): Promise<void> {
@@ -100,9 +103,13 @@ export class MediaPoller {
     if (this.following.has(jobId)) return;
     const controller = new AbortController();
     this.following.set(jobId, controller);
-    void this.follow(org, jobId, lease, controller.signal)
+    const followed = this.follow(org, jobId, lease, controller.signal)
       .catch((error: unknown) => this.deps.logger.error({ err: error, job_id: jobId }, 'media poller: following a job failed'))
-      .finally(() => this.following.delete(jobId));
+      .finally(() => {
+        this.following.delete(jobId);
+        this.running.delete(followed);
+      });
+    this.running.add(followed);
   }
 
   private async follow(org: OrgId, jobId: string, lease: Lease | null, signal: AbortSignal): Promise<void> {
@@ -149,6 +156,8 @@ export class MediaPoller {
         }
       }
     }
+    // settled, or stopped with the job unfinished: the queue's delivery ends here either way; a job the record
+    // still shows unfinished is followed again at the next start (`start()`), without a lease when the queue has it done
     if (fence !== null) await this.deps.queue.complete(jobId, fence, { status: job?.status ?? 'missing' }).catch(() => undefined);
   }
 

@@ -4,6 +4,7 @@
  * A tool call becomes a durable job polled on the `render` queue; the run waits on it and goes on
  * with the outputs copied into its artifacts (`wait`, the default) or gets the job id at once.
  */
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { FAKE_LLM_API_KEY } from '../fakes/llm/server.js';
 import { startFakeRunwayServer, type FakeRunwayServer } from '../fakes/runway/server.js';
@@ -14,7 +15,14 @@ import { ownLlm, ownTempDir, useSuite } from '../helpers/suite.js';
 import { execute, send, wireOrganization, type ChatOrg, type SseStream } from '../runtime/chat-helpers.js';
 
 /** polls every few ms: the suite waits on the fake, not on the defaults meant for a real platform */
-const FAST = { MEDIA_POLL_BASE_MS: '5', MEDIA_POLL_MAX_MS: '40' };
+const FAST: Record<string, string> = {
+  MEDIA_POLL_BASE_MS: '5',
+  MEDIA_POLL_MAX_MS: '40',
+  // the render queue on JetStream when the run names a NATS server (streams of this suite's own), else in-process
+  ...(process.env['NATS_URL']
+    ? { SERVICE_FEATURES_WORKERS: 'true', NATS_URL: process.env['NATS_URL'], NATS_STREAM_PREFIX: `m${randomBytes(4).toString('hex')}` }
+    : {}),
+};
 
 async function mediaOrg(server: TestServer, llm: Parameters<typeof wireOrganization>[1], runway: FakeRunwayServer, apiKey = runway.apiKey) {
   const org = await wireOrganization(server, llm, { approvalWrite: 'allow' });
