@@ -168,6 +168,22 @@ export interface ConnectorPlugin {
   releaseSource?(sourceId: string): Promise<void>;
   /** Closes everything the plugin holds (pools, sessions); called once at shutdown. Optional. */
   close?(): Promise<void>;
+  /** how the host's poller reads and cancels the tasks its tools start (handed over through the `media` port). Optional. */
+  readonly jobs?: PlatformJobs;
+}
+
+/** Where a task on the connector's system stands (`failure.code`: a tool-result code; outputs may expire). */
+export interface PlatformTaskState {
+  readonly status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+  readonly progress: number;
+  readonly outputs: readonly string[];
+  readonly failure: { readonly code: string; readonly message: string } | null;
+}
+
+/** A connector's asynchronous tasks; ToolErrors, a retryable one (429, 5xx) with `details.retryable` and `retry_after_s`. */
+export interface PlatformJobs {
+  poll(config: Readonly<Record<string, unknown>>, taskId: string, signal: AbortSignal, net?: NetPort): Promise<PlatformTaskState>;
+  cancel(config: Readonly<Record<string, unknown>>, taskId: string, signal: AbortSignal, net?: NetPort): Promise<void>;
 }
 
 /** A node written by a sync: `properties._key` is unique within the label (node id `Label:key`). */
@@ -367,6 +383,32 @@ export interface RagPort {
   }): Promise<RagHit[]>;
 }
 
+/** A durable media job (`media` port); outputs are copied into the file store, `artifact_id` null outside runs, `cost` in credits. */
+export interface MediaJobView {
+  readonly id: string;
+  readonly task_id: string;
+  readonly status: PlatformTaskState['status'];
+  readonly progress: number;
+  readonly cost: number | null;
+  readonly outputs: readonly { readonly path: string; readonly artifact_id: string | null; readonly content_type: string; readonly size: number }[];
+  readonly error: { readonly code: string; readonly message: string } | null;
+}
+
+/** `media`: durable jobs of tasks a tool started (polled by the host with the plugin's `jobs`, restart-safe, cancellable). */
+export interface MediaJobsPort {
+  track(job: {
+    readonly sourceId: string;
+    readonly runId: string | null;
+    readonly tool: string;
+    readonly taskId: string;
+    readonly cost: number | null;
+    readonly request: Readonly<Record<string, unknown>>;
+  }): Promise<MediaJobView>;
+  /** resolves when the job is finished; `signal` aborting stops the wait (ToolError `cancelled`), not the job */
+  wait(jobId: string, signal: AbortSignal): Promise<MediaJobView>;
+  get(jobId: string): Promise<MediaJobView | null>;
+}
+
 /** Every port, by the name a plugin lists in `requires`. */
 export interface PortTypes {
   readonly graph: GraphPort;
@@ -374,10 +416,11 @@ export interface PortTypes {
   readonly memory: MemoryPort;
   readonly webhooks: WebhooksPort;
   readonly rag: RagPort;
+  readonly media: MediaJobsPort;
 }
 
 export type PortName = keyof PortTypes;
-export const PORT_NAMES: readonly PortName[] = ['graph', 'files', 'memory', 'webhooks', 'rag'];
+export const PORT_NAMES: readonly PortName[] = ['graph', 'files', 'memory', 'webhooks', 'rag', 'media'];
 
 /** The ports one tool call gets: those its plugin requires. */
 export type Ports = Partial<PortTypes>;

@@ -102,6 +102,9 @@ import { withTaskRunFeed } from '../domains/tasks/run-feed.js';
 import { FeedSockets } from './ws-feed.js';
 import { openRag } from '../domains/rag/open.js';
 import { ragPort } from '../domains/rag/rag-port.js';
+import { mediaPort } from '../domains/media/media-port.js';
+import { MediaJobs } from '../domains/media/service.js';
+import { MediaPoller } from '../domains/media/poller.js';
 
 export interface RunningService {
   readonly url: string;
@@ -169,8 +172,11 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     // feature rag: chunks in DATA_DIR/rag.db (in memory while the feature is off), indexed in the background
     const rag = openRag({ collections, config, egress, files, clock, logger });
     await rag.service.indexer.failInterrupted();
+    // the media jobs need the job queue, opened after the plugins load: the port reaches them once they exist
+    let mediaJobs: MediaJobs | null = null;
     // what connector plugins may reach of the service, each bound to the calling organization
     const ports: PortOffers = {
+      media: mediaPort(collections, () => mediaJobs),
       memory: memoryPort(collections),
       files: filesPort(files),
       webhooks: webhooksPort(webhooks),
@@ -244,8 +250,25 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     // with the feature on, model turns of task and binding runs go to the `agent` queue (domains/workers/agent-turns.ts)
     const workerTurns = new WorkerTurnRunner(workers);
     if (config.features.workers) agentRuntime.useTurnRunner(workerTurns);
+    // media-generation jobs: polled on the `render` queue; those a previous process left unfinished carry on
+    mediaJobs = new MediaJobs({ collections, queue: jobQueue, clock, logger, feedOf: (runId) => agentRuntime.feed(runId) });
+    const mediaPoller = new MediaPoller({
+      jobs: mediaJobs,
+      queue: jobQueue,
+      plugins,
+      sources,
+      files,
+      net: egress,
+      clock,
+      logger,
+      ...config.media,
+      leaseMs: config.workerLeaseTtlSeconds * 1000,
+    });
+    await mediaPoller.start();
     const realms = new RealmService(collections);
     const services: Services = {
+      mediaJobs,
+      mediaPoller,
       rag: rag.service,
       ragSearch: rag.search,
       workers,
@@ -370,7 +393,10 @@ export async function startService(config: ServiceConfig, logger: Logger, option
           await activitySweeper.stop();
           await gatewayHealth.stop();
           await taskRuntime.stop();
+          // runs waiting on media jobs answer at once; the jobs are followed again after the restart
+          mediaJobs?.release();
           await supervisor.shutdown();
+          await mediaPoller.stop();
           await workers.queue.close();
           await closePlugins(plugins);
           await server.close();

@@ -16,6 +16,7 @@ const STREAM_FIELDS: Readonly<Record<string, readonly string[]>> = {
   tool_result: ['tool_call_id', 'result'],
   error: ['code', 'message'],
   message_end: ['finish_reason', 'usage'],
+  media_progress: ['job_id', 'status', 'progress', 'outputs'],
 };
 
 function sseFrame(event: Pick<TranscriptEvent, 'seq' | 'type' | 'data'>): string | null {

@@ -100,6 +100,8 @@ export interface ServiceConfig {
   readonly agentRunTimeoutSecs: number;
   /** `AGENT_PARK_AFTER_MS`: a run idle this long in an approval wait is persisted and its actor stopped (parked). @default 5000 */
   readonly agentParkAfterMs: number;
+  /** media jobs: `MEDIA_POLL_BASE_MS` first poll delay (@default 2000, doubling with jitter up to `MEDIA_POLL_MAX_MS`, @default 30000); `MEDIA_JOB_TIMEOUT_SECS` (@default 1800) */
+  readonly media: { readonly pollBaseMs: number; readonly pollMaxMs: number; readonly jobTimeoutMs: number };
   /** `CHAT_COST_CAP_USD_PER_DAY`: an organization's daily LLM spend on chat above which replies fail with `cost_cap_exceeded`. @default null (no cap) */
   readonly chatCostCapUsdPerDay: number | null;
   /** `SHUTDOWN_GRACE_SECS`: how long shutdown waits for runs to reach a safe point before stopping them. @default 10 */
@@ -391,6 +393,11 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     llmPrices: priceTable(env, 'LLM_PRICES'),
     agentRunTimeoutSecs: integer(env, 'AGENT_RUN_TIMEOUT_SECS', 600, 1, 86_400),
     agentParkAfterMs: integer(env, 'AGENT_PARK_AFTER_MS', 5000, 0, 86_400_000),
+    media: Object.freeze({
+      pollBaseMs: integer(env, 'MEDIA_POLL_BASE_MS', 2000, 1, 600_000),
+      pollMaxMs: integer(env, 'MEDIA_POLL_MAX_MS', 30_000, 1, 3_600_000),
+      jobTimeoutMs: integer(env, 'MEDIA_JOB_TIMEOUT_SECS', 1800, 1, 86_400) * 1000,
+    }),
     chatCostCapUsdPerDay: costCap(env, 'CHAT_COST_CAP_USD_PER_DAY'),
     shutdownGraceSecs,
     shutdownDeadlineSecs: integer(env, 'SHUTDOWN_DEADLINE_SECS', shutdownGraceSecs + 20, 1, 7200),

@@ -10,12 +10,12 @@ import type { RunwaySettings } from './settings.js';
 /** Runway's public API; always passed, so that the SDK never falls back to RUNWAYML_BASE_URL from the environment */
 const RUNWAY_API_URL = 'https://api.dev.runwayml.com';
 
-/** `net`: the egress guard's fetch (the base URL is the tenant's; redirects are judged hop by hop) */
-export function runwayClient(settings: RunwaySettings, net: NetPort | undefined): RunwayML {
+/** `net`: the egress guard's fetch (the base URL is the tenant's; redirects are judged hop by hop); `maxRetries` 0 for the host's own poller */
+export function runwayClient(settings: RunwaySettings, net: NetPort | undefined, maxRetries = 3): RunwayML {
   return new RunwayML({
     apiKey: settings.apiKey,
     baseURL: (settings.baseUrl ?? RUNWAY_API_URL).replace(/\/+$/, ''),
-    maxRetries: 3,
+    maxRetries,
     ...(net === undefined ? {} : { fetch: net.fetch }),
   });
 }
@@ -38,7 +38,7 @@ function runwayFailure(error: unknown, signal: AbortSignal): unknown {
   if (error instanceof APIUserAbortError || signal.aborted) return signal.reason ?? error;
   const refused = ToolError.within(error); // the egress guard's refusal, under the SDK's connection error
   if (refused !== null) return refused;
-  if (error instanceof APIConnectionError) return new ToolError('upstream_unreachable', `Runway cannot be reached: ${error.message}`);
+  if (error instanceof APIConnectionError) return new ToolError('upstream_unreachable', `Runway cannot be reached: ${error.message}`, { retryable: true });
   if (!(error instanceof APIError)) return error;
   const failure = error as APIError<number | undefined, Headers | undefined, object | undefined>;
   const status: number = failure.status ?? 0;
@@ -56,9 +56,15 @@ function runwayFailure(error: unknown, signal: AbortSignal): unknown {
     return new ToolError('invalid_request', `Runway refused the request: ${message}`, { ...details, fields });
   }
   if (status === 404) return new ToolError('not_found', 'Runway has no such task (404): the job id is wrong or the task was deleted', { status });
-  if (status === 429)
-    return new ToolError('rate_limited_upstream', 'Runway is rate limiting these requests (concurrency or daily limit); try again later', { status });
-  return new ToolError('upstream_error', `Runway answered ${status}: ${error.message}`, { status });
+  if (status === 429) {
+    const retryAfter = Number(failure.headers?.get('retry-after') ?? NaN);
+    return new ToolError('rate_limited_upstream', 'Runway is rate limiting these requests (concurrency or daily limit); try again later', {
+      status,
+      retryable: true,
+      ...(Number.isFinite(retryAfter) && retryAfter >= 0 ? { retry_after_s: retryAfter } : {}),
+    });
+  }
+  return new ToolError('upstream_error', `Runway answered ${status}: ${error.message}`, { status, retryable: status >= 500 });
 }
 
 /** Runs one SDK call with the run's signal, failures mapped. */

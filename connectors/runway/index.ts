@@ -12,6 +12,7 @@ import { jobStatusTool } from './tools/job-status.js';
 import { textToImageTool } from './tools/text-to-image.js';
 import { textToVideoTool } from './tools/text-to-video.js';
 import { validateRunway } from './validate.js';
+import { runwayJobs } from './jobs.js';
 
 export function createRunwayPlugin(): ConnectorPlugin {
   return {
@@ -41,6 +42,9 @@ export function createRunwayPlugin(): ConnectorPlugin {
     },
     validate: validateRunway,
     tools: [textToVideoTool, imageToVideoTool, textToImageTool, jobStatusTool],
+    // the service tracks the generations as durable jobs (the `media` port) and polls them with these
+    requires: ['media'],
+    jobs: runwayJobs,
     // `enabled_tools` hides the generation tools of the other kinds from the source's catalog; polling always stays
     visibleTools: (config) => {
       const { enabled } = settingsOf(config);

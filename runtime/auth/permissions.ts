@@ -49,6 +49,8 @@ export const PERMISSIONS = {
   'workflow:manage': 'create, change, run, cancel and delete orchestrator workflows; answer their approval steps',
   'rag:read': 'list RAG collections and documents; search them',
   'rag:manage': 'create and delete RAG collections; add and delete their documents',
+  'media:read': 'list and read media-generation jobs',
+  'media:manage': 'cancel media-generation jobs',
 } as const;
 
 export type Permission = keyof typeof PERMISSIONS;
@@ -109,6 +111,7 @@ export const BUILTIN_ROLES: readonly BuiltinRole[] = [
       'task:manage',
       'workflow:manage',
       'rag:manage',
+      'media:manage',
     ],
   },
   { name: 'viewer', description: 'reads everything, changes nothing', permissions: READ_PERMISSIONS },

@@ -89,7 +89,7 @@ describe('ports at load', () => {
       }
       throw new Error('accepted');
     };
-    expect(problemsOf(['email'])).toEqual(['requires an unknown port "email" (ports: graph, files, memory, webhooks, rag)']);
+    expect(problemsOf(['email'])).toEqual(['requires an unknown port "email" (ports: graph, files, memory, webhooks, rag, media)']);
     expect(problemsOf(['memory', 'memory'])).toEqual(['requires names a port twice']);
     expect(problemsOf('memory')).toEqual(['requires must be an array of port names']);
   });

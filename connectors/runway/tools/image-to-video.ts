@@ -2,14 +2,15 @@
 import { ToolError, type ConnectorTool } from '../../contract.js';
 import { runwayCall, runwayClient } from '../client.js';
 import { DEFAULT_IMAGE_TO_VIDEO_MODEL, pixelRatio, requireEnabled, settingsOf } from '../settings.js';
-import { durationProperty, jobAnswer, modelProperty, promptProperty, ratioProperty } from './shared.js';
+import { durationProperty, estimatedCredits, handOver, jobAnswer, modelProperty, promptProperty, ratioProperty, waitProperty } from './shared.js';
 
 export const imageToVideoTool: ConnectorTool = {
   name: 'media_image_to_video',
   effect: 'write',
   description:
     'Start generating a short video from an image (its first frame), optionally guided by a prompt (asynchronous, spends credits). ' +
-    'The image must be at a publicly reachable HTTPS URL (or a data: URI). Returns `job_id` at once: poll it with media_job_status. ' +
+    'The image must be at a publicly reachable HTTPS URL (or a data: URI). By default waits and answers the video as a file of the run; ' +
+    'with wait: false answers `job_id` at once (check it with media_job_status). ' +
     'Defaults: 4 seconds, 16:9.',
   input_schema: {
     type: 'object',
@@ -19,6 +20,7 @@ export const imageToVideoTool: ConnectorTool = {
       model: modelProperty,
       duration: durationProperty,
       ratio: ratioProperty,
+      wait: waitProperty,
     },
     required: ['image_url'],
     additionalProperties: false,
@@ -43,6 +45,8 @@ export const imageToVideoTool: ConnectorTool = {
       ReturnType<typeof runwayClient>['imageToVideo']['create']
     >[0];
     const task = await runwayCall(ctx.signal, (options) => runwayClient(settings, ctx.net).imageToVideo.create(body, options));
-    return jobAnswer(task.id, { kind: 'video', model, ratio, duration });
+    const fields = { kind: 'video', model, ratio, duration };
+    const handed = await handOver(ctx, 'media_image_to_video', [{ id: task.id, cost: estimatedCredits(model, duration) }], fields, args['wait'] !== false);
+    return handed ?? jobAnswer(task.id, fields);
   },
 };

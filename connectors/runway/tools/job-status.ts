@@ -11,7 +11,7 @@ import { settingsOf } from '../settings.js';
 /** a job not finished this long after its creation is reported as timed out @default 15 minutes */
 const GENERATION_TIMEOUT_MS = 15 * 60_000;
 
-interface Task {
+export interface RunwayTask {
   readonly id: string;
   readonly status: 'PENDING' | 'THROTTLED' | 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'CANCELLED';
   readonly createdAt: string;
@@ -21,7 +21,7 @@ interface Task {
   readonly failureCode?: string;
 }
 
-function failureOf(task: Task): ToolError {
+export function failureOf(task: RunwayTask): ToolError {
   const code = task.failureCode ?? '';
   const details = { job_id: task.id, failure_code: code || null, failure: task.failure ?? null };
   if (code.startsWith('SAFETY.'))
@@ -47,8 +47,14 @@ export const jobStatusTool: ConnectorTool = {
   },
   run: async (args, ctx) => {
     ctx.signal.throwIfAborted();
+    // a durable job of the service (`mjb_...`): its record, outputs already copied into the file store
+    const tracked = await ctx.ports?.media?.get(args['job_id'] as string);
+    if (tracked) {
+      if (tracked.status === 'failed' && tracked.error) throw new ToolError(tracked.error.code, tracked.error.message, { job_id: tracked.id });
+      return { job_id: tracked.id, status: tracked.status, progress: tracked.progress, cost: tracked.cost, outputs: tracked.outputs };
+    }
     const client = runwayClient(settingsOf(ctx.config), ctx.net);
-    const task = (await runwayCall(ctx.signal, (options) => client.tasks.retrieve(args['job_id'] as string, options))) as Task;
+    const task = (await runwayCall(ctx.signal, (options) => client.tasks.retrieve(args['job_id'] as string, options))) as RunwayTask;
     if (task.status === 'FAILED') throw failureOf(task);
     const done = task.status === 'SUCCEEDED' || task.status === 'CANCELLED';
     // wall clock: createdAt is Runway's timestamp

@@ -2,7 +2,7 @@
 import type { ConnectorTool } from '../../contract.js';
 import { runwayCall, runwayClient } from '../client.js';
 import { pixelRatio, requireEnabled, settingsOf } from '../settings.js';
-import { modelProperty, POLL_HINT, promptProperty, ratioProperty } from './shared.js';
+import { estimatedCredits, handOver, modelProperty, POLL_HINT, promptProperty, ratioProperty, waitProperty } from './shared.js';
 
 const MAX_IMAGES = 4;
 
@@ -10,8 +10,8 @@ export const textToImageTool: ConnectorTool = {
   name: 'media_text_to_image',
   effect: 'write',
   description:
-    'Start generating images from a text prompt (asynchronous, spends credits; one job per image). Returns `job_ids` at once: poll each with ' +
-    `media_job_status until it succeeds (the answer then holds the image URL). Default ratio 16:9; at most ${MAX_IMAGES} images.`,
+    'Generate images from a text prompt (spends credits; one job per image). By default waits and answers the images as files of the run; ' +
+    `with wait: false answers \`job_ids\` at once (check each with media_job_status). Default ratio 16:9; at most ${MAX_IMAGES} images.`,
   input_schema: {
     type: 'object',
     properties: {
@@ -19,6 +19,7 @@ export const textToImageTool: ConnectorTool = {
       model: modelProperty,
       ratio: ratioProperty,
       num_images: { type: 'integer', minimum: 1, maximum: MAX_IMAGES, default: 1, description: 'how many images (one job each)' },
+      wait: waitProperty,
     },
     required: ['prompt'],
     additionalProperties: false,
@@ -38,6 +39,9 @@ export const textToImageTool: ConnectorTool = {
       const task = await runwayCall(ctx.signal, (options) => client.textToImage.create(body, options));
       jobIds.push(task.id);
     }
-    return { job_ids: jobIds, status: 'pending', kind: 'image', model, ratio, poll_with: POLL_HINT };
+    const fields = { kind: 'image', model, ratio };
+    const tasks = jobIds.map((id) => ({ id, cost: estimatedCredits(model, 1) }));
+    const handed = await handOver(ctx, 'media_text_to_image', tasks, fields, args['wait'] !== false);
+    return handed ?? { job_ids: jobIds, status: 'pending', ...fields, poll_with: POLL_HINT };
   },
 };

@@ -2,17 +2,17 @@
 import type { ConnectorTool } from '../../contract.js';
 import { runwayCall, runwayClient } from '../client.js';
 import { DEFAULT_TEXT_TO_VIDEO_MODEL, pixelRatio, requireEnabled, settingsOf } from '../settings.js';
-import { durationProperty, jobAnswer, modelProperty, promptProperty, ratioProperty } from './shared.js';
+import { durationProperty, estimatedCredits, handOver, jobAnswer, modelProperty, promptProperty, ratioProperty, waitProperty } from './shared.js';
 
 export const textToVideoTool: ConnectorTool = {
   name: 'media_text_to_video',
   effect: 'write',
   description:
-    'Start generating a short video from a text prompt (asynchronous, spends credits). Returns `job_id` at once: poll it with media_job_status ' +
-    'until it succeeds (the answer then holds the video URLs) or fails. Defaults: 4 seconds, 16:9.',
+    'Generate a short video from a text prompt (spends credits). By default waits and answers the video as a file of the run (`outputs`); ' +
+    'with wait: false answers `job_id` at once: check it with media_job_status. Defaults: 4 seconds, 16:9.',
   input_schema: {
     type: 'object',
-    properties: { prompt: promptProperty, model: modelProperty, duration: durationProperty, ratio: ratioProperty },
+    properties: { prompt: promptProperty, model: modelProperty, duration: durationProperty, ratio: ratioProperty, wait: waitProperty },
     required: ['prompt'],
     additionalProperties: false,
   },
@@ -28,6 +28,8 @@ export const textToVideoTool: ConnectorTool = {
       ReturnType<typeof runwayClient>['textToVideo']['create']
     >[0];
     const task = await runwayCall(ctx.signal, (options) => runwayClient(settings, ctx.net).textToVideo.create(body, options));
-    return jobAnswer(task.id, { kind: 'video', model, ratio, duration });
+    const fields = { kind: 'video', model, ratio, duration };
+    const handed = await handOver(ctx, 'media_text_to_video', [{ id: task.id, cost: estimatedCredits(model, duration) }], fields, args['wait'] !== false);
+    return handed ?? jobAnswer(task.id, fields);
   },
 };

@@ -3,8 +3,11 @@
  * connector uses: bearer API key, the `X-Runway-Version` header, POST
  * /v1/text_to_video | image_to_video | text_to_image answering `{ id }`,
  * GET /v1/tasks/:id (PENDING -> RUNNING -> SUCCEEDED as it is polled, or
- * FAILED with a failureCode), GET /v1/organization, 400 bodies
- * `{ error, issues? }`, and 429 with Retry-After on request.
+ * FAILED with a failureCode), DELETE /v1/tasks/:id (204: cancels a running
+ * task, deletes a finished one), GET /v1/organization, 400 bodies
+ * `{ error, issues? }`, 429 with Retry-After and 5xx on request. Outputs are
+ * served by the fake itself (`/outputs/<id>.<ext>?_jwt=...`, no bearer, like
+ * the CDN's signed URLs), so a copy of them can be checked byte for byte.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -17,6 +20,9 @@ export interface FakeTask {
   /** how the task ends after its polls */
   outcome: { status: 'SUCCEEDED'; output: string[] } | { status: 'FAILED'; failure: string; failureCode: string } | { status: 'RUNNING' };
   polls: number;
+  /** polls answered THROTTLED after PENDING, then RUNNING polls before the outcome */
+  throttledPolls: number;
+  runningPolls: number;
   endpoint: string;
   body: Record<string, unknown>;
 }
@@ -34,6 +40,14 @@ export interface FakeRunwayServer {
   /** ids the next tasks get (a scripted agent names its job id in advance); random when empty */
   readonly nextIds: string[];
   throttleNext(n?: number, retryAfterSeconds?: number): void;
+  /** the next `n` API requests answer this 5xx status */
+  failNext(n: number, status?: number): void;
+  /** how the next tasks behave (in order; then the defaults: 1 running poll, no throttling, success unless the prompt is blocked) */
+  readonly nextTasks: Partial<Pick<FakeTask, 'throttledPolls' | 'runningPolls' | 'outcome'>>[];
+  /** the bytes an output URL serves */
+  outputBytes(id: string): Buffer;
+  /** output downloads served, by task id */
+  readonly downloads: Map<string, number>;
   close(): Promise<void>;
 }
 
@@ -64,6 +78,11 @@ export async function startFakeRunwayServer(apiKey = 'key_fake_runway'): Promise
   const throttle = new Throttle();
   const blockedWord = 'forbidden';
   const nextIds: string[] = [];
+  const nextTasks: FakeRunwayServer['nextTasks'] = [];
+  const downloads = new Map<string, number>();
+  const failing = { left: 0, status: 500 };
+  let baseUrl = '';
+  const outputBytes = (id: string): Buffer => Buffer.from(`fake media output of ${id}\n`.repeat(64));
 
   const state = {
     credits: 1000,
@@ -101,27 +120,33 @@ export async function startFakeRunwayServer(apiKey = 'key_fake_runway'): Promise
     const id = nextIds.shift() ?? randomUUID();
     const prompt = typeof body['promptText'] === 'string' ? body['promptText'] : '';
     const extension = endpoint === 'text_to_image' ? 'png' : 'mp4';
+    const scripted = nextTasks.shift() ?? {};
     tasks.set(id, {
       id,
       status: 'PENDING',
       createdAt: new Date().toISOString(),
-      outcome: prompt.includes(blockedWord)
-        ? { status: 'FAILED', failure: 'Your input was flagged by our content moderation system.', failureCode: 'SAFETY.INPUT.TEXT' }
-        : { status: 'SUCCEEDED', output: [`https://dnznrvs05pmza.cloudfront.net/${id}.${extension}?_jwt=signed`] },
+      outcome:
+        scripted.outcome ??
+        (prompt.includes(blockedWord)
+          ? { status: 'FAILED', failure: 'Your input was flagged by our content moderation system.', failureCode: 'SAFETY.INPUT.TEXT' }
+          : { status: 'SUCCEEDED', output: [`${baseUrl}/outputs/${id}.${extension}?_jwt=signed`] }),
       polls: 0,
+      throttledPolls: scripted.throttledPolls ?? 0,
+      runningPolls: scripted.runningPolls ?? 1,
       endpoint,
       body,
     });
     return send(res, 200, { id });
   }
 
-  /** each poll moves the task on: PENDING, RUNNING, then its outcome */
+  /** each poll moves the task on: PENDING, THROTTLED (if scripted), RUNNING, then its outcome */
   function view(task: FakeTask): Record<string, unknown> {
     task.polls += 1;
-    if (task.status === 'PENDING' && task.polls >= 2) task.status = 'RUNNING';
-    else if (task.status === 'RUNNING' && task.polls >= 3 && task.outcome.status !== 'RUNNING') task.status = task.outcome.status;
+    const running = task.polls - 1 - task.throttledPolls;
+    if ((task.status === 'PENDING' || task.status === 'THROTTLED') && task.polls >= 2) task.status = running >= 1 ? 'RUNNING' : 'THROTTLED';
+    else if (task.status === 'RUNNING' && running > task.runningPolls && task.outcome.status !== 'RUNNING') task.status = task.outcome.status;
     const base = { id: task.id, status: task.status, createdAt: task.createdAt };
-    if (task.status === 'RUNNING') return { ...base, progress: 0.5 };
+    if (task.status === 'RUNNING') return { ...base, progress: Math.min(running, task.runningPolls) / (task.runningPolls + 1) };
     if (task.status === 'SUCCEEDED' && task.outcome.status === 'SUCCEEDED') return { ...base, output: task.outcome.output };
     if (task.status === 'FAILED' && task.outcome.status === 'FAILED') return { ...base, failure: task.outcome.failure, failureCode: task.outcome.failureCode };
     return base;
@@ -130,6 +155,14 @@ export async function startFakeRunwayServer(apiKey = 'key_fake_runway'): Promise
   const server = createServer((req, res) => {
     void (async () => {
       const url = new URL(req.url ?? '/', 'http://fake');
+      const output = url.pathname.match(/^\/outputs\/([^/.]+)\.(mp4|png)$/);
+      if (output && req.method === 'GET') {
+        // the CDN's signed URL: no bearer, gone once the task is deleted
+        if (!tasks.has(output[1]!) || url.searchParams.get('_jwt') === null) return send(res, 403, { error: 'expired' });
+        downloads.set(output[1]!, (downloads.get(output[1]!) ?? 0) + 1);
+        res.writeHead(200, { 'content-type': output[2] === 'mp4' ? 'video/mp4' : 'image/png' });
+        return res.end(outputBytes(output[1]!));
+      }
       const body = await readBody(req);
       const version = req.headers['x-runway-version'] as string | undefined;
       requests.push({ method: req.method ?? 'GET', path: url.pathname, version, body });
@@ -139,6 +172,10 @@ export async function startFakeRunwayServer(apiKey = 'key_fake_runway'): Promise
       const retryAfter = throttle.take();
       if (retryAfter !== null) {
         return send(res, 429, { error: 'You have exceeded the rate limit for this API key.' }, { 'retry-after': String(retryAfter) });
+      }
+      if (failing.left > 0) {
+        failing.left -= 1;
+        return send(res, failing.status, { error: 'An internal error occurred.' });
       }
       const path = url.pathname;
       if (path === '/v1/organization' && req.method === 'GET') {
@@ -158,11 +195,20 @@ export async function startFakeRunwayServer(apiKey = 'key_fake_runway'): Promise
         const found = tasks.get(task[1]!);
         return found ? send(res, 200, view(found)) : send(res, 404, { error: 'Task not found.' });
       }
+      if (task && req.method === 'DELETE') {
+        const found = tasks.get(task[1]!);
+        if (!found) return send(res, 404, { error: 'Task not found.' });
+        if (found.status === 'SUCCEEDED' || found.status === 'FAILED') tasks.delete(found.id);
+        else found.status = 'CANCELLED';
+        res.writeHead(204);
+        return res.end();
+      }
       return send(res, 404, { error: 'Not found.' });
     })().catch((error: unknown) => send(res, 500, { error: String(error) }));
   });
+  baseUrl = await listenOnLoopback(server);
   return Object.assign(state, {
-    url: await listenOnLoopback(server),
+    url: baseUrl,
     apiKey,
     tasks,
     requests,
@@ -170,6 +216,10 @@ export async function startFakeRunwayServer(apiKey = 'key_fake_runway'): Promise
     blockedWord,
     nextIds,
     throttleNext: (n?: number, retryAfterSeconds?: number) => throttle.next(n, retryAfterSeconds),
+    failNext: (n: number, status = 500) => Object.assign(failing, { left: n, status }),
+    nextTasks,
+    outputBytes,
+    downloads,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   });
 }
