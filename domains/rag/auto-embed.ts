@@ -18,7 +18,7 @@ import type { OrgId } from '../../runtime/store/types.js';
 
 type AutoKind = 'memory' | 'ingest';
 
-export const autoCollectionName = (kind: AutoKind, realm: string): string => `_auto.${kind}.${realm}`;
+const autoCollectionName = (kind: AutoKind, realm: string): string => `_auto.${kind}.${realm}`;
 
 /** the most characters of an ingest batch's bodies embedded */
 const MAX_INGEST_TEXT = 1_000_000;

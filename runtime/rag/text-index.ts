@@ -50,7 +50,7 @@ export function stem(word: string): string {
 const WORD = /[\p{L}\p{N}_]+/gu;
 
 /** the stemmed words of `text`, in order */
-export function terms(text: string): string[] {
+function terms(text: string): string[] {
   return (text.toLowerCase().match(WORD) ?? []).map(stem);
 }
 
