@@ -55,6 +55,8 @@ export class IngestIntake {
     private readonly events: Pick<PlatformEvents, 'emit'>,
     private readonly logger: Logger,
     private readonly entities: Pick<EntityGraphFeed, 'apply' | 'settle'>,
+    /** auto-embed of the rows' `body` text (feature rag, setting `auto_embed_on_ingest`) */
+    private readonly bodies?: { ingested(org: OrgId, batch: { realm: string; pipelineId: string; runId: string; body: Buffer }): void },
   ) {}
 
   /**
@@ -93,7 +95,14 @@ export class IngestIntake {
    * writes the admitted rows; answers after they are committed, and for a
    * `context_nodes` pipeline after the realm's graph holds them too
    */
-  ingest(target: AdmittedIngest, options: IngestOptions): Promise<IntakeOutcome> {
+  async ingest(target: AdmittedIngest, options: IngestOptions): Promise<IntakeOutcome> {
+    const outcome = await this.written(target, options);
+    if (this.bodies !== undefined && !outcome.replayed && outcome.rows_out > 0)
+      this.bodies.ingested(target.orgId, { realm: target.realm, pipelineId: target.pipelineId, runId: String(outcome.run_id), body: target.body });
+    return outcome;
+  }
+
+  private written(target: AdmittedIngest, options: IngestOptions): Promise<IntakeOutcome> {
     if (target.table !== 'context_nodes') {
       return this.reported(
         target.orgId,

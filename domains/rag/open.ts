@@ -2,6 +2,7 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Collections } from '../collections.js';
+import { AutoEmbed } from './auto-embed.js';
 import { Embedders } from './embedder.js';
 import { RagIndexer } from './indexer.js';
 import { RagSearch } from './search.js';
@@ -25,6 +26,8 @@ export interface OpenedRag {
   readonly service: RagService;
   readonly search: RagSearch;
   readonly embedders: Embedders;
+  /** auto-embed of memory entries and ingested bodies (setting `auto_embed_on_ingest`) */
+  readonly autoEmbed: AutoEmbed;
   /** waits for the documents being indexed, then closes the chunk store */
   close(): Promise<void>;
 }
@@ -34,10 +37,12 @@ export function openRag({ collections, config, egress, files, clock, logger }: O
   const embedders = new Embedders(collections, config, egress);
   const indexer = new RagIndexer(collections, chunks, embedders, clock, logger);
   const service = new RagService(collections, chunks, embedders, indexer, files);
+  const search = new RagSearch(collections, chunks, embedders);
   return {
     service,
-    search: new RagSearch(collections, chunks, embedders),
+    search,
     embedders,
+    autoEmbed: new AutoEmbed(service, search, embedders, logger),
     close: async () => {
       await indexer.idle();
       chunks.close();

@@ -111,19 +111,7 @@ export class RagSearch {
         }
         vectorRows = this.chunks.searchVectors(org, collection.id, collection.dimension, vector, candidates, allow).map((hit) => hit.rowId);
       }
-      let textRows: number[] = [];
-      if (mode !== 'vector') {
-        const hits = this.chunks.searchText(org, collection.id, query.query, allow === undefined ? candidates : candidates * 4);
-        textRows = (
-          allow === undefined
-            ? hits.map((hit) => hit.rowId)
-            : this.keepAllowed(
-                org,
-                hits.map((hit) => hit.rowId),
-                allow,
-              )
-        ).slice(0, candidates);
-      }
+      const textRows = mode === 'vector' ? [] : this.chunks.searchText(org, collection.id, query.query, candidates, allow).map((hit) => hit.rowId);
       for (const hit of reciprocalRankFusion(vectorRows, textRows)) merged.push({ ...hit, collection });
     }
     merged.sort((a, b) => b.score - a.score);
@@ -157,13 +145,5 @@ export class RagSearch {
       });
     }
     return query.mmr === true ? maximalMarginalRelevance(results, query.k) : results;
-  }
-
-  private keepAllowed(org: OrgId, rowIds: number[], allow: ReadonlySet<string>): number[] {
-    const stored = this.chunks.chunks(org, rowIds);
-    return rowIds.filter((rowId) => {
-      const chunk = stored.get(rowId);
-      return chunk !== undefined && allow.has(chunk.documentId);
-    });
   }
 }

@@ -1,10 +1,11 @@
 /**
  * Where RAG chunks live: an embedded SQLite file (`DATA_DIR/rag.db`) with
- * each chunk's text, heading path and vector (float32 blob), and an FTS5 table
- * over text and headings ranked by BM25 (DuckDB's `fts` extension cannot be
- * installed offline here; SQLite's FTS5 is compiled into better-sqlite3).
- * Vector search runs over an in-memory matrix per collection, rebuilt from
- * the blobs on the first search after a change (vector-index.ts).
+ * each chunk's text, heading path and vector (float32 blob): the durable
+ * copy. Search runs over two in-memory indexes per collection, rebuilt from
+ * these rows on the first search after a change (so a restart loses
+ * nothing): BM25 over text and headings (text-index.ts; it replaced an FTS5
+ * table, ~10x slower at 100k chunks) and the vectors as one matrix scanned
+ * with WebAssembly SIMD (vector-index.ts).
  *
  * Rows carry their organization and collection: every read names both, so a
  * collection id of another organization finds nothing.
@@ -14,6 +15,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { PRIVATE_DIR_MODE, tightenFiles } from '../file-modes.js';
 import type { Chunk } from './chunking.js';
+import { TextIndex, type TextHit } from './text-index.js';
 import { normalize, VectorMatrix, type VectorHit } from './vector-index.js';
 
 export interface StoredChunk {
@@ -24,12 +26,6 @@ export interface StoredChunk {
   readonly text: string;
 }
 
-export interface TextHit {
-  readonly rowId: number;
-  /** BM25 relevance, higher is better (SQLite's bm25() negated) */
-  readonly score: number;
-}
-
 interface ChunkRow {
   rid: number;
   document_id: string;
@@ -38,24 +34,10 @@ interface ChunkRow {
   text: string;
 }
 
-// English function words: they match nearly every chunk, so they cost the most and rank nothing
-const STOP_WORDS = new Set(
-  'a an and are as at be by can do does for from how i if in into is it its of on or should that the then this to was what when where which who why will with you your'.split(
-    ' ',
-  ),
-);
-
-/** Words of a query as an FTS5 expression: each word quoted (no operator of the user's reaches FTS5), any may match; stop words dropped unless nothing else is left. */
-function ftsQuery(query: string): string | null {
-  const words = query.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
-  const content = words.filter((word) => !STOP_WORDS.has(word));
-  const unique = [...new Set(content.length > 0 ? content : words)].slice(0, 64);
-  return unique.length === 0 ? null : unique.map((word) => `"${word}"`).join(' OR ');
-}
-
 export class ChunkStore {
   private readonly db: Database.Database;
-  private readonly matrices = new Map<string, VectorMatrix>();
+  /** per organization and collection: the indexes built since its last change */
+  private readonly indexes = new Map<string, { matrix?: VectorMatrix; text?: TextIndex }>();
 
   constructor(path: string) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true, mode: PRIVATE_DIR_MODE });
@@ -75,8 +57,7 @@ export class ChunkStore {
         embedding BLOB
       );
       CREATE INDEX IF NOT EXISTS chunks_by_document ON chunks (org_id, collection_id, document_id);
-      CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5 (text, heading, collection_id UNINDEXED, tokenize = 'porter unicode61');
-      INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('rank', 'bm25(1.0, 0.5)');
+      DROP TABLE IF EXISTS chunks_fts;
     `);
   }
 
@@ -85,37 +66,31 @@ export class ChunkStore {
     const insert = this.db.prepare(
       'INSERT INTO chunks (org_id, collection_id, document_id, position, heading_path, text, embedding) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
-    const insertText = this.db.prepare('INSERT INTO chunks_fts (rowid, text, heading, collection_id) VALUES (?, ?, ?, ?)');
     this.db.transaction(() => {
       this.deleteRows(org, collection, document);
       chunks.forEach((chunk, index) => {
         const vector = vectors[index];
         const blob = vector ? Buffer.from(normalize(Float32Array.from(vector)).buffer) : null;
-        const { lastInsertRowid } = insert.run(org, collection, document, chunk.position, JSON.stringify(chunk.heading_path), chunk.text, blob);
-        insertText.run(lastInsertRowid, chunk.text, chunk.heading_path.join(' / '), collection);
+        insert.run(org, collection, document, chunk.position, JSON.stringify(chunk.heading_path), chunk.text, blob);
       });
     })();
-    this.matrices.delete(collection);
+    this.indexes.delete(`${org}\u0000${collection}`);
   }
 
   deleteDocument(org: string, collection: string, document: string): number {
     const removed = this.db.transaction(() => this.deleteRows(org, collection, document))();
-    this.matrices.delete(collection);
+    this.indexes.delete(`${org}\u0000${collection}`);
     return removed;
   }
 
   deleteCollection(org: string, collection: string): void {
     this.db.transaction(() => {
-      this.db.prepare('DELETE FROM chunks_fts WHERE rowid IN (SELECT rid FROM chunks WHERE org_id = ? AND collection_id = ?)').run(org, collection);
       this.db.prepare('DELETE FROM chunks WHERE org_id = ? AND collection_id = ?').run(org, collection);
     })();
-    this.matrices.delete(collection);
+    this.indexes.delete(`${org}\u0000${collection}`);
   }
 
   private deleteRows(org: string, collection: string, document: string): number {
-    this.db
-      .prepare('DELETE FROM chunks_fts WHERE rowid IN (SELECT rid FROM chunks WHERE org_id = ? AND collection_id = ? AND document_id = ?)')
-      .run(org, collection, document);
     return this.db.prepare('DELETE FROM chunks WHERE org_id = ? AND collection_id = ? AND document_id = ?').run(org, collection, document).changes;
   }
 
@@ -128,16 +103,8 @@ export class ChunkStore {
   }
 
   /** BM25 over the collection's chunk text and headings, best first. */
-  searchText(org: string, collection: string, query: string, k: number): TextHit[] {
-    const match = ftsQuery(query);
-    if (match === null) return [];
-    const rows = this.db
-      .prepare(
-        `SELECT f.rowid AS rid, f.rank AS rank FROM chunks_fts f JOIN chunks c ON c.rid = f.rowid
-         WHERE chunks_fts MATCH ? AND f.collection_id = ? AND c.org_id = ? ORDER BY f.rank LIMIT ?`,
-      )
-      .all(match, collection, org, k) as { rid: number; rank: number }[];
-    return rows.map((row) => ({ rowId: row.rid, score: -row.rank }));
+  searchText(org: string, collection: string, query: string, k: number, allow?: ReadonlySet<string>): TextHit[] {
+    return this.textIndex(org, collection).search(query, k, allow);
   }
 
   /** Cosine over the collection's vectors, best first. `query` need not be unit length. */
@@ -145,13 +112,38 @@ export class ChunkStore {
     return this.matrix(org, collection, dimension).search(normalize(Float32Array.from(query)), k, allow);
   }
 
+  private cached(org: string, collection: string): { matrix?: VectorMatrix; text?: TextIndex } {
+    const key = `${org}\u0000${collection}`;
+    let entry = this.indexes.get(key);
+    if (entry === undefined) {
+      entry = {};
+      this.indexes.set(key, entry);
+    }
+    return entry;
+  }
+
+  private textIndex(org: string, collection: string): TextIndex {
+    const entry = this.cached(org, collection);
+    if (entry.text !== undefined) return entry.text;
+    const rows = this.db.prepare('SELECT rid, document_id, heading_path, text FROM chunks WHERE org_id = ? AND collection_id = ?').all(org, collection) as {
+      rid: number;
+      document_id: string;
+      heading_path: string;
+      text: string;
+    }[];
+    entry.text = TextIndex.build(
+      rows.map((row) => ({ rowId: row.rid, documentId: row.document_id, text: row.text, heading: (JSON.parse(row.heading_path) as string[]).join(' / ') })),
+    );
+    return entry.text;
+  }
+
   private matrix(org: string, collection: string, dimension: number): VectorMatrix {
-    const cached = this.matrices.get(collection);
-    if (cached !== undefined) return cached;
+    const entry = this.cached(org, collection);
+    if (entry.matrix !== undefined && entry.matrix.dimension === dimension) return entry.matrix;
     const rows = this.db
       .prepare('SELECT rid, document_id, embedding FROM chunks WHERE org_id = ? AND collection_id = ? AND embedding IS NOT NULL')
       .all(org, collection) as { rid: number; document_id: string; embedding: Buffer }[];
-    const matrix = VectorMatrix.build(
+    entry.matrix = VectorMatrix.build(
       dimension,
       rows.map((row) => ({
         rowId: row.rid,
@@ -159,8 +151,7 @@ export class ChunkStore {
         vector: new Float32Array(row.embedding.buffer, row.embedding.byteOffset, row.embedding.byteLength / 4),
       })),
     );
-    this.matrices.set(collection, matrix);
-    return matrix;
+    return entry.matrix;
   }
 
   /** The chunks of these row ids (of the organization only), by row id. */
@@ -183,7 +174,7 @@ export class ChunkStore {
   }
 
   close(): void {
-    this.matrices.clear();
+    this.indexes.clear();
     this.db.close();
   }
 }
