@@ -59,6 +59,7 @@ import type { Conversations } from '../domains/chat/conversations.js';
 import type { ChannelService } from '../domains/channels/channel-service.js';
 import type { IngestPipelineService } from '../domains/ingest-pipelines/service.js';
 import type { IngestIntake } from '../domains/ingest-pipelines/intake.js';
+import type { QueuedIngest } from '../domains/ingest-pipelines/queued-ingest.js';
 import type { McpApprovals } from '../domains/sources/mcp-approvals.js';
 import type { LoginAudit } from '../domains/activity/logins.js';
 import type { GraphChanges } from '../runtime/graph/changes.js';
@@ -200,4 +201,6 @@ export interface Services {
   readonly rag: RagService;
   /** POST /rag/search and the `rag.search` tool: hybrid retrieval */
   readonly ragSearch: RagSearch;
+  /** large ingest bodies on the `ingest` queue (feature `workers`): spool, pending run, the worker's rows written behind its fence */
+  readonly queuedIngest: QueuedIngest;
 }
