@@ -50,6 +50,8 @@ export interface IngestInput {
   readonly graph?: { readonly keyField: string | null } | undefined;
   /** a run queued for a worker (status `pending`): ended here instead of a new run being recorded */
   readonly queuedRunId?: number | undefined;
+  /** a queued run's Idempotency-Key hash, of the body as received (the rows written are the worker's normalized ones) */
+  readonly requestHash?: string | undefined;
 }
 
 /** what writing a queued run's rows did: the run as it is now, and whether this call wrote them */
@@ -108,7 +110,7 @@ export class IngestWriter {
       // one request per key at a time in this process (the only writer of the database)
       return await this.keyLocks.with(`${input.pipelineId}\n${key}`, true, () =>
         this.engine.use(async (connection) => {
-          const requestHash = `${input.autoCreate ? 1 : 0}${input.schemaEvolve ? 1 : 0}:${sha256Hex(input.body)}`;
+          const requestHash = input.requestHash ?? `${input.autoCreate ? 1 : 0}${input.schemaEvolve ? 1 : 0}:${sha256Hex(input.body)}`;
           const existing = await findIdempotent(connection, input.orgId, input.pipelineId, key, input.arrival);
           if (existing) {
             if (existing.request_hash !== requestHash) {

@@ -115,10 +115,13 @@ export class IngestIntake {
    * graph (or what it still owes, when another delivery ended the run). The
    * lifecycle event is emitted by the call that ended the run.
    */
-  writeQueued(target: AdmittedIngest, options: IngestOptions, runId: number): Promise<QueuedWrite> {
+  writeQueued(target: AdmittedIngest, options: IngestOptions, runId: number, requestHash: string): Promise<QueuedWrite> {
     const nodes = target.table === 'context_nodes';
     const work = async (): Promise<QueuedWrite> => {
-      const write = await this.contextTables.writer.writeQueued({ ...target, ...options, ...(nodes ? { graph: { keyField: target.keyField } } : {}) }, runId);
+      const write = await this.contextTables.writer.writeQueued(
+        { ...target, ...options, requestHash, ...(nodes ? { graph: { keyField: target.keyField } } : {}) },
+        runId,
+      );
       const { run } = write;
       if (write.ended) {
         const failure = run.status === 'failed' ? { code: run.error_code ?? 'internal_error', message: run.error ?? 'ingest failed' } : {};

@@ -146,7 +146,7 @@ export class QueuedIngest {
       arrival: new Date(payload.arrival),
     };
     const options: IngestOptions = { autoCreate: payload.auto_create, schemaEvolve: payload.schema_evolve, idempotencyKey: payload.idempotency_key };
-    const { run } = await this.deps.intake.writeQueued(target, options, payload.run_id);
+    const { run } = await this.deps.intake.writeQueued(target, options, payload.run_id, payload.request_hash);
     return run;
   }
 
