@@ -19,7 +19,7 @@ import type { JobHandler } from './handlers.js';
 const NEWLINE = 0x0a;
 
 /** the body with each line's trailing CR, spaces and tabs dropped */
-export function normalizeLineEnds(body: Buffer): Buffer {
+function normalizeLineEnds(body: Buffer): Buffer {
   const parts: Buffer[] = [];
   let start = 0;
   while (start <= body.length) {
