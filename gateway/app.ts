@@ -2,6 +2,7 @@
  * Assembles the service: stores, identity, routes, the routing core and the
  * HTTP listener. `startService` is what `npm start` and the tests both run.
  */
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { ContextTables } from '../ingest/context-tables.js';
 import { sealLegacySigningSecrets, SigningSecrets } from '../ingest/tokens.js';
@@ -35,6 +36,7 @@ import { Conversations } from '../domains/chat/conversations.js';
 import { ChannelService } from '../domains/channels/channel-service.js';
 import { IngestPipelineService } from '../domains/ingest-pipelines/service.js';
 import { IngestIntake } from '../domains/ingest-pipelines/intake.js';
+import { INGEST_BODY_KIND, QueuedIngest } from '../domains/ingest-pipelines/queued-ingest.js';
 import { McpApprovals } from '../domains/sources/mcp-approvals.js';
 import { LoginAudit } from '../domains/activity/logins.js';
 import { PolicySourceKeys } from '../domains/policies/source-secrets.js';
@@ -266,6 +268,29 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     });
     await mediaPoller.start();
     const realms = new RealmService(collections);
+    const ingestIntake = new IngestIntake(
+      collections,
+      contextTables,
+      ingestSigningSecrets,
+      events,
+      logger,
+      entityFeed,
+      config.features.rag ? rag.autoEmbed : undefined,
+    );
+    const tables = contextTables;
+    // large ingest bodies go to workers on the `ingest` queue; runs a previous process left pending are matched with their jobs
+    const queuedIngest = new QueuedIngest({
+      workers,
+      writer: () => tables.writer,
+      intake: ingestIntake,
+      spoolDir: join(config.dataDir, 'ingest-queue'),
+      minBytes: config.features.workers ? config.ingestWorkerMinBytes : null,
+      maxJsonDepth: config.maxJsonDepth,
+      clock,
+      logger,
+    });
+    workers.onComplete(INGEST_BODY_KIND, queuedIngest.onComplete);
+    await queuedIngest.reconcile();
     const services: Services = {
       mediaJobs,
       mediaPoller,
@@ -327,15 +352,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       conversations: new Conversations(collections, agentRuntime, launcher),
       channelService: new ChannelService(collections, channels),
       ingestPipelines: new IngestPipelineService(collections, contextTables, ingestSigningSecrets),
-      ingestIntake: new IngestIntake(
-        collections,
-        contextTables,
-        ingestSigningSecrets,
-        events,
-        logger,
-        entityFeed,
-        config.features.rag ? rag.autoEmbed : undefined,
-      ),
+      ingestIntake,
       memoryGraph: new MemoryGraph(collections, graph),
       mcpApprovals: new McpApprovals(collections, () => clock.now()),
       loginAudit: new LoginAudit(activity, collections),
@@ -351,6 +368,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       gateways,
       gatewayDispatcher,
       gatewayHealth,
+      queuedIngest,
     };
 
     const routes: AnyRoute[] = allRoutes(services, () => routes);

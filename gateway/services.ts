@@ -59,6 +59,7 @@ import type { Conversations } from '../domains/chat/conversations.js';
 import type { ChannelService } from '../domains/channels/channel-service.js';
 import type { IngestPipelineService } from '../domains/ingest-pipelines/service.js';
 import type { IngestIntake } from '../domains/ingest-pipelines/intake.js';
+import type { QueuedIngest } from '../domains/ingest-pipelines/queued-ingest.js';
 import type { McpApprovals } from '../domains/sources/mcp-approvals.js';
 import type { LoginAudit } from '../domains/activity/logins.js';
 import type { MemoryGraph } from '../domains/memory/graph-sync.js';
@@ -203,4 +204,6 @@ export interface Services {
   readonly mediaJobs: MediaJobs;
   /** follows media jobs on the `render` queue; cancels their platform tasks */
   readonly mediaPoller: MediaPoller;
+  /** large ingest bodies on the `ingest` queue (feature `workers`): spool, pending run, the worker's rows written behind its fence */
+  readonly queuedIngest: QueuedIngest;
 }

@@ -14,7 +14,17 @@ import { asText } from './duck-values.js';
 import type { ContextEngine } from './engine.js';
 import { badTimestampStatement, insertStatement, keysStatement, orderedKeysStatement } from './insert-sql.js';
 import { insertGraphPending } from './graph-ledger.js';
-import { findIdempotent, insertIdempotent, insertRun, type RunRecord } from './ledger.js';
+import {
+  findIdempotent,
+  findPendingByKey,
+  finishPendingRun,
+  getRun,
+  insertIdempotent,
+  insertRun,
+  pendingRuns,
+  type QueuedRunState,
+  type RunRecord,
+} from './ledger.js';
 import { countRows, findBadLine, findDeepLine, lineOfRow } from './ndjson-lines.js';
 import { KeyedRwLocks } from './rw-lock.js';
 import { Semaphore } from './semaphore.js';
@@ -38,6 +48,17 @@ export interface IngestInput {
   readonly arrival: Date;
   /** set for a pipeline feeding the graph: the batch is recorded as owed to it in the same transaction (graph-ledger.ts) */
   readonly graph?: { readonly keyField: string | null } | undefined;
+  /** a run queued for a worker (status `pending`): ended here instead of a new run being recorded */
+  readonly queuedRunId?: number | undefined;
+  /** a queued run's Idempotency-Key hash, of the body as received (the rows written are the worker's normalized ones) */
+  readonly requestHash?: string | undefined;
+}
+
+/** what writing a queued run's rows did: the run as it is now, and whether this call wrote them */
+export interface QueuedWrite {
+  readonly run: QueuedRunState;
+  /** whether this call ended the run (false: another delivery had ended it, nothing was written) */
+  readonly ended: boolean;
 }
 
 export interface IngestOutcome {
@@ -55,6 +76,9 @@ export interface IngestOutcome {
  * busy (measured in bench/ingest.bench.ts).
  */
 const CONCURRENT_SCANS = 2;
+
+// wall clock: a record of when an ingest run finished, like the store's own stamps
+const finishedNow = (): string => new Date().toISOString();
 
 /** Errors that still leave a failed run record (the engine answered, the request was wrong). */
 const RECORDED = new Set(['bad_ndjson', 'table_not_found', 'bad_signature', 'idempotency_key_reused', 'internal_error']);
@@ -86,7 +110,7 @@ export class IngestWriter {
       // one request per key at a time in this process (the only writer of the database)
       return await this.keyLocks.with(`${input.pipelineId}\n${key}`, true, () =>
         this.engine.use(async (connection) => {
-          const requestHash = `${input.autoCreate ? 1 : 0}${input.schemaEvolve ? 1 : 0}:${sha256Hex(input.body)}`;
+          const requestHash = input.requestHash ?? `${input.autoCreate ? 1 : 0}${input.schemaEvolve ? 1 : 0}:${sha256Hex(input.body)}`;
           const existing = await findIdempotent(connection, input.orgId, input.pipelineId, key, input.arrival);
           if (existing) {
             if (existing.request_hash !== requestHash) {
@@ -100,6 +124,84 @@ export class IngestWriter {
     } catch (error) {
       throw await this.recordFailure(input, rowsIn, error);
     }
+  }
+
+  /** Records a run queued for a worker (status `pending`, naming its job) and returns its id; rows_in is counted now. */
+  recordQueued(input: IngestInput, jobId: string): Promise<number> {
+    return this.engine.use(async (connection) => {
+      const runId = this.engine.nextRunId();
+      const rowsIn = countRows(input.body);
+      await insertRun(connection, input.orgId, {
+        ...this.run(input, runId, rowsIn, 0, null),
+        status: 'pending',
+        finished_at: input.arrival.toISOString(),
+        job_id: jobId,
+      });
+      return runId;
+    });
+  }
+
+  /** Whether an Idempotency-Key of the pipeline is committed (a replay answers it) or held by a run still queued. */
+  async queuedKey(
+    orgId: string,
+    pipelineId: string,
+    key: string,
+    now: Date,
+  ): Promise<{ readonly committed: boolean; readonly pending: QueuedRunState | null }> {
+    return this.engine.use(async (connection) => ({
+      committed: (await findIdempotent(connection, orgId, pipelineId, key, now)) !== null,
+      pending: await findPendingByKey(connection, orgId, pipelineId, key),
+    }));
+  }
+
+  /** Every run still queued for a worker. */
+  pendingRuns(): Promise<QueuedRunState[]> {
+    return this.engine.use((connection) => pendingRuns(connection));
+  }
+
+  /**
+   * Writes the rows of a run queued for a worker (status `pending`) and ends
+   * it in the same transaction. One delivery at a time per run; a run that
+   * already ended is answered as it is and nothing is written, so a job
+   * delivered twice writes its rows once. A request error (bad line, missing
+   * table) ends the run `failed`; an engine fault is thrown (the job is retried).
+   */
+  writeQueued(input: Omit<IngestInput, 'queuedRunId'>, runId: number): Promise<QueuedWrite> {
+    return this.keyLocks.with(`run\n${runId}`, true, async () => {
+      const before = await this.engine.use((connection) => getRun(connection, runId));
+      if (!before) throw new ServiceError('not_found', `no ingest run ${runId}`);
+      if (before.status !== 'pending') return { run: before, ended: false };
+      try {
+        const outcome = await this.ingest({ ...input, queuedRunId: runId });
+        if (outcome.replayed) {
+          // the Idempotency-Key's rows were committed by an earlier run: this one writes nothing
+          await this.engine.use((connection) =>
+            finishPendingRun(connection, runId, { status: 'succeeded', rows_out: 0, error_code: null, error: null, finished_at: finishedNow() }),
+          );
+        }
+      } catch (error) {
+        // a request error ended the run `failed` (recordFailure); anything else leaves it pending for another delivery
+        if (!(error instanceof ServiceError) || error.status >= 500) throw error;
+      }
+      const after = await this.engine.use((connection) => getRun(connection, runId));
+      if (!after) throw new ServiceError('not_found', `no ingest run ${runId}`);
+      return { run: after, ended: true };
+    });
+  }
+
+  /** Ends a pending run as failed (a worker refused its body, or its job ran out of deliveries); false when it had ended already. */
+  failQueued(runId: number, failure: { readonly code: string; readonly message: string }): Promise<boolean> {
+    return this.keyLocks.with(`run\n${runId}`, true, () =>
+      this.engine.use((connection) =>
+        finishPendingRun(connection, runId, {
+          status: 'failed',
+          rows_out: 0,
+          error_code: failure.code,
+          error: failure.message,
+          finished_at: finishedNow(),
+        }),
+      ),
+    );
   }
 
   /** Records a failed run for a request refused before the engine saw it (bad signature). */
@@ -158,8 +260,13 @@ export class IngestWriter {
           const result = await this.scans.with(() => connection.run(statement));
           const written = Number(result.rowsChanged);
           if (written !== rowsIn) throw new Error(`DuckDB read ${written} rows where the body has ${rowsIn}`);
-          const runId = this.engine.nextRunId();
-          await insertRun(connection, input.orgId, this.run(input, runId, rowsIn, written, null));
+          const runId = input.queuedRunId ?? this.engine.nextRunId();
+          if (input.queuedRunId === undefined) await insertRun(connection, input.orgId, this.run(input, runId, rowsIn, written, null));
+          else if (
+            !(await finishPendingRun(connection, runId, { status: 'succeeded', rows_out: written, error_code: null, error: null, finished_at: finishedNow() }))
+          ) {
+            throw new Error(`ingest run ${runId} is no longer pending`);
+          }
           if (input.graph) {
             const batch = { runId, orgId: input.orgId, pipelineId: input.pipelineId, realm: input.realm, keyField: input.graph.keyField, body };
             await insertGraphPending(connection, batch);
@@ -236,6 +343,11 @@ export class IngestWriter {
     if (!RECORDED.has(failure.code) || this.engine.state !== 'ok') return error;
     try {
       const runId = await this.engine.use(async (connection) => {
+        if (input.queuedRunId !== undefined) {
+          const ended = { status: 'failed', rows_out: 0, error_code: failure.code, error: failure.message, finished_at: finishedNow() } as const;
+          await finishPendingRun(connection, input.queuedRunId, ended);
+          return input.queuedRunId;
+        }
         const id = this.engine.nextRunId();
         await insertRun(connection, input.orgId, this.run(input, id, rowsIn, 0, failure));
         return id;

@@ -42,6 +42,8 @@ export async function bootstrapLedger(connection: DuckDBConnection): Promise<num
     rows_out BIGINT NOT NULL,
     created_at TIMESTAMPTZ NOT NULL
   )`);
+  // a run queued for a worker (feature workers) names its job; older files gain the column here
+  await connection.run(`ALTER TABLE ${LEDGER_SCHEMA}.runs ADD COLUMN IF NOT EXISTS job_id VARCHAR`);
   const reader = await connection.runAndReadAll(`SELECT coalesce(max(run_id), 0)::BIGINT FROM ${LEDGER_SCHEMA}.runs`);
   return Number(reader.getRowsJS()[0]?.[0] ?? 0);
 }
@@ -52,7 +54,8 @@ export interface RunRecord {
   readonly token_id: string | null;
   readonly realm: string;
   readonly target_table: string;
-  readonly status: 'succeeded' | 'failed';
+  /** `pending`: queued for a worker (its finished_at is its started_at until it ends) */
+  readonly status: 'succeeded' | 'failed' | 'pending';
   readonly rows_in: number;
   readonly rows_out: number;
   readonly error_code: string | null;
@@ -60,6 +63,8 @@ export interface RunRecord {
   readonly idempotency_key: string | null;
   readonly started_at: string;
   readonly finished_at: string;
+  /** the worker job of a run queued for a worker */
+  readonly job_id?: string | null;
 }
 
 export async function insertRun(connection: DuckDBConnection, orgId: string, run: RunRecord): Promise<void> {
@@ -78,9 +83,10 @@ export async function insertRun(connection: DuckDBConnection, orgId: string, run
     run.idempotency_key,
     run.started_at,
     run.finished_at,
+    run.job_id ?? null,
   ];
   await connection.run(
-    `INSERT INTO ${LEDGER_SCHEMA}.runs VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::TIMESTAMPTZ, $14::TIMESTAMPTZ)`,
+    `INSERT INTO ${LEDGER_SCHEMA}.runs VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::TIMESTAMPTZ, $14::TIMESTAMPTZ, $15)`,
     values,
   );
 }
@@ -162,7 +168,7 @@ export async function listRuns(connection: DuckDBConnection, orgId: string, pipe
     token_id: asTextOrNull(row['token_id']),
     realm: asText(row['realm']),
     target_table: asText(row['target_table']),
-    status: row['status'] === 'succeeded' ? 'succeeded' : 'failed',
+    status: row['status'] === 'succeeded' || row['status'] === 'pending' ? row['status'] : 'failed',
     rows_in: Number(row['rows_in']),
     rows_out: Number(row['rows_out']),
     error_code: asTextOrNull(row['error_code']),
@@ -177,4 +183,80 @@ export async function listRuns(connection: DuckDBConnection, orgId: string, pipe
     total: Number(counted.getRowsJS()[0]?.[0] ?? 0),
     nextAfter: rows.length > limit && last ? last.run_id : null,
   };
+}
+
+/** a queued run's state, for the worker path (domains/ingest-pipelines/queued-ingest.ts) */
+export interface QueuedRunState {
+  readonly run_id: number;
+  readonly org_id: string;
+  readonly pipeline_id: string;
+  readonly status: RunRecord['status'];
+  readonly rows_in: number;
+  readonly rows_out: number;
+  readonly error_code: string | null;
+  readonly error: string | null;
+  readonly job_id: string | null;
+}
+
+const QUEUED_COLUMNS = 'run_id, org_id, pipeline_id, status, rows_in, rows_out, error_code, error, job_id';
+
+function queuedState(row: Record<string, unknown>): QueuedRunState {
+  const status = asText(row['status']);
+  return {
+    run_id: Number(row['run_id']),
+    org_id: asText(row['org_id']),
+    pipeline_id: asText(row['pipeline_id']),
+    status: status === 'succeeded' || status === 'pending' ? status : 'failed',
+    rows_in: Number(row['rows_in']),
+    rows_out: Number(row['rows_out']),
+    error_code: asTextOrNull(row['error_code']),
+    error: asTextOrNull(row['error']),
+    job_id: asTextOrNull(row['job_id']),
+  };
+}
+
+export async function getRun(connection: DuckDBConnection, runId: number): Promise<QueuedRunState | null> {
+  const reader = await connection.runAndReadAll(`SELECT ${QUEUED_COLUMNS} FROM ${LEDGER_SCHEMA}.runs WHERE run_id = $1`, [runId]);
+  const row = reader.getRowObjectsJS()[0];
+  return row ? queuedState(row) : null;
+}
+
+/** every run still waiting for a worker (what a start reconciles with the job queue) */
+export async function pendingRuns(connection: DuckDBConnection): Promise<QueuedRunState[]> {
+  const reader = await connection.runAndReadAll(`SELECT ${QUEUED_COLUMNS} FROM ${LEDGER_SCHEMA}.runs WHERE status = 'pending' ORDER BY run_id`);
+  return reader.getRowObjectsJS().map(queuedState);
+}
+
+/** a pending run of the pipeline with this Idempotency-Key (a retry of a queued request) */
+export async function findPendingByKey(connection: DuckDBConnection, orgId: string, pipelineId: string, key: string): Promise<QueuedRunState | null> {
+  const reader = await connection.runAndReadAll(
+    `SELECT ${QUEUED_COLUMNS} FROM ${LEDGER_SCHEMA}.runs WHERE org_id = $1 AND pipeline_id = $2 AND idempotency_key = $3 AND status = 'pending' LIMIT 1`,
+    [orgId, pipelineId, key],
+  );
+  const row = reader.getRowObjectsJS()[0];
+  return row ? queuedState(row) : null;
+}
+
+/**
+ * Ends a pending run; false when it is no longer pending (another delivery
+ * ended it first). Inside the ingest transaction for a success, so the rows
+ * and the end of the run commit together.
+ */
+export async function finishPendingRun(
+  connection: DuckDBConnection,
+  runId: number,
+  end: {
+    readonly status: 'succeeded' | 'failed';
+    readonly rows_out: number;
+    readonly error_code: string | null;
+    readonly error: string | null;
+    readonly finished_at: string;
+  },
+): Promise<boolean> {
+  const result = await connection.run(
+    `UPDATE ${LEDGER_SCHEMA}.runs SET status = $2, rows_out = $3, error_code = $4, error = $5, finished_at = $6::TIMESTAMPTZ
+     WHERE run_id = $1 AND status = 'pending'`,
+    [runId, end.status, end.rows_out, end.error_code, end.error, end.finished_at],
+  );
+  return Number(result.rowsChanged) === 1;
 }

@@ -148,6 +148,8 @@ export interface ServiceConfig {
     /** `WS_AUTH_TIMEOUT_MS`: how long a connection may stay unauthenticated (then 4401). @default 5000 */
     readonly authTimeoutMs: number;
   };
+  /** `INGEST_WORKER_MIN_BYTES`: with feature `workers`, ingest bodies this large or larger are queued for a worker (202). @default 4194304 (4 MiB) */
+  readonly ingestWorkerMinBytes: number;
 }
 
 export class ConfigError extends Error {
@@ -423,6 +425,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
       maxBufferedBytes: integer(env, 'WS_FEED_MAX_BUFFERED_BYTES', 1_048_576, 65_536, 1_073_741_824),
       authTimeoutMs: integer(env, 'WS_AUTH_TIMEOUT_MS', 5000, 50, 60_000),
     }),
+    ingestWorkerMinBytes: integer(env, 'INGEST_WORKER_MIN_BYTES', 4_194_304, 1, 2 ** 40),
   };
   if (config.workerToken !== null && config.workerToken.length < 16) {
     throw new ConfigError('WORKER_TOKEN', 'must be at least 16 characters');

@@ -69,6 +69,35 @@ export class WorkerClient {
     return this.call('GET', path, undefined, signal);
   }
 
+  /** a worker route that answers bytes (a queued ingest body) */
+  async getBytes(path: string, signal?: AbortSignal): Promise<Buffer> {
+    const response = await this.send('GET', path, undefined, signal);
+    if (!response.ok) return this.refusal(response);
+    return Buffer.from(await response.arrayBuffer());
+  }
+
+  /** a worker route that takes bytes (a queued ingest's rows as NDJSON) and answers JSON */
+  async postBytes<T>(path: string, body: Buffer, contentType: string, signal?: AbortSignal): Promise<T> {
+    const response = await this.send('POST', path, { bytes: body, contentType }, signal);
+    if (!response.ok) return this.refusal(response);
+    return (await response.json()) as T;
+  }
+
+  private send(method: 'GET' | 'POST', path: string, raw: { bytes: Buffer; contentType: string } | undefined, signal?: AbortSignal): Promise<Response> {
+    return fetch(this.apiUrl + path, {
+      method,
+      headers: { authorization: `Bearer ${this.token}`, ...(raw ? { 'content-type': raw.contentType } : {}) },
+      body: raw ? new Blob([new Uint8Array(raw.bytes)]) : null,
+      ...(signal ? { signal } : {}),
+    });
+  }
+
+  private async refusal(response: Response): Promise<never> {
+    const text = await response.text();
+    const parsed = text.length > 0 ? (JSON.parse(text) as { error?: { code?: string; message?: string } }) : undefined;
+    throw new GatewayError(response.status, parsed?.error?.code ?? 'http_error', parsed?.error?.message ?? `HTTP ${response.status}`);
+  }
+
   private async call<T>(method: 'GET' | 'POST', path: string, body: unknown, signal?: AbortSignal): Promise<T> {
     const response = await fetch(this.apiUrl + path, {
       method,

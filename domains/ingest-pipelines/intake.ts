@@ -8,7 +8,7 @@
 import type { Logger } from 'pino';
 import type { ContextTables } from '../../ingest/context-tables.js';
 import type { GraphOutcome } from '../../ingest/graph-ledger.js';
-import type { IngestOutcome } from '../../ingest/ingest-writer.js';
+import type { IngestOutcome, QueuedWrite } from '../../ingest/ingest-writer.js';
 import { KeyedRwLocks } from '../../ingest/rw-lock.js';
 import type { TargetTable } from '../../ingest/table-catalog.js';
 import { resolveToken, type SigningSecrets } from '../../ingest/tokens.js';
@@ -115,6 +115,33 @@ export class IngestIntake {
       return { ...outcome, graph: await this.graphOf(target, outcome) };
     });
     return this.reported(target.orgId, target.pipelineId, work);
+  }
+
+  /**
+   * The rows a worker normalized for a run queued for it (status `pending`):
+   * written and the run ended in one transaction, once (a run already ended
+   * writes nothing); a `context_nodes` pipeline's batch then goes into the
+   * graph (or what it still owes, when another delivery ended the run). The
+   * lifecycle event is emitted by the call that ended the run.
+   */
+  writeQueued(target: AdmittedIngest, options: IngestOptions, runId: number, requestHash: string): Promise<QueuedWrite> {
+    const nodes = target.table === 'context_nodes';
+    const work = async (): Promise<QueuedWrite> => {
+      const write = await this.contextTables.writer.writeQueued(
+        { ...target, ...options, requestHash, ...(nodes ? { graph: { keyField: target.keyField } } : {}) },
+        runId,
+      );
+      const { run } = write;
+      if (write.ended) {
+        const failure = run.status === 'failed' ? { code: run.error_code ?? 'internal_error', message: run.error ?? 'ingest failed' } : {};
+        this.events.emit(run.status === 'failed' ? 'ingest.failed' : 'ingest.completed', target.orgId, { pipeline_id: target.pipelineId, ...failure });
+      }
+      if (nodes && run.status === 'succeeded') {
+        await this.graphOf(target, { rows_in: run.rows_in, rows_out: run.rows_out, run_id: runId, replayed: !write.ended });
+      }
+      return write;
+    };
+    return nodes ? this.entityLocks.with(`${target.orgId}:${target.realm}`, true, work) : work();
   }
 
   /** the committed batch into the graph (a replayed request: whatever is still owed) */

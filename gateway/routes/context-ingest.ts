@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import { ServiceError } from '../../runtime/errors.js';
+import { streamOf } from '../http.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
 
@@ -32,7 +33,22 @@ function booleanHeader(headers: Readonly<Record<string, string>>, name: string):
   throw new ServiceError('validation_error', `header ${name} must be "true" or "false", got "${raw}"`, { header: name });
 }
 
-export function contextIngestRoutes({ ingestIntake: intake, config, clock }: Services): AnyRoute[] {
+/** a body queued for a worker (feature `workers`, at least INGEST_WORKER_MIN_BYTES): its run, pending until a worker's rows are written */
+const queuedSchema = z.object({ run_id: z.number().int(), status: z.literal('queued') });
+
+const workerJobParams = z.strictObject({ job_id: z.string().min(1).max(200) });
+const fenceQuery = z.strictObject({ fence: z.string().min(1).max(100) });
+/** a queued run as the worker that wrote its rows sees it */
+const queuedRunSchema = z.object({
+  run_id: z.number().int(),
+  status: z.enum(['pending', 'succeeded', 'failed']),
+  rows_in: z.number().int(),
+  rows_out: z.number().int(),
+  error_code: z.string().nullable(),
+  error: z.string().nullable(),
+});
+
+export function contextIngestRoutes({ ingestIntake: intake, queuedIngest, config, clock }: Services): AnyRoute[] {
   return [
     route({
       method: 'POST',
@@ -48,6 +64,8 @@ export function contextIngestRoutes({ ingestIntake: intake, config, clock }: Ser
       // any string: a malformed token is just an unknown one (401), never a validation error
       params: z.object({ token: z.string() }),
       response: z.object({ rows_in: z.number().int(), rows_out: z.number().int(), run_id: z.number().int(), graph: graphOutcomeSchema.optional() }),
+      responses: { 202: queuedSchema },
+      errors: [409, 503],
       handler: async ({ request, params }) => {
         const arrival = new Date(clock.now());
         const target = await intake.admit(params.token, request.body, request.headers['x-service-signature'], arrival);
@@ -55,14 +73,58 @@ export function contextIngestRoutes({ ingestIntake: intake, config, clock }: Ser
         if (idempotencyKey !== null && !KEY_PATTERN.test(idempotencyKey)) {
           throw new ServiceError('validation_error', 'Idempotency-Key must be 1-255 printable ASCII characters');
         }
-        const outcome = await intake.ingest(target, {
+        const options = {
           autoCreate: booleanHeader(request.headers, 'x-auto-create'),
           schemaEvolve: booleanHeader(request.headers, 'x-schema-evolve'),
           idempotencyKey,
-        });
+        };
+        // feature workers: a large body is spooled and written once a worker normalized it (202; 503 with no worker)
+        const queued = queuedIngest.applies(request.body.length) ? await queuedIngest.enqueue(target, options) : null;
+        if (queued) {
+          const replayed: Record<string, string> = queued.replayed ? { 'idempotent-replayed': 'true' } : {};
+          return { status: 202, json: { run_id: queued.run_id, status: queued.status }, headers: replayed };
+        }
+        const outcome = await intake.ingest(target, options);
         const headers: Record<string, string> = outcome.replayed ? { 'idempotent-replayed': 'true' } : {};
         const graph = outcome.graph ? { graph: { status: 'done' as const, ...outcome.graph } } : {};
         return { status: 200, json: { rows_in: outcome.rows_in, rows_out: outcome.rows_out, run_id: outcome.run_id, ...graph }, headers };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/workers/jobs/:job_id/ingest-body',
+      tag: 'workers',
+      auth: 'worker',
+      feature: 'workers',
+      summary: "A queued ingest body, as received, for the worker holding the job's `fence` (WORKER_TOKEN; NDJSON, streamed); 409 lease_lost when stale",
+      params: workerJobParams,
+      query: fenceQuery,
+      errors: [409],
+      handler: async ({ params, query }) => {
+        const { stream, size } = await queuedIngest.body(params.job_id, query.fence);
+        return { status: 200, headers: { 'content-type': 'application/x-ndjson', 'x-file-size': String(size) }, body: streamOf(stream) };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/workers/jobs/:job_id/ingest-rows',
+      tag: 'workers',
+      auth: 'worker',
+      feature: 'workers',
+      audit: false,
+      bodyKind: 'raw',
+      ndjson: true,
+      maxBodyBytes: config.contextIngestMaxBytes,
+      summary:
+        "A queued ingest's normalized rows (NDJSON), written by the gateway behind the job's `fence` with the end of its run, once (WORKER_TOKEN); 409 lease_lost when stale, before anything is written",
+      params: workerJobParams,
+      query: fenceQuery,
+      response: queuedRunSchema,
+      errors: [409],
+      handler: async ({ request, params, query }) => {
+        const run = await queuedIngest.write(params.job_id, query.fence, request.body);
+        const { run_id, status, rows_in, rows_out, error_code, error } = run;
+        return { status: 200, json: { run_id, status, rows_in, rows_out, error_code, error } };
       },
     }),
   ];

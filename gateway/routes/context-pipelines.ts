@@ -101,14 +101,16 @@ const runSchema = z.object({
   token_id: z.string().nullable(),
   realm: z.string(),
   target_table: z.string(),
-  status: z.enum(['succeeded', 'failed']),
+  /** `pending`: a large body queued for a worker (feature workers), until its rows are written or it fails */
+  status: z.enum(['succeeded', 'failed', 'pending']),
   rows_in: z.number().int(),
   rows_out: z.number().int(),
   error_code: z.string().nullable(),
   error: z.string().nullable(),
   idempotency_key: z.string().nullable(),
   started_at: z.string(),
-  finished_at: z.string(),
+  /** null while pending */
+  finished_at: z.string().nullable(),
   graph: z.union([graphOutcomeSchema, z.object({ status: z.literal('pending') })]).nullable(),
 });
 
@@ -246,7 +248,11 @@ export function contextPipelineRoutes({ ingestPipelines: pipelines }: Services):
         const page = await pipelines.runs(auth.orgId, params.id, query.limit, before);
         return {
           status: 200,
-          json: { items: page.items, next_cursor: page.nextAfter === null ? null : encodeCursor(query, String(page.nextAfter)), total: page.total },
+          json: {
+            items: page.items.map((run) => (run.status === 'pending' ? { ...run, finished_at: null } : run)),
+            next_cursor: page.nextAfter === null ? null : encodeCursor(query, String(page.nextAfter)),
+            total: page.total,
+          },
         };
       },
     }),
