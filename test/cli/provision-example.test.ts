@@ -37,7 +37,7 @@ const ok = async (args: readonly string[]): Promise<any> => {
 
 it('plans, applies, plans no changes and destroys the example folder', async () => {
   const plan = await ok(['plan']);
-  expect(plan.summary).toEqual({ create: 13, update: 0, replace: 0, delete: 0 });
+  expect(plan.summary).toEqual({ create: 12, update: 0, replace: 0, delete: 0 });
   const text = await provision(['plan']);
   expect(text.stdout).not.toContain('ghp_example_token');
 

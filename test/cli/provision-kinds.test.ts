@@ -203,7 +203,7 @@ describe('the nine kinds through the CLI engine', () => {
     const moved = again.drift.flatMap((drift: any) => drift.attributes.map((name: string) => `${drift.address}.${name}`));
     expect(moved.filter((name: string) => name !== 'service_gateway.engine.last_health_status')).toEqual([]);
     expect(again.summary).toEqual(NO_CHANGES);
-  }, 180_000);
+  }, 300_000);
 
   it('updates every kind in place (a new secret inside the source config included)', async () => {
     const before = Object.fromEntries(ALL.map((address) => [address, idOf(address)]));
@@ -236,7 +236,7 @@ describe('the nine kinds through the CLI engine', () => {
       api_key: '****ghij',
     });
     expect((await ok(['plan'])).summary).toEqual(NO_CHANGES);
-  }, 180_000);
+  }, 300_000);
 
   it('shows drift in a plain field of a masked config, and a gateway key changed outside', async () => {
     const sourceId = idOf('service_source.gh');
@@ -259,7 +259,7 @@ describe('the nine kinds through the CLI engine', () => {
     expect((await get(`/sources/${sourceId}`)).config.orgs).toEqual(['acme']);
     expect((await get(`/gateways/${idOf('service_gateway.engine')}`)).api_key).toBe('****ghij');
     expect((await ok(['plan'])).summary).toEqual(NO_CHANGES);
-  }, 180_000);
+  }, 300_000);
 
   it('replaces a resource when one of its immutable attributes changes; dependents follow the new ids', async () => {
     const before = Object.fromEntries(ALL.map((address) => [address, idOf(address)]));
@@ -301,7 +301,7 @@ describe('the nine kinds through the CLI engine', () => {
     expect(state.resources['service_task.morning'].attributes).toMatchObject({ trigger_type: 'webhook', webhook_url: expect.stringContaining('/hooks/') });
     expect(await get(`/gateways/${idOf('service_gateway.engine')}`)).toMatchObject({ engine_type: 'temporal' });
     expect((await ok(['plan'])).summary).toEqual(NO_CHANGES);
-  }, 180_000);
+  }, 300_000);
 
   it('shows a channel_type change as a replacement', async () => {
     write(config(3).replace('channel_type  = "slack"', 'channel_type  = "teams"'));
@@ -337,7 +337,7 @@ describe('the nine kinds through the CLI engine', () => {
       expect(await statusOf(`${path}/${before[address]}`), address).toBe(404);
     }
     expect(await get(`/api-keys/${before['service_api_key.ci']}`)).toMatchObject({ active: false });
-  }, 180_000);
+  }, 300_000);
 });
 
 describe('import', () => {

@@ -34,7 +34,7 @@ export function withoutNulls(desired: Attributes): Record<string, Value> {
 }
 
 /** What the API shows instead of a secret (source configs, policy-source ssh keys). */
-export const MASK = '********';
+const MASK = '********';
 
 /**
  * `live` with every masked leaf replaced by the value at the same place in
