@@ -180,7 +180,7 @@ describe('every resource kind of the registry round-trips through the protocol',
         .filter(([, attribute]) => attribute.sensitive)
         .map(([name]) => name);
       for (const name of Object.keys(state)) if (!sensitive.includes(name)) expect(imported[name], name).toEqual(state[name]);
-      const afterImport = await host.plan(kind.name, (await host.read(kind.name, imported)), config);
+      const afterImport = await host.plan(kind.name, await host.read(kind.name, imported), config);
       expect(afterImport.action).toBe(sensitive.some((name) => config[name] !== null) ? 'update' : 'noop');
 
       // destroy
