@@ -20,7 +20,7 @@ export function operator(translator: Translator, node: KNode, input: Relation | 
   if (kind === 'UnionOperator') {
     const inputs = input ? [input] : [];
     for (const expression of children(node, 'Expressions')) inputs.push(translator.tabular(expression));
-    return union(inputs, ctx, output);
+    return union(node, inputs, ctx, output);
   }
   if (kind === 'MaterializeExpression') return translator.tabular(child(node, 'Expression') as KNode);
   if (!input) return expectOne(node);

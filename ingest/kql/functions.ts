@@ -5,7 +5,22 @@
  */
 import { ServiceError } from '../../runtime/errors.js';
 import { child, children, kindOf, type KNode } from './kusto.js';
-import { fromDynamic, scalar, toDynamic, typeOf, unsupported, type ScalarScope } from './scalar.js';
+import {
+  datetimeString,
+  fromDynamic,
+  fromTicks,
+  scalar,
+  stringToBool,
+  stringToInteger,
+  stringToReal,
+  stringToTimespan,
+  ticksOf,
+  timespanText,
+  toDynamic,
+  typeOf,
+  unsupported,
+  type ScalarScope,
+} from './scalar.js';
 import { duckType, str } from './sql-text.js';
 
 interface Call {
@@ -25,8 +40,10 @@ const TICKS_PER_MICRO = 10;
 /** bin() for every binnable type; also used by summarize and make-series. */
 function binSql(value: string, valueType: string, size: string, sizeType: string): string {
   if (valueType === 'datetime') {
+    // Kusto bins datetimes from 0001-01-01 (62135596800 s before the Unix epoch)
     const micros = sizeType === 'timespan' ? `CAST(${size} // ${TICKS_PER_MICRO} AS BIGINT)` : `CAST(${size} AS BIGINT)`;
-    return `make_timestamp(CAST(floor(epoch_us(${value}) / ${micros}) * ${micros} AS BIGINT))`;
+    const shifted = `(epoch_us(${value}) + 62135596800000000)`;
+    return `make_timestamp(CAST(floor(${shifted} / ${micros}) * ${micros} - 62135596800000000 AS BIGINT))`;
   }
   if (valueType === 'real' || sizeType === 'real') return `(floor(${value} / ${size}) * ${size})`;
   return `CAST(floor(${value} / ${size}) * ${size} AS ${duckType(valueType)})`;
@@ -44,36 +61,72 @@ const cast =
     const value = call.arg(0);
     if (type === 'dynamic') return fromDynamic(value, target);
     if (target === 'string') {
-      if (type === 'datetime') return `strftime(${value}, '%Y-%m-%dT%H:%M:%S.%fZ')`;
-      if (type === 'bool') return `CASE WHEN ${value} THEN 'true' WHEN NOT ${value} THEN 'false' END`;
+      if (type === 'datetime') return `coalesce(${datetimeString(value)}, '')`;
+      if (type === 'timespan') return `coalesce(${timespanText(value)}, '')`;
+      if (type === 'bool') return `CASE WHEN ${value} THEN 'True' WHEN NOT ${value} THEN 'False' ELSE '' END`;
+      if (type === 'real' || type === 'decimal') return `coalesce(${realText(value)}, '')`;
       return `coalesce(CAST(${value} AS VARCHAR), '')`;
     }
-    if (target === 'bool' && type === 'string')
-      return `CASE lower(${value}) WHEN 'true' THEN TRUE WHEN 'false' THEN FALSE WHEN '1' THEN TRUE WHEN '0' THEN FALSE END`;
-    if ((target === 'long' || target === 'int') && type === 'real') return `TRY_CAST(trunc(${value}) AS ${duckType(target)})`;
-    if ((target === 'long' || target === 'int') && type === 'string') return `TRY_CAST(trim(${value}) AS ${duckType(target)})`;
+    if (target === type) return value;
+    if (target === 'bool' && type === 'string') return stringToBool(value);
+    if ((target === 'long' || target === 'int') && (type === 'real' || type === 'decimal')) return `TRY_CAST(trunc(${value}) AS ${duckType(target)})`;
+    if ((target === 'long' || target === 'int') && type === 'string') return stringToInteger(value, target);
+    if ((target === 'long' || target === 'int' || target === 'real') && type === 'datetime') return `CAST(${ticksOf(value)} AS ${duckType(target)})`;
+    if (target === 'int' && type === 'timespan')
+      return `CAST(((${value} % 4294967296 + 4294967296) % 4294967296 + 2147483648) % 4294967296 - 2147483648 AS INTEGER)`;
+    if (target === 'real' && type === 'string') return stringToReal(value);
+    if (target === 'datetime' && (type === 'long' || type === 'int')) return fromTicks(value);
     if (target === 'datetime' && type === 'string') return `TRY_CAST(regexp_replace(trim(${value}), '(Z|[+-]00:?00)$', '') AS TIMESTAMP)`;
     return `TRY_CAST(${value} AS ${duckType(target)})`;
   };
 
+/** A real as Kusto writes it (shortest round-trip text). */
+const realText = (sql: string): string =>
+  `(CASE WHEN isnan(${sql}) THEN 'NaN' WHEN ${sql} = 'inf'::DOUBLE THEN 'Infinity' WHEN ${sql} = '-inf'::DOUBLE THEN '-Infinity' ELSE CAST(${sql} AS VARCHAR) END)`;
+
+/** Kusto substring: a negative start counts from the end; out of range gives ''. */
+function substringSql(text: string, start: string, length: string | null): string {
+  const s = `(CASE WHEN ${start} < 0 THEN length(${text}) + ${start} ELSE ${start} END)`;
+  const body = length === null ? `substring(${text}, ${s} + 1)` : `substring(${text}, ${s} + 1, greatest(${length}, 0))`;
+  return `(CASE WHEN ${s} < 0 THEN '' ELSE coalesce(${body}, '') END)`;
+}
+
+/** startofX(date, offset): the period's start, moved by whole periods. */
+const startOf =
+  (unit: string): Translate =>
+  (c) => {
+    const base = unit === 'week' ? `(date_trunc('day', ${c.arg(0)}) - to_days(CAST(dayofweek(${c.arg(0)}) AS INTEGER)))` : `date_trunc('${unit}', ${c.arg(0)})`;
+    if (c.args.length < 2) return base;
+    const step = unit === 'week' ? `to_days(CAST(7 * ${c.arg(1)} AS INTEGER))` : `to_${unit}s(CAST(${c.arg(1)} AS INTEGER))`;
+    return `(${base} + ${step})`;
+  };
+
+/** endofX(date, offset): one tick (here one microsecond) before the next period's start. */
+const endOf =
+  (unit: string): Translate =>
+  (c) => {
+    const start = startOf(unit)(c);
+    const next = unit === 'week' ? 'to_days(7)' : `to_${unit}s(1)`;
+    return `(${start} + ${next} - INTERVAL 1 MICROSECOND)`;
+  };
+
 const FUNCTIONS: Record<string, Translate> = {
-  strlen: (c) => `length(${c.as(0, 'string')})`,
+  strlen: (c) => `coalesce(length(${c.as(0, 'string')}), 0)`,
   tolower: unary('lower'),
   toupper: unary('upper'),
-  trim: (c) => `regexp_replace(regexp_replace(${c.as(1, 'string')}, '^(' || ${c.as(0, 'string')} || ')+', ''), '(' || ${c.as(0, 'string')} || ')+$', '')`,
+  trim: (c) => `regexp_replace(regexp_replace(${c.as(1, 'string')}, '^(' || ${c.as(0, 'string')} || ')', ''), '(' || ${c.as(0, 'string')} || ')$', '')`,
+  trim_start: (c) => `regexp_replace(${c.as(1, 'string')}, '^(' || ${c.as(0, 'string')} || ')', '')`,
+  trim_end: (c) => `regexp_replace(${c.as(1, 'string')}, '(' || ${c.as(0, 'string')} || ')$', '')`,
   strcat: (c) => `(${c.args.map((_, i) => `coalesce(${c.as(i, 'string')}, '')`).join(' || ') || "''"})`,
   strcat_delim: (c) =>
     `concat_ws(${c.as(0, 'string')}, ${c.args
       .slice(1)
       .map((_, i) => `coalesce(${c.as(i + 1, 'string')}, '')`)
       .join(', ')})`,
-  substring: (c) =>
-    c.args.length > 2
-      ? `substring(${c.as(0, 'string')}, greatest(${c.arg(1)}, 0) + 1, greatest(${c.arg(2)} + least(${c.arg(1)}, 0), 0))`
-      : `substring(${c.as(0, 'string')}, greatest(${c.arg(1)}, 0) + 1)`,
+  substring: (c) => substringSql(c.as(0, 'string'), c.arg(1), c.args.length > 2 ? c.arg(2) : null),
   split: (c) =>
     c.args.length > 2
-      ? `to_json(list_extract(string_split(${c.as(0, 'string')}, ${c.as(1, 'string')}), ${c.arg(2)} + 1))`
+      ? `(SELECT CASE WHEN p IS NULL THEN NULL ELSE to_json([p]) END FROM (SELECT list_extract(string_split(${c.as(0, 'string')}, ${c.as(1, 'string')}), ${c.arg(2)} + 1) AS p))`
       : `to_json(string_split(${c.as(0, 'string')}, ${c.as(1, 'string')}))`,
   replace_string: (c) => `replace(${c.as(0, 'string')}, ${c.as(1, 'string')}, ${c.as(2, 'string')})`,
   replace_regex: (c) => `regexp_replace(${c.as(0, 'string')}, ${c.as(1, 'string')}, regexp_replace(${c.as(2, 'string')}, '\\$([0-9])', '\\\\\\1', 'g'), 'g')`,
@@ -81,9 +134,18 @@ const FUNCTIONS: Record<string, Translate> = {
     const value = `nullif(regexp_extract(${c.as(2, 'string')}, ${c.as(0, 'string')}, CAST(${c.arg(1)} AS INTEGER)), '')`;
     return c.type === 'string' ? `coalesce(${value}, '')` : `TRY_CAST(${value} AS ${duckType(c.type)})`;
   },
-  indexof: (c) => `(strpos(${c.as(0, 'string')}, ${c.as(1, 'string')}) - 1)`,
+  indexof: (c) => {
+    const hay = c.as(0, 'string');
+    const needle = c.as(1, 'string');
+    if (c.args.length < 3) return `(CASE WHEN ${needle} = '' THEN NULL ELSE strpos(${hay}, ${needle}) - 1 END)`;
+    const start = `(CASE WHEN ${c.arg(2)} < 0 THEN greatest(length(${hay}) + ${c.arg(2)}, 0) ELSE ${c.arg(2)} END)`;
+    return `(CASE WHEN ${needle} = '' THEN NULL WHEN ${start} > length(${hay}) THEN -1 WHEN strpos(substring(${hay}, ${start} + 1), ${needle}) = 0 THEN -1 ELSE strpos(substring(${hay}, ${start} + 1), ${needle}) - 1 + ${start} END)`;
+  },
   reverse: unary('reverse'),
-  parse_json: (c) => (typeOf(c.args[0] as KNode) === 'dynamic' ? c.arg(0) : `coalesce(TRY_CAST(${c.as(0, 'string')} AS JSON), to_json(${c.as(0, 'string')}))`),
+  parse_json: (c) =>
+    typeOf(c.args[0] as KNode) === 'dynamic'
+      ? c.arg(0)
+      : `(CASE WHEN ${c.as(0, 'string')} = '' THEN NULL WHEN json_valid(${c.as(0, 'string')}) THEN CAST(${c.as(0, 'string')} AS JSON) ELSE to_json(${c.as(0, 'string')}) END)`,
   todynamic: (c) => FUNCTIONS['parse_json']!(c),
   bag_pack: (c) => `json_object(${c.args.map((_, i) => (i % 2 === 0 ? c.as(i, 'string') : toDynamic(c.arg(i), typeOf(c.args[i] as KNode)))).join(', ')})`,
   pack: (c) => FUNCTIONS['bag_pack']!(c),
@@ -93,11 +155,14 @@ const FUNCTIONS: Record<string, Translate> = {
   now: (c) => (c.args.length ? `(now()::TIMESTAMP + to_microseconds(CAST(${c.arg(0)} // 10 AS BIGINT)))` : 'now()::TIMESTAMP'),
   bin: (c) => binSql(c.arg(0), typeOf(c.args[0] as KNode), c.arg(1), typeOf(c.args[1] as KNode)),
   floor: (c) => binSql(c.arg(0), typeOf(c.args[0] as KNode), c.arg(1), typeOf(c.args[1] as KNode)),
-  startofday: (c) => `date_trunc('day', ${c.arg(0)})`,
-  startofmonth: (c) => `date_trunc('month', ${c.arg(0)})`,
-  startofyear: (c) => `date_trunc('year', ${c.arg(0)})`,
-  startofweek: (c) => `(date_trunc('day', ${c.arg(0)}) - to_days(CAST(dayofweek(${c.arg(0)}) AS INTEGER)))`,
-  endofday: (c) => `(date_trunc('day', ${c.arg(0)}) + INTERVAL 1 DAY - INTERVAL 1 MICROSECOND)`,
+  startofday: startOf('day'),
+  startofmonth: startOf('month'),
+  startofyear: startOf('year'),
+  startofweek: startOf('week'),
+  endofday: endOf('day'),
+  endofmonth: endOf('month'),
+  endofyear: endOf('year'),
+  endofweek: endOf('week'),
   dayofweek: (c) => `(CAST(dayofweek(${c.arg(0)}) AS BIGINT) * 864000000000)`,
   getyear: (c) => `CAST(year(${c.arg(0)}) AS BIGINT)`,
   getmonth: (c) => `CAST(month(${c.arg(0)}) AS BIGINT)`,
@@ -107,7 +172,13 @@ const FUNCTIONS: Record<string, Translate> = {
   format_datetime: (c) => `strftime(${c.arg(0)}, ${formatPattern(c.args[1] as KNode)})`,
   unixtime_seconds_todatetime: (c) => `make_timestamp(CAST(${c.arg(0)} * 1000000 AS BIGINT))`,
   unixtime_milliseconds_todatetime: (c) => `make_timestamp(CAST(${c.arg(0)} * 1000 AS BIGINT))`,
-  totimespan: (c) => `CAST(${c.arg(0)} AS BIGINT)`,
+  totimespan: (c) => {
+    const type = typeOf(c.args[0] as KNode);
+    if (type === 'string') return stringToTimespan(c.arg(0));
+    if (type === 'dynamic')
+      return `(CASE WHEN json_type(${c.arg(0)}) = 'VARCHAR' THEN ${stringToTimespan(`(${c.arg(0)} ->> '$')`)} ELSE TRY_CAST(${c.arg(0)} ->> '$' AS BIGINT) END)`;
+    return `CAST(${c.arg(0)} AS BIGINT)`;
+  },
   tostring: cast('string'),
   toint: cast('int'),
   tolong: cast('long'),
@@ -126,8 +197,8 @@ const FUNCTIONS: Record<string, Translate> = {
     return `CASE ${parts.join(' ')} ELSE ${c.as(c.args.length - 1, c.type)} END`;
   },
   coalesce: (c) => `coalesce(${c.args.map((_, i) => c.as(i, c.type)).join(', ')})`,
-  isnull: (c) => `(${c.arg(0)} IS NULL)`,
-  isnotnull: (c) => `(${c.arg(0)} IS NOT NULL)`,
+  isnull: (c) => (typeOf(c.args[0] as KNode) === 'string' ? 'FALSE' : `(${c.arg(0)} IS NULL)`),
+  isnotnull: (c) => (typeOf(c.args[0] as KNode) === 'string' ? 'TRUE' : `(${c.arg(0)} IS NOT NULL)`),
   isempty: (c) => (typeOf(c.args[0] as KNode) === 'string' ? `coalesce(${c.arg(0)} = '', TRUE)` : `(${c.arg(0)} IS NULL)`),
   isnotempty: (c) => (typeOf(c.args[0] as KNode) === 'string' ? `coalesce(${c.arg(0)} <> '', FALSE)` : `(${c.arg(0)} IS NOT NULL)`),
   not: (c) => `(NOT ${c.arg(0)})`,
@@ -142,7 +213,10 @@ const FUNCTIONS: Record<string, Translate> = {
   min_of: (c) => `least(${c.args.map((_, i) => c.as(i, c.type)).join(', ')})`,
   hash: (c) => `CAST(hash(${c.arg(0)}) AS BIGINT)`,
   strrep: (c) => `repeat(${c.as(0, 'string')}, CAST(${c.arg(1)} AS BIGINT))`,
-  countof: (c) => `CAST(len(string_split(${c.as(0, 'string')}, ${c.as(1, 'string')})) - 1 AS BIGINT)`,
+  countof: (c) =>
+    c.args.length > 2
+      ? `CAST(len(regexp_extract_all(${c.as(0, 'string')}, ${c.as(1, 'string')})) AS BIGINT)`
+      : `CAST(len(string_split(${c.as(0, 'string')}, ${c.as(1, 'string')})) - 1 AS BIGINT)`,
   isnan: (c) => `isnan(${c.arg(0)})`,
 };
 
