@@ -14,6 +14,10 @@ export interface ScalarScope {
   readonly columns: ReadonlySet<string>;
   /** scalar lets, by name, as SQL */
   readonly lets: ReadonlyMap<string, string>;
+  /** the input carries `__ord` (window functions follow it) */
+  readonly ordered?: boolean;
+  /** computes `sql` as a helper column in a CTE before this expression (a window over a window); returns its name as SQL */
+  readonly pre?: (sql: string) => string;
 }
 
 export const typeOf = (node: KNode): string => node.ResultType?.Name ?? 'dynamic';
@@ -243,7 +247,7 @@ function comparison(node: KNode, scope: ScalarScope): string {
 
 function inList(node: KNode, scope: ScalarScope): string {
   const kind = kindOf(node);
-  const ci = ((child(node, 'Operator') as KNode | null)?.Text ?? '').includes('~');
+  const ci = (child(node, 'Operator')?.Text ?? '').includes('~');
   const not = kind.startsWith('Not');
   const leftNode = child(node, 'Left') as KNode;
   const leftType = typeOf(leftNode);
