@@ -23,7 +23,7 @@ export const scopeOf = (input: Relation, ctx: OperatorContext): ScalarScope => (
 });
 
 /** A scope whose expressions may add helper columns (windows over windows); `relation()` is the input with them. */
-export function windowScope(input: Relation, ctx: OperatorContext): { scope: ScalarScope; relation: () => Relation } {
+function windowScope(input: Relation, ctx: OperatorContext): { scope: ScalarScope; relation: () => Relation } {
   let current = input;
   const scope: ScalarScope = {
     ...scopeOf(input, ctx),

@@ -74,7 +74,7 @@ export function stringToTimespan(sql: string): string {
 }
 
 /** Kusto ticks (100 ns since 0001-01-01) of a TIMESTAMP. */
-export const EPOCH_TICKS = 621355968000000000n;
+const EPOCH_TICKS = 621355968000000000n;
 export const ticksOf = (sql: string): string => `(epoch_us(${sql}) * 10 + ${EPOCH_TICKS})`;
 export const fromTicks = (sql: string): string => `make_timestamp(CAST((${sql} - ${EPOCH_TICKS}) // 10 AS BIGINT))`;
 
