@@ -60,9 +60,9 @@ export function aggregateSql(node: KNode, ctx: AggregateContext, outputs: readon
     case 'sumif':
       return [`coalesce(${typed(`sum(${num(0)}) FILTER (WHERE ${arg(1)})`)}, ${typed('0')})`];
     case 'avg':
-      return [`avg(${num(0)})`];
+      return [`coalesce(avg(${num(0)}), 'nan'::DOUBLE)`];
     case 'avgif':
-      return [`avg(${num(0)}) FILTER (WHERE ${arg(1)})`];
+      return [`coalesce(avg(${num(0)}) FILTER (WHERE ${arg(1)}), 'nan'::DOUBLE)`];
     case 'min':
     case 'max':
       return [`${name}(${arg(0)})`];
@@ -70,11 +70,11 @@ export function aggregateSql(node: KNode, ctx: AggregateContext, outputs: readon
     case 'maxif':
       return [`${name.slice(0, 3)}(${arg(0)}) FILTER (WHERE ${arg(1)})`];
     case 'stdev':
-      return [`stddev_samp(${num(0)})`];
+      return [`CASE WHEN count(${num(0)}) = 1 THEN 0.0 ELSE stddev_samp(${num(0)}) END`];
     case 'stdevp':
       return [`stddev_pop(${num(0)})`];
     case 'variance':
-      return [`var_samp(${num(0)})`];
+      return [`CASE WHEN count(${num(0)}) = 1 THEN 0.0 ELSE var_samp(${num(0)}) END`];
     case 'variancep':
       return [`var_pop(${num(0)})`];
     case 'any':

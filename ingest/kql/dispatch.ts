@@ -5,6 +5,7 @@ import { join, lookup, union } from './joins.js';
 import { child, children, kindOf, type KNode } from './kusto.js';
 import { count, distinct, extend, project, serialize, sort, summarize, take, top, where, type OperatorContext } from './operators.js';
 import type { Column, Relation } from './relation.js';
+import { makeSeries } from './series.js';
 import type { Translator } from './translate.js';
 
 export function expectOne(node: KNode): never {
@@ -20,7 +21,7 @@ export function operator(translator: Translator, node: KNode, input: Relation | 
   if (kind === 'UnionOperator') {
     const inputs = input ? [input] : [];
     for (const expression of children(node, 'Expressions')) inputs.push(translator.tabular(expression));
-    return union(inputs, ctx, output);
+    return union(node, inputs, ctx, output);
   }
   if (kind === 'MaterializeExpression') return translator.tabular(child(node, 'Expression') as KNode);
   if (!input) return expectOne(node);
@@ -57,6 +58,8 @@ export function operator(translator: Translator, node: KNode, input: Relation | 
       return mvExpand(node, input, ctx, output);
     case 'ParseOperator':
       return parse(node, input, ctx, output);
+    case 'MakeSeriesOperator':
+      return makeSeries(node, input, ctx, output);
     case 'RenderOperator':
       translator.chart = (child(node, 'ChartType') as KNode).ToString().trim();
       return input;

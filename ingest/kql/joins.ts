@@ -1,9 +1,9 @@
 /** join (every kind), lookup and union. Output columns come from the analyzer, mapped by position. */
 import { ServiceError } from '../../runtime/errors.js';
 import { child, children, kindOf, type KNode } from './kusto.js';
-import { from, type Column, type Relation } from './relation.js';
+import { from, ORD, type Column, type Relation } from './relation.js';
 import { coerce } from './sources.js';
-import { ident } from './sql-text.js';
+import { ident, str } from './sql-text.js';
 import type { OperatorContext } from './operators.js';
 
 function parameter(node: KNode, name: string): string | null {
@@ -60,7 +60,7 @@ export function join(node: KNode, left: Relation, right: Relation, ctx: Operator
   let leftFrom = from(left);
   if (kind === 'innerunique') {
     const leftKeys = on.map((key) => ident(key.left)).join(', ');
-    leftFrom = `(SELECT DISTINCT ON (${leftKeys}) * FROM ${from(left)})`;
+    leftFrom = `(SELECT DISTINCT ON (${leftKeys}) * FROM ${from(left)}${left.ordered ? ` ORDER BY ${leftKeys}, ${ident(ORD)}` : ''})`;
   }
   const condition = on.map((key) => `l.${ident(key.left)} IS NOT DISTINCT FROM r.${ident(key.right)}`).join(' AND ');
   if (sqlKind === 'ANTI' || sqlKind === 'SEMI') {
@@ -81,9 +81,8 @@ export function join(node: KNode, left: Relation, right: Relation, ctx: Operator
   }
   const sources = [...left.columns.map((column) => `l.${ident(column.name)}`), ...right.columns.map((column) => `r.${ident(column.name)}`)];
   if (sources.length !== output.length) throw new ServiceError('kql_error', 'join: unexpected output columns');
-  const list = output.map((column, index) => `${sources[index] as string} AS ${ident(column.name)}`);
-  const equi = on.map((key) => `l.${ident(key.left)} = r.${ident(key.right)}`).join(' AND ');
-  return ctx.chain.add(`SELECT ${list.join(', ')} FROM ${leftFrom} l ${sqlKind} JOIN ${from(right)} r ON ${equi}`, output, false);
+  const list = output.map((column, index) => `${stringOrEmpty(sources[index] as string, column.type, sqlKind !== 'INNER')} AS ${ident(column.name)}`);
+  return ctx.chain.add(`SELECT ${list.join(', ')} FROM ${leftFrom} l ${sqlKind} JOIN ${from(right)} r ON ${condition}`, output, false);
 }
 
 export function lookup(node: KNode, left: Relation, right: Relation, ctx: OperatorContext, output: Column[]): Relation {
@@ -95,15 +94,22 @@ export function lookup(node: KNode, left: Relation, right: Relation, ctx: Operat
     ...right.columns.filter((column) => !rightKeys.has(column.name)).map((column) => `r.${ident(column.name)}`),
   ];
   if (sources.length !== output.length) throw new ServiceError('kql_error', 'lookup: unexpected output columns');
-  const list = output.map((column, index) => `${sources[index] as string} AS ${ident(column.name)}`);
-  const equi = on.map((key) => `l.${ident(key.left)} = r.${ident(key.right)}`).join(' AND ');
+  const list = output.map((column, index) => `${stringOrEmpty(sources[index] as string, column.type, kind !== 'inner')} AS ${ident(column.name)}`);
+  const equi = on.map((key) => `l.${ident(key.left)} IS NOT DISTINCT FROM r.${ident(key.right)}`).join(' AND ');
   return ctx.chain.add(`SELECT ${list.join(', ')} FROM ${from(left)} l ${kind === 'inner' ? 'INNER' : 'LEFT'} JOIN ${from(right)} r ON ${equi}`, output, false);
 }
 
-export function union(inputs: readonly Relation[], ctx: OperatorContext, output: Column[]): Relation {
-  const parts = inputs.map((input) => {
+/** Kusto strings are never null: the missing side of an outer join reads ''. */
+const stringOrEmpty = (sql: string, type: string, outer: boolean): string => (outer && type === 'string' ? `coalesce(${sql}, '')` : sql);
+
+export function union(node: KNode, inputs: readonly Relation[], ctx: OperatorContext, output: Column[]): Relation {
+  const source = parameter(node, 'withsource');
+  const parts = inputs.map((input, index) => {
     const list = output.map((column) => {
+      if (column.name === source && !input.columns.some((candidate) => candidate.name === source))
+        return `${str(`union_arg${index}`)} AS ${ident(column.name)}`;
       const own = input.columns.find((candidate) => candidate.name === column.name);
+      if (!own && column.type === 'string') return `'' AS ${ident(column.name)}`;
       const value = own ? coerce(ident(own.name), own.type, column.type) : `CAST(NULL AS ${column.type === 'dynamic' ? 'JSON' : 'VARCHAR'})`;
       return `${own ? value : coerce('NULL', 'string', column.type)} AS ${ident(column.name)}`;
     });

@@ -19,7 +19,22 @@ export interface OperatorContext {
 export const scopeOf = (input: Relation, ctx: OperatorContext): ScalarScope => ({
   columns: new Set(input.columns.map((column) => column.name)),
   lets: ctx.lets,
+  ordered: input.ordered,
 });
+
+/** A scope whose expressions may add helper columns (windows over windows); `relation()` is the input with them. */
+function windowScope(input: Relation, ctx: OperatorContext): { scope: ScalarScope; relation: () => Relation } {
+  let current = input;
+  const scope: ScalarScope = {
+    ...scopeOf(input, ctx),
+    pre: (sql) => {
+      const name = ident(`__p${ctx.chain.ctes.length}`);
+      current = ctx.chain.add(`SELECT *, ${sql} AS ${name} FROM ${from(current)}`, current.columns, current.ordered);
+      return name;
+    },
+  };
+  return { scope, relation: () => current };
+}
 
 /** `name = expr` or `expr`: the expression part. */
 export const valueOf = (node: KNode): KNode => (kindOf(node) === 'SimpleNamedExpression' ? (child(node, 'Expression') as KNode) : node);
@@ -30,14 +45,16 @@ export const declaredName = (node: KNode): string | null =>
 const ordCarry = (input: Relation): string => (input.ordered ? `, ${ident(ORD)}` : '');
 
 export function where(node: KNode, input: Relation, ctx: OperatorContext): Relation {
-  const condition = scalar(child(node, 'Condition') as KNode, scopeOf(input, ctx));
-  return ctx.chain.add(`SELECT ${selectList(input)} FROM ${from(input)} WHERE ${condition}`, input.columns, input.ordered);
+  const window = windowScope(input, ctx);
+  const condition = scalar(child(node, 'Condition') as KNode, window.scope);
+  return ctx.chain.add(`SELECT ${selectList(input)} FROM ${from(window.relation())} WHERE ${condition}`, input.columns, input.ordered);
 }
 
 /** project / project-away / -keep / -reorder / -rename: every output column is an input column or an expression. */
 export function project(node: KNode, input: Relation, ctx: OperatorContext, output: Column[]): Relation {
   const kind = kindOf(node);
-  const scope = scopeOf(input, ctx);
+  const window = windowScope(input, ctx);
+  const scope = window.scope;
   const computed = new Map<string, string>();
   if (kind === 'ProjectOperator' || kind === 'ProjectRenameOperator') {
     const expressions = children(node, 'Expressions');
@@ -47,7 +64,7 @@ export function project(node: KNode, input: Relation, ctx: OperatorContext, outp
     });
   }
   const list = output.map((column) => `${computed.get(column.name) ?? ident(column.name)} AS ${ident(column.name)}`);
-  return ctx.chain.add(`SELECT ${list.join(', ') || 'NULL AS "__empty"'}${ordCarry(input)} FROM ${from(input)}`, output, input.ordered);
+  return ctx.chain.add(`SELECT ${list.join(', ') || 'NULL AS "__empty"'}${ordCarry(input)} FROM ${from(window.relation())}`, output, input.ordered);
 }
 
 /** extend: one CTE per expression, so later expressions see earlier ones. */
@@ -59,12 +76,13 @@ export function extend(node: KNode, input: Relation, ctx: OperatorContext, outpu
   for (const expression of children(node, 'Expressions')) {
     const name = declaredName(expression) ?? fresh[unnamed++]?.name;
     if (!name) throw new ServiceError('kql_error', 'extend: cannot name a column');
-    const sql = scalar(valueOf(expression), scopeOf(current, ctx));
+    const window = windowScope(current, ctx);
+    const sql = scalar(valueOf(expression), window.scope);
     const type = typeOf(valueOf(expression));
     const exists = current.columns.some((column) => column.name === name);
     const columns = exists ? current.columns.map((column) => (column.name === name ? { name, type } : column)) : [...current.columns, { name, type }];
     const list = columns.map((column) => (column.name === name ? `${sql} AS ${ident(name)}` : ident(column.name)));
-    current = ctx.chain.add(`SELECT ${list.join(', ')}${ordCarry(current)} FROM ${from(current)}`, columns, current.ordered);
+    current = ctx.chain.add(`SELECT ${list.join(', ')}${ordCarry(current)} FROM ${from(window.relation())}`, columns, current.ordered);
   }
   return {
     ...current,

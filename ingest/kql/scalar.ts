@@ -14,6 +14,10 @@ export interface ScalarScope {
   readonly columns: ReadonlySet<string>;
   /** scalar lets, by name, as SQL */
   readonly lets: ReadonlyMap<string, string>;
+  /** the input carries `__ord` (window functions follow it) */
+  readonly ordered?: boolean;
+  /** computes `sql` as a helper column in a CTE before this expression (a window over a window); returns its name as SQL */
+  readonly pre?: (sql: string) => string;
 }
 
 export const typeOf = (node: KNode): string => node.ResultType?.Name ?? 'dynamic';
@@ -29,18 +33,66 @@ export function fromDynamic(sql: string, type: string): string {
       return sql;
     case 'string':
     case 'guid':
-      return `(CASE WHEN json_type(${sql}) = 'VARCHAR' THEN (${sql}) ->> '$' ELSE CAST(${sql} AS VARCHAR) END)`;
+      return `coalesce(CASE json_type(${sql}) WHEN 'VARCHAR' THEN (${sql}) ->> '$' WHEN 'NULL' THEN '' ELSE CAST(${sql} AS VARCHAR) END, '')`;
     case 'datetime':
-      return `TRY_CAST((${sql}) ->> '$' AS TIMESTAMP)`;
+      return `TRY_CAST(regexp_replace((${sql}) ->> '$', '(Z|[+-]00:?00)$', '') AS TIMESTAMP)`;
+    case 'long':
+    case 'int':
+      return `(CASE json_type(${sql}) WHEN 'VARCHAR' THEN ${stringToInteger(`((${sql}) ->> '$')`, type)} WHEN 'BOOLEAN' THEN CAST(CAST((${sql}) ->> '$' AS BOOLEAN) AS ${duckType(type)}) WHEN 'DOUBLE' THEN TRY_CAST(trunc(CAST((${sql}) ->> '$' AS DOUBLE)) AS ${duckType(type)}) WHEN 'BIGINT' THEN TRY_CAST((${sql}) ->> '$' AS ${duckType(type)}) WHEN 'UBIGINT' THEN TRY_CAST((${sql}) ->> '$' AS ${duckType(type)}) END)`;
+    case 'real':
+    case 'decimal':
+      return `(CASE json_type(${sql}) WHEN 'VARCHAR' THEN ${stringToReal(`((${sql}) ->> '$')`)} WHEN 'BOOLEAN' THEN CAST(CAST((${sql}) ->> '$' AS BOOLEAN) AS DOUBLE) WHEN 'ARRAY' THEN NULL WHEN 'OBJECT' THEN NULL ELSE TRY_CAST((${sql}) ->> '$' AS DOUBLE) END)`;
+    case 'bool':
+      return `(CASE json_type(${sql}) WHEN 'BOOLEAN' THEN CAST((${sql}) ->> '$' AS BOOLEAN) WHEN 'VARCHAR' THEN ${stringToBool(`((${sql}) ->> '$')`)} WHEN 'BIGINT' THEN CAST((${sql}) ->> '$' AS BIGINT) <> 0 WHEN 'UBIGINT' THEN TRUE WHEN 'DOUBLE' THEN CAST((${sql}) ->> '$' AS DOUBLE) <> 0 END)`;
     default:
       return `TRY_CAST((${sql}) ->> '$' AS ${duckType(type)})`;
   }
 }
 
+/** Kusto's string to int/long: decimal digits or 0x hex only. */
+export function stringToInteger(sql: string, type: string): string {
+  const t = duckType(type);
+  return `(CASE WHEN regexp_matches(trim(${sql}), '^[+-]?[0-9]+$') THEN TRY_CAST(trim(${sql}) AS ${t}) WHEN regexp_matches(trim(${sql}), '^0[xX][0-9a-fA-F]+$') THEN TRY_CAST(TRY_CAST(trim(${sql}) AS UBIGINT) AS ${t}) END)`;
+}
+
+/** Kusto's string to real: no digit separators or binary literals. */
+export function stringToReal(sql: string): string {
+  return `(CASE WHEN regexp_matches(trim(${sql}), '^[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?$') THEN TRY_CAST(trim(${sql}) AS DOUBLE) WHEN regexp_matches(trim(${sql}), '^([+-]?(Infinity|inf|Inf)|nan|NaN|-?INF)$') THEN TRY_CAST(trim(${sql}) AS DOUBLE) END)`;
+}
+
+export function stringToBool(sql: string): string {
+  return `(CASE lower(${sql}) WHEN 'true' THEN TRUE WHEN 'false' THEN FALSE WHEN '1' THEN TRUE WHEN '0' THEN FALSE END)`;
+}
+
+/** Kusto's timespan text (`[-][d.]hh:mm[:ss[.fffffff]]`) as BIGINT ticks, in SQL. */
+export function stringToTimespan(sql: string): string {
+  const re = "'^(-?)(?:([0-9]+)\\.)?([0-9]{1,2}):([0-9]{1,2})(?::([0-9]{1,2})(?:\\.([0-9]{1,7}))?)?$'";
+  const part = (group: number): string => `coalesce(TRY_CAST(nullif(regexp_extract(trim(${sql}), ${re}, ${group}), '') AS BIGINT), 0)`;
+  const fraction = `coalesce(TRY_CAST(nullif(rpad(regexp_extract(trim(${sql}), ${re}, 6), 7, '0'), '0000000') AS BIGINT), 0)`;
+  const ticks = `(${part(2)} * 864000000000 + ${part(3)} * 36000000000 + ${part(4)} * 600000000 + ${part(5)} * 10000000 + ${fraction})`;
+  return `(CASE WHEN regexp_matches(trim(${sql}), ${re}) THEN (CASE WHEN regexp_extract(trim(${sql}), ${re}, 1) = '-' THEN -1 ELSE 1 END) * ${ticks} END)`;
+}
+
+/** Kusto ticks (100 ns since 0001-01-01) of a TIMESTAMP. */
+const EPOCH_TICKS = 621355968000000000n;
+export const ticksOf = (sql: string): string => `(epoch_us(${sql}) * 10 + ${EPOCH_TICKS})`;
+export const fromTicks = (sql: string): string => `make_timestamp(CAST((${sql} - ${EPOCH_TICKS}) // 10 AS BIGINT))`;
+
+/** Kusto's timespan text `[-][d.]hh:mm:ss[.fffffff]` of BIGINT ticks, in SQL. */
+export function timespanText(sql: string): string {
+  const a = `abs(${sql})`;
+  const two = (x: string): string => `lpad(CAST(${x} AS VARCHAR), 2, '0')`;
+  return `(CASE WHEN ${sql} IS NULL THEN NULL ELSE (CASE WHEN ${sql} < 0 THEN '-' ELSE '' END) || (CASE WHEN ${a} >= 864000000000 THEN CAST(${a} // 864000000000 AS VARCHAR) || '.' ELSE '' END) || ${two(`(${a} // 36000000000) % 24`)} || ':' || ${two(`(${a} // 600000000) % 60`)} || ':' || ${two(`(${a} // 10000000) % 60`)} || (CASE WHEN ${a} % 10000000 <> 0 THEN '.' || lpad(CAST(${a} % 10000000 AS VARCHAR), 7, '0') ELSE '' END) END)`;
+}
+
+/** Kusto's datetime text (ISO, 7 fractional digits, Z). */
+export const datetimeString = (sql: string): string => `(strftime(${sql}, '%Y-%m-%dT%H:%M:%S.%f') || '0Z')`;
+
 /** Any value as JSON (for dynamic contexts). */
 export function toDynamic(sql: string, type: string): string {
   if (type === 'dynamic') return sql;
-  if (type === 'datetime') return `to_json(strftime(${sql}, '%Y-%m-%dT%H:%M:%S.%fZ'))`;
+  if (type === 'datetime') return `to_json(${datetimeString(sql)})`;
+  if (type === 'timespan') return `to_json(${timespanText(sql)})`;
   return `to_json(${sql})`;
 }
 
@@ -172,7 +224,8 @@ function arithmetic(node: KNode, scope: ScalarScope): string {
     if ((isInteger(lt) || lt === 'timespan') && isInteger(rt)) return `(${left} // ${right})`;
     return `(CAST(${left} AS DOUBLE) / ${right})`;
   }
-  if (op === '%' && (lt === 'real' || rt === 'real')) return `fmod(${left}, ${right})`;
+  if (op === '%' && (lt === 'real' || rt === 'real' || lt === 'decimal' || rt === 'decimal')) return `fmod(${left}, ${right})`;
+  if (op === '%') return `((${left} % ${right} + abs(${right})) % abs(${right}))`;
   return `(${left} ${op} ${right})`;
 }
 
@@ -194,7 +247,7 @@ function comparison(node: KNode, scope: ScalarScope): string {
 
 function inList(node: KNode, scope: ScalarScope): string {
   const kind = kindOf(node);
-  const ci = kind === 'InCsExpression' ? false : kind.includes('Cs') ? false : kind === 'InExpression' || kind === 'NotInExpression' ? false : true;
+  const ci = (child(node, 'Operator')?.Text ?? '').includes('~');
   const not = kind.startsWith('Not');
   const leftNode = child(node, 'Left') as KNode;
   const leftType = typeOf(leftNode);

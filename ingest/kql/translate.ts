@@ -97,6 +97,7 @@ export class Translator {
 function presentSql(sql: string, type: string): string {
   if (type === 'datetime') return `strftime(${sql}, '%Y-%m-%dT%H:%M:%S.%f') || '0Z'`;
   if (type === 'dynamic') return `CAST(${sql} AS VARCHAR)`;
+  if (type === 'string') return `coalesce(${sql}, '')`;
   return sql;
 }
 

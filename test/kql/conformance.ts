@@ -37,15 +37,13 @@ const FAMILY_OF: Record<string, string> = { order: 'sort', filter: 'where', limi
 function canonical(value: unknown, type: string | undefined): string {
   if (value === null || value === undefined) return 'null';
   if (type === 'Real' || (typeof value === 'number' && type !== 'Int')) {
+    if (typeof value === 'string' && /^-?[0-9]+$/.test(value)) value = Number(value);
     if (typeof value === 'string') return value;
     if (typeof value !== 'number') return JSON.stringify(value);
-    return Number.isInteger(value)
-      ? String(value)
-      : value
-          .toPrecision(12)
-          .replace(/\.?0+$/, '')
-          .replace(/\.?0+e/, 'e');
+    return Number.isInteger(value) && Math.abs(value) < 1e9 ? String(value) : String(Number(value.toPrecision(10)));
   }
+  if (type === 'Int' && (typeof value === 'string' || typeof value === 'bigint' || typeof value === 'number') && /^-?[0-9]+$/.test(String(value)))
+    return BigInt(value).toString();
   if (type === 'DateTime' && typeof value === 'string') return value.slice(0, 26);
   if (type === 'Dynamic' || typeof value === 'object') return JSON.stringify(sortKeys(value));
   return JSON.stringify(value);
@@ -60,7 +58,7 @@ function sortKeys(value: unknown): unknown {
         .map((key) => [key, sortKeys((value as Record<string, unknown>)[key])]),
     );
   }
-  if (typeof value === 'number' && !Number.isInteger(value)) return Number(value.toPrecision(12));
+  if (typeof value === 'number' && !Number.isInteger(value)) return Number(value.toPrecision(10));
   return value;
 }
 
@@ -86,11 +84,40 @@ function compare(expected: Case, rows: unknown[][]): string | null {
   return null;
 }
 
+/** JSON integers beyond 2^53 as strings, so int64 values are compared exactly (the README: parse them as 64-bit). */
+function quoteBigIntegers(line: string): string {
+  let out = '';
+  let inString = false;
+  for (let index = 0; index < line.length; index += 1) {
+    const char = line[index] as string;
+    if (inString) {
+      out += char;
+      if (char === '\\') out += line[++index] ?? '';
+      else if (char === '"') inString = false;
+      continue;
+    }
+    if (char === '"') {
+      inString = true;
+      out += char;
+      continue;
+    }
+    const match = /^-?[0-9]+(?![0-9.eE])/.exec(line.slice(index, index + 40));
+    if (match && /[-0-9]/.test(char) && !/[0-9.]/.test(line[index - 1] ?? '')) {
+      const digits = match[0];
+      out += digits.replace('-', '').length >= 16 ? `"${digits}"` : digits;
+      index += digits.length - 1;
+      continue;
+    }
+    out += char;
+  }
+  return out;
+}
+
 function loadCases(): Case[] {
   return readFileSync(CASES_PATH, 'utf8')
     .split('\n')
     .filter((line) => line.trim())
-    .map((line) => JSON.parse(line) as Case);
+    .map((line) => JSON.parse(quoteBigIntegers(line)) as Case);
 }
 
 /** Runs every deterministic case (no nondeterministic or set-valued ones). */

@@ -88,8 +88,9 @@ describe('POST /context/kql', () => {
         'context_events | extend t = parse_json(tags) | mv-expand tag = t to typeof(string) | summarize n = count() by tag | sort by tag asc | render columnchart',
     });
     expect(expanded.status).toBe(200);
+    // Kusto strings are never null: the row without tags groups under ''
     expect(expanded.body.rows).toEqual([
-      [null, 1],
+      ['', 1],
       ['a', 2],
       ['b', 1],
       ['c', 1],
@@ -105,6 +106,39 @@ describe('POST /context/kql', () => {
       ['api', 'core', 1],
       ['web', 'edge', 1],
     ]);
+  });
+
+  it('runs window functions, make-series and Kusto null strings over POST /context/kql', async () => {
+    const { server, alice } = ctx;
+    const windowed = await kql(server, alice, {
+      realm: 'ops',
+      query:
+        'datatable(g:string, v:long)[ "a",1, "a",2, "b",5 ] | sort by g asc, v asc | serialize rn = row_number(1, g != prev(g)), cs = row_cumsum(v), p = prev(v)',
+    });
+    expect(windowed.status).toBe(200);
+    expect(windowed.body.rows).toEqual([
+      ['a', 1, 1, 1, null],
+      ['a', 2, 2, 3, 1],
+      ['b', 5, 1, 8, 2],
+    ]);
+    const series = await kql(server, alice, {
+      realm: 'ops',
+      query: 'datatable(t:long, v:long)[ 0,1, 4,5 ] | make-series s = sum(v) default = 0 on t from 0 to 6 step 2',
+    });
+    expect(series.status).toBe(200);
+    expect(series.body.rows).toEqual([
+      [
+        [1, 0, 5],
+        [0, 2, 4],
+      ],
+    ]);
+    const outer = await kql(server, alice, {
+      realm: 'ops',
+      query:
+        'datatable(k:long, lv:string)[ 1,"a" ] | join kind=leftouter (datatable(k:long, rv:string)[ 2,"x" ]) on k | extend n = tostring(dynamic(null)), m = -5 % 3',
+    });
+    expect(outer.status).toBe(200);
+    expect(outer.body.rows).toEqual([[1, 'a', null, '', '', 1]]);
   });
 
   it('answers Arrow IPC when asked', async () => {
