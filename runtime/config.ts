@@ -146,6 +146,13 @@ export interface ServiceConfig {
     /** `WS_AUTH_TIMEOUT_MS`: how long a connection may stay unauthenticated (then 4401). @default 5000 */
     readonly authTimeoutMs: number;
   };
+  /** `VOICE_MODEL`: the realtime model of voice sessions (feature `voice`). @default "gpt-realtime" */
+  readonly voiceModel: string;
+  /**
+   * `VOICE_PROVIDER_CA_FILE`: a PEM file of extra certificate authorities trusted (beside the
+   * system's) for the voice provider's wss: connection; for tests and private gateways. @default null
+   */
+  readonly voiceProviderCaFile: string | null;
 }
 
 export class ConfigError extends Error {
@@ -416,6 +423,8 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
       maxBufferedBytes: integer(env, 'WS_FEED_MAX_BUFFERED_BYTES', 1_048_576, 65_536, 1_073_741_824),
       authTimeoutMs: integer(env, 'WS_AUTH_TIMEOUT_MS', 5000, 50, 60_000),
     }),
+    voiceModel: text(env, 'VOICE_MODEL') ?? 'gpt-realtime',
+    voiceProviderCaFile: text(env, 'VOICE_PROVIDER_CA_FILE'),
   };
   if (config.workerToken !== null && config.workerToken.length < 16) {
     throw new ConfigError('WORKER_TOKEN', 'must be at least 16 characters');

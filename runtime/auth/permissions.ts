@@ -49,6 +49,8 @@ export const PERMISSIONS = {
   'workflow:manage': 'create, change, run, cancel and delete orchestrator workflows; answer their approval steps',
   'rag:read': 'list RAG collections and documents; search them',
   'rag:manage': 'create and delete RAG collections; add and delete their documents',
+  'voice:read': 'list voice sessions and read their records (transcripts, tool calls, metrics, cost)',
+  'voice:manage': 'start and end voice sessions; answer their approvals',
 } as const;
 
 export type Permission = keyof typeof PERMISSIONS;
@@ -109,6 +111,7 @@ export const BUILTIN_ROLES: readonly BuiltinRole[] = [
       'task:manage',
       'workflow:manage',
       'rag:manage',
+      'voice:manage',
     ],
   },
   { name: 'viewer', description: 'reads everything, changes nothing', permissions: READ_PERMISSIONS },
