@@ -23,6 +23,7 @@ import type { WebhookSampleDoc } from './webhook-samples/documents.js';
 import type { OutboundWebhookDoc, WebhookDeliveryDoc } from './webhooks/documents.js';
 import type { GatewayDispatchDoc, GatewayDoc } from './gateways/documents.js';
 import type { RagCollectionDoc, RagDocumentDoc } from './rag/documents.js';
+import type { VoiceSessionDoc } from './voice/documents.js';
 
 export interface Collections extends PlatformCollections {
   readonly realms: OrgCollection<RealmDoc>;
@@ -61,6 +62,7 @@ export interface Collections extends PlatformCollections {
   readonly workflowRuns: OrgCollection<WorkflowRunDoc>;
   readonly ragCollections: OrgCollection<RagCollectionDoc>;
   readonly ragDocuments: OrgCollection<RagDocumentDoc>;
+  readonly voiceSessions: OrgCollection<VoiceSessionDoc>;
 }
 
 export async function openCollections(store: MetadataStore): Promise<Collections> {
@@ -216,5 +218,6 @@ export async function openCollections(store: MetadataStore): Promise<Collections
       unique: [['collection_id', 'name']],
       indexes: ['collection_id', 'status', 'realm'],
     }),
+    voiceSessions: await store.orgCollection<VoiceSessionDoc>({ name: 'voice_sessions', idPrefix: 'vcs', scope: 'org', indexes: ['state', 'day'] }),
   };
 }
