@@ -103,6 +103,8 @@ import { withTaskRunFeed } from '../domains/tasks/run-feed.js';
 import { FeedSockets } from './ws-feed.js';
 import { openRag } from '../domains/rag/open.js';
 import { ragPort } from '../domains/rag/rag-port.js';
+import { VoiceService } from '../domains/voice/service.js';
+import { VoiceSockets } from './voice-sockets.js';
 
 export interface RunningService {
   readonly url: string;
@@ -247,6 +249,9 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     const workerTurns = new WorkerTurnRunner(workers);
     if (config.features.workers) agentRuntime.useTurnRunner(workerTurns);
     const realms = new RealmService(collections);
+    // feature voice: live sessions are actors; records a previous process left live are ended as interrupted
+    const voice = new VoiceService({ collections, config, supervisor, egress, files, plugins, sources, realms, clock, logger });
+    await voice.recover();
     const services: Services = {
       rag: rag.service,
       ragSearch: rag.search,
@@ -323,6 +328,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       gateways,
       gatewayDispatcher,
       gatewayHealth,
+      voice,
     };
 
     const routes: AnyRoute[] = allRoutes(services, () => routes);
@@ -351,7 +357,18 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       config: config.wsFeed,
       logger,
     });
-    const server = await listen(pipeline, config.host, config.port, () => store.committed(), feedSockets);
+    const voiceSockets = new VoiceSockets({ voice, enabled: config.features.voice, logger });
+    const sockets = {
+      install: (app: Parameters<typeof feedSockets.install>[0]) => {
+        feedSockets.install(app);
+        voiceSockets.install(app);
+      },
+      closeAll: () => {
+        feedSockets.closeAll();
+        voiceSockets.closeAll();
+      },
+    };
+    const server = await listen(pipeline, config.host, config.port, () => store.committed(), sockets);
     listeningBase = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`;
     gatewayHealth.start();
     let stopping: Promise<void> | null = null;

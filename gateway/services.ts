@@ -66,6 +66,7 @@ import type { MemoryGraph } from '../domains/memory/graph-sync.js';
 import type { RagService } from '../domains/rag/service.js';
 import type { RagSearch } from '../domains/rag/search.js';
 import type { ContextQueryService } from '../domains/context-query/service.js';
+import type { VoiceService } from '../domains/voice/service.js';
 
 /** What route modules are built from; assembled once in gateway/app.ts. */
 export interface Services {
@@ -200,4 +201,6 @@ export interface Services {
   readonly rag: RagService;
   /** POST /rag/search and the `rag.search` tool: hybrid retrieval */
   readonly ragSearch: RagSearch;
+  /** /voice (feature `voice`): voice session records, client tokens, live sessions */
+  readonly voice: VoiceService;
 }

@@ -16,7 +16,9 @@ import type { VoiceEndReason, VoiceState } from '../../actors/voice-session.mach
 import { isoAt } from '../../runtime/clock.js';
 import type { FileStore } from '../../runtime/files/store.js';
 import { newId } from '../../runtime/ids.js';
-import { costUsd, type PriceTable } from '../../runtime/llm/index.js';
+import { costUsd } from '../../runtime/llm/index.js';
+import type { PriceTable } from '../../runtime/llm/prices.js';
+import type { OrgId } from '../../runtime/store/types.js';
 import type { ToolCatalog } from '../../runtime/tools/catalog.js';
 import {
   applySearchConnectorTools,
@@ -73,7 +75,7 @@ interface PendingApproval {
 
 export class LiveVoiceSession {
   readonly id: string;
-  readonly orgId: string;
+  readonly orgId: OrgId;
   private doc: VoiceSessionDoc;
   private state: VoiceSessionState;
   private provider: RealtimeConnection | null = null;
@@ -102,7 +104,7 @@ export class LiveVoiceSession {
 
   constructor(
     private readonly deps: LiveSessionDeps,
-    orgId: string,
+    orgId: OrgId,
     doc: VoiceSessionDoc,
     private readonly client: ClientChannel,
     private readonly setup: LiveSessionSetup,

@@ -46,6 +46,7 @@ import { gatewayRoutes } from './gateways.js';
 import { orchestratorRoutes } from './orchestrator.js';
 import { cliRoutes } from './cli.js';
 import { workerRoutes } from './workers.js';
+import { voiceRoutes } from './voice.js';
 
 export function allRoutes(services: Services, table: () => readonly AnyRoute[]): AnyRoute[] {
   return [
@@ -94,5 +95,6 @@ export function allRoutes(services: Services, table: () => readonly AnyRoute[]):
     ...orchestratorRoutes(services),
     ...workerRoutes(services),
     ...cliRoutes(services),
+    ...voiceRoutes(services),
   ];
 }
