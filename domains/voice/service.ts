@@ -255,13 +255,13 @@ export class VoiceService {
         },
       },
       orgId,
-      { ...doc, state: 'connecting' },
+      doc,
       client,
       ticket.setup,
     );
     this.live.set(doc.id, session);
     void this.deps.collections.voiceSessions
-      .update(orgId, doc.id, { state: 'connecting', started_at: isoAt(clock.now()) })
+      .update(orgId, doc.id, { started_at: isoAt(clock.now()) })
       .catch((error: unknown) => logger.error({ err: error, session: doc.id }, 'voice session record not written'));
     try {
       this.actors.spawn({ id: doc.id, orgId, input: { orgId, sessionId: doc.id, idleMs: doc.idle_timeout_s * 1000, maxMs: doc.max_duration_s * 1000 } });
