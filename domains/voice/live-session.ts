@@ -52,7 +52,9 @@ export interface LiveSessionDeps {
   readonly now: () => number;
   readonly prices: PriceTable;
   /** sends an event to the session's actor (false once it ended) */
-  readonly signal: (event: { type: 'READY' | 'SPEECH_STARTED' | 'TURN_ENDED' | 'AUDIO_STARTED' | 'RESPONSE_DONE' | 'ACTIVITY' } | { type: 'END'; reason: VoiceEndReason }) => boolean;
+  readonly signal: (
+    event: { type: 'READY' | 'SPEECH_STARTED' | 'TURN_ENDED' | 'AUDIO_STARTED' | 'RESPONSE_DONE' | 'ACTIVITY' } | { type: 'END'; reason: VoiceEndReason },
+  ) => boolean;
   /** the session left the registry */
   readonly released: () => void;
 }
@@ -155,7 +157,12 @@ export class LiveVoiceSession {
           input: { format: { type: 'audio/pcm', rate: 24000 }, turn_detection: turnDetection, transcription: { model: 'gpt-4o-mini-transcribe' } },
           output: { format: { type: 'audio/pcm', rate: 24000 }, voice: doc.voice },
         },
-        tools: META_TOOL_DEFINITIONS.map((tool) => ({ type: 'function' as const, name: tool.name, description: tool.description, parameters: tool.input_schema })),
+        tools: META_TOOL_DEFINITIONS.map((tool) => ({
+          type: 'function' as const,
+          name: tool.name,
+          description: tool.description,
+          parameters: tool.input_schema,
+        })),
         tool_choice: 'auto',
       },
     });
@@ -194,8 +201,20 @@ export class LiveVoiceSession {
         return;
       case 'response.output_audio_transcript.done': {
         const interrupted = this.cancelled.has(event.response_id);
-        this.client.sendJson({ type: 'agent_transcript', final: true, item_id: event.item_id, text: event.transcript, ...(interrupted ? { interrupted } : {}) });
-        this.addTranscript({ role: 'agent', text: event.transcript, item_id: event.item_id, at: isoAt(this.deps.now()), ...(interrupted ? { interrupted } : {}) });
+        this.client.sendJson({
+          type: 'agent_transcript',
+          final: true,
+          item_id: event.item_id,
+          text: event.transcript,
+          ...(interrupted ? { interrupted } : {}),
+        });
+        this.addTranscript({
+          role: 'agent',
+          text: event.transcript,
+          item_id: event.item_id,
+          at: isoAt(this.deps.now()),
+          ...(interrupted ? { interrupted } : {}),
+        });
         return;
       }
       case 'response.function_call_arguments.done':
@@ -240,7 +259,11 @@ export class LiveVoiceSession {
         const latency = now - this.turnEndedAt;
         this.turnEndedAt = null;
         const first = this.metrics.time_to_first_audio_ms ?? latency;
-        this.metrics = { ...this.metrics, time_to_first_audio_ms: first, turn_latency_ms: [...this.metrics.turn_latency_ms, latency].slice(-MAX_RECORDED_ITEMS) };
+        this.metrics = {
+          ...this.metrics,
+          time_to_first_audio_ms: first,
+          turn_latency_ms: [...this.metrics.turn_latency_ms, latency].slice(-MAX_RECORDED_ITEMS),
+        };
         this.client.sendJson({ type: 'metrics', time_to_first_audio_ms: first, turn_latency_ms: latency });
         this.persist({ metrics: this.metrics });
       }
@@ -286,7 +309,8 @@ export class LiveVoiceSession {
     }
     if (frame.type === 'approval') {
       const answer = this.decide(frame.approval_id, frame.approved, userId);
-      if (answer !== 'ok') this.client.sendJson({ type: 'error', code: answer === 'decided' ? 'conflict' : 'not_found', message: `approval ${frame.approval_id}: ${answer}` });
+      if (answer !== 'ok')
+        this.client.sendJson({ type: 'error', code: answer === 'decided' ? 'conflict' : 'not_found', message: `approval ${frame.approval_id}: ${answer}` });
       return;
     }
     // a manual commit: the user's turn is over
@@ -451,7 +475,17 @@ export class LiveVoiceSession {
   }
 
   private callOf(callId: string, at: string): VoiceToolCall {
-    return this.toolCalls.find((call) => call.call_id === callId) ?? { call_id: callId, name: '', arguments: null, tool: null, status: 'running', approval: null, at };
+    return (
+      this.toolCalls.find((call) => call.call_id === callId) ?? {
+        call_id: callId,
+        name: '',
+        arguments: null,
+        tool: null,
+        status: 'running',
+        approval: null,
+        at,
+      }
+    );
   }
 
   private upsertCall(call: VoiceToolCall): void {

@@ -128,7 +128,8 @@ export class VoiceService {
     let agentId: string | null = null;
     if (input.agent !== undefined) {
       const agent = (await collections.agents.get(org, input.agent)) ?? (await collections.agents.findOne(org, { name: input.agent }));
-      if (agent === null) throw new ServiceError('validation_error', `agent ${input.agent} not found`, { issues: [{ path: 'agent', message: 'no such agent' }] });
+      if (agent === null)
+        throw new ServiceError('validation_error', `agent ${input.agent} not found`, { issues: [{ path: 'agent', message: 'no such agent' }] });
       agentId = agent.id;
       const prompt = agent.config['system_prompt'];
       instructions ??= typeof prompt === 'string' && prompt.trim() !== '' ? prompt : undefined;
@@ -185,7 +186,11 @@ export class VoiceService {
       return this.get(org, id);
     }
     if (doc.state === 'ended') return doc;
-    const ended = await this.deps.collections.voiceSessions.update(org, id, { state: 'ended', end_reason: 'ended_by_api', ended_at: isoAt(this.deps.clock.now()) });
+    const ended = await this.deps.collections.voiceSessions.update(org, id, {
+      state: 'ended',
+      end_reason: 'ended_by_api',
+      ended_at: isoAt(this.deps.clock.now()),
+    });
     return ended ?? doc;
   }
 

@@ -91,7 +91,7 @@ export async function connectVoice(wsUrl: string, token: string): Promise<VoiceC
   const closed = new Promise<number>((resolve) => socket.on('close', (code) => resolve(code)));
   socket.on('message', (data, isBinary) => {
     if (isBinary) audio.push(Buffer.from(data as Buffer));
-    else events.push(JSON.parse(String(data)) as VoiceEvent);
+    else events.push(JSON.parse((data as Buffer).toString('utf8')) as VoiceEvent);
   });
   await new Promise<void>((resolve, reject) => {
     socket.once('open', () => resolve());

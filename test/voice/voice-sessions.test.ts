@@ -27,10 +27,20 @@ const envOf = (fake: FakeRealtime): Record<string, string> => ({
 const ctx = useSuite(async (own) => {
   const fake = own(await startFakeRealtime());
   const server = own(await startTestServer(envOf(fake)));
-  return { fake, server, alice: await server.register('Alice Inc'), bob: await server.register('Bob Ltd'), hello: hasEspeak ? speech('Hello, what is the weather today?') : Buffer.alloc(0) };
+  return {
+    fake,
+    server,
+    alice: await server.register('Alice Inc'),
+    bob: await server.register('Bob Ltd'),
+    hello: hasEspeak ? speech('Hello, what is the weather today?') : Buffer.alloc(0),
+  };
 }, 60_000);
 
-async function start(server: TestServer, session: Session, body: Record<string, unknown> = {}): Promise<{ id: string; client: VoiceClient; token: string; wsUrl: string }> {
+async function start(
+  server: TestServer,
+  session: Session,
+  body: Record<string, unknown> = {},
+): Promise<{ id: string; client: VoiceClient; token: string; wsUrl: string }> {
   const created = await server.request('POST', '/voice/sessions', { token: session.token, body });
   expectStatus(created, 201);
   const client = await connectVoice(created.body.ws_url, created.body.client_token);
@@ -46,7 +56,11 @@ describe.skipIf(!hasEspeak)('voice sessions', () => {
     fake.script.push({ heard: 'Hello, what is the weather today?', reply: 'It is sunny.', audioMs: 400 });
     const created = await server.request('POST', '/voice/sessions', {
       token: alice.token,
-      body: { instructions: 'Be brief.', voice: 'verse', turn_detection: { type: 'server_vad', threshold: 0.5, prefix_padding_ms: 300, silence_duration_ms: 400 } },
+      body: {
+        instructions: 'Be brief.',
+        voice: 'verse',
+        turn_detection: { type: 'server_vad', threshold: 0.5, prefix_padding_ms: 300, silence_duration_ms: 400 },
+      },
     });
     expectStatus(created, 201).toMatchObject({ state: 'created', voice: 'verse', input_audio_format: 'pcm16', model: 'gpt-realtime' });
     expect(created.body.client_token).toMatch(/^vst_/);
@@ -56,7 +70,7 @@ describe.skipIf(!hasEspeak)('voice sessions', () => {
     await client.waitFor((event) => event.type === 'state_changed' && event.state === 'listening', 'listening');
     // the operator's key went to the operator's URL, with the configured model
     expect(fake.handshakes.at(-1)).toMatchObject({ authorization: 'Bearer sk-operator-test', url: '/v1/realtime?model=gpt-realtime' });
-    const update = fake.received.findLast((event) => event['type'] === 'session.update') as any;
+    const update = [...fake.received].reverse().find((event) => event['type'] === 'session.update') as any;
     expect(update.session).toMatchObject({ instructions: 'Be brief.', audio: { output: { voice: 'verse' } } });
     expect(update.session.tools.map((tool: { name: string }) => tool.name)).toEqual(['search_connector_tools', 'execute_connector_tool']);
 
@@ -65,7 +79,9 @@ describe.skipIf(!hasEspeak)('voice sessions', () => {
     await client.waitFor((event) => event.type === 'state_changed' && event.state === 'listening' && states(client).includes('speaking'), 'listening again');
     expect(fake.appendedBytes[connectionsBefore]).toBe(hello.length);
     expect(states(client)).toEqual(['connecting', 'listening', 'thinking', 'speaking', 'listening']);
-    const order = client.events.map((event) => (event.type === 'user_transcript' || event.type === 'agent_transcript' ? `${event.type}:${String(event.final)}` : event.type));
+    const order = client.events.map((event) =>
+      event.type === 'user_transcript' || event.type === 'agent_transcript' ? `${event.type}:${String(event.final)}` : event.type,
+    );
     const firstIndex = (name: string): number => order.indexOf(name);
     expect(firstIndex('user_transcript:false')).toBeLessThan(firstIndex('user_transcript:true'));
     expect(firstIndex('user_transcript:true')).toBeLessThan(firstIndex('agent_transcript:true'));
@@ -157,7 +173,10 @@ describe.skipIf(!hasEspeak)('voice sessions', () => {
     const { server, alice, fake } = ctx;
     fake.script.push({
       heard: 'remember the gate code',
-      functionCall: { name: 'execute_connector_tool', arguments: { tool: 'memory.store', arguments: { kind: 'fact', realm: 'default', text: 'The gate code is 4321.' } } },
+      functionCall: {
+        name: 'execute_connector_tool',
+        arguments: { tool: 'memory.store', arguments: { kind: 'fact', realm: 'default', text: 'The gate code is 4321.' } },
+      },
     });
     fake.script.push({ reply: 'Saved.', audioMs: 100 });
     const { id, client } = await start(server, alice, { turn_detection: { type: 'none' } });
@@ -165,12 +184,19 @@ describe.skipIf(!hasEspeak)('voice sessions', () => {
     const asked = await client.waitFor((event) => event.type === 'approval_required', 'the approval');
     expect(asked).toMatchObject({ tool: 'memory.store', arguments: { text: 'The gate code is 4321.' } });
     // spoken as a question: a response whose instructions ask it
-    const question = await eventually(() => fake.received.find((event) => event['type'] === 'response.create' && (event as any).response?.instructions !== undefined), {
-      what: 'the spoken question',
-    });
+    const question = await eventually(
+      () => fake.received.find((event) => event['type'] === 'response.create' && (event as any).response?.instructions !== undefined),
+      {
+        what: 'the spoken question',
+      },
+    );
     expect((question as any).response.instructions).toContain('memory.store');
     const pending = await server.request('GET', `/voice/sessions/${id}`, { token: alice.token });
-    expect(pending.body.tool_calls[0]).toMatchObject({ status: 'pending_approval', tool: 'memory.store', approval: { id: asked.approval_id, status: 'pending' } });
+    expect(pending.body.tool_calls[0]).toMatchObject({
+      status: 'pending_approval',
+      tool: 'memory.store',
+      approval: { id: asked.approval_id, status: 'pending' },
+    });
     // another organization cannot answer it
     const foreign = await server.request('POST', `/voice/sessions/${id}/approvals/${asked.approval_id}`, { token: ctx.bob.token, body: { approved: true } });
     expect(foreign.status).toBe(404);
@@ -234,14 +260,23 @@ describe.skipIf(!hasEspeak)('voice sessions across a restart and under a cost ca
       const { id, client } = await start(first, owner, { turn_detection: { type: 'none' } });
       client.send({ type: 'commit' });
       await client.waitFor((event) => event.type === 'agent_transcript' && event.final === true, 'the answer');
-      await eventually(async () => ((await first.request('GET', `/voice/sessions/${id}`, { token: owner.token })).body.transcripts.length === 2 ? true : undefined));
+      await eventually(async () =>
+        (await first.request('GET', `/voice/sessions/${id}`, { token: owner.token })).body.transcripts.length === 2 ? true : undefined,
+      );
       await first.service.stop();
       await client.closed;
       expect(client.events.at(-1)).toEqual({ type: 'ended', reason: 'shutdown' });
       const second = await startTestServer(env, { dataDir: first.dataDir });
       try {
         const record = await second.request('GET', `/voice/sessions/${id}`, { token: owner.token });
-        expectStatus(record, 200).toMatchObject({ state: 'ended', end_reason: 'shutdown', transcripts: [{ role: 'user', text: 'hello' }, { role: 'agent', text: 'Hello.' }] });
+        expectStatus(record, 200).toMatchObject({
+          state: 'ended',
+          end_reason: 'shutdown',
+          transcripts: [
+            { role: 'user', text: 'hello' },
+            { role: 'agent', text: 'Hello.' },
+          ],
+        });
       } finally {
         await second.stop();
       }

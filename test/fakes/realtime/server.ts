@@ -145,7 +145,14 @@ export async function startFakeRealtime(): Promise<FakeRealtime> {
           if (offset === 0) firstAudioAt = performance.now();
           const part = audio.subarray(offset, offset + chunk);
           sentAudio += part.length;
-          send({ type: 'response.output_audio.delta', response_id: responseId, item_id: itemId, output_index: 0, content_index: 0, delta: part.toString('base64') });
+          send({
+            type: 'response.output_audio.delta',
+            response_id: responseId,
+            item_id: itemId,
+            output_index: 0,
+            content_index: 0,
+            delta: part.toString('base64'),
+          });
           if ((turn.paceMs ?? 0) > 0) await new Promise((resolve) => setTimeout(resolve, turn.paceMs));
         }
         if (!response.cancelled) send({ type: 'response.output_audio.done', response_id: responseId, item_id: itemId, output_index: 0, content_index: 0 });
@@ -198,7 +205,7 @@ export async function startFakeRealtime(): Promise<FakeRealtime> {
     };
 
     socket.on('message', (data) => {
-      const event = JSON.parse(String(data)) as Record<string, any>;
+      const event = JSON.parse((data as Buffer).toString('utf8')) as Record<string, any>;
       if (event['type'] === 'input_audio_buffer.append') {
         const pcm = Buffer.from(String(event['audio']), 'base64');
         appendedBytes[connection] = (appendedBytes[connection] ?? 0) + pcm.length;
