@@ -139,7 +139,8 @@ export class VoiceSockets {
     const { ws } = connection;
     if (connection.closed || ws === null) return;
     if (ws.getBufferedAmount() > MAX_BUFFERED_BYTES) return this.end(connection, CLOSE_SLOW_CONSUMER, 'the client does not read fast enough');
-    ws.send(data, binary);
+    // corked: flushed now, not when the loop next polls (after the store's commits of this turn)
+    ws.cork(() => ws.send(data, binary));
   }
 
   private end(connection: Connection, code: number, reason: string): void {

@@ -66,6 +66,9 @@ export interface LiveSessionSetup {
 }
 
 const MAX_RECORDED_ITEMS = 2000;
+const STAGED_WRITE_DELAY_MS = 100;
+
+type RecordPatch = Partial<Omit<VoiceSessionDoc, 'id' | 'created_at' | 'updated_at'>>;
 const MAX_TRANSCRIPT_CHARS = 20_000;
 
 export type ApprovalAnswer = 'ok' | 'not_found' | 'decided';
@@ -103,6 +106,8 @@ export class LiveVoiceSession {
   private turnEndedAt: number | null = null;
   private readonly approvals = new Map<string, PendingApproval>();
   private readonly recorders: { input: PassThrough; output: PassThrough; done: Promise<unknown> } | null;
+  private staged: RecordPatch = {};
+  private stagedTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly deps: LiveSessionDeps,
@@ -265,7 +270,7 @@ export class LiveVoiceSession {
           turn_latency_ms: [...this.metrics.turn_latency_ms, latency].slice(-MAX_RECORDED_ITEMS),
         };
         this.client.sendJson({ type: 'metrics', time_to_first_audio_ms: first, turn_latency_ms: latency });
-        this.persist({ metrics: this.metrics });
+        this.stage({ metrics: this.metrics });
       }
     }
   }
@@ -339,7 +344,7 @@ export class LiveVoiceSession {
     if (state === this.state) return;
     this.state = state;
     this.client.sendJson({ type: 'state_changed', state });
-    if (state !== 'ended') this.persist({ state });
+    if (state !== 'ended') this.stage({ state });
   }
 
   /** user speech while the agent speaks (or thinks): cancel the response, truncate what was not played */
@@ -365,6 +370,7 @@ export class LiveVoiceSession {
   finish(reason: VoiceEndReason): void {
     if (this.ended) return;
     this.ended = true;
+    clearTimeout(this.stagedTimer ?? undefined);
     this.abort.abort();
     for (const [, pending] of this.approvals) pending.resolve(false, null);
     this.approvals.clear();
@@ -518,9 +524,24 @@ export class LiveVoiceSession {
     this.persist({ transcripts: this.transcripts });
   }
 
-  /** writes in order, one after the other; a failure is logged and the session goes on */
-  private persist(patch: Partial<Omit<VoiceSessionDoc, 'id' | 'created_at' | 'updated_at'>>): void {
+  /**
+   * A change written a little later (state, metrics): kept off the audio path, where a
+   * synchronous store write would delay the frame the client is about to read.
+   */
+  private stage(patch: RecordPatch): void {
+    this.staged = { ...this.staged, ...patch };
+    this.stagedTimer ??= setTimeout(() => {
+      this.stagedTimer = null;
+      this.persist({});
+    }, STAGED_WRITE_DELAY_MS);
+  }
+
+  /** writes in order, one after the other (with what was staged); a failure is logged and the session goes on */
+  private persist(given: RecordPatch): void {
     if (this.ended) return;
+    const patch = { ...this.staged, ...given };
+    this.staged = {};
+    if (Object.keys(patch).length === 0) return;
     this.writes = this.writes
       .then(() => this.deps.collections.voiceSessions.update(this.orgId, this.id, patch))
       .then((doc) => {
