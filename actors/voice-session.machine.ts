@@ -15,7 +15,7 @@
  */
 import { assign, setup } from 'xstate';
 
-export const VOICE_STATES = ['connecting', 'listening', 'thinking', 'speaking', 'ended'] as const;
+const VOICE_STATES = ['connecting', 'listening', 'thinking', 'speaking', 'ended'] as const;
 export type VoiceState = (typeof VOICE_STATES)[number];
 
 export const VOICE_END_REASONS = [

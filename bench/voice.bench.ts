@@ -130,7 +130,9 @@ try {
     target_p50_ms: 5,
     meets_target: percentile(service, 50) < 5,
   };
-  console.log(`voice: service p50 ${summary.added_latency_p50_ms} ms, p99 ${summary.added_latency_p99_ms} ms; bare relay p50 ${summary.baseline_relay_p50_ms} ms`);
+  console.log(
+    `voice: service p50 ${summary.added_latency_p50_ms} ms, p99 ${summary.added_latency_p99_ms} ms; bare relay p50 ${summary.baseline_relay_p50_ms} ms`,
+  );
   printSummary(summary);
 } finally {
   await fake.stop();

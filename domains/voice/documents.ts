@@ -21,7 +21,7 @@ export interface VoiceTranscript {
 }
 
 export const VOICE_TOOL_CALL_STATUSES = ['running', 'pending_approval', 'succeeded', 'failed', 'denied'] as const;
-export type VoiceToolCallStatus = (typeof VOICE_TOOL_CALL_STATUSES)[number];
+type VoiceToolCallStatus = (typeof VOICE_TOOL_CALL_STATUSES)[number];
 
 export interface VoiceToolCall {
   /** the provider's call id */

@@ -33,9 +33,9 @@ import type { SourceDirectory } from '../sources/directory.js';
 import type { TurnDetection, VoiceSessionDoc } from './documents.js';
 import { LiveVoiceSession, type ApprovalAnswer, type ClientChannel, type LiveSessionSetup } from './live-session.js';
 
-export const VOICE_ACTOR_KIND = 'voice_session';
+const VOICE_ACTOR_KIND = 'voice_session';
 /** how long a client token may wait for its connection */
-export const CLIENT_TOKEN_TTL_SECONDS = 600;
+const CLIENT_TOKEN_TTL_SECONDS = 600;
 const DEFAULT_INSTRUCTIONS = 'You are a helpful voice assistant. Answer briefly, in plain spoken language.';
 
 export interface CreateVoiceSession {

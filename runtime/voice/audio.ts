@@ -12,10 +12,6 @@ export type AudioFormat = (typeof AUDIO_FORMATS)[number];
 
 /** PCM16 at 24 kHz: bytes per millisecond */
 export const PCM16_BYTES_PER_MS = 48;
-/** G.711 at 8 kHz: bytes per millisecond */
-const G711_BYTES_PER_MS = 8;
-
-export const bytesPerMs = (format: AudioFormat): number => (format === 'pcm16' ? PCM16_BYTES_PER_MS : G711_BYTES_PER_MS);
 
 const BIAS = 0x84;
 const CLIP = 32635;
@@ -73,7 +69,7 @@ let ulawEncode: Uint8Array | null = null;
 let alawEncode: Uint8Array | null = null;
 
 /** G.711 bytes (8 kHz) -> PCM16 samples (8 kHz) */
-export function decodeG711(bytes: Uint8Array, law: 'ulaw' | 'alaw'): Int16Array {
+function decodeG711(bytes: Uint8Array, law: 'ulaw' | 'alaw'): Int16Array {
   const lookup = law === 'ulaw' ? ULAW_DECODE : ALAW_DECODE;
   const out = new Int16Array(bytes.length);
   for (let i = 0; i < bytes.length; i++) out[i] = lookup[bytes[i] as number] as number;

@@ -64,13 +64,13 @@ export function toUlaw(pcm: Buffer): Buffer {
 }
 
 /** splits audio into frames of `bytes` (the last one may be shorter) */
-export function frames(audio: Buffer, bytes: number): Buffer[] {
+function frames(audio: Buffer, bytes: number): Buffer[] {
   const out: Buffer[] = [];
   for (let offset = 0; offset < audio.length; offset += bytes) out.push(audio.subarray(offset, offset + bytes));
   return out;
 }
 
-export type VoiceEvent = { type: string } & Record<string, any>;
+type VoiceEvent = { type: string } & Record<string, any>;
 
 export interface VoiceClient {
   readonly socket: WebSocket;
