@@ -15,8 +15,7 @@
  */
 import { assign, setup } from 'xstate';
 
-const VOICE_STATES = ['connecting', 'listening', 'thinking', 'speaking', 'ended'] as const;
-export type VoiceState = (typeof VOICE_STATES)[number];
+export type VoiceState = 'connecting' | 'listening' | 'thinking' | 'speaking' | 'ended';
 
 export const VOICE_END_REASONS = [
   'client_ended',
