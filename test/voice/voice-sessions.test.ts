@@ -146,6 +146,7 @@ describe.skipIf(!hasEspeak)('voice sessions', () => {
     expect(truncate).toMatchObject({ item_id: bargeIn.item_id, content_index: 0, audio_end_ms: bargeIn.audio_end_ms });
     expect(truncate['audio_end_ms']).toBeLessThan(4000);
     expect(states(client).slice(0, 5)).toEqual(['connecting', 'listening', 'thinking', 'speaking', 'listening']);
+    await client.waitFor((event) => event.type === 'agent_transcript' && event.interrupted === true, 'the interrupted transcript');
     const record = await eventually(async () => {
       const read = await server.request('POST', `/voice/sessions/${id}/end`, { token: alice.token });
       return read.body.state === 'ended' ? read : undefined;
