@@ -24,6 +24,7 @@ import type { OutboundWebhookDoc, WebhookDeliveryDoc } from './webhooks/document
 import type { GatewayDispatchDoc, GatewayDoc } from './gateways/documents.js';
 import type { RagCollectionDoc, RagDocumentDoc } from './rag/documents.js';
 import type { MediaJobDoc } from './media/documents.js';
+import type { VoiceSessionDoc } from './voice/documents.js';
 
 export interface Collections extends PlatformCollections {
   readonly realms: OrgCollection<RealmDoc>;
@@ -63,6 +64,7 @@ export interface Collections extends PlatformCollections {
   readonly ragCollections: OrgCollection<RagCollectionDoc>;
   readonly ragDocuments: OrgCollection<RagDocumentDoc>;
   readonly mediaJobs: OrgCollection<MediaJobDoc>;
+  readonly voiceSessions: OrgCollection<VoiceSessionDoc>;
 }
 
 export async function openCollections(store: MetadataStore): Promise<Collections> {
@@ -219,5 +221,6 @@ export async function openCollections(store: MetadataStore): Promise<Collections
       indexes: ['collection_id', 'status', 'realm'],
     }),
     mediaJobs: await store.orgCollection<MediaJobDoc>({ name: 'media_jobs', idPrefix: 'mjb', scope: 'org', indexes: ['status', 'run_id'] }),
+    voiceSessions: await store.orgCollection<VoiceSessionDoc>({ name: 'voice_sessions', idPrefix: 'vcs', scope: 'org', indexes: ['state', 'day'] }),
   };
 }

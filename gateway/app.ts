@@ -107,6 +107,8 @@ import { ragPort } from '../domains/rag/rag-port.js';
 import { mediaPort } from '../domains/media/media-port.js';
 import { MediaJobs } from '../domains/media/service.js';
 import { MediaPoller } from '../domains/media/poller.js';
+import { VoiceService } from '../domains/voice/service.js';
+import { VoiceSockets } from './voice-sockets.js';
 
 export interface RunningService {
   readonly url: string;
@@ -291,6 +293,9 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     });
     workers.onComplete(INGEST_BODY_KIND, queuedIngest.onComplete);
     await queuedIngest.reconcile();
+    // feature voice: live sessions are actors; records a previous process left live are ended as interrupted
+    const voice = new VoiceService({ collections, config, supervisor, egress, files, plugins, sources, realms, clock, logger });
+    await voice.recover();
     const services: Services = {
       mediaJobs,
       mediaPoller,
@@ -369,6 +374,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       gatewayDispatcher,
       gatewayHealth,
       queuedIngest,
+      voice,
     };
 
     const routes: AnyRoute[] = allRoutes(services, () => routes);
@@ -397,7 +403,18 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       config: config.wsFeed,
       logger,
     });
-    const server = await listen(pipeline, config.host, config.port, () => store.committed(), feedSockets);
+    const voiceSockets = new VoiceSockets({ voice, enabled: config.features.voice, logger });
+    const sockets = {
+      install: (app: Parameters<typeof feedSockets.install>[0]) => {
+        feedSockets.install(app);
+        voiceSockets.install(app);
+      },
+      closeAll: () => {
+        feedSockets.closeAll();
+        voiceSockets.closeAll();
+      },
+    };
+    const server = await listen(pipeline, config.host, config.port, () => store.committed(), sockets);
     listeningBase = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${server.port}`;
     gatewayHealth.start();
     // the KQL parser's first analysis takes seconds: paid here, after the listener is up, when KQL is in use

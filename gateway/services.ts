@@ -68,6 +68,7 @@ import type { RagSearch } from '../domains/rag/search.js';
 import type { MediaJobs } from '../domains/media/service.js';
 import type { MediaPoller } from '../domains/media/poller.js';
 import type { ContextQueryService } from '../domains/context-query/service.js';
+import type { VoiceService } from '../domains/voice/service.js';
 
 /** What route modules are built from; assembled once in gateway/app.ts. */
 export interface Services {
@@ -206,4 +207,6 @@ export interface Services {
   readonly mediaPoller: MediaPoller;
   /** large ingest bodies on the `ingest` queue (feature `workers`): spool, pending run, the worker's rows written behind its fence */
   readonly queuedIngest: QueuedIngest;
+  /** /voice (feature `voice`): voice session records, client tokens, live sessions */
+  readonly voice: VoiceService;
 }

@@ -150,6 +150,13 @@ export interface ServiceConfig {
   };
   /** `INGEST_WORKER_MIN_BYTES`: with feature `workers`, ingest bodies this large or larger are queued for a worker (202). @default 4194304 (4 MiB) */
   readonly ingestWorkerMinBytes: number;
+  /** `VOICE_MODEL`: the realtime model of voice sessions (feature `voice`). @default "gpt-realtime" */
+  readonly voiceModel: string;
+  /**
+   * `VOICE_PROVIDER_CA_FILE`: a PEM file of extra certificate authorities trusted (beside the
+   * system's) for the voice provider's wss: connection; for tests and private gateways. @default null
+   */
+  readonly voiceProviderCaFile: string | null;
 }
 
 export class ConfigError extends Error {
@@ -426,6 +433,8 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
       authTimeoutMs: integer(env, 'WS_AUTH_TIMEOUT_MS', 5000, 50, 60_000),
     }),
     ingestWorkerMinBytes: integer(env, 'INGEST_WORKER_MIN_BYTES', 4_194_304, 1, 2 ** 40),
+    voiceModel: text(env, 'VOICE_MODEL') ?? 'gpt-realtime',
+    voiceProviderCaFile: text(env, 'VOICE_PROVIDER_CA_FILE'),
   };
   if (config.workerToken !== null && config.workerToken.length < 16) {
     throw new ConfigError('WORKER_TOKEN', 'must be at least 16 characters');

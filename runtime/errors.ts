@@ -201,6 +201,12 @@ export const ERROR_CATALOG = {
     retryable: false,
     when: "the embedding model answered vectors of another dimension than the collection's (fixed at creation)",
   },
+  cost_cap_exceeded: {
+    status: 429,
+    fault: 'user',
+    retryable: false,
+    when: "a voice session is started while the organization's daily LLM spend (CHAT_COST_CAP_USD_PER_DAY) is already reached",
+  },
 } as const satisfies Record<string, CatalogEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

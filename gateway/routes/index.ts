@@ -47,6 +47,7 @@ import { orchestratorRoutes } from './orchestrator.js';
 import { cliRoutes } from './cli.js';
 import { workerRoutes } from './workers.js';
 import { mediaRoutes } from './media.js';
+import { voiceRoutes } from './voice.js';
 
 export function allRoutes(services: Services, table: () => readonly AnyRoute[]): AnyRoute[] {
   return [
@@ -96,5 +97,6 @@ export function allRoutes(services: Services, table: () => readonly AnyRoute[]):
     ...workerRoutes(services),
     ...cliRoutes(services),
     ...mediaRoutes(services),
+    ...voiceRoutes(services),
   ];
 }

@@ -51,6 +51,8 @@ export const PERMISSIONS = {
   'rag:manage': 'create and delete RAG collections; add and delete their documents',
   'media:read': 'list and read media-generation jobs',
   'media:manage': 'cancel media-generation jobs',
+  'voice:read': 'list voice sessions and read their records (transcripts, tool calls, metrics, cost)',
+  'voice:manage': 'start and end voice sessions; answer their approvals',
 } as const;
 
 export type Permission = keyof typeof PERMISSIONS;
@@ -112,6 +114,7 @@ export const BUILTIN_ROLES: readonly BuiltinRole[] = [
       'workflow:manage',
       'rag:manage',
       'media:manage',
+      'voice:manage',
     ],
   },
   { name: 'viewer', description: 'reads everything, changes nothing', permissions: READ_PERMISSIONS },
