@@ -256,29 +256,12 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     if (config.features.workers) agentRuntime.useTurnRunner(workerTurns);
     // media-generation jobs: polled on the `render` queue; those a previous process left unfinished carry on
     mediaJobs = new MediaJobs({ collections, queue: jobQueue, clock, logger, feedOf: (runId) => agentRuntime.feed(runId) });
-    const mediaPoller = new MediaPoller({
-      jobs: mediaJobs,
-      queue: jobQueue,
-      plugins,
-      sources,
-      files,
-      net: egress,
-      clock,
-      logger,
-      ...config.media,
-      leaseMs: config.workerLeaseTtlSeconds * 1000,
-    });
+    const leaseMs = config.workerLeaseTtlSeconds * 1000;
+    const mediaPoller = new MediaPoller({ jobs: mediaJobs, queue: jobQueue, plugins, sources, files, net: egress, clock, logger, ...config.media, leaseMs });
     await mediaPoller.start();
     const realms = new RealmService(collections);
-    const ingestIntake = new IngestIntake(
-      collections,
-      contextTables,
-      ingestSigningSecrets,
-      events,
-      logger,
-      entityFeed,
-      config.features.rag ? rag.autoEmbed : undefined,
-    );
+    const autoEmbed = config.features.rag ? rag.autoEmbed : undefined;
+    const ingestIntake = new IngestIntake(collections, contextTables, ingestSigningSecrets, events, logger, entityFeed, autoEmbed);
     const tables = contextTables;
     // large ingest bodies go to workers on the `ingest` queue; runs a previous process left pending are matched with their jobs
     const queuedIngest = new QueuedIngest({
