@@ -236,7 +236,8 @@ export class TerraformProvider {
       const current = asRecord(decodeDynamic(request.current_state, type));
       const id = current?.['id'];
       if (current === null || typeof id !== 'string') return { new_state: encodeDynamic(null, type), private: request.private ?? Buffer.alloc(0) };
-      const live = await kind.read(this.client(), id);
+      // the prior state lets a kind put applied secrets back where the API masks them (a source config, a gateway key)
+      const live = await kind.read(this.client(), id, current as Attributes);
       // gone outside Terraform: a null state makes Terraform plan a create
       if (live === null) return { new_state: encodeDynamic(null, type), private: request.private ?? Buffer.alloc(0) };
       return { new_state: encodeDynamic(stateValues(kind, live, current), type), private: request.private ?? Buffer.alloc(0) };

@@ -24,7 +24,7 @@ let server: TestServer;
 let owner: Session;
 let host: TerraformHost;
 beforeAll(async () => {
-  ({ server, owner } = await oneOrg({}, { name: 'Terraformed Org' }));
+  ({ server, owner } = await oneOrg({ SERVICE_FEATURES_POLICIES: 'true' }, { name: 'Terraformed Org' }));
   host = await TerraformHost.start();
   await host.loadSchema();
   await host.configure(server.url, owner.token);
@@ -44,9 +44,18 @@ interface Fixture {
   update(): Obj | Promise<Obj>;
   /** an immutable attribute's new value; null when the kind has none (or no second valid value) */
   replace(): Obj | null | Promise<Obj | null>;
+  /** mutable attributes that must change with the replacement (a config of the new source type, no cron on a webhook task) */
+  alongside?(): Obj;
   /** false: deleting leaves the object (service_settings) */
   readonly deletes?: false;
 }
+
+/** a Rego identifier (policy names: lowercase a-z, 0-9, `_`) */
+const identifier = (prefix: string): string => `${prefix}_${Date.now().toString(36)}_${(counter += 1)}`;
+const readOnly = (name: string, message: string): string =>
+  `package service.${name}\n\ndeny contains msg if {\n  input.resource.tool_effect != "read"\n  msg := "${message}"\n}\n`;
+let policyName = '';
+let replacedPolicyName = '';
 
 /** kinds whose values have rules the schema does not tell (names from the catalogs, permission names) */
 const FIXTURES: Record<string, Fixture> = {
@@ -79,6 +88,47 @@ const FIXTURES: Record<string, Fixture> = {
     create: () => ({ name: unique('tf-role'), permissions: ['graph:read'] }),
     update: () => ({ description: 'reads the graph and the audit log', permissions: ['graph:read', 'audit:read'] }),
     replace: () => null,
+  },
+  service_source: {
+    create: () => ({ name: unique('tf-source'), source_type: 'github', config: { auth: { kind: 'pat', token: 'ghp_terraform_secret' }, orgs: ['acme'] } }),
+    update: () => ({ name: unique('tf-source-renamed') }),
+    replace: () => ({ source_type: 'vercel' }),
+    alongside: () => ({ config: { token: 'vercel_terraform_secret', team_id: 'team_acme' } }),
+  },
+  service_task: {
+    create: () => ({ name: unique('tf-task'), cron_expression: '0 * * * *', message_template: 'Summarize the stale pull requests' }),
+    update: () => ({ cron_expression: '30 * * * *', is_active: false, response_channel: '#ops' }),
+    replace: () => ({ trigger_type: 'webhook' }),
+    alongside: () => ({ cron_expression: null }),
+  },
+  service_policy: {
+    create: () => {
+      policyName = identifier('tf_policy');
+      return { name: policyName, rego_code: readOnly(policyName, 'read-only') };
+    },
+    update: () => ({ rego_code: readOnly(policyName, 'read-only: ask a human') }),
+    replace: () => {
+      replacedPolicyName = identifier('tf_policy');
+      return { name: replacedPolicyName };
+    },
+    alongside: () => ({ rego_code: readOnly(replacedPolicyName, 'read-only: ask a human') }),
+  },
+  service_policy_source: {
+    create: () => ({ name: unique('tf-policies'), source_type: 'inline', modules: { 'lib/tools.rego': 'package lib.tools\n\nwrites := {"memory.store"}\n' } }),
+    update: () => ({ modules: { 'lib/tools.rego': 'package lib.tools\n\nwrites := {"memory.store", "files.write"}\n' }, enabled: false }),
+    replace: () => ({ name: unique('tf-policies') }),
+  },
+  service_channel: {
+    create: () => ({ channel_type: 'slack', display_name: 'Ops' }),
+    update: () => ({ display_name: 'Ops room', response_mode: 'enabled' }),
+    // slack is the only channel type the server takes
+    replace: () => null,
+  },
+  service_gateway: {
+    create: () => ({ name: unique('tf-gateway'), engine_type: 'webhook', base_url: 'https://orchestrator.example.test', api_key: 'gw-first-key-0123456789' }),
+    update: () => ({ base_url: 'https://orchestrator2.example.test', context: { team: 'ops' } }),
+    replace: () => ({ engine_type: 'temporal' }),
+    alongside: () => ({ context: { task_queue: 'agents', workflow_type: 'RunAgent' } }),
   },
 };
 
@@ -162,7 +212,7 @@ describe('every resource kind of the registry round-trips through the protocol',
         .map(([name]) => name);
       const replacement = await fixture.replace();
       if (replacement !== null) {
-        config = host.configOf(kind.name, { ...given, ...changes, ...replacement });
+        config = host.configOf(kind.name, { ...given, ...changes, ...fixture.alongside?.(), ...replacement });
         const old = state;
         const replaced = await host.converge(kind.name, state, config);
         expect(replaced.action).toBe('replace');
