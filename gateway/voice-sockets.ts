@@ -17,6 +17,7 @@ import type { LiveVoiceSession } from '../domains/voice/live-session.js';
 import type { VoiceService, VoiceTicket } from '../domains/voice/service.js';
 import { ServiceError } from '../runtime/errors.js';
 import { featureDisabled } from './features.js';
+import { bearerProtocol } from './ws-protocol.js';
 
 const VOICE_PATHS = ['/api/v1/voice/sessions/:id/ws', '/voice/sessions/:id/ws'] as const;
 /** 20 ms of PCM16 at 24 kHz is 960 bytes; a client may send up to a second at once */
@@ -75,13 +76,8 @@ export class VoiceSockets {
     const sessionId = req.getParameter(0) ?? '';
     const key = req.getHeader('sec-websocket-key');
     const extensions = req.getHeader('sec-websocket-extensions');
-    const offered = req
-      .getHeader('sec-websocket-protocol')
-      .split(',')
-      .map((entry) => entry.trim())
-      .filter((entry) => entry !== '');
-    const bearer = offered.indexOf('bearer');
-    const token = new URLSearchParams(req.getQuery() ?? '').get('token') ?? (bearer >= 0 ? offered[bearer + 1] : undefined);
+    const offered = bearerProtocol(req.getHeader('sec-websocket-protocol'));
+    const token = new URLSearchParams(req.getQuery() ?? '').get('token') ?? offered.token;
     let aborted = false;
     res.onAborted(() => (aborted = true));
     if (!this.deps.enabled) return refuse(res, featureDisabled('voice'));
@@ -92,7 +88,7 @@ export class VoiceSockets {
       (ticket) => {
         if (aborted) return this.deps.voice.abandon(ticket);
         const connection: Connection = { ticket, session: null, ws: null, closed: false };
-        res.cork(() => res.upgrade(connection, key, bearer >= 0 ? 'bearer' : '', extensions, context));
+        res.cork(() => res.upgrade(connection, key, offered.protocol, extensions, context));
       },
       (error: unknown) => {
         if (aborted) return;

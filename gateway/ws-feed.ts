@@ -14,7 +14,17 @@ import type { ServiceConfig } from '../runtime/config.js';
 import { ServiceError } from '../runtime/errors.js';
 import type { OrgId } from '../runtime/store/types.js';
 import type { ChangeFeed, FeedEvent } from '../runtime/feed/change-feed.js';
-import { errorFrame, eventFrame, matches, MAX_CLIENT_FRAME_BYTES, parseClientFrame, type BoundTopic, type ClientFrame, type Topic } from './ws-protocol.js';
+import {
+  bearerProtocol,
+  errorFrame,
+  eventFrame,
+  matches,
+  MAX_CLIENT_FRAME_BYTES,
+  parseClientFrame,
+  type BoundTopic,
+  type ClientFrame,
+  type Topic,
+} from './ws-protocol.js';
 
 /** close codes (README, Live feeds) */
 const CLOSE = { unauthorized: 4401, forbidden: 4403, slowConsumer: 4008, goingAway: 1001 } as const;
@@ -83,19 +93,13 @@ export class FeedSockets {
   private upgrade(res: uws.HttpResponse, req: uws.HttpRequest, context: uws.us_socket_context_t): void {
     const key = req.getHeader('sec-websocket-key');
     const extensions = req.getHeader('sec-websocket-extensions');
-    const offered = req
-      .getHeader('sec-websocket-protocol')
-      .split(',')
-      .map((entry) => entry.trim())
-      .filter((entry) => entry !== '');
+    const { token, protocol } = bearerProtocol(req.getHeader('sec-websocket-protocol'));
     const connection: Connection = { token: null, auth: null, refused: false, topics: [], closed: false, unlisten: null, timer: null, ws: null };
-    const bearer = offered.indexOf('bearer');
-    const token = bearer >= 0 ? offered[bearer + 1] : undefined;
     let aborted = false;
     res.onAborted(() => (aborted = true));
     const accept = (): void => {
       if (aborted) return;
-      res.cork(() => res.upgrade(connection, key, bearer >= 0 ? 'bearer' : '', extensions, context));
+      res.cork(() => res.upgrade(connection, key, protocol, extensions, context));
     };
     if (token === undefined) return accept();
     connection.token = token;

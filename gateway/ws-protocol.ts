@@ -8,6 +8,19 @@ import type { FeedEvent } from '../runtime/feed/change-feed.js';
 import { findTooDeep } from '../runtime/json-depth.js';
 import { ServiceError } from '../runtime/errors.js';
 
+/**
+ * A token offered as `Sec-WebSocket-Protocol: bearer, <token>` (browsers can set no other header on
+ * a WebSocket); `protocol` is what the upgrade answers, `bearer` when it was offered.
+ */
+export function bearerProtocol(header: string): { readonly token: string | undefined; readonly protocol: string } {
+  const offered = header
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  const at = offered.indexOf('bearer');
+  return at >= 0 ? { token: offered[at + 1], protocol: 'bearer' } : { token: undefined, protocol: '' };
+}
+
 /** the largest client frame; a larger one closes the connection (uWS) */
 export const MAX_CLIENT_FRAME_BYTES = 64 * 1024;
 const MAX_FRAME_DEPTH = 8;
