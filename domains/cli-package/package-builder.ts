@@ -83,6 +83,15 @@ function unbundledEntries(root: string): { name: string; body: Buffer; mode: num
   return [...entries.values()];
 }
 
+/** the Terraform provider's .proto files, beside the bundle where it looks for them (`./proto/` of its module) */
+function protoEntries(root: string): { name: string; body: Buffer; mode: number }[] {
+  const folder = join(root, 'cli', 'terraform', 'proto');
+  return readdirSync(folder)
+    .filter((file) => file.endsWith('.proto'))
+    .sort()
+    .map((file) => ({ name: `bin/proto/${file}`, body: readFileSync(join(folder, file)), mode: 0o644 }));
+}
+
 async function bundle(root: string): Promise<Buffer> {
   const result = await build({
     entryPoints: [join(root, 'cli', 'main.ts')],
@@ -139,6 +148,7 @@ async function buildPackage(): Promise<CliPackage> {
       { name: 'README.md', body: Buffer.from(readme), mode: 0o644 },
       { name: `bin/${CLI_NAME}.mjs`, body: await bundle(root), mode: 0o755 },
       ...unbundledEntries(root),
+      ...protoEntries(root),
     ]),
     { level: 9 },
   );

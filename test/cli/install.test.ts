@@ -4,7 +4,7 @@
  * talks to that server; a wrong checksum installs nothing; a Host header
  * chosen by the caller never reaches the script unquoted.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAGIC_COOKIE_VALUE } from '../../cli/terraform/plugin.js';
 import { expectError } from '../helpers/expect-status.js';
 import { oneOrg } from '../helpers/orgs.js';
 import type { Session, TestServer } from '../helpers/server.js';
@@ -84,7 +85,25 @@ describe('install.sh', () => {
       env: shellEnv({ SERVICE_API_URL: server.url, SERVICE_TOKEN: owner.token }),
     });
     expect(JSON.parse(plan.stdout)).toMatchObject({ summary: { create: 1, update: 0, replace: 0, delete: 0 } });
-  }, 90_000);
+
+    // the Terraform provider loads its .proto files from beside the bundle and answers go-plugin's handshake
+    const provider = spawn(command, ['terraform-provider'], { cwd: home, env: shellEnv({ TF_PLUGIN_MAGIC_COOKIE: MAGIC_COOKIE_VALUE }) });
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        let err = '';
+        provider.stdout.on('data', (chunk: Buffer) => {
+          out += chunk.toString();
+          if (out.includes('\n')) resolve(out.split('\n')[0] ?? '');
+        });
+        provider.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+        provider.on('exit', (code) => reject(new Error(`the provider exited with ${code}: ${err}`)));
+      });
+      expect(line).toMatch(/^1\|6\|tcp\|127\.0\.0\.1:\d+\|grpc\|/);
+    } finally {
+      provider.kill('SIGKILL');
+    }
+  }, 120_000);
 
   it('refuses a tarball whose SHA-256 differs from the one in the script and installs nothing', async () => {
     const otherHome = mkdtempSync(join(tmpdir(), 'cli-install-bad-'));
