@@ -112,6 +112,8 @@ export class InboundEndpoints {
     }
     const updated = await unique('task', () => this.collections.tasks.update(org, task.id, changes));
     if (!updated) throw new ServiceError('not_found', `inbound webhook ${id} not found`);
+    // the intake caches what a trigger resolves to: the next delivery must render the new template
+    this.runtime.inbound.forget(updated);
     this.runtime.service.taskChanged(org, updated);
     return updated;
   }
