@@ -84,9 +84,11 @@ export class MediaPoller {
   }
 
   private async claimLoop(): Promise<void> {
+    // stop() does not wait out a long-poll: its wait runs on the runtime clock, which a simulated clock may never advance
+    const stopped = new Promise<Lease[]>((resolve) => this.stopping.signal.addEventListener('abort', () => resolve([]), { once: true }));
     while (!this.stopped) {
       try {
-        const leases = await this.deps.queue.claim(POLLER_ID, ['render'], { max: 16, waitMs: 500 });
+        const leases = await Promise.race([this.deps.queue.claim(POLLER_ID, ['render'], { max: 16, waitMs: 500 }), stopped]);
         for (const lease of leases) {
           if (lease.job.kind !== MEDIA_POLL_KIND) continue;
           this.spawn(lease.job.orgId as OrgId, String(lease.job.payload['job_id']), lease);
