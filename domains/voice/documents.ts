@@ -3,7 +3,7 @@ import type { VoiceEndReason, VoiceState } from '../../actors/voice-session.mach
 import type { StoredFields } from '../../runtime/store/types.js';
 import type { AudioFormat } from '../../runtime/voice/audio.js';
 
-export type TurnDetection =
+type TurnDetection =
   | { readonly type: 'server_vad'; readonly threshold: number; readonly prefix_padding_ms: number; readonly silence_duration_ms: number }
   | { readonly type: 'none' };
 

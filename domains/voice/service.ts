@@ -24,13 +24,12 @@ import type { OrgId } from '../../runtime/store/types.js';
 import type { KindHandle, Supervisor } from '../../runtime/supervisor.js';
 import { createCatalog } from '../../runtime/tools/catalog.js';
 import type { PluginRegistry } from '../../runtime/tools/registry.js';
-import type { AudioFormat } from '../../runtime/voice/audio.js';
 import { openRealtime } from '../../runtime/voice/realtime.js';
 import type { Collections } from '../collections.js';
 import { SETTINGS_DEFAULTS } from '../organizations.js';
 import type { RealmService } from '../realms/service.js';
 import type { SourceDirectory } from '../sources/directory.js';
-import type { TurnDetection, VoiceSessionDoc } from './documents.js';
+import type { VoiceSessionDoc } from './documents.js';
 import { LiveVoiceSession, type ApprovalAnswer, type ClientChannel, type LiveSessionSetup } from './live-session.js';
 
 const VOICE_ACTOR_KIND = 'voice_session';
@@ -38,18 +37,15 @@ const VOICE_ACTOR_KIND = 'voice_session';
 const CLIENT_TOKEN_TTL_SECONDS = 600;
 const DEFAULT_INSTRUCTIONS = 'You are a helpful voice assistant. Answer briefly, in plain spoken language.';
 
-export interface CreateVoiceSession {
+/** what a caller chooses of a session: the record's own fields, plus the agent and realm it names */
+export type CreateVoiceSession = Pick<
+  VoiceSessionDoc,
+  'voice' | 'input_audio_format' | 'output_audio_format' | 'turn_detection' | 'max_duration_s' | 'idle_timeout_s' | 'record_audio'
+> & {
   readonly agent?: string | undefined;
   readonly realm?: string | undefined;
   readonly instructions?: string | undefined;
-  readonly voice: string;
-  readonly input_audio_format: AudioFormat;
-  readonly output_audio_format: AudioFormat;
-  readonly turn_detection: TurnDetection;
-  readonly max_duration_s: number;
-  readonly idle_timeout_s: number;
-  readonly record_audio: boolean;
-}
+};
 
 export interface VoiceServiceDeps {
   readonly collections: Collections;
