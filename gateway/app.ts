@@ -257,7 +257,9 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     // media-generation jobs: polled on the `render` queue; those a previous process left unfinished carry on
     mediaJobs = new MediaJobs({ collections, queue: jobQueue, clock, logger, feedOf: (runId) => agentRuntime.feed(runId) });
     const leaseMs = config.workerLeaseTtlSeconds * 1000;
-    const mediaPoller = new MediaPoller({ jobs: mediaJobs, queue: jobQueue, plugins, sources, files, net: egress, clock, logger, ...config.media, leaseMs });
+    // with feature workers, worker processes serving `render` claim the polls and step them through the gateway
+    const mediaDeps = { jobs: mediaJobs, queue: jobQueue, plugins, sources, files, net: egress, clock, logger, ...config.media, leaseMs };
+    const mediaPoller = new MediaPoller({ ...mediaDeps, claimsRender: !config.features.workers });
     await mediaPoller.start();
     const realms = new RealmService(collections);
     const autoEmbed = config.features.rag ? rag.autoEmbed : undefined;

@@ -1,6 +1,7 @@
 /**
- * The media poller: claims `media_poll` jobs from the `render` queue (in-process by default,
- * JetStream with NATS_URL) and follows each platform task to its end with its own loop, not the
+ * The media poller: claims `media_poll` jobs from the `render` queue (in-process by default; with
+ * feature `workers`, worker processes serving `render` claim them and step each job through this
+ * poller's `step`, behind their lease) and follows each platform task to its end with its own loop, not the
  * SDK's fixed wait: the delay starts at MEDIA_POLL_BASE_MS and grows 1.6x per poll up to
  * MEDIA_POLL_MAX_MS, with jitter (50-100 % of it); a 429 or 5xx is retried after the larger of
  * that delay and the platform's Retry-After (at most MAX_RETRIES in a row); a content-filter
@@ -42,6 +43,12 @@ export interface MediaPollerDeps {
   readonly pollMaxMs: number;
   readonly jobTimeoutMs: number;
   readonly leaseMs: number;
+  /**
+   * whether this process claims the `render` queue's `media_poll` jobs itself (the embedded default);
+   * false with feature `workers`: worker processes serving `render` hold the leases and step the jobs
+   * through `POST /workers/jobs/:id/media-poll`, and other kinds on `render` are theirs too
+   */
+  readonly claimsRender: boolean;
   /** the jitter's random source (tests may fix it) */
   readonly random?: () => number;
 }
@@ -50,6 +57,16 @@ export interface MediaPollerDeps {
 export function pollDelay(n: number, baseMs: number, maxMs: number, random: () => number): number {
   const capped = Math.min(maxMs, baseMs * 1.6 ** Math.min(n, 60));
   return Math.round(capped * (0.5 + random() * 0.5));
+}
+
+/** where a followed job stands after a step, and how long to wait before the next one */
+export interface MediaStep {
+  /** the record says the job ended (or it is gone): nothing more to poll */
+  readonly finished: boolean;
+  readonly status: MediaJobDoc['status'] | 'missing';
+  readonly delayMs: number;
+  /** retryable failures in a row so far (the caller hands it to the next step) */
+  readonly retries: number;
 }
 
 export class MediaPoller {
@@ -61,6 +78,25 @@ export class MediaPoller {
 
   constructor(private readonly deps: MediaPollerDeps) {
     deps.jobs.onCancel = (jobId) => this.following.get(jobId)?.abort();
+    if (!deps.claimsRender) deps.jobs.onQueued = (org, jobId) => this.watch(org, jobId);
+  }
+
+  /**
+   * With worker processes following the jobs: a job the queue settled while its record is still
+   * unfinished (its deliveries ran out, or a worker completed it without the end being written) is
+   * followed here, without a lease, so no record stays `running` until the next start.
+   */
+  private watch(org: OrgId, jobId: string): void {
+    this.deps.queue.settled(jobId).then(
+      async (info) => {
+        if (this.stopped) return;
+        const job = await this.deps.jobs.find(org, jobId);
+        if (!job || isFinished(job.status)) return;
+        this.deps.logger.warn({ job_id: jobId, state: info.state, error: info.error }, 'media job: the queue settled it unfinished; followed in the gateway');
+        this.spawn(org, jobId, null);
+      },
+      () => undefined, // the queue closed: the next start picks the job up
+    );
   }
 
   /** queues the unfinished jobs again and starts claiming */
@@ -71,7 +107,7 @@ export class MediaPoller {
       if (info && (info.state === 'done' || info.state === 'dead')) this.spawn(job.org_id, job.id, null);
       else await this.deps.jobs.enqueue(job.org_id, job.id);
     }
-    this.loop = this.claimLoop();
+    if (this.deps.claimsRender) this.loop = this.claimLoop();
   }
 
   async stop(): Promise<void> {
@@ -90,8 +126,9 @@ export class MediaPoller {
       try {
         const leases = await Promise.race([this.deps.queue.claim(POLLER_ID, ['render'], { max: 16, waitMs: 500 }), stopped]);
         for (const lease of leases) {
-          if (lease.job.kind !== MEDIA_POLL_KIND) continue;
-          this.spawn(lease.job.orgId as OrgId, String(lease.job.payload['job_id']), lease);
+          if (lease.job.kind === MEDIA_POLL_KIND) this.spawn(lease.job.orgId as OrgId, String(lease.job.payload['job_id']), lease);
+          // without feature workers nothing else is queued on `render`; a stray job is not held leased
+          else await this.deps.queue.fail(lease.job.id, lease.fence, `no handler for "${lease.job.kind}" without worker processes`).catch(() => undefined);
         }
       } catch (error) {
         if (this.stopped) return;
@@ -115,40 +152,15 @@ export class MediaPoller {
   }
 
   private async follow(org: OrgId, jobId: string, lease: Lease | null, signal: AbortSignal): Promise<void> {
-    const { jobs, clock } = this.deps;
-    let job = await jobs.find(org, jobId);
+    const { clock } = this.deps;
     let fence = lease?.fence ?? null;
     let renewedAt = clock.now();
-    let retries = 0;
-    const random = this.deps.random ?? Math.random;
-    // the first poll waits too: the task was just created (or the previous process polled it last)
-    let delay = pollDelay(job?.polls ?? 0, this.deps.pollBaseMs, this.deps.pollMaxMs, random);
-    while (job && !isFinished(job.status)) {
-      await this.sleep(delay, signal);
+    let next = await this.peek(org, jobId);
+    while (!next.finished) {
+      await this.sleep(next.delayMs, signal);
       if (signal.aborted) break;
-      if (clock.now() - Date.parse(job.created_at) > this.deps.jobTimeoutMs) {
-        job = await this.fail(org, job, 'timeout', `the generation did not finish within ${Math.round(this.deps.jobTimeoutMs / 1000)} s`);
-        await this.cancelTaskOf(org, job).catch(() => undefined);
-        break;
-      }
-      try {
-        const state = await this.poll(org, job, signal);
-        retries = 0;
-        job = await this.advance(org, job, state, signal);
-        delay = pollDelay(job.polls, this.deps.pollBaseMs, this.deps.pollMaxMs, random);
-      } catch (error) {
-        if (signal.aborted) break;
-        const failure = ToolError.within(error);
-        const retryable = failure !== null && failure.details?.['retryable'] === true;
-        if (!retryable || ++retries > MAX_RETRIES) {
-          job = await this.fail(org, job, failure?.code ?? 'internal_error', failure?.message ?? 'the job could not be followed');
-          break;
-        }
-        // 429 and 5xx: back off by the failures in a row, at least what Retry-After asks
-        const retryAfter = Number(failure.details?.['retry_after_s'] ?? 0) * 1000;
-        delay = Math.max(pollDelay(retries, this.deps.pollBaseMs, this.deps.pollMaxMs, random), Number.isFinite(retryAfter) ? retryAfter : 0);
-        job = await jobs.update(org, job, { polls: job.polls + 1 });
-      }
+      next = await this.step(org, jobId, next.retries, signal);
+      if (signal.aborted) break;
       if (fence !== null && clock.now() - renewedAt > this.deps.leaseMs / 3) {
         try {
           fence = (await this.deps.queue.renew(jobId, fence)).fence;
@@ -160,7 +172,55 @@ export class MediaPoller {
     }
     // settled, or stopped with the job unfinished: the queue's delivery ends here either way; a job the record
     // still shows unfinished is followed again at the next start (`start()`), without a lease when the queue has it done
-    if (fence !== null) await this.deps.queue.complete(jobId, fence, { status: job?.status ?? 'missing' }).catch(() => undefined);
+    if (fence !== null) await this.deps.queue.complete(jobId, fence, { status: next.status }).catch(() => undefined);
+  }
+
+  /** where a job stands without polling it: the wait before its next poll (the first poll waits too: the task was just created, or the previous process polled it last) */
+  async peek(org: OrgId, jobId: string): Promise<MediaStep> {
+    const job = await this.deps.jobs.find(org, jobId);
+    return this.stepOf(job, 0);
+  }
+
+  /**
+   * One poll of the platform and what it means for the record: the job's timeout, a retryable failure
+   * (429, 5xx, unreachable: `retries` in a row, at most MAX_RETRIES, backing off at least what
+   * Retry-After asks), a final one, progress, or the end (outputs copied first). The in-process loop and
+   * a worker holding the job's lease (`POST /workers/jobs/:id/media-poll`) both go step by step.
+   */
+  async step(org: OrgId, jobId: string, retries: number, signal: AbortSignal): Promise<MediaStep> {
+    const { jobs, clock } = this.deps;
+    let job = await jobs.find(org, jobId);
+    if (!job || isFinished(job.status)) return this.stepOf(job, retries);
+    if (clock.now() - Date.parse(job.created_at) > this.deps.jobTimeoutMs) {
+      job = await this.fail(org, job, 'timeout', `the generation did not finish within ${Math.round(this.deps.jobTimeoutMs / 1000)} s`);
+      await this.cancelTaskOf(org, job).catch(() => undefined);
+      return this.stepOf(job, retries);
+    }
+    try {
+      const state = await this.poll(org, job, signal);
+      return this.stepOf(await this.advance(org, job, state, signal), 0);
+    } catch (error) {
+      if (signal.aborted) return this.stepOf(job, retries);
+      const failure = ToolError.within(error);
+      const retryable = failure !== null && failure.details?.['retryable'] === true;
+      if (!retryable || retries + 1 > MAX_RETRIES) {
+        return this.stepOf(await this.fail(org, job, failure?.code ?? 'internal_error', failure?.message ?? 'the job could not be followed'), retries + 1);
+      }
+      // 429 and 5xx: back off by the failures in a row, at least what Retry-After asks
+      const retryAfter = Number(failure.details?.['retry_after_s'] ?? 0) * 1000;
+      const backoff = this.delay(retries + 1);
+      job = await jobs.update(org, job, { polls: job.polls + 1 });
+      return { ...this.stepOf(job, retries + 1), delayMs: Math.max(backoff, Number.isFinite(retryAfter) ? retryAfter : 0) };
+    }
+  }
+
+  private stepOf(job: MediaJobDoc | null, retries: number): MediaStep {
+    if (!job) return { finished: true, status: 'missing', delayMs: 0, retries };
+    return { finished: isFinished(job.status), status: job.status, delayMs: this.delay(job.polls), retries };
+  }
+
+  private delay(n: number): number {
+    return pollDelay(n, this.deps.pollBaseMs, this.deps.pollMaxMs, this.deps.random ?? Math.random);
   }
 
   /** one poll, and what it means for the record */

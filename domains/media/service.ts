@@ -53,6 +53,8 @@ export class MediaJobs {
   private readonly stopping = new AbortController();
   /** called when a job is cancelled: the poller stops following it */
   onCancel: (jobId: string) => void = () => undefined;
+  /** called when a job's poll is queued: with worker processes following it, the poller watches how the queue settles it */
+  onQueued: (org: OrgId, jobId: string) => void = () => undefined;
 
   constructor(private readonly deps: MediaJobsDeps) {}
 
@@ -86,6 +88,7 @@ export class MediaJobs {
 
   async enqueue(org: OrgId, jobId: string): Promise<void> {
     await this.deps.queue.enqueue({ id: jobId, queue: 'render', orgId: org, kind: MEDIA_POLL_KIND, payload: { job_id: jobId } });
+    this.onQueued(org, jobId);
   }
 
   /** one of the organization's jobs; another organization's id is 404 */

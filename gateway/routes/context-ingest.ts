@@ -11,6 +11,7 @@ import { ServiceError } from '../../runtime/errors.js';
 import { streamOf } from '../http.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
+import { fenceQuery, workerJobParams } from './worker-jobs.js';
 
 /** what the realm's graph took of a `context_nodes` batch (nodes and relationships written, rows refused: the first 20 with line and reason) */
 export const graphOutcomeSchema = z.object({
@@ -36,8 +37,6 @@ function booleanHeader(headers: Readonly<Record<string, string>>, name: string):
 /** a body queued for a worker (feature `workers`, at least INGEST_WORKER_MIN_BYTES): its run, pending until a worker's rows are written */
 const queuedSchema = z.object({ run_id: z.number().int(), status: z.literal('queued') });
 
-const workerJobParams = z.strictObject({ job_id: z.string().min(1).max(200) });
-const fenceQuery = z.strictObject({ fence: z.string().min(1).max(100) });
 /** a queued run as the worker that wrote its rows sees it */
 const queuedRunSchema = z.object({
   run_id: z.number().int(),

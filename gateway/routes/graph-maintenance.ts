@@ -10,14 +10,13 @@ import { DEFAULT_REALM } from '../../runtime/graph/names.js';
 import { GRAPH_OPERATIONS, type GraphMaintenanceJob } from '../../domains/workers/graph-maintenance.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
+import { fenceBody, workerJobParams } from './worker-jobs.js';
 
 const startBody = z.strictObject({
   realm: z.string().min(1).max(100).default(DEFAULT_REALM),
   operation: z.enum(GRAPH_OPERATIONS),
 });
 const jobParams = z.strictObject({ id: z.string().regex(/^gmt_[0-9A-HJKMNP-TV-Z]{26}$/, { message: 'not a graph maintenance job id' }) });
-const workerJobParams = z.strictObject({ job_id: z.string().min(1).max(200) });
-const fenceBody = z.strictObject({ fence: z.string().min(1).max(100) });
 const rebuildSchema = z.object({ labels: z.array(z.string()) });
 const jobSchema = z.object({
   id: z.string(),

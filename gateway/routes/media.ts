@@ -6,10 +6,14 @@
  */
 import { z } from 'zod';
 import { MEDIA_JOB_STATUSES, type MediaJobDoc } from '../../domains/media/documents.js';
+import { MEDIA_POLL_KIND } from '../../domains/media/service.js';
+import { ServiceError } from '../../runtime/errors.js';
+import type { OrgId } from '../../runtime/store/types.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { idParams, storedSchema } from '../resource.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
+import { fence, workerJobParams } from './worker-jobs.js';
 
 const listQuery = pageQuery.extend({
   status: z.enum(MEDIA_JOB_STATUSES).optional(),
@@ -31,6 +35,20 @@ const jobSchema = z.object({
   finished_at: z.string().nullable(),
 });
 
+const stepBody = z.strictObject({
+  fence,
+  /** false: where the job stands and the wait before its first poll, without polling */
+  poll: z.boolean().default(true),
+  /** the retryable failures in a row the previous step reported */
+  retries: z.number().int().min(0).max(100).default(0),
+});
+const stepSchema = z.object({
+  finished: z.boolean(),
+  status: z.enum([...MEDIA_JOB_STATUSES, 'missing']),
+  delay_ms: z.number().int(),
+  retries: z.number().int(),
+});
+
 const present = (job: MediaJobDoc) => ({
   id: job.id,
   realm: job.realm,
@@ -49,7 +67,7 @@ const present = (job: MediaJobDoc) => ({
   updated_at: job.updated_at,
 });
 
-export function mediaRoutes({ mediaJobs, mediaPoller }: Services): AnyRoute[] {
+export function mediaRoutes({ mediaJobs, mediaPoller, workers }: Services): AnyRoute[] {
   const list = createPageResponder(mediaJobs.listing, present);
   return [
     route({
@@ -91,6 +109,29 @@ export function mediaRoutes({ mediaJobs, mediaPoller }: Services): AnyRoute[] {
         status: 200,
         json: present(await mediaJobs.cancel(auth.orgId, params.id, (job) => mediaPoller.cancelTaskOf(auth.orgId, job))),
       }),
+    }),
+    route({
+      method: 'POST',
+      path: '/workers/jobs/:job_id/media-poll',
+      tag: 'workers',
+      auth: 'worker',
+      feature: 'workers',
+      audit: false,
+      summary:
+        "One step of a leased `media_poll` job, done in the gateway where the platform's credentials and the file store live: poll the platform task, record progress or the end (outputs copied first), answer the wait before the next step (WORKER_TOKEN); 409 lease_lost when the fence is stale, before anything is polled",
+      params: workerJobParams,
+      body: stepBody,
+      response: stepSchema,
+      errors: [409],
+      handler: async ({ params, body }) => {
+        const job = await workers.requireLease(params.job_id, body.fence);
+        if (job.kind !== MEDIA_POLL_KIND) throw new ServiceError('not_found', `job ${params.job_id} is not a media poll`);
+        const org = job.orgId as OrgId;
+        const mediaJobId = String(job.payload['job_id']);
+        // one platform call at most: the step's own timeout, not the worker's request, bounds it
+        const step = body.poll ? await mediaPoller.step(org, mediaJobId, body.retries, AbortSignal.timeout(120_000)) : await mediaPoller.peek(org, mediaJobId);
+        return { status: 200, json: { finished: step.finished, status: step.status, delay_ms: step.delayMs, retries: step.retries } };
+      },
     }),
   ];
 }

@@ -9,15 +9,13 @@ import { QUEUE_NAMES, type JobInfo, type Lease, type QueueName } from '../../run
 import { MAX_CLAIM_WAIT_MS, type WorkerRecord } from '../../domains/workers/service.js';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
+import { fence, fenceBody, fenceQuery, workerJobParams } from './worker-jobs.js';
 
 const queueName = z.enum(QUEUE_NAMES);
 const workerId = z.string().regex(/^wrk_[0-9A-HJKMNP-TV-Z]{26}$/, { message: 'not a worker id' });
-const jobId = z.string().min(1).max(200);
-const fence = z.string().min(1).max(100);
 const jsonObject = z.record(z.string(), z.unknown());
 
 const workerParams = z.strictObject({ id: workerId });
-const jobParams = z.strictObject({ job_id: jobId });
 
 const registerBody = z.strictObject({
   name: z.string().min(1).max(100).nullish(),
@@ -28,10 +26,8 @@ const claimBody = z.strictObject({
   max: z.number().int().min(1).max(64).default(1),
   wait_ms: z.number().int().min(0).max(MAX_CLAIM_WAIT_MS).default(0),
 });
-const fenceBody = z.strictObject({ fence });
 const completeBody = z.strictObject({ fence, result: jsonObject.default({}) });
 const failBody = z.strictObject({ fence, error: z.string().min(1).max(4000) });
-const fenceQuery = z.strictObject({ fence });
 const eventsBody = z.strictObject({ fence, deltas: z.array(z.string().max(65_536)).min(1).max(1000) });
 const turnInputSchema = z.object({
   run_id: z.string(),
@@ -153,7 +149,7 @@ export function workerRoutes({ workers, workerTurns }: Services): AnyRoute[] {
       method: 'POST',
       path: '/workers/jobs/:job_id/renew',
       summary: "Extend a job's lease (WORKER_TOKEN); 409 lease_lost when the fence is stale",
-      params: jobParams,
+      params: workerJobParams,
       body: fenceBody,
       response: leaseSchema,
       errors: [409],
@@ -165,7 +161,7 @@ export function workerRoutes({ workers, workerTurns }: Services): AnyRoute[] {
       method: 'POST',
       path: '/workers/jobs/:job_id/complete',
       summary: "Record a job's result once (WORKER_TOKEN); 409 lease_lost when the fence is stale",
-      params: jobParams,
+      params: workerJobParams,
       body: completeBody,
       response: jobSchema,
       errors: [409],
@@ -177,7 +173,7 @@ export function workerRoutes({ workers, workerTurns }: Services): AnyRoute[] {
       method: 'POST',
       path: '/workers/jobs/:job_id/fail',
       summary: 'Give a job back for another delivery, or to the dead letters after the last (WORKER_TOKEN)',
-      params: jobParams,
+      params: workerJobParams,
       body: failBody,
       response: jobSchema,
       errors: [409],
@@ -189,7 +185,7 @@ export function workerRoutes({ workers, workerTurns }: Services): AnyRoute[] {
       method: 'GET',
       path: '/workers/jobs/:job_id/input',
       summary: "A model turn's input for the worker holding `fence` (WORKER_TOKEN); 409 lease_lost, 404 when the turn is no longer awaited",
-      params: jobParams,
+      params: workerJobParams,
       query: fenceQuery,
       response: turnInputSchema,
       errors: [409],
@@ -201,7 +197,7 @@ export function workerRoutes({ workers, workerTurns }: Services): AnyRoute[] {
       method: 'POST',
       path: '/workers/jobs/:job_id/events',
       summary: "A model turn's text deltas, appended to its run's events in order (WORKER_TOKEN); 409 lease_lost when the fence is stale",
-      params: jobParams,
+      params: workerJobParams,
       body: eventsBody,
       response: z.object({ accepted: z.number().int() }),
       errors: [409],

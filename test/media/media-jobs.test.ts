@@ -4,41 +4,18 @@
  * A tool call becomes a durable job polled on the `render` queue; the run waits on it and goes on
  * with the outputs copied into its artifacts (`wait`, the default) or gets the job id at once.
  */
-import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { FAKE_LLM_API_KEY } from '../fakes/llm/server.js';
-import { startFakeRunwayServer, type FakeRunwayServer } from '../fakes/runway/server.js';
+import { startFakeRunwayServer } from '../fakes/runway/server.js';
 import { eventually } from '../helpers/eventually.js';
 import { startLlmServer } from '../helpers/llm.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startTestServer } from '../helpers/server.js';
 import { ownLlm, ownTempDir, useSuite } from '../helpers/suite.js';
-import { execute, send, wireOrganization, type ChatOrg, type SseStream } from '../runtime/chat-helpers.js';
+import { execute, send, type ChatOrg } from '../runtime/chat-helpers.js';
+import { FAST_POLLS, mediaJob as job, mediaOrg, results, taskPolls } from './helpers.js';
 
-/** polls every few ms: the suite waits on the fake, not on the defaults meant for a real platform */
-const FAST: Record<string, string> = {
-  MEDIA_POLL_BASE_MS: '5',
-  MEDIA_POLL_MAX_MS: '40',
-  // the render queue on JetStream when the run names a NATS server (streams of this suite's own), else in-process
-  ...(process.env['NATS_URL']
-    ? { SERVICE_FEATURES_WORKERS: 'true', NATS_URL: process.env['NATS_URL'], NATS_STREAM_PREFIX: `m${randomBytes(4).toString('hex')}` }
-    : {}),
-};
-
-async function mediaOrg(server: TestServer, llm: Parameters<typeof wireOrganization>[1], runway: FakeRunwayServer, apiKey = runway.apiKey) {
-  const org = await wireOrganization(server, llm, { approvalWrite: 'allow' });
-  const source = await server.request('POST', '/sources', {
-    token: org.session.token,
-    body: { name: 'media', connector: 'runway', config: { api_key: apiKey, base_url: runway.url } },
-  });
-  expect(source.status, source.text).toBe(201);
-  return org;
-}
-
-const results = (stream: SseStream): Record<string, any> =>
-  Object.fromEntries(stream.events.filter((event) => event.event === 'tool_result').map((event) => [event.data.tool_call_id, event.data.result]));
-const job = (server: TestServer, org: ChatOrg, id: string) => server.request('GET', `/media/jobs/${id}`, { token: org.session.token });
-const taskPolls = (runway: FakeRunwayServer, taskId: string): number =>
-  runway.requests.filter((request) => request.method === 'GET' && request.path === `/v1/tasks/${taskId}`).length;
+/** the in-process poller of the embedded default (test/media/media-workers.test.ts runs the polls on worker processes) */
+const FAST = FAST_POLLS;
 
 describe('media jobs', () => {
   const ctx = useSuite(async (own) => {
