@@ -6,7 +6,8 @@
  * status: queued}, the run pending -> succeeded once a real worker process
  * sent the rows back; a bad line -> failed bad_ndjson; a stale fence 409
  * lease_lost; a worker SIGKILLed mid-job, finished by another, rows written
- * once; a gateway restart with a job outstanding, finished after it.
+ * once; a job failing on every delivery ends its run failed (dead letters);
+ * a gateway restart with a job outstanding, finished after it.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -21,6 +22,7 @@ import { createPipeline, ingest, ndjson, rowsOf } from '../ingest/helpers.js';
 import { startWorker, WORKER_TOKEN, type WorkerProcess } from './helpers.js';
 
 const INGEST_HOLD = new URL('./fixtures/ingest-handlers.ts', import.meta.url).pathname;
+const INGEST_FAILING = new URL('./fixtures/failing-ingest-handlers.ts', import.meta.url).pathname;
 const natsUrl = 'nats://127.0.0.1:4222';
 const natsUp = await connect({ servers: natsUrl, timeout: 1_000, reconnect: false }).then(
   async (nc) => {
@@ -143,6 +145,21 @@ describe.each(queues)('large ingest bodies on the ingest queue (%s)', { timeout:
     expect(failed).toMatchObject({ status: 'failed', error_code: 'bad_ndjson', rows_out: 0 });
     expect(failed.error).toMatch(/^line 7 /);
     expect((await rowsOf(server, owner, 'context_events')).filter((row) => row['label'] === 'bad')).toHaveLength(0);
+  });
+
+  it('ends the run failed once its job failed on every delivery (dead letters), writing nothing', async () => {
+    const failing = worker(['--handlers', INGEST_FAILING]);
+    await failing.logged('worker registered');
+    const pipeline = await createPipeline(server, owner);
+    const accepted = await ingest(server, pipeline.token, body('dead', 40));
+    expectStatus(accepted, 202);
+    const failed = await runEnded(pipeline.pipelineId, accepted.body.run_id as number);
+    expect(failed).toMatchObject({ status: 'failed', error_code: 'internal_error', rows_out: 0 });
+    expect(failed.error).toMatch(/failed on each of its \d+ deliveries: this worker cannot parse anything/);
+    expect((await rowsOf(server, owner, 'context_events')).filter((row) => row['label'] === 'dead')).toHaveLength(0);
+    await eventually(() => (spooled().length === 0 ? true : undefined), { what: 'the spool removed' });
+    const status = await server.request('GET', '/workers/status', { token: owner.token });
+    expect(status.body.queues.ingest.dead_letters).toBeGreaterThanOrEqual(1);
   });
 
   it('lets a second worker finish the job of one SIGKILLed mid-job: the rows are written once', async () => {
