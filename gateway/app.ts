@@ -91,7 +91,6 @@ import { GatewayDispatcher } from '../domains/gateways/dispatch.js';
 import { GatewayHealthSchedule } from '../domains/gateways/health.js';
 import { followSourceSyncs } from '../domains/activity/sources.js';
 import { activityRunObserver } from '../domains/activity/runs.js';
-import { voiceApprovalObserver } from '../domains/activity/voice.js';
 import { createRequestAuditor } from './audit.js';
 import { WorkflowRunner } from '../domains/orchestrator/runner.js';
 import { OrchestratorService } from '../domains/orchestrator/service.js';
@@ -278,20 +277,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     workers.onComplete(INGEST_BODY_KIND, queuedIngest.onComplete);
     await queuedIngest.reconcile();
     // feature voice: live sessions are actors; records a previous process left live are ended as interrupted
-    const voice = new VoiceService({
-      collections,
-      config,
-      supervisor,
-      egress,
-      files,
-      plugins,
-      sources,
-      realms,
-      clock,
-      logger,
-      policies,
-      approvals: voiceApprovalObserver(activity),
-    });
+    const voice = new VoiceService({ collections, config, supervisor, egress, files, plugins, sources, realms, clock, logger, policies, activity });
     await voice.recover();
     const services: Services = {
       mediaJobs,

@@ -32,6 +32,8 @@ import type { RealmService } from '../realms/service.js';
 import type { SourceDirectory } from '../sources/directory.js';
 import type { VoiceSessionDoc } from './documents.js';
 import { LiveVoiceSession, type ApprovalAnswer, type ClientChannel, type LiveSessionSetup } from './live-session.js';
+import type { ActivityRecorder } from '../activity/record.js';
+import { voiceApprovalObserver } from './approval-reports.js';
 import type { VoiceApprovalObserver } from './session-tools.js';
 
 const VOICE_ACTOR_KIND = 'voice_session';
@@ -62,8 +64,8 @@ export interface VoiceServiceDeps {
   readonly logger: Logger;
   /** the policy gate agent runs use: voice tool calls are decided, logged and audited by it too */
   readonly policies: ToolCallGate;
-  /** approvals asked and decided, into the activity feed and the audit log */
-  readonly approvals: VoiceApprovalObserver;
+  /** approvals asked and decided go to its feed and audit log */
+  readonly activity: ActivityRecorder;
 }
 
 /** what an authorized connection needs, prepared before the upgrade */
@@ -79,8 +81,10 @@ export class VoiceService {
   /** sessions between `authorize` and `connect` (or a refused upgrade) */
   private readonly connecting = new Set<string>();
   private readonly actors: KindHandle<typeof voiceSessionMachine>;
+  private readonly approvals: VoiceApprovalObserver;
 
   constructor(private readonly deps: VoiceServiceDeps) {
+    this.approvals = voiceApprovalObserver(deps.activity);
     const logic = voiceSessionMachine.provide({
       actions: {
         announce: ({ context }, params) => this.live.get(context.sessionId)?.announce(params.state),
@@ -260,7 +264,7 @@ export class VoiceService {
         now: () => clock.now(),
         prices: config.llmPrices,
         policies: this.deps.policies.enabled ? this.deps.policies : null,
-        approvals: this.deps.approvals,
+        approvals: this.approvals,
         signal: (event) => this.actors.send(doc.id, event),
         released: () => {
           if (this.live.get(doc.id) === session) this.live.delete(doc.id);

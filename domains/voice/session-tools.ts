@@ -29,7 +29,7 @@ export interface VoiceApprovalSession {
   readonly userId: string;
 }
 
-/** what a session reports of its approvals (domains/activity/voice.ts: feed, notifications, audit log); never throws */
+/** what a session reports of its approvals (approval-reports.ts: feed, notifications, audit log); never throws */
 export interface VoiceApprovalObserver {
   requested(org: OrgId, session: VoiceApprovalSession, approvalId: string, tool: string): Promise<void>;
   decided(org: OrgId, session: VoiceApprovalSession, approvalId: string, approved: boolean, decidedBy: string | null, via: VoiceApprovalVia): Promise<void>;

@@ -1,13 +1,13 @@
 /**
  * What voice sessions report of their approvals: asked and decided in the
- * feed, with the same entries and notifications as a run's (runs.ts), and a
+ * feed, with the same entries and notifications as a run's (activity/runs.ts), and a
  * decision made on the call itself (the socket's `approval` frame, the user's
  * spoken answer) in the audit log too, as a REST answer is by the request
  * auditor. Only ids go in.
  */
-import type { VoiceApprovalObserver, VoiceApprovalSession } from '../voice/session-tools.js';
-import type { ActivityRecorder } from './record.js';
-import { reportApprovalDecided, reportApprovalRequested } from './runs.js';
+import type { ActivityRecorder } from '../activity/record.js';
+import { reportApprovalDecided, reportApprovalRequested } from '../activity/runs.js';
+import type { VoiceApprovalObserver, VoiceApprovalSession } from './session-tools.js';
 
 const detailsOf = (session: VoiceApprovalSession) => ({ voice_session_id: session.sessionId });
 
