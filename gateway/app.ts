@@ -279,7 +279,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     workers.onComplete(INGEST_BODY_KIND, queuedIngest.onComplete);
     await queuedIngest.reconcile();
     // feature voice: live sessions are actors; records a previous process left live are ended as interrupted
-    const voice = new VoiceService({ collections, config, supervisor, egress, files, plugins, sources, realms, clock, logger });
+    const voice = new VoiceService({ collections, config, supervisor, egress, files, plugins, sources, realms, clock, logger, policies, activity });
     await voice.recover();
     const services: Services = {
       mediaJobs,

@@ -66,17 +66,25 @@ export async function reportTaskRunEnded(
   if (creator !== undefined) await reportRunEnded(recorder, org, { runId: run.runId, kind: 'task', userId: creator, taskId: run.taskId }, end);
 }
 
-async function reportApprovalRequested(recorder: ActivityRecorder, org: OrgId, run: RunFacts, approvalId: string, tool: string): Promise<void> {
-  const details = { ...runDetails(run), approval_id: approvalId, tool };
+/** an approval asked: the feed, and a notification to whom the work runs for and the admins (runs and voice sessions alike) */
+export async function reportApprovalRequested(
+  recorder: ActivityRecorder,
+  org: OrgId,
+  userId: string,
+  context: EntryDetails,
+  approvalId: string,
+  tool: string,
+): Promise<void> {
+  const details = { ...context, approval_id: approvalId, tool };
   const subject = { kind: 'approval', id: approvalId };
   await recorder.activity(org, {
     kind: 'approval.requested',
-    actor: await recorder.userActor(run.userId),
+    actor: await recorder.userActor(userId),
     subject,
     summary: `approval requested for ${tool}`,
     details,
   });
-  await recorder.notify(org, [run.userId, ...(await recorder.admins(org))], {
+  await recorder.notify(org, [userId, ...(await recorder.admins(org))], {
     kind: 'approval.requested',
     title: `Approval needed: ${tool}`,
     subject,
@@ -84,10 +92,11 @@ async function reportApprovalRequested(recorder: ActivityRecorder, org: OrgId, r
   });
 }
 
-async function reportApprovalDecided(
+/** an approval answered (or denied by nobody when its work ended): the feed */
+export async function reportApprovalDecided(
   recorder: ActivityRecorder,
   org: OrgId,
-  run: RunFacts,
+  context: EntryDetails,
   approvalId: string,
   decision: string,
   decidedBy: string | null,
@@ -97,7 +106,7 @@ async function reportApprovalDecided(
     actor: await recorder.userActor(decidedBy),
     subject: { kind: 'approval', id: approvalId },
     summary: `approval ${decision}`,
-    details: { ...runDetails(run), approval_id: approvalId, decision },
+    details: { ...context, approval_id: approvalId, decision },
   });
 }
 
@@ -105,6 +114,6 @@ async function reportApprovalDecided(
 export const activityRunObserver = (recorder: ActivityRecorder): RunObserver => ({
   runStarted: (org, run) => reportRunStarted(recorder, org, run),
   runEnded: (org, run, end) => reportRunEnded(recorder, org, run, end),
-  approvalRequested: (org, run, approvalId, tool) => reportApprovalRequested(recorder, org, run, approvalId, tool),
-  approvalDecided: (org, run, approvalId, decision, decidedBy) => reportApprovalDecided(recorder, org, run, approvalId, decision, decidedBy),
+  approvalRequested: (org, run, approvalId, tool) => reportApprovalRequested(recorder, org, run.userId, runDetails(run), approvalId, tool),
+  approvalDecided: (org, run, approvalId, decision, decidedBy) => reportApprovalDecided(recorder, org, runDetails(run), approvalId, decision, decidedBy),
 });

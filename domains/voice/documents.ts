@@ -23,6 +23,18 @@ export interface VoiceTranscript {
 export const VOICE_TOOL_CALL_STATUSES = ['running', 'pending_approval', 'succeeded', 'failed', 'denied'] as const;
 type VoiceToolCallStatus = (typeof VOICE_TOOL_CALL_STATUSES)[number];
 
+/** how an approval was answered: REST, the socket's `approval` frame, the user's spoken answer, or denied as the session ended */
+export const VOICE_APPROVAL_VIA = ['api', 'socket', 'speech', 'session_ended'] as const;
+export type VoiceApprovalVia = (typeof VOICE_APPROVAL_VIA)[number];
+
+interface VoiceApproval {
+  readonly id: string;
+  readonly status: 'pending' | 'approved' | 'denied';
+  readonly decided_by: string | null;
+  /** absent while pending (and on records written before it was kept) */
+  readonly via?: VoiceApprovalVia;
+}
+
 export interface VoiceToolCall {
   /** the provider's call id */
   readonly call_id: string;
@@ -34,7 +46,7 @@ export interface VoiceToolCall {
   readonly status: VoiceToolCallStatus;
   readonly result?: unknown;
   readonly error?: { readonly code: string; readonly message: string };
-  readonly approval: { readonly id: string; readonly status: 'pending' | 'approved' | 'denied'; readonly decided_by: string | null } | null;
+  readonly approval: VoiceApproval | null;
   readonly at: string;
 }
 

@@ -4,9 +4,10 @@
  * provider's realtime connection (PCM16 24 kHz, JSON events), with the
  * session's actor (actors/voice-session.machine.ts) deciding the turn-taking.
  *
- * Tools are the catalog meta-tools; a write waits for a person's approval,
- * asked aloud (a response whose instructions put the question) and answered
- * over REST or the socket. Transcripts, tool calls, metrics and cost are kept
+ * Tools are the catalog meta-tools, decided by the organization's policies
+ * as an agent run's are; a write waits for a person's approval, asked aloud
+ * (a response whose instructions put the question) and answered over REST,
+ * the socket, or by the user's spoken yes or no. Transcripts, tool calls, metrics and cost are kept
  * on the session's record as they happen; the audio, with `record_audio`,
  * streams to the file store under `voice/<session id>/`.
  *
@@ -20,13 +21,14 @@ import type { FileStore } from '../../runtime/files/store.js';
 import type { PriceTable } from '../../runtime/llm/prices.js';
 import type { OrgId } from '../../runtime/store/types.js';
 import type { ToolCatalog } from '../../runtime/tools/catalog.js';
+import type { ToolCallGate } from '../../runtime/tools/tool-gate.js';
 import { META_TOOL_DEFINITIONS } from '../../runtime/tools/meta-tools.js';
 import { PCM16_BYTES_PER_MS, Transcoder } from '../../runtime/voice/audio.js';
 import type { RealtimeClientEvent, RealtimeConnection, RealtimeServerEvent } from '../../runtime/voice/realtime.js';
 import type { Collections } from '../collections.js';
-import type { VoiceSessionDoc, VoiceSessionState } from './documents.js';
+import type { VoiceApprovalVia, VoiceSessionDoc, VoiceSessionState } from './documents.js';
 import { MAX_RECORDED_ITEMS, SessionRecord } from './session-record.js';
-import { VoiceToolRunner, type ApprovalAnswer } from './session-tools.js';
+import { VoiceToolRunner, type ApprovalAnswer, type VoiceApprovalObserver } from './session-tools.js';
 
 // callers (service.ts) import the answer type from here, as before the split
 export type { ApprovalAnswer } from './session-tools.js';
@@ -48,6 +50,9 @@ export interface LiveSessionDeps {
   readonly logger: Logger;
   readonly now: () => number;
   readonly prices: PriceTable;
+  /** the policy gate of tool calls; null when feature `policies` is off */
+  readonly policies: ToolCallGate | null;
+  readonly approvals: VoiceApprovalObserver | null;
   /** sends an event to the session's actor (false once it ended) */
   readonly signal: (
     event: { type: 'READY' | 'SPEECH_STARTED' | 'TURN_ENDED' | 'AUDIO_STARTED' | 'RESPONSE_DONE' | 'ACTIVITY' } | { type: 'END'; reason: VoiceEndReason },
@@ -101,6 +106,8 @@ export class LiveVoiceSession {
     this.tools = new VoiceToolRunner({
       orgId,
       catalog: setup.catalog,
+      policies: deps.policies,
+      observer: deps.approvals,
       record: this.record,
       now: deps.now,
       isEnded: () => this.ended,
@@ -173,6 +180,8 @@ export class LiveVoiceSession {
       case 'conversation.item.input_audio_transcription.completed':
         this.client.sendJson({ type: 'user_transcript', final: true, item_id: event.item_id, text: event.transcript });
         this.record.addTranscript({ role: 'user', text: event.transcript, item_id: event.item_id, at: isoAt(this.deps.now()) });
+        // a waiting approval may be answered aloud
+        this.tools.heard(event.transcript);
         return;
       case 'response.created':
         this.responseActive = true;
@@ -290,7 +299,7 @@ export class LiveVoiceSession {
       return;
     }
     if (frame.type === 'approval') {
-      const answer = this.decide(frame.approval_id, frame.approved, userId);
+      const answer = this.decide(frame.approval_id, frame.approved, userId, 'socket');
       if (answer !== 'ok')
         this.client.sendJson({ type: 'error', code: answer === 'decided' ? 'conflict' : 'not_found', message: `approval ${frame.approval_id}: ${answer}` });
       return;
@@ -307,8 +316,8 @@ export class LiveVoiceSession {
   }
 
   /** answers a waiting approval (REST or socket) */
-  decide(approvalId: string, approved: boolean, by: string | null): ApprovalAnswer {
-    return this.tools.decide(approvalId, approved, by);
+  decide(approvalId: string, approved: boolean, by: string | null, via: VoiceApprovalVia): ApprovalAnswer {
+    return this.tools.decide(approvalId, approved, by, via);
   }
 
   // ---- the actor's effects ----

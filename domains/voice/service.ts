@@ -24,6 +24,7 @@ import type { OrgId } from '../../runtime/store/types.js';
 import type { KindHandle, Supervisor } from '../../runtime/supervisor.js';
 import { createCatalog } from '../../runtime/tools/catalog.js';
 import type { PluginRegistry } from '../../runtime/tools/registry.js';
+import type { ToolCallGate } from '../../runtime/tools/tool-gate.js';
 import { openRealtime } from '../../runtime/voice/realtime.js';
 import type { Collections } from '../collections.js';
 import { SETTINGS_DEFAULTS } from '../organizations.js';
@@ -31,6 +32,9 @@ import type { RealmService } from '../realms/service.js';
 import type { SourceDirectory } from '../sources/directory.js';
 import type { VoiceSessionDoc } from './documents.js';
 import { LiveVoiceSession, type ApprovalAnswer, type ClientChannel, type LiveSessionSetup } from './live-session.js';
+import type { ActivityRecorder } from '../activity/record.js';
+import { voiceApprovalObserver } from './approval-reports.js';
+import type { VoiceApprovalObserver } from './session-tools.js';
 
 const VOICE_ACTOR_KIND = 'voice_session';
 /** how long a client token may wait for its connection */
@@ -58,6 +62,10 @@ export interface VoiceServiceDeps {
   readonly realms: RealmService;
   readonly clock: RuntimeClock;
   readonly logger: Logger;
+  /** the policy gate agent runs use: voice tool calls are decided, logged and audited by it too */
+  readonly policies: ToolCallGate;
+  /** approvals asked and decided go to its feed and audit log */
+  readonly activity: ActivityRecorder;
 }
 
 /** what an authorized connection needs, prepared before the upgrade */
@@ -73,8 +81,10 @@ export class VoiceService {
   /** sessions between `authorize` and `connect` (or a refused upgrade) */
   private readonly connecting = new Set<string>();
   private readonly actors: KindHandle<typeof voiceSessionMachine>;
+  private readonly approvals: VoiceApprovalObserver;
 
   constructor(private readonly deps: VoiceServiceDeps) {
+    this.approvals = voiceApprovalObserver(deps.activity);
     const logic = voiceSessionMachine.provide({
       actions: {
         announce: ({ context }, params) => this.live.get(context.sessionId)?.announce(params.state),
@@ -195,7 +205,7 @@ export class VoiceService {
     const doc = await this.get(auth.orgId, id);
     const live = this.live.get(id);
     let answer: ApprovalAnswer;
-    if (live !== undefined && live.orgId === auth.orgId) answer = live.decide(approvalId, approved, auth.userId);
+    if (live !== undefined && live.orgId === auth.orgId) answer = live.decide(approvalId, approved, auth.userId, 'api');
     else answer = doc.tool_calls.some((call) => call.approval?.id === approvalId) ? 'decided' : 'not_found';
     if (answer === 'not_found') throw new ServiceError('not_found', `approval ${approvalId} not found`);
     if (answer === 'decided') throw new ServiceError('conflict', `approval ${approvalId} is already decided`);
@@ -224,7 +234,10 @@ export class VoiceService {
       const settings = (await this.deps.collections.settings.findOne(orgId, { singleton: true })) ?? SETTINGS_DEFAULTS;
       const endpoint = resolveLlmEndpoint(orgId, settings, this.deps.config);
       const sources = await this.deps.sources.catalogSources(orgId, null);
-      const catalog = createCatalog(this.deps.plugins, { sources });
+      const { policies } = this.deps;
+      // the same outermost policy interceptor as a run's catalog, for any call no precheck decided
+      const interceptors = policies.enabled ? [policies.interceptor({ user: doc.created_by })] : [];
+      const catalog = createCatalog(this.deps.plugins, { sources, interceptors });
       return { orgId, doc, endpoint, setup: { catalog, costCap: await this.costCap(orgId) } };
     } catch (error) {
       this.connecting.delete(sessionId);
@@ -250,6 +263,8 @@ export class VoiceService {
         logger,
         now: () => clock.now(),
         prices: config.llmPrices,
+        policies: this.deps.policies.enabled ? this.deps.policies : null,
+        approvals: this.approvals,
         signal: (event) => this.actors.send(doc.id, event),
         released: () => {
           if (this.live.get(doc.id) === session) this.live.delete(doc.id);

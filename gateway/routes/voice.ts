@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { VOICE_END_REASONS } from '../../actors/voice-session.machine.js';
-import { VOICE_TOOL_CALL_STATUSES, type VoiceSessionDoc } from '../../domains/voice/documents.js';
+import { VOICE_APPROVAL_VIA, VOICE_TOOL_CALL_STATUSES, type VoiceSessionDoc } from '../../domains/voice/documents.js';
 import { AUDIO_FORMATS } from '../../runtime/voice/audio.js';
 import { createPageResponder, pageQuery, pageSchema } from '../pagination.js';
 import { idParams, storedSchema } from '../resource.js';
@@ -80,7 +80,14 @@ const sessionSchema = z.object({
       status: z.enum(VOICE_TOOL_CALL_STATUSES),
       result: z.unknown().optional(),
       error: z.object({ code: z.string(), message: z.string() }).optional(),
-      approval: z.object({ id: z.string(), status: z.enum(['pending', 'approved', 'denied']), decided_by: z.string().nullable() }).nullable(),
+      approval: z
+        .object({
+          id: z.string(),
+          status: z.enum(['pending', 'approved', 'denied']),
+          decided_by: z.string().nullable(),
+          via: z.enum(VOICE_APPROVAL_VIA).optional(),
+        })
+        .nullable(),
       at: z.string(),
     }),
   ),
@@ -198,6 +205,7 @@ export function voiceRoutes({ voice, config }: Services): AnyRoute[] {
       path: '/voice/sessions/:id/approvals/:approval_id',
       summary: "Answer a live session's approval (a write tool waiting); decided: 409",
       permission: 'voice:manage',
+      audit: { action: 'decide' },
       params: approvalParams,
       body: approvalBody,
       response: sessionSchema,

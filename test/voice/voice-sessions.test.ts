@@ -76,7 +76,8 @@ describe.skipIf(!hasEspeak)('voice sessions', () => {
 
     client.sendAudio(hello, 960);
     await client.waitFor((event) => event.type === 'agent_transcript' && event.final === true, 'the final agent transcript');
-    await client.waitFor((event) => event.type === 'state_changed' && event.state === 'listening' && states(client).includes('speaking'), 'listening again');
+    // the last state, not the first `listening` (found as soon as `speaking` came)
+    await client.waitFor(() => states(client).includes('speaking') && states(client).at(-1) === 'listening', 'listening again');
     expect(fake.appendedBytes[connectionsBefore]).toBe(hello.length);
     expect(states(client)).toEqual(['connecting', 'listening', 'thinking', 'speaking', 'listening']);
     const order = client.events.map((event) =>
