@@ -119,6 +119,24 @@ describe('parked workflow steps', () => {
     expect(await memories(session)).toBe(1);
   });
 
+  it("unanswered, a parked step run's deadline passes after a restart: the step fails (timeout), the workflow fails and its next step is cancelled", async () => {
+    const org = await wireOrganization(server, llm);
+    llm.script([note('w5', 'too late')]);
+    const ids = await parkedStep(org.session, 'times-out');
+    await server.stop();
+    server = await startTestServer(env, { clock, dataDir });
+    const login = await server.request('POST', '/auth/login', { body: { email: org.session.email, password: org.session.password } });
+    const session = { ...org.session, token: login.body.token as string };
+    // past AGENT_RUN_TIMEOUT_SECS (600 s, before the approval's own 900 s): the sweep brings the run back for its deadline
+    clock.increment(601_000);
+    const run = await runUntil(server, session, ids.workflowId, ids.runId);
+    expect(run).toMatchObject({ status: 'failed', reason: 'step_failed' });
+    expect(stepOf(run, 'write')).toMatchObject({ status: 'failed', reason: 'timeout', agent_run_id: ids.agentRunId });
+    expect(stepOf(run, 'next').status).toBe('cancelled');
+    expect(runtime().parkedRuns).toBe(0);
+    expect(await memories(session)).toBe(0);
+  });
+
   it('denied, the tool does not run: the model reads the denial, the step ends with its reply and the workflow goes on', async () => {
     const { session } = await wireOrganization(server, llm);
     llm.script([note('w3', 'denied'), { text: 'not noted' }, { text: 'next after denial' }]);
