@@ -17,6 +17,11 @@
  * MAX_STEP_ATTEMPTS times in all, then the step fails with `interrupted`. A
  * gateway step that was in flight is dispatched again (same run and step
  * ids: the engine's idempotency key).
+ *
+ * A step's agent run idle in an approval wait is parked like a task run
+ * (runtime/agent/parking.ts, resumer `workflow_step`): the step stays
+ * running, also across a restart, and the run's end (once the approval is
+ * answered, or its deadline passes) reaches the workflow as any step's end.
  */
 import type { Logger } from 'pino';
 import { workflowMachine, workflowStateOf, type LaunchParams, type PersistParams, type WorkflowOutcome } from '../../actors/workflow.machine.js';
@@ -32,8 +37,12 @@ import { renderWithContext } from '../tasks/template.js';
 import { conditionHolds, parsedOutput } from './conditions.js';
 import type { StepDef, StepState, WorkflowRunDoc } from './documents.js';
 import type { GatewayDispatch } from './gateway-port.js';
+import { DEFAULT_AGENT } from '../organizations.js';
+import type { RunResumer } from '../../runtime/agent/parking.js';
 
 const WORKFLOW_RUN_KIND = 'workflow_run';
+/** the resumer of parked step runs (runtime/agent/parking.ts) */
+const STEP_SITE = 'workflow_step';
 const MAX_STEP_ATTEMPTS = 3;
 /** an agent's reply kept as a step's output, in characters */
 const MAX_OUTPUT_CHARS = 100_000;
@@ -59,9 +68,16 @@ export class WorkflowRunner {
   private readonly actors: KindHandle<typeof workflowMachine>;
   private readonly live = new Map<string, LiveRun>();
   private gateways: GatewayDispatch | null;
+  /**
+   * Until `start` has spawned the stored runs: step ends of parked agent runs
+   * that came back (a deadline passed) before their workflow run was live,
+   * delivered once it is.
+   */
+  private early: Map<string, StepEnded[]> | null = new Map();
 
   constructor(private readonly deps: WorkflowRunnerDeps) {
     this.gateways = deps.gateways ?? null;
+    deps.launcher.registerResumer(STEP_SITE, this.resumer);
     const logic = workflowMachine.provide({
       actions: {
         launch: ({ context }, params) => this.background(this.launch(context.runId, params), context.runId),
@@ -120,6 +136,7 @@ export class WorkflowRunner {
         this.deps.logger.error({ err: error, workflow_run: run.id }, 'workflow run could not be resumed');
       }
     }
+    this.early = null;
   }
 
   /** Starts the actor of a stored run (new or resumed). */
@@ -146,6 +163,8 @@ export class WorkflowRunner {
         },
       },
     });
+    for (const event of this.early?.get(doc.id) ?? []) this.actors.send(doc.id, event);
+    this.early?.delete(doc.id);
     void this.deps.supervisor.whenFinished(doc.id).then(async () => {
       await this.live.get(doc.id)?.writes;
       if (!this.deps.supervisor.has(doc.id)) this.live.delete(doc.id);
@@ -186,8 +205,23 @@ export class WorkflowRunner {
   }
 
   private ended(runId: string, stepId: string, agentRunId: string | null, result: StepResult): void {
-    this.actors.send(runId, { type: 'STEP_ENDED', stepId, agentRunId, ...result });
+    const event: StepEnded = { type: 'STEP_ENDED', stepId, agentRunId, ...result };
+    if (this.actors.send(runId, event) || !this.early) return;
+    this.early.set(runId, [...(this.early.get(runId) ?? []), event]);
   }
+
+  /** Rebuilds a parked step run with the step's agent as it is now; its end is the step's end. */
+  private readonly resumer: RunResumer = async (org, run, data) => {
+    const { collections, launcher } = this.deps;
+    const str = (key: string): string => (typeof data[key] === 'string' ? data[key] : '');
+    const [runId, stepId] = [str('workflow_run_id'), str('step_id')];
+    const doc = await collections.workflowRuns.get(org, runId);
+    const step = doc?.definition.steps.find((candidate) => candidate.id === stepId);
+    const agentRef = step?.kind === 'agent' ? step.agent : DEFAULT_AGENT;
+    const agent = (await collections.agents.get(org, agentRef)) ?? (await collections.agents.findOne(org, { name: agentRef }));
+    const surroundings = await launcher.surroundings({ org, site: 'task', agent: agent ?? null }, null);
+    return { ...surroundings, onEnd: async (end, text) => this.agentEnded(runId, stepId, run.id, end, text) };
+  };
 
   private async launch(runId: string, params: LaunchParams): Promise<void> {
     const run = this.live.get(runId);
@@ -226,6 +260,7 @@ export class WorkflowRunner {
         costCap: { scope: 'run', capUsd: caps.length === 0 ? null : Math.min(...caps) },
         record: { input: { instruction, workflow_run_id: runId, step_id: step.id } },
         onEnd: async (end, text) => this.agentEnded(runId, step.id, agentRunId, end, text),
+        resume: { site: STEP_SITE, data: { workflow_run_id: runId, step_id: step.id } },
       });
     } catch (error) {
       this.deps.logger.error({ err: error, workflow_run: runId, step: step.id }, 'workflow step could not start');
@@ -279,6 +314,8 @@ export class WorkflowRunner {
     if (step.agent_run_id === null) return { ...step, status: 'pending' };
     const { agentRuns, agentRunEvents } = this.deps.collections;
     const agentRun = await agentRuns.get(org, step.agent_run_id);
+    // parked on an approval: it waits again (runtime/agent/parking.ts) and ends the step when it comes back
+    if (agentRun?.status === 'awaiting_approval' && agentRun.parked_at != null) return step;
     const cost = step.cost_usd + (agentRun?.cost_usd ?? 0);
     if (agentRun && FINISHED.has(agentRun.status) && !(agentRun.reason !== null && INTERRUPTED.has(agentRun.reason))) {
       let output: unknown = null;
@@ -297,7 +334,8 @@ export class WorkflowRunner {
   }
 }
 
-type StepResult = Omit<Extract<Parameters<KindHandle<typeof workflowMachine>['send']>[1], { type: 'STEP_ENDED' }>, 'type' | 'stepId' | 'agentRunId'>;
+type StepEnded = Extract<Parameters<KindHandle<typeof workflowMachine>['send']>[1], { type: 'STEP_ENDED' }>;
+type StepResult = Omit<StepEnded, 'type' | 'stepId' | 'agentRunId'>;
 
 const failure = (reason: string, error: string): StepResult => ({ status: 'failed', output: null, costUsd: 0, reason, error });
 

@@ -8,7 +8,10 @@
  * one when it ends (1.0). An agent run belongs to its pipeline run: another
  * run's token finds nothing (404), and the pipeline run's end cancels it.
  * Its write tools ask for an approval, answered with the pipeline token (or
- * a login token with `pipeline:manage`) like a task run's.
+ * a login token with `pipeline:manage`) like a task run's. Idle in that wait,
+ * it is parked like a task run (runtime/agent/parking.ts, resumer
+ * `pipeline_agent`), also across a restart: back, it is mirrored again and its
+ * end completes its record as if it had never left.
  */
 import type { Logger } from 'pino';
 import type { AgentRunLauncher } from '../agents/start-agent-run.js';
@@ -18,6 +21,8 @@ import type { PipelineAgentRunDoc } from './documents.js';
 import type { PipelineRuns, RunReport } from './runs.js';
 import type { AgentRuntime } from '../../runtime/agent/agent-runtime.js';
 import type { RunFeed, TranscriptEvent } from '../../runtime/agent/run-feed.js';
+import type { RunResumer } from '../../runtime/agent/parking.js';
+import type { RunEnd } from '../../actors/agent-run.types.js';
 import type { AgentRunDoc } from '../../runtime/collections.js';
 import type { RuntimeClock } from '../../runtime/clock.js';
 import { ServiceError } from '../../runtime/errors.js';
@@ -29,6 +34,8 @@ import type { OrgId } from '../../runtime/store/types.js';
 const MIRRORED_CHARS = 2000;
 /** how long `wait` holds the answer at most; the run goes on after it */
 const MAX_WAIT_MS = 120_000;
+/** the resumer of parked pipeline agent runs (runtime/agent/parking.ts) */
+const PIPELINE_AGENT_SITE = 'pipeline_agent';
 
 export interface PipelineAgentRequest {
   readonly instruction: string;
@@ -62,9 +69,12 @@ export interface PipelineAgentDeps {
 export class PipelineAgentRuns {
   /** agent run id -> callbacks waiting for its end */
   private readonly waiters = new Map<string, (() => void)[]>();
+  /** agent runs whose feed is mirrored (a run parked in this process keeps its follower; one back after a restart gets a new one) */
+  private readonly following = new Set<string>();
 
   constructor(private readonly deps: PipelineAgentDeps) {
     deps.runs.onRunEnded((org, runId) => void this.cancelAll(org, runId));
+    deps.launcher.registerResumer(PIPELINE_AGENT_SITE, this.resumer);
   }
 
   /** Starts an agent run in `pipelineRunId` (which must be running); with `wait`, answers once it ended (or after MAX_WAIT_MS). */
@@ -108,13 +118,13 @@ export class PipelineAgentRuns {
         costCap: { scope: 'task', taskId: pipelineRun.pipeline_id, capUsd: null },
         realm: pipeline?.realm ?? null,
         record: { input: { instruction: request.instruction, inputs, pipeline_run_id: pipelineRun.id } },
-        onEnd: async (end, text) => {
-          await collections.pipelineAgentRuns.update(org, runId, { output: text });
-          await this.mirror(org, pipelineRun.id, { kind: 'progress', fraction: 1, message: `agent run ${runId} ${end.status}`, phase: 'agent' });
-          this.release(runId);
+        onEnd: this.onEnd(org, pipelineRun.id, runId),
+        resume: {
+          site: PIPELINE_AGENT_SITE,
+          data: { pipeline_run_id: pipelineRun.id, source_ids: caller.sourceIds, max_turns: prepared.options.maxTurns },
         },
       });
-      this.follow(org, pipelineRun.id, feed, prepared.options.maxTurns);
+      this.follow(org, pipelineRun.id, feed, prepared.options.maxTurns, 0);
       // the pipeline run may have ended while this one was launched
       if ((await runs.get(org, pipelineRun.id)).status !== 'running') launcher.cancel(org, runId);
     } catch (error) {
@@ -169,9 +179,38 @@ export class PipelineAgentRuns {
     }
   }
 
-  /** Mirrors the run's transcript into the pipeline run as it happens. */
-  private follow(org: OrgId, pipelineRunId: string, feed: RunFeed, maxTurns: number): void {
+  /** What the run's end writes: its output on the record, the last progress entry, the `wait` answered. */
+  private onEnd(org: OrgId, pipelineRunId: string, runId: string): (end: RunEnd, text: string) => Promise<void> {
+    return async (end, text) => {
+      await this.deps.collections.pipelineAgentRuns.update(org, runId, { output: text });
+      await this.mirror(org, pipelineRunId, { kind: 'progress', fraction: 1, message: `agent run ${runId} ${end.status}`, phase: 'agent' });
+      this.release(runId);
+    };
+  }
+
+  /** Rebuilds a parked run with its agent as it is now and the sources its caller had; it is mirrored into its pipeline run again. */
+  private readonly resumer: RunResumer = async (org, run, data) => {
+    const { collections, launcher } = this.deps;
+    const record = await collections.pipelineAgentRuns.get(org, run.id);
+    const pipelineRunId = record?.pipeline_run_id ?? (typeof data['pipeline_run_id'] === 'string' ? data['pipeline_run_id'] : '');
+    const agentRef = record?.agent ?? DEFAULT_AGENT;
+    const agent = (await collections.agents.get(org, agentRef)) ?? (await collections.agents.findOne(org, { name: agentRef }));
+    const sources = data['source_ids'];
+    const sourceIds = Array.isArray(sources) ? sources.filter((id): id is string => typeof id === 'string') : null;
+    const maxTurns = typeof data['max_turns'] === 'number' ? data['max_turns'] : 1;
+    return {
+      ...(await launcher.surroundings({ org, site: 'task', agent }, sourceIds)),
+      onEnd: this.onEnd(org, pipelineRunId, run.id),
+      revived: (feed) => {
+        if (!this.following.has(run.id)) this.follow(org, pipelineRunId, feed, maxTurns, feed.lastSeq);
+      },
+    };
+  };
+
+  /** Mirrors the run's transcript into the pipeline run as it happens (entries up to `mirroredSeq` were mirrored before: only counted). */
+  private follow(org: OrgId, pipelineRunId: string, feed: RunFeed, maxTurns: number, mirroredSeq: number): void {
     let turns = 0;
+    this.following.add(feed.runId);
     const entryOf = (event: TranscriptEvent): RunReport | null => {
       const { data } = event;
       if (event.type === 'tool_call_start') return agentLog(`tool call ${clip(String(data['name']))}`);
@@ -200,10 +239,14 @@ export class PipelineAgentRuns {
     };
     feed.subscribe(0, {
       event: (event) => {
+        if (event.seq <= mirroredSeq) {
+          if (event.type === 'message' && event.data['role'] === 'assistant') turns += 1;
+          return;
+        }
         const entry = entryOf(event);
         if (entry) void this.mirror(org, pipelineRunId, entry);
       },
-      end: () => undefined,
+      end: () => this.following.delete(feed.runId),
     });
   }
 
