@@ -53,6 +53,10 @@ export class MediaJobs {
   private readonly stopping = new AbortController();
   /** called when a job is cancelled: the poller stops following it */
   onCancel: (jobId: string) => void = () => undefined;
+  /** called with every job's end: the run waiting on it is answered (run-waits.ts) */
+  onSettled: (org: OrgId, job: MediaJobDoc) => void = () => undefined;
+  /** hands a run's tool call over to the end of its jobs (run-waits.ts); false: the tool waits itself (`wait`) */
+  handOver: (org: OrgId, runId: string, jobIds: readonly string[]) => boolean = () => false;
 
   constructor(private readonly deps: MediaJobsDeps) {}
 
@@ -144,6 +148,7 @@ export class MediaJobs {
     this.publish(org, finished);
     for (const resolve of this.waiters.get(job.id) ?? []) resolve(finished);
     this.waiters.delete(job.id);
+    this.onSettled(org, finished);
     return finished;
   }
 
