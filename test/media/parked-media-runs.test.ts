@@ -11,7 +11,8 @@ import { startFakeRunwayServer, type FakeRunwayServer } from '../fakes/runway/se
 import { eventually } from '../helpers/eventually.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { ownTempDir, useFakeLlm, useSuite } from '../helpers/suite.js';
-import { execute, send, wireOrganization, type ChatOrg } from '../runtime/chat-helpers.js';
+import { execute, openStream, send, wireOrganization, type ChatOrg } from '../runtime/chat-helpers.js';
+import { createTask, runEnds } from '../tasks/helpers.js';
 
 /** polls every few ms; an idle wait parks after 20 ms */
 const ENV: Record<string, string> = {
@@ -21,14 +22,14 @@ const ENV: Record<string, string> = {
   LLM_API_KEY: FAKE_LLM_API_KEY,
 };
 
-async function mediaOrg(server: TestServer, llm: FakeLlmServer, runway: FakeRunwayServer): Promise<ChatOrg> {
+async function mediaOrg(server: TestServer, llm: FakeLlmServer, runway: FakeRunwayServer): Promise<ChatOrg & { sourceId: string }> {
   const org = await wireOrganization(server, llm, { approvalWrite: 'allow' });
   const source = await server.request('POST', '/sources', {
     token: org.session.token,
     body: { name: 'media', connector: 'runway', config: { api_key: runway.apiKey, base_url: runway.url } },
   });
   expect(source.status, source.text).toBe(201);
-  return org;
+  return { ...org, sourceId: source.body.id as string };
 }
 
 const video = (prompt: string) => ({ tool_calls: [{ id: 'c_video', ...execute('runway.media_text_to_video', { prompt }) }] });
@@ -127,6 +128,38 @@ describe('runs parked on media jobs', () => {
     expect(lastToolResult(llm)).toMatchObject({ error: { code: 'cancelled', details: { job_id: jobId, status: 'cancelled' } } });
     expect(await toolCall(server, org)).toMatchObject({ status: 'failed', error: { code: 'cancelled' } });
     expect(runway.tasks.get('task-parked-cancel')?.status).toBe('CANCELLED');
+  });
+
+  it('a task run parks on its job the same way: GET shows it running, it comes back and succeeds with the outputs', async () => {
+    const { server, llm, runway } = ctx;
+    const org = await mediaOrg(server, llm, runway);
+    const task = await createTask(server, org.session, {
+      name: 'nightly video',
+      trigger: { kind: 'webhook' },
+      input: { instruction: 'make the video' },
+      approval_defaults: { write: 'allow' },
+      enabled_source_ids: [org.sourceId],
+    });
+    runway.nextIds.push('task-parked-task');
+    runway.nextTasks.push({ outcome: { status: 'RUNNING' } });
+    llm.script([video('a task video'), { text: 'task video made' }]);
+    const fired = await server.request('POST', `/tasks/${task.id}/run`, { token: org.session.token });
+    expect(fired.status, fired.text).toBe(202);
+    const runId = fired.body.run_id as string;
+    const stream = await openStream(server.url, 'GET', `/tasks/${task.id}/runs/${runId}/events`, { token: org.session.token });
+    await stream.waitFor((event) => event.event === 'tool_deferred');
+    stream.close();
+    await eventually(async () => ((await actorIds(server, org)).includes(runId) ? undefined : true), { what: 'the task run to park' });
+    const parked = await server.request('GET', `/tasks/${task.id}/runs/${runId}`, { token: org.session.token });
+    expect(parked.body.status).toBe('running');
+
+    finish(runway, 'task-parked-task');
+    const run = await runEnds(server, org.session, task.id as string, runId);
+    expect(run.status).toBe('succeeded');
+    expect(lastToolResult(llm).result).toMatchObject({
+      status: 'succeeded',
+      outputs: [expect.objectContaining({ artifact_id: expect.stringMatching(/^art_/) })],
+    });
   });
 
   it('wait: false still answers the job id at once and the run never waits', async () => {
