@@ -262,10 +262,15 @@ export const agentRunMachine = agentRunSetup.createMachine({
                 { type: 'denyCall', params: { code: 'approval_denied', message: 'the approval was denied' } },
               ],
             },
-            CANCEL: {
-              target: '#agentRun.cancelled',
-              actions: ['requestCancel', { type: 'record', params: ({ context }) => decision(context, 'cancelled', null) }],
-            },
+            // parked on a handed-over result there is no approval to close
+            CANCEL: [
+              {
+                guard: 'waitsForApproval',
+                target: '#agentRun.cancelled',
+                actions: ['requestCancel', { type: 'record', params: ({ context }) => decision(context, 'cancelled', null) }],
+              },
+              { target: '#agentRun.cancelled', actions: 'requestCancel' },
+            ],
             SHUTDOWN: {
               target: '#agentRun.failed',
               actions: { type: 'fail', params: { reason: 'shutdown', message: 'the service shut down while the run waited for an approval' } },

@@ -102,6 +102,7 @@ export const agentRunSetup = setup({
     /** reads run at once; writes too when the run allows them */
     runsUnasked: ({ context }, step: ToolStepOutput) => step.kind === 'execute' && (step.effect === 'read' || context.approvalWrite === 'allow'),
     isCurrentApproval: ({ context }, approvalId: string) => context.current?.approvalId === approvalId,
+    waitsForApproval: ({ context }) => (context.current?.approvalId ?? null) !== null,
     handedOver: (_args, executed: ExecutedTool) => 'deferred' in executed,
     isCurrentWait: ({ context }, key: string) => context.current?.deferred?.keys.includes(key) === true,
   },

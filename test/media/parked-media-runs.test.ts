@@ -59,11 +59,11 @@ const finish = (runway: FakeRunwayServer, taskId: string): void => {
   if (task) task.outcome = { status: 'SUCCEEDED', output: [`${runway.url}/outputs/${taskId}.mp4?_jwt=signed`] };
 };
 
-/** sends a message whose run starts a video on `taskId` (running until `finish`) and waits for the hand-over */
-async function handedOver(server: TestServer, llm: FakeLlmServer, runway: FakeRunwayServer, org: ChatOrg, taskId: string) {
+/** sends a message whose run starts a video on `taskId` (running until `finish`) and waits for the hand-over; `answers`: the model's turn after it is scripted */
+async function handedOver(server: TestServer, llm: FakeLlmServer, runway: FakeRunwayServer, org: ChatOrg, taskId: string, answers = true) {
   runway.nextIds.push(taskId);
   runway.nextTasks.push({ outcome: { status: 'RUNNING' } });
-  llm.script([video(`a video for ${taskId}`), { text: `done with ${taskId}` }]);
+  llm.script(answers ? [video(`a video for ${taskId}`), { text: `done with ${taskId}` }] : [video(`a video for ${taskId}`)]);
   const stream = await send(server, org, `make ${taskId}`);
   const deferred = await stream.waitFor((event) => event.event === 'tool_deferred');
   expect(deferred.data).toMatchObject({ tool_call_id: 'c_video', kind: 'media', keys: [expect.stringMatching(/^mjb_/)] });
@@ -128,6 +128,30 @@ describe('runs parked on media jobs', () => {
     expect(lastToolResult(llm)).toMatchObject({ error: { code: 'cancelled', details: { job_id: jobId, status: 'cancelled' } } });
     expect(await toolCall(server, org)).toMatchObject({ status: 'failed', error: { code: 'cancelled' } });
     expect(runway.tasks.get('task-parked-cancel')?.status).toBe('CANCELLED');
+  });
+
+  it('cancelling the parked reply ends it as cancelled; the job goes on and the run is not answered again', async () => {
+    const { server, llm, runway } = ctx;
+    const org = await mediaOrg(server, llm, runway);
+    const { stream, jobId } = await handedOver(server, llm, runway, org, 'task-parked-reply-cancel', false);
+    stream.close();
+    await eventually(() => (runtime().parkedRuns > 0 ? true : undefined), { what: 'the run to park' });
+    const message = await reply(server, org);
+    const cancel = await server.request('POST', `/chat/conversations/${org.conversationId}/messages/${String(message['id'])}/cancel`, {
+      token: org.session.token,
+    });
+    expect(cancel.status).toBe(202);
+    expect(await replyEnds(server, org)).toMatchObject({ status: 'cancelled' });
+    expect(await toolCall(server, org)).toMatchObject({ status: 'failed', error: { code: 'cancelled' } });
+    expect(runtime().parkedRuns).toBe(0);
+    // the job was not cancelled with the run: it finishes, and nobody waits on it any more
+    finish(runway, 'task-parked-reply-cancel');
+    const done = await eventually(async () => {
+      const shown = await server.request('GET', `/media/jobs/${jobId}`, { token: org.session.token });
+      return shown.body.status === 'succeeded' ? shown.body : undefined;
+    });
+    expect(done.outputs).toHaveLength(1);
+    expect(await reply(server, org)).toMatchObject({ status: 'cancelled' });
   });
 
   it('a task run parks on its job the same way: GET shows it running, it comes back and succeeds with the outputs', async () => {
