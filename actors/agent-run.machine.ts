@@ -20,11 +20,18 @@ import type { SnapshotFrom } from 'xstate';
 import type { ToolOutcome } from '../runtime/tools/tool-result.js';
 import { currentOf, decision, end, failureOf, initialContext, turnEntry } from './agent-run.context.js';
 import { agentRunSetup } from './agent-run.setup.js';
-import type { ExecuteStep, RunStatus, ToolStepOutput } from './agent-run.types.js';
+import type { AgentRunEvent, DeferredWait, ExecutedTool, ExecuteStep, RunStatus, ToolStepOutput } from './agent-run.types.js';
 
 // chat.ts names the run's approval setting from here
 const SHUTDOWN_DURING_RUN = { type: 'fail', params: { reason: 'shutdown', message: 'the service shut down during the run' } } as const;
 const resultOf = (step: ToolStepOutput): ToolOutcome => (step as Extract<ToolStepOutput, { kind: 'result' }>).outcome;
+const handOverOf = (executed: ExecutedTool): DeferredWait => (executed as { deferred: DeferredWait }).deferred;
+/** a handed-over result arrives (live or parked): the call is answered with it */
+const DEFERRED_RESULT = {
+  guard: { type: 'isCurrentWait', params: ({ event }: { event: Extract<AgentRunEvent, { type: 'DEFERRED_RESULT' }> }) => event.key },
+  target: '#agentRun.active.running.afterTool',
+  actions: { type: 'setOutcome', params: ({ event }: { event: Extract<AgentRunEvent, { type: 'DEFERRED_RESULT' }> }) => event.outcome },
+} as const;
 
 export const agentRunMachine = agentRunSetup.createMachine({
   id: 'agentRun',
@@ -137,7 +144,14 @@ export const agentRunMachine = agentRunSetup.createMachine({
                   const current = currentOf(context);
                   return { runId: context.runId, call: current.call, resolved: current.step?.resolved };
                 },
-                onDone: { target: 'afterTool', actions: { type: 'setOutcome', params: ({ event }) => event.output } },
+                onDone: [
+                  {
+                    guard: { type: 'handedOver', params: ({ event }) => event.output },
+                    target: '#agentRun.active.awaiting_result',
+                    actions: { type: 'setDeferred', params: ({ event }) => handOverOf(event.output) },
+                  },
+                  { target: 'afterTool', actions: { type: 'setOutcome', params: ({ event }) => event.output as ToolOutcome } },
+                ],
                 onError: { target: 'afterTool', actions: 'toolStepFailed' },
               },
             },
@@ -205,9 +219,29 @@ export const agentRunMachine = agentRunSetup.createMachine({
             },
           },
         },
+        /** the current call handed its result over (a media job): it comes as DEFERRED_RESULT, here or after the run was parked */
+        awaiting_result: {
+          entry: {
+            type: 'record',
+            params: ({ context }) => {
+              const { call, deferred } = currentOf(context);
+              const wait = deferred as DeferredWait;
+              return { type: 'tool_deferred', data: { tool_call_id: call.id, kind: wait.kind, keys: wait.keys } };
+            },
+          },
+          on: {
+            DEFERRED_RESULT: DEFERRED_RESULT,
+            CANCEL: { target: '#agentRun.cancelled', actions: 'requestCancel' },
+            SHUTDOWN: {
+              target: '#agentRun.failed',
+              actions: { type: 'fail', params: { reason: 'shutdown', message: 'the service shut down while the run waited for a tool result' } },
+            },
+          },
+        },
         /** a parked run brought back (runtime/agent/parking.ts): the wait's entries ran before it was parked */
         parked: {
           on: {
+            DEFERRED_RESULT: DEFERRED_RESULT,
             APPROVAL_TIMEOUT: {
               target: 'running.afterTool',
               actions: [
@@ -228,10 +262,15 @@ export const agentRunMachine = agentRunSetup.createMachine({
                 { type: 'denyCall', params: { code: 'approval_denied', message: 'the approval was denied' } },
               ],
             },
-            CANCEL: {
-              target: '#agentRun.cancelled',
-              actions: ['requestCancel', { type: 'record', params: ({ context }) => decision(context, 'cancelled', null) }],
-            },
+            // parked on a handed-over result there is no approval to close
+            CANCEL: [
+              {
+                guard: 'waitsForApproval',
+                target: '#agentRun.cancelled',
+                actions: ['requestCancel', { type: 'record', params: ({ context }) => decision(context, 'cancelled', null) }],
+              },
+              { target: '#agentRun.cancelled', actions: 'requestCancel' },
+            ],
             SHUTDOWN: {
               target: '#agentRun.failed',
               actions: { type: 'fail', params: { reason: 'shutdown', message: 'the service shut down while the run waited for an approval' } },
@@ -253,7 +292,9 @@ export type AgentRunSnapshot = SnapshotFrom<AgentRunMachine>;
 /** The run's status as the registry and the store name it. */
 export function runStatusOf(snapshot: AgentRunSnapshot): RunStatus {
   if (snapshot.matches('pending')) return 'pending';
-  if (snapshot.matches({ active: 'awaiting_approval' }) || snapshot.matches({ active: 'parked' })) return 'awaiting_approval';
+  if (snapshot.matches({ active: 'awaiting_approval' })) return 'awaiting_approval';
+  // parked on a handed-over result, the run is still running its tool call
+  if (snapshot.matches({ active: 'parked' })) return snapshot.context.current?.approvalId ? 'awaiting_approval' : 'running';
   if (snapshot.matches('active')) return 'running';
   if (snapshot.matches('succeeded')) return 'succeeded';
   if (snapshot.matches('cancelled')) return 'cancelled';

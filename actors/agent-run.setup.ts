@@ -12,7 +12,9 @@ import type {
   AgentRunContext,
   AgentRunEvent,
   AgentRunInput,
+  DeferredWait,
   ExecuteStep,
+  ExecutedTool,
   Failure,
   RecordEntry,
   RunEnd,
@@ -36,8 +38,8 @@ export const agentRunSetup = setup({
     llmTurn: fromPromise<TurnOutput, { runId: string; messages: readonly ChatMessage[] }>(notProvided('llmTurn')),
     /** what to do with a tool call: a result already (meta-tools, refusals) or a connector tool to execute */
     toolStep: fromPromise<ToolStepOutput, { runId: string; call: ToolCall }>(notProvided('toolStep')),
-    /** executes a connector tool the step resolved */
-    runTool: fromPromise<ToolOutcome, { runId: string; call: ToolCall; resolved: unknown }>(notProvided('runTool')),
+    /** executes a connector tool the step resolved (its outcome, or the hand-over of its result) */
+    runTool: fromPromise<ExecutedTool, { runId: string; call: ToolCall; resolved: unknown }>(notProvided('runTool')),
   },
   actions: {
     /** appends to the run's transcript (persisted and streamed) */
@@ -59,10 +61,11 @@ export const agentRunSetup = setup({
     /** the turn's assistant message joins the conversation; its tool calls wait their turn */
     takeTurn: assign(({ context }, out: TurnOutput) => afterTurn(context, out)),
     takeNextCall: assign(({ context }) => ({
-      current: { call: context.pending[0] as ToolCall, step: null, outcome: null, approvalId: null },
+      current: { call: context.pending[0] as ToolCall, step: null, outcome: null, approvalId: null, deferred: null },
       pending: context.pending.slice(1),
     })),
     setOutcome: assign({ current: ({ context }, outcome: ToolOutcome) => ({ ...currentOf(context), outcome }) }),
+    setDeferred: assign({ current: ({ context }, deferred: DeferredWait) => ({ ...currentOf(context), deferred }) }),
     setStep: assign({ current: ({ context }, step: ExecuteStep) => ({ ...currentOf(context), step }) }),
     askApproval: assign(({ context }, step: ExecuteStep) => ({
       approvals: context.approvals + 1,
@@ -89,7 +92,8 @@ export const agentRunSetup = setup({
   },
   guards: {
     cancelRequested: ({ context }) => context.cancelRequested,
-    resuming: ({ context }) => context.current?.approvalId !== null && context.current?.approvalId !== undefined,
+    /** parked in an approval wait or waiting for a handed-over result */
+    resuming: ({ context }) => (context.current?.approvalId ?? context.current?.deferred ?? null) !== null,
     shutdownRequested: ({ context }) => context.shutdownRequested,
     overCostCap: ({ context }) => context.costCapUsd !== null && context.spentTodayUsd + context.costUsd > context.costCapUsd,
     noToolCalls: ({ context }) => context.pending.length === 0,
@@ -98,5 +102,8 @@ export const agentRunSetup = setup({
     /** reads run at once; writes too when the run allows them */
     runsUnasked: ({ context }, step: ToolStepOutput) => step.kind === 'execute' && (step.effect === 'read' || context.approvalWrite === 'allow'),
     isCurrentApproval: ({ context }, approvalId: string) => context.current?.approvalId === approvalId,
+    waitsForApproval: ({ context }) => (context.current?.approvalId ?? null) !== null,
+    handedOver: (_args, executed: ExecutedTool) => 'deferred' in executed,
+    isCurrentWait: ({ context }, key: string) => context.current?.deferred?.keys.includes(key) === true,
   },
 });

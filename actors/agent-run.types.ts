@@ -43,6 +43,20 @@ export interface ExecuteStep {
   readonly resolved: unknown;
 }
 
+/**
+ * A tool call whose result comes later from outside the run (a media job): the tool hands it over instead of
+ * waiting inside the step, and the run waits for `DEFERRED_RESULT` (runtime/agent/deferred-calls.ts).
+ */
+export interface DeferredWait {
+  /** who delivers the result, e.g. `media` */
+  readonly kind: string;
+  /** what the result waits on, e.g. the media job ids */
+  readonly keys: readonly string[];
+}
+
+/** What executing a tool answers: its outcome, or the hand-over of its result. */
+export type ExecutedTool = ToolOutcome | { readonly deferred: DeferredWait };
+
 /** A tool step either has its result already, or names a connector tool to execute. */
 export type ToolStepOutput = { readonly kind: 'result'; readonly outcome: ToolOutcome } | ExecuteStep;
 
@@ -72,7 +86,8 @@ export type RecordEntry =
       readonly type: 'approval_decision';
       readonly data: { readonly approval_id: string; readonly decision: 'approved' | 'denied' | 'timeout' | 'cancelled'; readonly decided_by: string | null };
     }
-  | { readonly type: 'tool_result'; readonly data: { readonly tool_call_id: string; readonly name: string; readonly outcome: ToolOutcome } };
+  | { readonly type: 'tool_result'; readonly data: { readonly tool_call_id: string; readonly name: string; readonly outcome: ToolOutcome } }
+  | { readonly type: 'tool_deferred'; readonly data: { readonly tool_call_id: string; readonly kind: string; readonly keys: readonly string[] } };
 
 /** The tool call being handled. */
 export interface CurrentCall {
@@ -81,6 +96,8 @@ export interface CurrentCall {
   readonly outcome: ToolOutcome | null;
   /** set when the call waits for an approval */
   readonly approvalId: string | null;
+  /** set when the call's result was handed over (the run waits for it); absent in contexts parked before it existed */
+  readonly deferred?: DeferredWait | null;
 }
 
 export interface Failure {
@@ -111,4 +128,6 @@ export type AgentRunEvent =
   | { readonly type: 'DENY'; readonly approvalId: string; readonly by: string }
   /** the deadlines of a parked run (its own delays were not running while it was parked) */
   | { readonly type: 'APPROVAL_TIMEOUT' }
-  | { readonly type: 'RUN_TIMEOUT' };
+  | { readonly type: 'RUN_TIMEOUT' }
+  /** the result of a call handed over (`key`: one of the wait's keys) */
+  | { readonly type: 'DEFERRED_RESULT'; readonly key: string; readonly outcome: ToolOutcome };

@@ -107,6 +107,7 @@ import { ragPort } from '../domains/rag/rag-port.js';
 import { mediaPort } from '../domains/media/media-port.js';
 import { MediaJobs } from '../domains/media/service.js';
 import { MediaPoller } from '../domains/media/poller.js';
+import { connectRunWaits } from '../domains/media/run-waits.js';
 import { VoiceService } from '../domains/voice/service.js';
 import { VoiceSockets } from './voice-sockets.js';
 
@@ -255,7 +256,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     const workerTurns = new WorkerTurnRunner(workers);
     if (config.features.workers) agentRuntime.useTurnRunner(workerTurns);
     // media-generation jobs: polled on the `render` queue; those a previous process left unfinished carry on
-    mediaJobs = new MediaJobs({ collections, queue: jobQueue, clock, logger, feedOf: (runId) => agentRuntime.feed(runId) });
+    mediaJobs = new MediaJobs({ collections, queue: jobQueue, clock, logger, feedOf: (runId) => agentRuntime.progressFeed(runId) });
     const leaseMs = config.workerLeaseTtlSeconds * 1000;
     // with feature workers, worker processes serving `render` claim the polls and step them through the gateway
     const mediaDeps = { jobs: mediaJobs, queue: jobQueue, plugins, sources, files, net: egress, clock, logger, ...config.media, leaseMs };
@@ -376,6 +377,8 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     });
     // outbound deliveries a previous process left queued or in flight carry on
     await webhookDispatcher.resume();
+    // media tool calls of runs that can park hand their result over; runs parked on jobs that ended meanwhile come back (every resumer is registered)
+    connectRunWaits(mediaJobs, agentRuntime.deferredCalls, logger);
     activitySweeper.start();
     const feedSockets = new FeedSockets({
       feed,
@@ -421,7 +424,8 @@ export async function startService(config: ServiceConfig, logger: Logger, option
           await activitySweeper.stop();
           await gatewayHealth.stop();
           await taskRuntime.stop();
-          // runs waiting on media jobs answer at once; the jobs are followed again after the restart
+          // runs waiting on media jobs park (or, waiting in a tool, answer at once); the jobs are followed again after the restart
+          await agentRuntime.parkForShutdown();
           mediaJobs?.release();
           await supervisor.shutdown();
           await mediaPoller.stop();

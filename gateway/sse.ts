@@ -17,6 +17,7 @@ const STREAM_FIELDS: Readonly<Record<string, readonly string[]>> = {
   error: ['code', 'message'],
   message_end: ['finish_reason', 'usage'],
   media_progress: ['job_id', 'status', 'progress', 'outputs'],
+  tool_deferred: ['tool_call_id', 'kind', 'keys'],
 };
 
 function sseFrame(event: Pick<TranscriptEvent, 'seq' | 'type' | 'data'>): string | null {

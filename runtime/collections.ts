@@ -117,8 +117,9 @@ export interface AgentRunDoc extends StoredFields {
 
 /** What a parked run needs to continue (runtime/agent/parking.ts); `id` is the run's id. */
 export interface ParkedRunDoc extends StoredFields {
-  readonly approval_id: string;
-  /** ms since the epoch: when the approval times out, and when the run does */
+  /** null: the run waits for a tool result handed over (its context's `current.deferred`), not an approval */
+  readonly approval_id: string | null;
+  /** ms since the epoch: when the approval times out (the run's deadline when it waits for a result), and when the run does */
   readonly approval_deadline: number;
   readonly run_deadline: number;
   /** the machine's context at the wait (the current call without its resolved tool) */

@@ -55,6 +55,10 @@ export class MediaJobs {
   onCancel: (jobId: string) => void = () => undefined;
   /** called when a job's poll is queued: with worker processes following it, the poller watches how the queue settles it */
   onQueued: (org: OrgId, jobId: string) => void = () => undefined;
+  /** called with every job's end: the run waiting on it is answered (run-waits.ts) */
+  onSettled: (org: OrgId, job: MediaJobDoc) => void = () => undefined;
+  /** hands a run's tool call over to the end of its jobs (run-waits.ts); false: the tool waits itself (`wait`) */
+  handOver: (org: OrgId, runId: string, jobIds: readonly string[]) => boolean = () => false;
 
   constructor(private readonly deps: MediaJobsDeps) {}
 
@@ -147,6 +151,7 @@ export class MediaJobs {
     this.publish(org, finished);
     for (const resolve of this.waiters.get(job.id) ?? []) resolve(finished);
     this.waiters.delete(job.id);
+    this.onSettled(org, finished);
     return finished;
   }
 

@@ -48,7 +48,7 @@ export class TaskRunLedger {
   /**
    * Task runs a previous process left running: their agent runs were
    * finalized as interrupted; copy that. Two kinds go on, returned by task
-   * id (they keep their slots): a run parked on an approval
+   * id (they keep their slots): a run parked on an approval or a media job
    * (runtime/agent/parking.ts) waits on, and a run dispatched to a gateway
    * (no agent run, a stored dispatch) is resumed by the caller (`dispatched`).
    */
@@ -58,7 +58,8 @@ export class TaskRunLedger {
     const runs = await this.collections.taskRuns.findAcrossOrgs({ status: 'running' }, 1_000_000);
     for (const run of runs) {
       const agentRun = await this.collections.agentRuns.get(run.org_id, run.id);
-      const parked = agentRun?.status === 'awaiting_approval' && agentRun.parked_at != null;
+      // parked on an approval, or on a tool result handed over (a media job: its record says `running`)
+      const parked = agentRun?.parked_at != null && (agentRun.status === 'awaiting_approval' || agentRun.status === 'running');
       const onGateway = !agentRun && (await this.collections.gatewayDispatches.findOne(run.org_id, { workflow_run_id: run.id, step_id: run.task_id })) !== null;
       if (parked || onGateway) {
         kept.set(run.task_id, [...(kept.get(run.task_id) ?? []), run.id]);

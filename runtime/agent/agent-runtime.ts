@@ -12,12 +12,12 @@
 import type { Logger } from 'pino';
 import { fromPromise } from 'xstate';
 import { agentRunMachine, runStatusOf } from '../../actors/agent-run.machine.js';
-import type { AgentRunContext, AgentRunInput, RecordEntry, RunEnd, ToolStepOutput, TurnOutput } from '../../actors/agent-run.types.js';
+import type { AgentRunContext, AgentRunInput, ExecutedTool, RecordEntry, RunEnd, ToolStepOutput, TurnOutput } from '../../actors/agent-run.types.js';
 import { createCatalog, type CatalogSource, type ResolvedToolCall, type ToolCatalog } from '../tools/catalog.js';
 import type { ToolInterceptor } from '../tools/interceptors.js';
 import type { PluginRegistry } from '../tools/registry.js';
 import { resolveExecuteConnectorTool, runExecuteConnectorTool } from '../tools/meta-tools.js';
-import { failedOutcome, type ToolOutcome } from '../tools/tool-result.js';
+import { failedOutcome } from '../tools/tool-result.js';
 import type { AgentRunDoc } from '../collections.js';
 import type { PlatformCollections as Collections } from '../collections.js';
 import { newId } from '../ids.js';
@@ -29,6 +29,7 @@ import type { PlatformEvents } from '../events.js';
 import type { OrgId } from '../store/types.js';
 import type { ActorInfo, KindHandle, Supervisor } from '../supervisor.js';
 import { subjectOf, type LiveRun, type StartRunRequest } from './live-run.js';
+import { DeferredCalls } from './deferred-calls.js';
 import { modelTurn } from './model-turn.js';
 import { RunParking, type RunResumer } from './parking.js';
 import { RunFeed } from './run-feed.js';
@@ -88,6 +89,8 @@ export class AgentRuntime {
   private turnRunner: TurnRunner | null = null;
   private readonly actors: KindHandle<ReturnType<AgentRuntime['machine']>>;
   private readonly parking: RunParking;
+  /** tool calls that hand their result over (a media job) instead of waiting in the tool step */
+  readonly deferredCalls: DeferredCalls;
 
   constructor(options: AgentRuntimeOptions) {
     this.supervisor = options.supervisor;
@@ -119,12 +122,22 @@ export class AgentRuntime {
       approvals: this.approvals,
       waitingContext: (runId) => {
         const snapshot = this.actors.snapshot(runId);
-        return snapshot?.matches({ active: 'awaiting_approval' }) === true ? snapshot.context : null;
+        return snapshot?.matches({ active: 'awaiting_approval' }) || snapshot?.matches({ active: 'awaiting_result' }) ? snapshot.context : null;
       },
       evict: (runId) => this.actors.evict(runId),
       revive: (request, feed, context, runDue) => this.revive(request, feed, context, runDue),
       send: (runId, event) => this.actors.send(runId, event),
       accepting: () => this.supervisor.accepting,
+    });
+    this.deferredCalls = new DeferredCalls({
+      runs: this.runs,
+      parking: this.parking,
+      liveWait: (runId) => {
+        const snapshot = this.actors.snapshot(runId);
+        const waits = snapshot?.matches({ active: 'awaiting_result' }) || snapshot?.matches({ active: 'parked' });
+        return waits ? (snapshot?.context.current?.deferred ?? null) : null;
+      },
+      send: (runId, event) => this.actors.send(runId, event),
     });
   }
 
@@ -140,6 +153,11 @@ export class AgentRuntime {
 
   get parkedRuns(): number {
     return this.parking.size;
+  }
+
+  /** At shutdown, before the runs stop: runs waiting for a handed-over result park, to come back after the restart (parking.ts). */
+  parkForShutdown(): Promise<void> {
+    return this.parking.parkForShutdown();
   }
 
   /** Plugs in where the model turns of the runs `runner.takes` go (set once at start, before any run). */
@@ -206,6 +224,11 @@ export class AgentRuntime {
   /** The live feed of a run (also shortly after it ended, until its writes are flushed); a parked run's feed replays its transcript. */
   feed(runId: string): RunFeed | undefined {
     return this.runs.get(runId)?.feed ?? this.parking.feed(runId);
+  }
+
+  /** The feed a run's progress goes to: a live run's, or a parked run's somebody listens to (else none: the entry would be stored twice). */
+  progressFeed(runId: string): RunFeed | undefined {
+    return this.runs.get(runId)?.feed ?? this.parking.openFeed(runId);
   }
 
   /** Sets the run's cancel flag (a parked run comes back for it); false when the run is not live in this organization. */
@@ -313,7 +336,7 @@ export class AgentRuntime {
           return modelTurn(run, input.messages, signal, this.prices);
         }),
         toolStep: fromPromise<ToolStepOutput, { runId: string; call: ToolCall }>(async ({ input }) => toolStep(live(input.runId), input.call, this.policies)),
-        runTool: fromPromise<ToolOutcome, { runId: string; call: ToolCall; resolved: unknown }>(async ({ input, signal }) => {
+        runTool: fromPromise<ExecutedTool, { runId: string; call: ToolCall; resolved: unknown }>(async ({ input, signal }) => {
           const run = live(input.runId);
           // a run that was parked lost its resolved tool: the catalog resolves the call again
           let resolved = input.resolved as ResolvedToolCall | undefined;
@@ -322,13 +345,9 @@ export class AgentRuntime {
             if (!resolution.ok) return failedOutcome(resolution.error);
             resolved = resolution;
           }
-          return runExecuteConnectorTool(run.catalog, resolved, {
-            orgId: run.request.orgId,
-            signal,
-            actorId: run.request.userId,
-            realm: run.request.realm ?? 'default',
-            runId: run.id,
-          });
+          const call = resolved;
+          const context = { orgId: run.request.orgId, signal, actorId: run.request.userId, realm: run.request.realm ?? 'default', runId: run.id };
+          return this.deferredCalls.execute(run, () => runExecuteConnectorTool(run.catalog, call, context));
         }),
       },
       actions: {
@@ -338,6 +357,11 @@ export class AgentRuntime {
           if (entry.type === 'approval_required') {
             this.parking.waiting(run);
             this.report(run, (observer, org, facts) => observer.approvalRequested(org, facts, entry.data.approval_id, entry.data.tool));
+          } else if (entry.type === 'tool_deferred') {
+            this.parking.waiting(run);
+            this.deferredCalls.began(run, entry.data);
+          } else if (entry.type === 'tool_result') {
+            run.waitingSince = undefined;
           } else if (entry.type === 'approval_decision') {
             run.waitingSince = undefined;
             this.report(run, (observer, org, facts) =>

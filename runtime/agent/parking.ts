@@ -1,5 +1,6 @@
 /**
- * Parked runs: a run that waits for an approval and stays idle for
+ * Parked runs: a run that waits for an approval (or for a tool result handed
+ * over, deferred-calls.ts) and stays idle for
  * `AGENT_PARK_AFTER_MS` is persisted (`parked_runs`: the machine's context at
  * the wait, its request's data, its deadlines, the site that can rebuild the
  * rest), its actor is stopped and everything the runtime held of it is
@@ -16,7 +17,7 @@
  * and `restore()` reads the index back.
  */
 import type { Logger } from 'pino';
-import type { AgentRunContext, AgentRunEvent } from '../../actors/agent-run.types.js';
+import type { AgentRunContext, AgentRunEvent, DeferredWait } from '../../actors/agent-run.types.js';
 import type { AgentRunDoc, ParkedRunDoc, PlatformCollections as Collections } from '../collections.js';
 import type { RuntimeClock } from '../clock.js';
 import type { OrgId } from '../store/types.js';
@@ -58,9 +59,19 @@ const REQUEST_FIELDS = [
 /** One parked run in memory: strings and numbers only. */
 interface ParkedEntry {
   readonly org: string;
-  readonly approvalId: string;
+  /** the approval it waits for, or null when it waits for a handed-over result (`deferred`) */
+  readonly approvalId: string | null;
+  readonly deferred: DeferredWait | null;
   readonly approvalDue: number;
   readonly runDue: number;
+}
+
+/** What a run's context waits on, as one string (null: nothing): a park compares it before and after its writes. */
+function waitKeyOf(context: AgentRunContext | null): string | null {
+  const current = context?.current;
+  if (!current) return null;
+  if (current.approvalId !== null) return current.approvalId;
+  return current.deferred ? `${current.call.id}:${current.deferred.keys.join(',')}` : null;
 }
 
 /** What parking needs of the runtime. */
@@ -72,7 +83,7 @@ export interface ParkingHost {
   /** live runs and approval id -> run id, the runtime's own maps */
   readonly runs: Map<string, LiveRun>;
   readonly approvals: Map<string, string>;
-  /** the live actor's context when it waits in `awaiting_approval`, else null */
+  /** the live actor's context when it waits in `awaiting_approval` or `awaiting_result`, else null */
   waitingContext(runId: string): AgentRunContext | null;
   evict(runId: string): boolean;
   /** starts the actor of a run brought back, in `active.parked` */
@@ -107,6 +118,41 @@ export class RunParking {
   /** The organization of a parked run, when it is parked. */
   orgOf(runId: string): string | undefined {
     return this.parked.get(runId)?.org;
+  }
+
+  /** Whether `run` can be parked (its request names a site with a resumer). */
+  parks(run: LiveRun): boolean {
+    const site = run.request.resume?.site;
+    return site !== undefined && this.resumers.has(site);
+  }
+
+  /** The handed-over result a parked run waits for. */
+  deferredOf(runId: string): DeferredWait | undefined {
+    return this.parked.get(runId)?.deferred ?? undefined;
+  }
+
+  /** Every parked run waiting for a handed-over result. */
+  deferredWaits(): { org: OrgId; runId: string; wait: DeferredWait }[] {
+    const waits: { org: OrgId; runId: string; wait: DeferredWait }[] = [];
+    for (const [runId, entry] of this.parked) if (entry.deferred) waits.push({ org: entry.org as OrgId, runId, wait: entry.deferred });
+    return waits;
+  }
+
+  /** The feed of a parked run somebody listens to, once its entries are loaded (never one made for the asking). */
+  openFeed(runId: string): RunFeed | undefined {
+    const feed = this.standby.get(runId);
+    return feed?.loaded === true ? feed : undefined;
+  }
+
+  /**
+   * At shutdown, before the runs stop: every run waiting for a handed-over result parks at once (it comes
+   * back after the restart), and the streams of parked runs end (their clients reconnect to the next process).
+   */
+  async parkForShutdown(): Promise<void> {
+    const waits = [...this.waitingRuns].filter((run) => !this.parking.has(run.id) && this.host.waitingContext(run.id)?.current?.deferred);
+    await Promise.all(waits.map((run) => this.park(run)));
+    for (const feed of this.standby.values()) feed.end();
+    this.standby.clear();
   }
 
   /** A run began an approval wait: it may be parked once idle. */
@@ -146,9 +192,11 @@ export class RunParking {
   async restore(): Promise<number> {
     const docs = await this.host.collections.parkedRuns.findAcrossOrgs({}, Number.MAX_SAFE_INTEGER);
     for (const doc of docs) {
-      this.parked.set(doc.id, { org: doc.org_id, approvalId: doc.approval_id, approvalDue: doc.approval_deadline, runDue: doc.run_deadline });
+      const deferred = (doc.context as unknown as AgentRunContext).current?.deferred ?? null;
+      const approvalId = doc.approval_id ?? null;
+      this.parked.set(doc.id, { org: doc.org_id, approvalId, deferred, approvalDue: doc.approval_deadline, runDue: doc.run_deadline });
       this.nextDue = Math.min(this.nextDue, doc.approval_deadline, doc.run_deadline);
-      this.host.approvals.set(doc.approval_id, doc.id);
+      if (approvalId !== null) this.host.approvals.set(approvalId, doc.id);
     }
     if (docs.length > 0) this.schedule();
     return docs.length;
@@ -200,21 +248,24 @@ export class RunParking {
     const org = run.request.orgId;
     const context = this.host.waitingContext(run.id);
     const resume = run.request.resume;
-    const approvalId = context?.current?.approvalId;
-    if (!context || !resume || !approvalId || run.waitingSince === undefined) return;
+    const waitKey = waitKeyOf(context);
+    if (!context || !resume || waitKey === null || run.waitingSince === undefined) return;
     this.parking.add(run.id);
     try {
       // the wait's transcript entries and status are in the store first
       await run.feed.flushed();
-      if (this.host.waitingContext(run.id)?.current?.approvalId !== approvalId) return;
+      if (waitKeyOf(this.host.waitingContext(run.id)) !== waitKey) return;
       const { current } = context;
+      const approvalId = current?.approvalId ?? null;
+      const deferred = current?.deferred ?? null;
       const step = current?.step ? { ...current.step, resolved: undefined } : null;
       const request: Record<string, unknown> = {};
       for (const field of REQUEST_FIELDS) if (run.request[field] !== undefined) request[field] = run.request[field];
       const doc: Omit<ParkedRunDoc, 'created_at' | 'updated_at'> = {
         id: run.id,
         approval_id: approvalId,
-        approval_deadline: run.waitingSince + context.approvalTimeoutMs,
+        // a handed-over result has no deadline of its own: the run's
+        approval_deadline: approvalId === null ? run.runDue : run.waitingSince + context.approvalTimeoutMs,
         run_deadline: run.runDue,
         context: { ...context, current: current ? { ...current, step } : null },
         request,
@@ -224,12 +275,12 @@ export class RunParking {
       await collections.parkedRuns.insert(org, doc);
       await collections.agentRuns.update(org, run.id, { parked_at: new Date(clock.now()).toISOString() });
       // an answer (or a cancel, a shutdown) may have come meanwhile: then the run stays live
-      if (run.finished || this.host.waitingContext(run.id)?.current?.approvalId !== approvalId) {
+      if (run.finished || waitKeyOf(this.host.waitingContext(run.id)) !== waitKey) {
         await collections.parkedRuns.delete(org, run.id);
         await collections.agentRuns.update(org, run.id, { parked_at: null });
         return;
       }
-      this.parked.set(run.id, { org, approvalId, approvalDue: doc.approval_deadline, runDue: doc.run_deadline });
+      this.parked.set(run.id, { org, approvalId, deferred, approvalDue: doc.approval_deadline, runDue: doc.run_deadline });
       this.nextDue = Math.min(this.nextDue, doc.approval_deadline, doc.run_deadline);
       this.waitingRuns.delete(run);
       this.host.evict(run.id);
@@ -251,9 +302,10 @@ export class RunParking {
     const forget = (): void => {
       this.parked.delete(runId);
       this.standby.delete(runId);
-      this.host.approvals.delete(entry.approvalId);
+      if (entry.approvalId !== null) this.host.approvals.delete(entry.approvalId);
     };
-    if (!doc || !record || record.status !== 'awaiting_approval') {
+    // waiting for a handed-over result, the run's record says `running`
+    if (!doc || !record || (record.status !== 'awaiting_approval' && record.status !== 'running')) {
       forget();
       return false;
     }
@@ -275,7 +327,7 @@ export class RunParking {
     this.standby.delete(runId);
     const run = this.host.revive(request, feed, doc.context as unknown as AgentRunContext, doc.run_deadline);
     run.text = feed.text();
-    run.approvalIds.add(entry.approvalId);
+    if (entry.approvalId !== null) run.approvalIds.add(entry.approvalId);
     revived?.(run.feed);
     run.feed.enqueue(async () => {
       await collections.parkedRuns.delete(org, runId);

@@ -84,6 +84,11 @@ export class RunFeed {
     return this.loading ?? Promise.resolve();
   }
 
+  /** Its stored entries are in (always, but for a parked run's feed still loading them). */
+  get loaded(): boolean {
+    return this.loading === null;
+  }
+
   /** The seq of the last entry so far (a listener subscribing after it gets only what comes next). */
   get lastSeq(): number {
     return this.seq;

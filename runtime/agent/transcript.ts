@@ -36,6 +36,10 @@ export function recordEntry(run: LiveRun, entry: RecordEntry, approvals: Map<str
     case 'tool_result':
       feed.append('tool_result', { tool_call_id: entry.data.tool_call_id, name: entry.data.name, result: entry.data.outcome });
       return;
+    case 'tool_deferred':
+      // the call's result comes later (a media job): the run waits for it, possibly parked
+      feed.append('tool_deferred', { tool_call_id: entry.data.tool_call_id, kind: entry.data.kind, keys: [...entry.data.keys] });
+      return;
   }
 }
 

@@ -7,8 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { createActor, fromPromise, SimulatedClock, waitFor } from 'xstate';
 import { agentRunMachine, runStatusOf } from '../../actors/agent-run.machine.js';
-import type { AgentRunInput, RecordEntry, RunEnd, ToolStepOutput, TurnOutput } from '../../actors/agent-run.types.js';
-import type { ToolOutcome } from '../../runtime/tools/tool-result.js';
+import type { AgentRunInput, ExecutedTool, RecordEntry, RunEnd, ToolStepOutput, TurnOutput } from '../../actors/agent-run.types.js';
 import type { ChatMessage, ToolCall } from '../../runtime/llm/types.js';
 
 const RUN_ID = 'run_01JTESTRUN';
@@ -63,7 +62,7 @@ function startRun(script: Script, input: Partial<AgentRunInput> = {}) {
         if (planned instanceof Error) throw planned;
         return planned;
       }),
-      runTool: fromPromise<ToolOutcome, { runId: string; call: ToolCall; resolved: unknown }>(async ({ input: step }) => {
+      runTool: fromPromise<ExecutedTool, { runId: string; call: ToolCall; resolved: unknown }>(async ({ input: step }) => {
         executed.push(step.call.id);
         return { result: { ran: (step.resolved as { tool: string }).tool } };
       }),
