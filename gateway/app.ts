@@ -176,12 +176,14 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     // feature rag: chunks in DATA_DIR/rag.db (in memory while the feature is off), indexed in the background
     const rag = openRag({ collections, config, egress, files, clock, logger });
     await rag.service.indexer.failInterrupted();
+    // one memory service for the routes and the `memory` port: the tools recall (hybrid) and store (auto-embedded) as the routes do
+    const memory = new MemoryService(collections, config.features.rag ? rag.autoEmbed : undefined);
     // the media jobs need the job queue, opened after the plugins load: the port reaches them once they exist
     let mediaJobs: MediaJobs | null = null;
     // what connector plugins may reach of the service, each bound to the calling organization
     const ports: PortOffers = {
       media: mediaPort(collections, () => mediaJobs),
-      memory: memoryPort(collections),
+      memory: memoryPort(memory),
       files: filesPort(files),
       webhooks: webhooksPort(webhooks),
       ...(graph ? { graph: graphPort(graph) } : {}),
@@ -315,7 +317,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       policies,
       realms,
       skills: new SkillService(collections),
-      memory: new MemoryService(collections, config.features.rag ? rag.autoEmbed : undefined),
+      memory,
       roles: new RoleService(collections, clock),
       users: new UserService(collections),
       platform: new PlatformService(collections, config.platformOperators, clock),
