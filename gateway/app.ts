@@ -103,6 +103,7 @@ import { observeGraphChanges } from '../runtime/feed/graph-changes.js';
 import { withTaskRunFeed } from '../domains/tasks/run-feed.js';
 import { FeedSockets } from './ws-feed.js';
 import { openRag } from '../domains/rag/open.js';
+import { RagSourceSync } from '../domains/rag/source-sync.js';
 import { ragPort } from '../domains/rag/rag-port.js';
 import { mediaPort } from '../domains/media/media-port.js';
 import { MediaJobs } from '../domains/media/service.js';
@@ -286,6 +287,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       mediaPoller,
       rag: rag.service,
       ragSearch: rag.search,
+      ragSources: new RagSourceSync(rag.service, sourceService),
       workers,
       workerTurns,
       graphMaintenance: new GraphMaintenance({ workers, graph: () => graph, requireRealm: (orgId, realm) => realms.get(orgId, realm), clock }),
