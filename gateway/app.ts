@@ -104,6 +104,7 @@ import { withTaskRunFeed } from '../domains/tasks/run-feed.js';
 import { FeedSockets } from './ws-feed.js';
 import { openRag } from '../domains/rag/open.js';
 import { RagSourceSync } from '../domains/rag/source-sync.js';
+import { QueuedIndexing } from '../domains/rag/queued-indexing.js';
 import { ragPort } from '../domains/rag/rag-port.js';
 import { mediaPort } from '../domains/media/media-port.js';
 import { MediaJobs } from '../domains/media/service.js';
@@ -288,6 +289,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       rag: rag.service,
       ragSearch: rag.search,
       ragSources: new RagSourceSync(rag.service, sourceService),
+      ragQueuedIndexing: QueuedIndexing.open(rag.service, workers, config.features.workers && config.features.rag, logger),
       workers,
       workerTurns,
       graphMaintenance: new GraphMaintenance({ workers, graph: () => graph, requireRealm: (orgId, realm) => realms.get(orgId, realm), clock }),

@@ -5,8 +5,9 @@ import type { HandlerTable } from './handlers.js';
 import { modelTurnHandler } from './model-turn.js';
 import { graphMaintenanceHandler } from './graph-maintenance.js';
 import { ingestBodyHandler } from './ingest-body.js';
+import { ragIndexHandler } from './rag-index.js';
 
 export function builtinHandlers(config: Pick<WorkerConfig, 'egressAllow'>): HandlerTable {
   const egress = createEgressGuard({ allow: config.egressAllow });
-  return { model_turn: modelTurnHandler(egress.fetch), graph_maintenance: graphMaintenanceHandler, ingest_body: ingestBodyHandler };
+  return { model_turn: modelTurnHandler(egress.fetch), graph_maintenance: graphMaintenanceHandler, ingest_body: ingestBodyHandler, rag_index: ragIndexHandler };
 }
