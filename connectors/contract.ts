@@ -170,7 +170,14 @@ export interface ConnectorPlugin {
   close?(): Promise<void>;
   /** how the host's poller reads and cancels the tasks its tools start (handed over through the `media` port). Optional. */
   readonly jobs?: PlatformJobs;
+  /** The source's files as documents for a RAG collection it feeds (`github`: Markdown files). A `version` changes with the content (a git blob sha): only changed documents are read. `truncated`: a limit left some out. Optional. */
+  readonly documents?: {
+    list(config: Readonly<Record<string, unknown>>, signal: AbortSignal, net?: NetPort): Promise<{ documents: SourceDocument[]; truncated: boolean }>;
+    read(config: Readonly<Record<string, unknown>>, document: SourceDocument, signal: AbortSignal, net?: NetPort): Promise<Uint8Array>;
+  };
 }
+/** one file of a source: `path` is unique in the source (the document's name), `metadata` what search filters match */
+export type SourceDocument = { readonly path: string; readonly version: string; readonly metadata: Readonly<Record<string, string>> };
 
 /** Where a task on the connector's system stands (`failure.code`: a tool-result code; outputs may expire). */
 export interface PlatformTaskState {

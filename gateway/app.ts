@@ -103,10 +103,12 @@ import { observeGraphChanges } from '../runtime/feed/graph-changes.js';
 import { withTaskRunFeed } from '../domains/tasks/run-feed.js';
 import { FeedSockets } from './ws-feed.js';
 import { openRag } from '../domains/rag/open.js';
+import { RagSourceSync } from '../domains/rag/source-sync.js';
+import { QueuedIndexing } from '../domains/rag/queued-indexing.js';
 import { ragPort } from '../domains/rag/rag-port.js';
 import { mediaPort } from '../domains/media/media-port.js';
-import { MediaJobs } from '../domains/media/service.js';
-import { MediaPoller } from '../domains/media/poller.js';
+import type { MediaJobs } from '../domains/media/service.js';
+import { openMedia } from '../domains/media/open.js';
 import { connectRunWaits } from '../domains/media/run-waits.js';
 import { VoiceService } from '../domains/voice/service.js';
 import { VoiceSockets } from './voice-sockets.js';
@@ -177,12 +179,14 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     // feature rag: chunks in DATA_DIR/rag.db (in memory while the feature is off), indexed in the background
     const rag = openRag({ collections, config, egress, files, clock, logger });
     await rag.service.indexer.failInterrupted();
+    // one memory service for the routes and the `memory` port: the tools recall (hybrid) and store (auto-embedded) as the routes do
+    const memory = new MemoryService(collections, config.features.rag ? rag.autoEmbed : undefined);
     // the media jobs need the job queue, opened after the plugins load: the port reaches them once they exist
     let mediaJobs: MediaJobs | null = null;
     // what connector plugins may reach of the service, each bound to the calling organization
     const ports: PortOffers = {
       media: mediaPort(collections, () => mediaJobs),
-      memory: memoryPort(collections),
+      memory: memoryPort(memory),
       files: filesPort(files),
       webhooks: webhooksPort(webhooks),
       ...(graph ? { graph: graphPort(graph) } : {}),
@@ -255,28 +259,18 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     // with the feature on, model turns of task and binding runs go to the `agent` queue (domains/workers/agent-turns.ts)
     const workerTurns = new WorkerTurnRunner(workers);
     if (config.features.workers) agentRuntime.useTurnRunner(workerTurns);
-    // media-generation jobs: polled on the `render` queue; those a previous process left unfinished carry on
-    mediaJobs = new MediaJobs({ collections, queue: jobQueue, clock, logger, feedOf: (runId) => agentRuntime.progressFeed(runId) });
-    const leaseMs = config.workerLeaseTtlSeconds * 1000;
-    // with feature workers, worker processes serving `render` claim the polls and step them through the gateway
-    const mediaDeps = { jobs: mediaJobs, queue: jobQueue, plugins, sources, files, net: egress, clock, logger, ...config.media, leaseMs };
-    const mediaPoller = new MediaPoller({ ...mediaDeps, claimsRender: !config.features.workers });
-    await mediaPoller.start();
+    // media-generation jobs: polled on the `render` queue (by worker processes with feature workers); unfinished ones carry on
+    const mediaDeps = { collections, queue: jobQueue, clock, logger, plugins, sources, files, net: egress, config };
+    const { jobs: openedJobs, poller: mediaPoller } = await openMedia({ ...mediaDeps, feedOf: (runId) => agentRuntime.progressFeed(runId) });
+    mediaJobs = openedJobs;
     const realms = new RealmService(collections);
     const autoEmbed = config.features.rag ? rag.autoEmbed : undefined;
     const ingestIntake = new IngestIntake(collections, contextTables, ingestSigningSecrets, events, logger, entityFeed, autoEmbed);
     const tables = contextTables;
     // large ingest bodies go to workers on the `ingest` queue; runs a previous process left pending are matched with their jobs
-    const queuedIngest = new QueuedIngest({
-      workers,
-      writer: () => tables.writer,
-      intake: ingestIntake,
-      spoolDir: join(config.dataDir, 'ingest-queue'),
-      minBytes: config.features.workers ? config.ingestWorkerMinBytes : null,
-      maxJsonDepth: config.maxJsonDepth,
-      clock,
-      logger,
-    });
+    const queuedIngestDeps = { workers, writer: () => tables.writer, intake: ingestIntake, maxJsonDepth: config.maxJsonDepth, clock, logger };
+    const spoolDir = join(config.dataDir, 'ingest-queue');
+    const queuedIngest = new QueuedIngest({ ...queuedIngestDeps, spoolDir, minBytes: config.features.workers ? config.ingestWorkerMinBytes : null });
     workers.onComplete(INGEST_BODY_KIND, queuedIngest.onComplete);
     await queuedIngest.reconcile();
     // feature voice: live sessions are actors; records a previous process left live are ended as interrupted
@@ -287,6 +281,8 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       mediaPoller,
       rag: rag.service,
       ragSearch: rag.search,
+      ragSources: new RagSourceSync(rag.service, sourceService),
+      ragQueuedIndexing: QueuedIndexing.open(rag.service, workers, config.features.workers && config.features.rag, logger),
       workers,
       workerTurns,
       graphMaintenance: new GraphMaintenance({ workers, graph: () => graph, requireRealm: (orgId, realm) => realms.get(orgId, realm), clock }),
@@ -318,7 +314,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
       policies,
       realms,
       skills: new SkillService(collections),
-      memory: new MemoryService(collections, config.features.rag ? rag.autoEmbed : undefined),
+      memory,
       roles: new RoleService(collections, clock),
       users: new UserService(collections),
       platform: new PlatformService(collections, config.platformOperators, clock),

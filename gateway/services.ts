@@ -65,6 +65,8 @@ import type { LoginAudit } from '../domains/activity/logins.js';
 import type { MemoryGraph } from '../domains/memory/graph-sync.js';
 import type { RagService } from '../domains/rag/service.js';
 import type { RagSearch } from '../domains/rag/search.js';
+import type { RagSourceSync } from '../domains/rag/source-sync.js';
+import type { QueuedIndexing } from '../domains/rag/queued-indexing.js';
 import type { MediaJobs } from '../domains/media/service.js';
 import type { MediaPoller } from '../domains/media/poller.js';
 import type { ContextQueryService } from '../domains/context-query/service.js';
@@ -201,6 +203,10 @@ export interface Services {
   readonly rag: RagService;
   /** POST /rag/search and the `rag.search` tool: hybrid retrieval */
   readonly ragSearch: RagSearch;
+  /** POST /rag/collections/:id/sync: a collection fed by a connector source */
+  readonly ragSources: RagSourceSync;
+  /** POST /workers/jobs/:job_id/rag-index: documents indexed through the worker queue (features rag and workers) */
+  readonly ragQueuedIndexing: QueuedIndexing;
   /** /media/jobs and the `media` port: durable media-generation jobs */
   readonly mediaJobs: MediaJobs;
   /** follows media jobs on the `render` queue; cancels their platform tasks */

@@ -207,6 +207,12 @@ export const ERROR_CATALOG = {
     retryable: false,
     when: "a voice session is started while the organization's daily LLM spend (CHAT_COST_CAP_USD_PER_DAY) is already reached",
   },
+  rag_sync_failed: {
+    status: 422,
+    fault: 'third_party',
+    retryable: false,
+    when: "POST /rag/collections/:id/sync: the collection's source refused or failed a listing or a read (details.reason: the connector's code, e.g. unauthorized)",
+  },
 } as const satisfies Record<string, CatalogEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

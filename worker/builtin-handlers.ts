@@ -6,6 +6,7 @@ import { modelTurnHandler } from './model-turn.js';
 import { graphMaintenanceHandler } from './graph-maintenance.js';
 import { ingestBodyHandler } from './ingest-body.js';
 import { mediaPollHandler } from './media-poll.js';
+import { ragIndexHandler } from './rag-index.js';
 
 export function builtinHandlers(config: Pick<WorkerConfig, 'egressAllow'>): HandlerTable {
   const egress = createEgressGuard({ allow: config.egressAllow });
@@ -14,5 +15,7 @@ export function builtinHandlers(config: Pick<WorkerConfig, 'egressAllow'>): Hand
     graph_maintenance: graphMaintenanceHandler,
     ingest_body: ingestBodyHandler,
     media_poll: mediaPollHandler,
+    rag_index: ragIndexHandler,
   };
 }
+

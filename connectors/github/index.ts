@@ -5,10 +5,12 @@
  * points it at GitHub Enterprise (`https://HOST/api/v3`), a proxy or the
  * tests' fake. Auth: a personal access / OAuth token, or a GitHub App
  * installation. Sync writes repositories, owners, contributors and open pull
- * requests into the context graph (model in sync.ts).
+ * requests into the context graph (model in sync.ts). Its Markdown files feed
+ * RAG collections (documents.ts).
  */
 import type { ConnectorPlugin } from '../contract.js';
 import { GITHUB_CONFIG_SCHEMA } from './config.js';
+import { githubDocuments } from './documents.js';
 import { syncGithub } from './sync.js';
 import { commitAuthorsTool } from './tools/commit-authors.js';
 import { createCommentTool } from './tools/create-comment.js';
@@ -31,5 +33,6 @@ export function createGithubPlugin(): ConnectorPlugin {
     validate: validateGithub,
     tools: [listRepositoriesTool, listPullRequestsTool, listCommitsTool, commitAuthorsTool, listWorkflowRunsTool, listIssuesTool, createCommentTool],
     sync: syncGithub,
+    documents: githubDocuments,
   };
 }

@@ -47,9 +47,13 @@ export class MemoryService {
     return this.collections.memory;
   }
 
+  async realmExists(org: OrgId, realm: string): Promise<boolean> {
+    return (await this.collections.realms.findOne(org, { name: realm })) !== null;
+  }
+
   /** 400 naming the `realm` field unless `realm` is a realm of the organization */
   async requireRealm(org: OrgId, realm: string): Promise<void> {
-    if (!(await this.collections.realms.findOne(org, { name: realm }))) {
+    if (!(await this.realmExists(org, realm))) {
       throw new ServiceError('validation_error', `invalid realm: realm "${realm}" does not exist in this organization`, {
         issues: [{ path: 'realm', message: `no realm named "${realm}"` }],
       });

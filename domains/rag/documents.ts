@@ -15,6 +15,8 @@ export interface RagCollectionDoc extends StoredFields {
   readonly chunk_target_chars: number;
   readonly chunk_overlap_chars: number;
   readonly created_by: string;
+  /** fixed at creation: the connector source whose documents a sync brings in (source-sync.ts); absent on older collections */
+  readonly source_id?: string | null;
 }
 
 export const RAG_DOCUMENT_STATUSES = ['pending', 'indexing', 'ready', 'failed'] as const;

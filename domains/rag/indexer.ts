@@ -3,7 +3,9 @@
  * is the slow part and the provider's rate limit is per key): `pending` ->
  * `indexing` -> `ready` (with its chunk count) or `failed` with the reason.
  * The bytes wait in memory until their turn; a document a restart caught
- * before it was indexed is marked `failed` ("interrupted") at start.
+ * before it was indexed is marked `failed` ("interrupted") at start. With
+ * feature `workers`, a dispatcher may take a job to the worker queue instead
+ * (queued-indexing.ts); it then comes back through `indexNow`.
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -29,6 +31,8 @@ export interface IndexJob {
 export class RagIndexer {
   private tail: Promise<void> = Promise.resolve();
   private pending = 0;
+  /** takes a job elsewhere (the worker queue) and answers true, or false to index it here */
+  private dispatch: ((job: IndexJob) => boolean) | null = null;
 
   constructor(
     private readonly collections: Pick<Collections, 'ragDocuments' | 'settings'>,
@@ -50,8 +54,13 @@ export class RagIndexer {
     }
   }
 
+  dispatchThrough(dispatch: (job: IndexJob) => boolean): void {
+    this.dispatch = dispatch;
+  }
+
   /** queues the job; resolves when it is queued, not when it is indexed */
   enqueue(job: IndexJob): void {
+    if (this.dispatch?.(job) === true) return;
     this.pending += 1;
     this.tail = this.tail.then(() => this.run(job)).finally(() => (this.pending -= 1));
   }
@@ -63,6 +72,11 @@ export class RagIndexer {
 
   get queued(): number {
     return this.pending;
+  }
+
+  /** indexes a job a worker leased (queued-indexing.ts); the document ends ready or failed either way */
+  indexNow(job: IndexJob): Promise<void> {
+    return this.run(job);
   }
 
   private async run({ org, collection, document, bytes }: IndexJob): Promise<void> {

@@ -26,6 +26,8 @@ export interface CollectionFields {
   readonly dimension?: number | undefined;
   readonly chunk_target_chars?: number | undefined;
   readonly chunk_overlap_chars?: number | undefined;
+  /** a source checked by RagSourceSync.requireFeed */
+  readonly source_id?: string | null | undefined;
 }
 
 export interface DocumentInput {
@@ -93,6 +95,7 @@ export class RagService {
         chunk_target_chars: target,
         chunk_overlap_chars: overlap,
         created_by: createdBy,
+        source_id: fields.source_id ?? null,
       }),
     );
   }

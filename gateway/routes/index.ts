@@ -48,6 +48,7 @@ import { cliRoutes } from './cli.js';
 import { workerRoutes } from './workers.js';
 import { mediaRoutes } from './media.js';
 import { voiceRoutes } from './voice.js';
+import { ragWorkerRoutes } from './rag-workers.js';
 
 export function allRoutes(services: Services, table: () => readonly AnyRoute[]): AnyRoute[] {
   return [
@@ -98,5 +99,6 @@ export function allRoutes(services: Services, table: () => readonly AnyRoute[]):
     ...cliRoutes(services),
     ...mediaRoutes(services),
     ...voiceRoutes(services),
+    ...ragWorkerRoutes(services),
   ];
 }

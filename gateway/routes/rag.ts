@@ -3,6 +3,8 @@
  * background, and hybrid search over them (domains/rag). A document arrives
  * as `content` (text), `content_base64` (any format, e.g. PDF) or a file-store
  * `path`; its status moves pending -> indexing -> ready | failed (reason).
+ * A collection created with a `source_id` is fed by that connector source:
+ * `POST /rag/collections/:id/sync` brings in what changed (source-sync.ts).
  */
 import { z } from 'zod';
 import type { RagCollectionDoc, RagDocumentDoc } from '../../domains/rag/documents.js';
@@ -35,6 +37,7 @@ const collectionCreate = z.strictObject({
   dimension: z.number().int().min(8).max(4096).optional(),
   chunk_target_chars: z.number().int().min(200).max(8000).optional(),
   chunk_overlap_chars: z.number().int().min(0).max(4000).optional(),
+  source_id: z.string().min(1).max(100).optional(),
 });
 const collectionSchema = z.object({
   ...storedSchema,
@@ -46,6 +49,16 @@ const collectionSchema = z.object({
   chunk_target_chars: z.number(),
   chunk_overlap_chars: z.number(),
   created_by: z.string(),
+  source_id: z.string().nullable(),
+});
+const syncSchema = z.object({
+  source_id: z.string(),
+  listed: z.number().int(),
+  added: z.number().int(),
+  updated: z.number().int(),
+  unchanged: z.number().int(),
+  deleted: z.number().int(),
+  truncated: z.boolean(),
 });
 const collectionQuery = pageQuery.extend({ realm: REALM.optional() });
 
@@ -120,6 +133,7 @@ const presentCollection = (collection: RagCollectionDoc) => ({
   chunk_target_chars: collection.chunk_target_chars,
   chunk_overlap_chars: collection.chunk_overlap_chars,
   created_by: collection.created_by,
+  source_id: collection.source_id ?? null,
   created_at: collection.created_at,
   updated_at: collection.updated_at,
 });
@@ -143,7 +157,7 @@ const presentDocument = (document: RagDocumentDoc) => ({
   updated_at: document.updated_at,
 });
 
-export function ragRoutes({ rag, ragSearch }: Services): AnyRoute[] {
+export function ragRoutes({ rag, ragSearch, ragSources }: Services): AnyRoute[] {
   const listCollections = createPageResponder(rag.collectionListing, presentCollection);
   const listDocuments = createPageResponder(rag.documentListing, presentDocument);
 
@@ -173,7 +187,24 @@ export function ragRoutes({ rag, ragSearch }: Services): AnyRoute[] {
       status: 201,
       creates: true,
       errors: [422, 503],
-      handler: async ({ auth, body }) => ({ status: 201, json: presentCollection(await rag.createCollection(auth.orgId, auth.userId, body)) }),
+      handler: async ({ auth, body }) => {
+        if (body.source_id !== undefined) await ragSources.requireFeed(auth.orgId, body.source_id);
+        return { status: 201, json: presentCollection(await rag.createCollection(auth.orgId, auth.userId, body)) };
+      },
+    }),
+    route({
+      tag: 'rag',
+      auth: 'bearer',
+      feature: 'rag',
+      method: 'POST',
+      path: '/rag/collections/:id/sync',
+      summary:
+        'Sync a collection from its source: fetches the documents whose version changed, re-indexes those whose content hash changed, deletes those gone; counts added, updated, unchanged, deleted',
+      permission: 'rag:manage',
+      params: idParams,
+      response: syncSchema,
+      errors: [409, 422],
+      handler: async ({ auth, params }) => ({ status: 200, json: await ragSources.sync(auth.orgId, params.id) }),
     }),
     route({
       tag: 'rag',

@@ -22,7 +22,7 @@ describe('memory plugin', () => {
   let catalog: ToolCatalog;
 
   beforeAll(async () => {
-    const ports = { memory: memoryPort(ctx.server.service.services.collections) };
+    const ports = { memory: memoryPort(ctx.server.service.services.memory) };
     const registry = await loadPlugins({ pluginsFile: REPO_PLUGINS, builtins: [createMemoryPlugin()], ports });
     // a run that may see no source at all still has the memory tools
     catalog = createCatalog(registry, { sources: [] });
@@ -197,7 +197,7 @@ describe('memory plugin', () => {
 describeConnectorConformance(createMemoryPlugin, {
   validConfig: {},
   // bound lazily: the server starts in beforeAll
-  ports: { memory: (scope) => memoryPort(ctx.server.service.services.collections)(scope) },
+  ports: { memory: (scope) => memoryPort(ctx.server.service.services.memory)(scope) },
   invalidConfig: { token: 'memory takes no config' },
   orgId: () => ctx.alice.organization.id,
   actorId: 'agt_conformance',

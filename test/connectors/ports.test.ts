@@ -102,7 +102,7 @@ describe('ports at run time', () => {
     const registry = await loadPlugins({
       pluginsFile: noPluginsFile(),
       builtins: [notes, plain],
-      ports: { memory: memoryPort(ctx.server.service.services.collections) },
+      ports: { memory: memoryPort(ctx.server.service.services.memory) },
     });
     expect(registry.problems).toEqual([]);
     const catalog = createCatalog(registry, { sources: [] });

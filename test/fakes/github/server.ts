@@ -3,13 +3,15 @@
  * github connector makes, with GitHub's shapes: token and App (RS256 JWT ->
  * installation token) auth with the real 401 body, `X-OAuth-Scopes`,
  * `per_page`/`page` pagination with Link headers, the `{total_count,
- * workflow_runs}` envelope, issues that include pull requests, and a switch
- * that answers the next request(s) 429 with Retry-After.
+ * workflow_runs}` envelope, issues that include pull requests, repository
+ * files as git trees and blobs (contents.ts), and a switch that answers the
+ * next request(s) 429 with Retry-After.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { KeyObject } from 'node:crypto';
 import { jwtVerify } from 'jose';
 import { listenOnLoopback, stopServer, Throttle } from '../upstream.js';
+import { gitBlob, gitTree, type RepoFiles } from './contents.js';
 
 export interface FakeRepo {
   owner: string;
@@ -92,6 +94,8 @@ export interface FakeGithub {
   readonly commits: Map<string, FakeCommit[]>;
   readonly issues: Map<string, FakeIssue[]>;
   readonly runs: Map<string, FakeRun[]>;
+  /** `owner/name` -> the files of its default branch (path -> content) */
+  readonly files: Map<string, RepoFiles>;
   readonly comments: { repo: string; issue_number: number; body: string; id: number; user: string }[];
   readonly requests: RecordedRequest[];
   app?: FakeGithubApp;
@@ -137,6 +141,7 @@ export async function startFakeGithub(): Promise<FakeGithub> {
     commits: new Map(),
     issues: new Map(),
     runs: new Map(),
+    files: new Map(),
     comments: [],
     requests: [],
   };
@@ -333,6 +338,15 @@ export async function startFakeGithub(): Promise<FakeGithub> {
         runs.map((run) => ({ ...run, actor: userObject(base, run.actor), run_attempt: 1, html_url: `https://github.com/${full}/actions/runs/${run.id}` })),
       );
       return { total_count: runs.length, workflow_runs: page };
+    }
+    if (method === 'GET' && /^\/git\/trees\/[^/]+$/.test(rest)) {
+      if (query.get('recursive') === null) throw new HttpFailure(422, { message: 'the fake serves recursive trees only', status: '422' });
+      return gitTree(base, full, state.files.get(full) ?? {});
+    }
+    if (method === 'GET' && (match = /^\/git\/blobs\/([0-9a-f]{40})$/.exec(rest))) {
+      const blob = gitBlob(state.files.get(full) ?? {}, match[1] ?? '');
+      if (blob === null) throw notFound();
+      return blob;
     }
     if (method === 'POST' && (match = /^\/issues\/(\d+)\/comments$/.exec(rest))) {
       const scopes = who.kind === 'user' && who.scopes !== undefined ? who.scopes.split(',').map((scope) => scope.trim()) : null;
