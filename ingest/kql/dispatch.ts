@@ -5,6 +5,7 @@ import { join, lookup, union } from './joins.js';
 import { child, children, kindOf, type KNode } from './kusto.js';
 import { count, distinct, extend, project, serialize, sort, summarize, take, top, where, type OperatorContext } from './operators.js';
 import type { Column, Relation } from './relation.js';
+import { scan } from './scan.js';
 import { makeSeries } from './series.js';
 import type { Translator } from './translate.js';
 
@@ -60,6 +61,8 @@ export function operator(translator: Translator, node: KNode, input: Relation | 
       return parse(node, input, ctx, output);
     case 'MakeSeriesOperator':
       return makeSeries(node, input, ctx, output);
+    case 'ScanOperator':
+      return scan(node, input, ctx, output);
     case 'RenderOperator':
       translator.chart = (child(node, 'ChartType') as KNode).ToString().trim();
       return input;
