@@ -7,6 +7,7 @@ import { count, distinct, extend, project, serialize, sort, summarize, take, top
 import type { Column, Relation } from './relation.js';
 import { scan } from './scan.js';
 import { makeSeries } from './series.js';
+import { topNested } from './top-nested.js';
 import type { Translator } from './translate.js';
 
 export function expectOne(node: KNode): never {
@@ -63,6 +64,8 @@ export function operator(translator: Translator, node: KNode, input: Relation | 
       return makeSeries(node, input, ctx, output);
     case 'ScanOperator':
       return scan(node, input, ctx, output);
+    case 'TopNestedOperator':
+      return topNested(node, input, ctx, output);
     case 'RenderOperator':
       translator.chart = (child(node, 'ChartType') as KNode).ToString().trim();
       return input;
