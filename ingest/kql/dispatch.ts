@@ -6,6 +6,7 @@ import { child, children, kindOf, type KNode } from './kusto.js';
 import { count, distinct, extend, project, serialize, sort, summarize, take, top, where, type OperatorContext } from './operators.js';
 import type { Column, Relation } from './relation.js';
 import { scan } from './scan.js';
+import { mvApply } from './mv-apply.js';
 import { makeSeries } from './series.js';
 import { topNested } from './top-nested.js';
 import type { Translator } from './translate.js';
@@ -66,6 +67,8 @@ export function operator(translator: Translator, node: KNode, input: Relation | 
       return scan(node, input, ctx, output);
     case 'TopNestedOperator':
       return topNested(node, input, ctx, output);
+    case 'MvApplyOperator':
+      return mvApply(node, input, ctx, output);
     case 'RenderOperator':
       translator.chart = (child(node, 'ChartType') as KNode).ToString().trim();
       return input;
