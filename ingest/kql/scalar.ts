@@ -6,6 +6,7 @@
  */
 import { ServiceError } from '../../runtime/errors.js';
 import { callFunction } from './functions.js';
+import { seriesCall } from './series-functions.js';
 import { child, children, kindOf, type KNode } from './kusto.js';
 import { datetimeText, duckType, ident, str, timespanTicks, typedNull } from './sql-text.js';
 
@@ -372,7 +373,7 @@ export function scalar(node: KNode, scope: ScalarScope): string {
       return `json_extract(${toDynamic(scalar(base, scope), typeOf(base))}, ${pathStep(selector, scope)})`;
     }
     case 'FunctionCallExpression':
-      return callFunction(node, scope);
+      return seriesCall(node, scope) ?? callFunction(node, scope);
     default:
       throw unsupported(node);
   }

@@ -73,7 +73,7 @@ export function makeSeries(node: KNode, input: Relation, ctx: OperatorContext, o
     const [sql] = aggregateSql(expression, { scope, ordered: false, inputTypes }, [name]);
     aggSql.push(`${sql as string} AS ${ident(name)}`);
     const defaultClause = child(aggregate, 'DefaultExpression');
-    const value = defaultClause ? child(defaultClause, 'Value') : null;
+    const value = defaultClause ? child(defaultClause, 'Expression') : null;
     const type = typeOf(call);
     defaults.push(value ? `CAST(${scalar(value, scope)} AS ${duckType(type)})` : `CAST(0 AS ${duckType(type)})`);
   });
