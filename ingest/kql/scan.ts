@@ -3,8 +3,11 @@
  * step on every record): the step's state starts at the declared defaults; a
  * record meeting the condition extends itself with the assignments (a bare
  * declared name is the record's own value, its default; `step.name` is the
- * state's), replaces the state with them, and is output. A recursive CTE walks
- * the serialized input one record per iteration, carrying the state.
+ * state's), replaces the state with them, and is output. The serialized
+ * input is cut into chunks of CHUNK records; a recursive CTE folds one chunk
+ * per iteration (list_reduce), carrying the last state to the next. Cost:
+ * 10k records ~3.4 s, 100k ~55 s on a loaded 2-core machine (one record per
+ * iteration took 27 s for 10k); the query timeout bounds it.
  * Several steps (sequences promoted between steps) and `output=last|none` are
  * refused with `kql_error`.
  */
@@ -13,7 +16,10 @@ import { child, children, kindOf, type KNode } from './kusto.js';
 import { scopeOf, type OperatorContext } from './operators.js';
 import { from, ORD, type Column, type Relation } from './relation.js';
 import { fromDynamic, scalar, typeOf } from './scalar.js';
-import { duckType, ident, typedNull } from './sql-text.js';
+import { duckType, ident, str, typedNull } from './sql-text.js';
+
+/** Records folded per iteration of the recursive CTE (the fold appends to a list: cost grows with its square). */
+const CHUNK = 256;
 
 interface Declared {
   readonly name: string;
@@ -71,13 +77,13 @@ export function scan(node: KNode, input: Relation, ctx: OperatorContext, output:
   // the analyzer always adds `match_id`; Kusto returns it only when with_match_id names it
   const known = new Set([...input.columns.map((column) => column.name), ...declared.map((d) => d.name), matchId]);
   const columns = output.filter((column) => known.has(column.name));
-  // the condition and assignments see the record (declared names at their defaults) and the state as `step.name`
-  const scope = {
-    ...scopeOf(input, ctx),
-    columns: new Set([...input.columns.map((column) => column.name), ...declared.map((d) => d.name)]),
-    steps: new Map([[stepName, new Map(declared.map((d) => [d.name, `__r.${d.state}`]))]]),
-    ordered: false,
-  };
+  // inside the fold the record is `__cur[1].row` and the state before it `__acc[-1].st` (see below)
+  const field = (struct: string, name: string): string => `struct_extract(${struct}, ${str(name)})`;
+  const recordNames = [...input.columns.map((column) => column.name), ...declared.map((d) => d.name)];
+  const lets = new Map(ctx.lets);
+  for (const name of recordNames) lets.set(name, field('__cur[1].row', name));
+  const before = (d: Declared): string => field('__acc[-1].st', d.state);
+  const scope = { columns: new Set<string>(), lets, steps: new Map([[stepName, new Map(declared.map((d) => [d.name, before(d)]))]]) };
   const condition = `coalesce(${scalar(child(step, 'Condition') as KNode, scope)}, FALSE)`;
   const assigned = new Map<string, string>();
   const computation = child(step, 'ComputationClause');
@@ -88,22 +94,27 @@ export function scan(node: KNode, input: Relation, ctx: OperatorContext, output:
     const expression = child(assignment, 'Expression') as KNode;
     assigned.set(name, typed(scalar(expression, scope), typeOf(expression), target.type));
   }
+  const state = (fields: string[]): string => `{${fields.join(', ')}}`;
+  const seed = state(["'__hit': FALSE", "'__m': CAST(-1 AS BIGINT)", ...declared.map((d) => `${str(d.state)}: ${d.initial}`)]);
+  const next = state([
+    `'__hit': ${condition}`,
+    `'__m': ${field('__acc[-1].st', '__m')} + CASE WHEN ${condition} THEN 1 ELSE 0 END`,
+    ...declared.map((d) => `${str(d.state)}: CASE WHEN ${condition} THEN ${assigned.get(d.name) ?? before(d)} ELSE ${before(d)} END`),
+  ]);
+  // A fold over each chunk of CHUNK records (list_reduce, each element a one-entry list of {row, st} so the
+  // accumulator has the element's type); the recursive CTE runs once per chunk, carrying the last state.
+  const fold = (rows: string, last: string): string =>
+    `list_slice(list_reduce(list_transform(${rows}, __x -> [{'row': __x, 'st': ${last}}]), (__acc, __cur) -> list_append(__acc, {'row': __cur[1].row, 'st': ${next}}), [{'row': ${rows}[1], 'st': ${last}}]), 2, ${CHUNK} + 1)`;
   const order = input.ordered ? `ORDER BY ${ident(ORD)}` : '';
-  const inputNames = input.columns.map((column) => ident(column.name));
-  const records = `SELECT ${[...inputNames, ...declared.map((d) => `${d.initial} AS ${ident(d.name)}`)].join(', ')}, row_number() OVER (${order}) AS "__n" FROM ${from(input)}`;
-  const seed = ['CAST(0 AS BIGINT) AS "__n"', 'FALSE AS "__hit"', 'CAST(-1 AS BIGINT) AS "__m"', ...declared.map((d) => `${d.initial} AS ${d.state}`)];
-  const next = [
-    '__b."__n"',
-    `${condition} AS "__hit"`,
-    `__r."__m" + CASE WHEN ${condition} THEN 1 ELSE 0 END`,
-    ...declared.map((d) => `CASE WHEN ${condition} THEN ${assigned.get(d.name) ?? `__r.${d.state}`} ELSE __r.${d.state} END`),
-  ];
-  const values = new Map(declared.map((d) => [d.name, `__r.${d.state}`]));
-  if (matchId) values.set(matchId, '__r."__m"');
-  const list = columns.map((column) => `${values.get(column.name) ?? `__b.${ident(column.name)}`} AS ${ident(column.name)}`);
+  const record = `{${[...input.columns.map((column) => `${str(column.name)}: ${ident(column.name)}`), ...declared.map((d) => `${str(d.name)}: ${d.initial}`), `'__n': "__n"`].join(', ')}}`;
+  const numbered = `SELECT *, row_number() OVER (${order}) AS "__n" FROM ${from(input)}`;
+  const chunks = `SELECT ("__n" - 1) // ${CHUNK} AS "__c", list(${record} ORDER BY "__n") AS "__rows" FROM (${numbered}) GROUP BY 1`;
+  const values = new Map(declared.map((d) => [d.name, field('__e.st', d.state)]));
+  if (matchId) values.set(matchId, field('__e.st', '__m'));
+  const list = columns.map((column) => `${values.get(column.name) ?? field('__e.row', column.name)} AS ${ident(column.name)}`);
   const walk =
-    `WITH RECURSIVE __b AS (${records}), __r AS (SELECT ${seed.join(', ')} UNION ALL ` +
-    `SELECT ${next.join(', ')} FROM __r JOIN __b ON __b."__n" = __r."__n" + 1) ` +
-    `SELECT ${list.join(', ')}, __b."__n" AS ${ident(ORD)} FROM __r JOIN __b ON __b."__n" = __r."__n" WHERE __r."__hit"`;
+    `WITH RECURSIVE __k AS (${chunks}), __r AS (SELECT "__c", ${fold('"__rows"', seed)} AS "__out" FROM __k WHERE "__c" = 0 UNION ALL ` +
+    `SELECT __k."__c", ${fold('__k."__rows"', '__r."__out"[-1].st')} FROM __r JOIN __k ON __k."__c" = __r."__c" + 1) ` +
+    `SELECT ${list.join(', ')}, ${field('__e.row', '__n')} AS ${ident(ORD)} FROM (SELECT unnest("__out") AS __e FROM __r) WHERE __e.st."__hit"`;
   return ctx.chain.add(`SELECT * FROM (${walk})`, columns, true);
 }

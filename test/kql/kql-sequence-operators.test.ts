@@ -44,6 +44,9 @@ describe('POST /context/kql: scan, top-nested, mv-apply, series', () => {
       'context_events | sort by at asc | scan declare (opener:string) with (step s: label == "open" => opener = service;) | project opener',
     );
     expect(filtered.body.rows).toEqual([['api'], ['web']]);
+    // 600 records: the state crosses the 256-record chunks the fold works in
+    const long = await kql('range i from 1 to 600 step 1 | scan declare (c:long=0) with (step s: true => c = s.c + i;) | summarize max(c), count()');
+    expect(long.body.rows).toEqual([[180300, 600]]);
   });
 
   it('top-nested keeps the best groups at each level', async () => {
