@@ -1,5 +1,6 @@
 /** Which translation each tabular operator gets. */
 import { ServiceError } from '../../runtime/errors.js';
+import { evaluate } from './evaluate.js';
 import { mvExpand, parse } from './expand.js';
 import { join, lookup, union } from './joins.js';
 import { child, children, kindOf, type KNode } from './kusto.js';
@@ -69,6 +70,8 @@ export function operator(translator: Translator, node: KNode, input: Relation | 
       return topNested(node, input, ctx, output);
     case 'MvApplyOperator':
       return mvApply(node, input, ctx, output);
+    case 'EvaluateOperator':
+      return evaluate(node);
     case 'RenderOperator':
       translator.chart = (child(node, 'ChartType') as KNode).ToString().trim();
       return input;

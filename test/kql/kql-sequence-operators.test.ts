@@ -94,5 +94,8 @@ describe('POST /context/kql: scan, top-nested, mv-apply, series', () => {
     const others = await kql('context_events | top-nested 1 of service with others = "rest" by count()');
     expect(others.status).toBe(400);
     expect(others.body.error.details).toMatchObject({ construct: 'TopNestedOperator' });
+    const plugin = await kql('context_events | extend p = pack("a", 1) | evaluate bag_unpack(p)');
+    expect(plugin.status).toBe(400);
+    expect(plugin.body.error.details).toMatchObject({ construct: 'EvaluateOperator', plugin: 'bag_unpack' });
   });
 });
