@@ -1,11 +1,15 @@
 /** Which translation each tabular operator gets. */
 import { ServiceError } from '../../runtime/errors.js';
+import { evaluate } from './evaluate.js';
 import { mvExpand, parse } from './expand.js';
 import { join, lookup, union } from './joins.js';
 import { child, children, kindOf, type KNode } from './kusto.js';
 import { count, distinct, extend, project, serialize, sort, summarize, take, top, where, type OperatorContext } from './operators.js';
 import type { Column, Relation } from './relation.js';
+import { scan } from './scan.js';
+import { mvApply } from './mv-apply.js';
 import { makeSeries } from './series.js';
+import { topNested } from './top-nested.js';
 import type { Translator } from './translate.js';
 
 export function expectOne(node: KNode): never {
@@ -60,6 +64,14 @@ export function operator(translator: Translator, node: KNode, input: Relation | 
       return parse(node, input, ctx, output);
     case 'MakeSeriesOperator':
       return makeSeries(node, input, ctx, output);
+    case 'ScanOperator':
+      return scan(node, input, ctx, output);
+    case 'TopNestedOperator':
+      return topNested(node, input, ctx, output);
+    case 'MvApplyOperator':
+      return mvApply(node, input, ctx, output);
+    case 'EvaluateOperator':
+      return evaluate(node);
     case 'RenderOperator':
       translator.chart = (child(node, 'ChartType') as KNode).ToString().trim();
       return input;

@@ -13,17 +13,23 @@ const elements = (json: string): string =>
 export function mvExpand(node: KNode, input: Relation, ctx: OperatorContext, output: Column[]): Relation {
   const scope = scopeOf(input, ctx);
   const expanded = new Map<string, string>();
+  const lists: string[] = [];
   for (const item of children(node, 'Expressions')) {
     const named = child(item, 'Expression') as KNode;
     const value = valueOf(named);
     const name = declaredName(named) ?? (value as unknown as { SimpleName?: string }).SimpleName;
     if (!name) throw new ServiceError('kql_error', 'mv-expand: name the expanded column (x = expression)');
-    expanded.set(name, `unnest(${elements(toDynamic(scalar(value, scope), typeOf(value)))})`);
+    lists.push(elements(toDynamic(scalar(value, scope), typeOf(value))));
+    expanded.set(name, `unnest(${lists.at(-1) as string})`);
   }
+  // with_itemindex: the element's position, unnested beside the elements (unnests in one SELECT run in step)
+  const itemIndex = children(node, 'Parameters').find((parameter) => (child(parameter, 'Name') as KNode).ToString().trim() === 'with_itemindex');
+  const indexName = itemIndex ? (child(itemIndex, 'Expression') as KNode).ToString().trim() : null;
   const inner = input.columns.map((column) =>
     expanded.has(column.name) ? `${expanded.get(column.name) as string} AS ${ident(column.name)}` : ident(column.name),
   );
   for (const [name, sql] of expanded) if (!input.columns.some((column) => column.name === name)) inner.push(`${sql} AS ${ident(name)}`);
+  if (indexName) inner.push(`unnest(generate_series(0, greatest(${lists.map((list) => `len(${list})`).join(', ')}) - 1)) AS ${ident(indexName)}`);
   if (input.ordered) inner.push(ident(ORD));
   const unnested = ctx.chain.add(`SELECT ${inner.join(', ')} FROM ${from(input)}`, input.columns, input.ordered);
   const list = output.map((column) => {

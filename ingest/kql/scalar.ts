@@ -6,6 +6,7 @@
  */
 import { ServiceError } from '../../runtime/errors.js';
 import { callFunction } from './functions.js';
+import { seriesCall } from './series-functions.js';
 import { child, children, kindOf, type KNode } from './kusto.js';
 import { datetimeText, duckType, ident, str, timespanTicks, typedNull } from './sql-text.js';
 
@@ -18,6 +19,8 @@ export interface ScalarScope {
   readonly ordered?: boolean;
   /** computes `sql` as a helper column in a CTE before this expression (a window over a window); returns its name as SQL */
   readonly pre?: (sql: string) => string;
+  /** `step.name` references of a scan's state: step name -> declared name -> SQL (scan.ts) */
+  readonly steps?: ReadonlyMap<string, ReadonlyMap<string, string>>;
 }
 
 export const typeOf = (node: KNode): string => node.ResultType?.Name ?? 'dynamic';
@@ -363,10 +366,14 @@ export function scalar(node: KNode, scope: ScalarScope): string {
     case 'ElementExpression': {
       const base = child(node, 'Expression') as KNode;
       const selector = child(node, 'Selector') as KNode;
+      const step = scope.steps?.get((base as unknown as { SimpleName?: string }).SimpleName ?? '');
+      const stepValue = step?.get((selector as unknown as { SimpleName?: string }).SimpleName ?? '');
+      if (step && stepValue === undefined) throw unsupported(selector);
+      if (stepValue !== undefined) return stepValue;
       return `json_extract(${toDynamic(scalar(base, scope), typeOf(base))}, ${pathStep(selector, scope)})`;
     }
     case 'FunctionCallExpression':
-      return callFunction(node, scope);
+      return seriesCall(node, scope) ?? callFunction(node, scope);
     default:
       throw unsupported(node);
   }

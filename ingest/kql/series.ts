@@ -2,7 +2,8 @@
  * make-series: one row per `by` group with one dynamic array per aggregate
  * (a value per bin of the axis, `default` where a bin has no rows) and the
  * axis itself as an array. Bins run from `from` (or the first bin holding
- * data) by `step` up to `to` (exclusive; or past the last bin holding data).
+ * data) by `step` up to `to` (exclusive; or past the last bin holding data);
+ * an empty range gives no rows.
  */
 import { ServiceError } from '../../runtime/errors.js';
 import { aggregateSql } from './aggregates.js';
@@ -73,7 +74,7 @@ export function makeSeries(node: KNode, input: Relation, ctx: OperatorContext, o
     const [sql] = aggregateSql(expression, { scope, ordered: false, inputTypes }, [name]);
     aggSql.push(`${sql as string} AS ${ident(name)}`);
     const defaultClause = child(aggregate, 'DefaultExpression');
-    const value = defaultClause ? child(defaultClause, 'Value') : null;
+    const value = defaultClause ? child(defaultClause, 'Expression') : null;
     const type = typeOf(call);
     defaults.push(value ? `CAST(${scalar(value, scope)} AS ${duckType(type)})` : `CAST(0 AS ${duckType(type)})`);
   });
@@ -94,7 +95,7 @@ export function makeSeries(node: KNode, input: Relation, ctx: OperatorContext, o
   ];
   const groupBy = by.length ? ` GROUP BY ${by.map((_, index) => `g.${ident(`__b${index}`)}`).join(', ')}` : '';
   return ctx.chain.add(
-    `SELECT ${select.join(', ')} FROM ${groups} g LEFT JOIN ${grid} grid ON TRUE LEFT JOIN ${aggregated} a ON ${joinOn.join(' AND ')}${groupBy}`,
+    `SELECT ${select.join(', ')} FROM ${groups} g LEFT JOIN ${grid} grid ON TRUE LEFT JOIN ${aggregated} a ON ${joinOn.join(' AND ')}${groupBy} HAVING count(grid."__k") > 0`,
     output,
     false,
   );
