@@ -1,10 +1,13 @@
 /** Which translation each tabular operator gets. */
 import { ServiceError } from '../../runtime/errors.js';
+import { asOperator } from './as.js';
 import { mvExpand, parse } from './expand.js';
 import { join, lookup, union } from './joins.js';
 import { child, children, kindOf, type KNode } from './kusto.js';
 import { count, distinct, extend, project, serialize, sort, summarize, take, top, where, type OperatorContext } from './operators.js';
 import type { Column, Relation } from './relation.js';
+import { parseKv } from './parse-kv.js';
+import { search } from './search.js';
 import { makeSeries } from './series.js';
 import type { Translator } from './translate.js';
 
@@ -16,7 +19,7 @@ export function expectOne(node: KNode): never {
 }
 
 export function operator(translator: Translator, node: KNode, input: Relation | null, output: Column[]): Relation {
-  const ctx: OperatorContext = { chain: translator.chain, lets: translator.lets };
+  const ctx: OperatorContext = { chain: translator.chain, lets: translator.lets, tabular: (expression) => translator.tabular(expression) };
   const kind = kindOf(node);
   if (kind === 'UnionOperator') {
     const inputs = input ? [input] : [];
@@ -60,6 +63,12 @@ export function operator(translator: Translator, node: KNode, input: Relation | 
       return parse(node, input, ctx, output);
     case 'MakeSeriesOperator':
       return makeSeries(node, input, ctx, output);
+    case 'SearchOperator':
+      return search(node, input, ctx, output);
+    case 'ParseKvOperator':
+      return parseKv(node, input, ctx, output);
+    case 'AsOperator':
+      return asOperator(translator, node, input);
     case 'RenderOperator':
       translator.chart = (child(node, 'ChartType') as KNode).ToString().trim();
       return input;

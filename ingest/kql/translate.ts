@@ -82,7 +82,7 @@ export class Translator {
       return;
     }
     if (kindOf(value) === 'FunctionDeclaration') throw new ServiceError('kql_error', 'user-defined functions in let are not supported');
-    this.lets.set(name, `(${scalar(value, { columns: new Set(), lets: this.lets })})`);
+    this.lets.set(name, `(${scalar(value, { columns: new Set(), lets: this.lets, tabular: (expression) => this.tabular(expression) })})`);
   }
 
   finish(result: Relation, limit: number): Translation {
