@@ -7,6 +7,7 @@ import { child, children, kindOf, type KNode } from './kusto.js';
 import { count, distinct, extend, project, serialize, sort, summarize, take, top, where, type OperatorContext } from './operators.js';
 import type { Column, Relation } from './relation.js';
 import { parseKv } from './parse-kv.js';
+import { partition } from './partition.js';
 import { search } from './search.js';
 import { makeSeries } from './series.js';
 import type { Translator } from './translate.js';
@@ -69,6 +70,8 @@ export function operator(translator: Translator, node: KNode, input: Relation | 
       return parseKv(node, input, ctx, output);
     case 'AsOperator':
       return asOperator(translator, node, input);
+    case 'PartitionOperator':
+      return partition(translator, node, input, output);
     case 'RenderOperator':
       translator.chart = (child(node, 'ChartType') as KNode).ToString().trim();
       return input;
