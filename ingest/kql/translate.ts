@@ -51,7 +51,7 @@ export class Translator {
       case 'DataTableExpression':
         return dataTable(node, this.chain, this.lets);
       case 'PrintOperator':
-        return print(node, this.chain, this.lets);
+        return print(node, this.chain, this.lets, (expression) => this.tabular(expression));
       case 'RangeOperator':
         return range(node, this.chain, this.lets);
       case 'UnionOperator':

@@ -81,6 +81,9 @@ describe('KQL search, parse-kv, toscalar, as, partition', () => {
       ['db', 1, 33],
       ['web', 1, 33],
     ]);
+    expect(await rows('print t = toscalar(datatable(x:long)[ 1, 2, 3 ] | summarize sum(x)), none = toscalar(datatable(x:long)[] | project x)')).toEqual([
+      [6, null],
+    ]);
     expect(
       await rows(
         'datatable(k:long, v:long)[ 1,10, 1,20, 2,30 ] | as T | summarize s = sum(v) by k | join kind=inner (T | summarize c = count() by k) on k | project k, s, c | sort by k asc',
