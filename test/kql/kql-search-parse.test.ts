@@ -38,6 +38,9 @@ describe('KQL search, parse-kv, toscalar, as, partition', () => {
     const named = await kql('context_events | search "quiet"');
     expect(named.body.columns[0]).toEqual({ name: '$table', type: 'string' });
     expect(named.body.rows.map((row: unknown[]) => row[0])).toEqual(['context_events']);
+    // not("term"): the engine takes a bare term there, the analyzer wants a bool (its diagnostic is dropped only inside search)
+    expect(await rows('context_events | search not("web") and not("timeout") | project label')).toEqual([['info']]);
+    expect((await kql('context_events | where not("web")')).status).toBe(400);
     // non-string columns are searched as their text
     expect(await rows('datatable(n:long, s:string)[ 100,"a", 7,"b" ] | search "100" | project s')).toEqual([['a']]);
   });
