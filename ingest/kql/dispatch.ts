@@ -1,6 +1,7 @@
 /** Which translation each tabular operator gets. */
 import { ServiceError } from '../../runtime/errors.js';
 import { evaluate } from './evaluate.js';
+import { asOperator } from './as.js';
 import { mvExpand, parse } from './expand.js';
 import { join, lookup, union } from './joins.js';
 import { child, children, kindOf, type KNode } from './kusto.js';
@@ -8,6 +9,9 @@ import { count, distinct, extend, project, serialize, sort, summarize, take, top
 import type { Column, Relation } from './relation.js';
 import { scan } from './scan.js';
 import { mvApply } from './mv-apply.js';
+import { parseKv } from './parse-kv.js';
+import { partition } from './partition.js';
+import { search } from './search.js';
 import { makeSeries } from './series.js';
 import { topNested } from './top-nested.js';
 import type { Translator } from './translate.js';
@@ -20,7 +24,7 @@ export function expectOne(node: KNode): never {
 }
 
 export function operator(translator: Translator, node: KNode, input: Relation | null, output: Column[]): Relation {
-  const ctx: OperatorContext = { chain: translator.chain, lets: translator.lets };
+  const ctx: OperatorContext = { chain: translator.chain, lets: translator.lets, tabular: (expression) => translator.tabular(expression) };
   const kind = kindOf(node);
   if (kind === 'UnionOperator') {
     const inputs = input ? [input] : [];
@@ -72,6 +76,14 @@ export function operator(translator: Translator, node: KNode, input: Relation | 
       return mvApply(node, input, ctx, output);
     case 'EvaluateOperator':
       return evaluate(node);
+    case 'SearchOperator':
+      return search(node, input, ctx, output);
+    case 'ParseKvOperator':
+      return parseKv(node, input, ctx, output);
+    case 'AsOperator':
+      return asOperator(translator, node, input);
+    case 'PartitionOperator':
+      return partition(translator, node, input, output);
     case 'RenderOperator':
       translator.chart = (child(node, 'ChartType') as KNode).ToString().trim();
       return input;

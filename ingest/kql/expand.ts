@@ -1,4 +1,4 @@
-/** mv-expand (arrays and bags, zipped when several) and parse (simple mode). */
+/** mv-expand (arrays and bags, zipped when several) and parse (simple, regex and relaxed modes). */
 import { ServiceError } from '../../runtime/errors.js';
 import { child, children, kindOf, type KNode } from './kusto.js';
 import { from, ORD, type Column, type Relation } from './relation.js';
@@ -42,33 +42,59 @@ export function mvExpand(node: KNode, input: Relation, ctx: OperatorContext, out
 
 const escapeRegex = (text: string): string => text.replace(/[\\^$.|?*+()[\]{}]/g, '\\$&');
 
-/** parse (simple mode): literal parts must appear in order; each column takes the text up to the next literal. */
+/** parse's `kind` (simple, regex, relaxed) and regex `flags`. */
+function parseMode(node: KNode): { kind: string; flags: string } {
+  const mode = { kind: 'simple', flags: '' };
+  for (const parameter of children(node, 'Parameters')) {
+    const name = (child(child(parameter, 'Name') as KNode, 'SimpleName') as unknown as string | null) ?? '';
+    const value = child(parameter, 'Expression') as KNode;
+    const text = kindOf(value) === 'StringLiteralExpression' ? (child(value, 'Token')?.ValueText ?? '') : value.ToString().trim();
+    if (name === 'kind' && ['simple', 'regex', 'relaxed'].includes(text)) mode.kind = text;
+    else if (name === 'flags' && /^[imsU]*$/.test(text)) mode.flags = text;
+    else throw new ServiceError('kql_error', `parse: unsupported parameter ${name}=${text}`, { parameter: name });
+  }
+  return mode;
+}
+
+/**
+ * parse: literal parts must appear in order; each column takes the text up to the next literal.
+ * simple: literals match as text, from the start; relaxed: the same, a value of the wrong type is null
+ * instead of failing the match; regex: literals are regular expressions, the match may start anywhere,
+ * a string column (and `*`) takes as much as the rest allows (what Kusto returns), `flags` apply.
+ */
 export function parse(node: KNode, input: Relation, ctx: OperatorContext, output: Column[]): Relation {
   const scope = scopeOf(input, ctx);
   const sourceNode = child(node, 'Expression') as KNode;
   const source = typeOf(sourceNode) === 'string' ? scalar(sourceNode, scope) : fromDynamic(toDynamic(scalar(sourceNode, scope), typeOf(sourceNode)), 'string');
+  const mode = parseMode(node);
+  const regexMode = mode.kind === 'regex';
   const patterns = children(node, 'Patterns');
   let regex = '';
   const groups: Column[] = [];
   patterns.forEach((pattern, index) => {
     const kind = kindOf(pattern);
     const last = index === patterns.length - 1;
-    if (kind === 'StringLiteralExpression') regex += escapeRegex(child(pattern, 'Token')?.ValueText ?? '');
-    else if (kind === 'StarExpression') regex += last ? '.*' : '.*?';
+    const rest = regexMode || last ? '.*' : '.*?';
+    if (kind === 'StringLiteralExpression') {
+      const text = child(pattern, 'Token')?.ValueText ?? '';
+      regex += regexMode ? `(?:${text})` : escapeRegex(text);
+    } else if (kind === 'StarExpression') regex += rest;
     else if (kind === 'NameAndTypeDeclaration' || kind === 'NameDeclaration') {
       const nameNode = kind === 'NameDeclaration' ? pattern : (child(pattern, 'Name') as KNode);
       const name = child(nameNode, 'SimpleName') as unknown as string;
       const column = output.find((candidate) => candidate.name === name);
       if (!column) throw new ServiceError('kql_error', `parse: unknown column ${name}`);
       groups.push(column);
-      regex += column.type === 'long' || column.type === 'int' ? '(-?[0-9]+)' : last ? '(.*)' : '(.*?)';
+      const integer = (column.type === 'long' || column.type === 'int') && mode.kind !== 'relaxed';
+      regex += integer ? '(-?[0-9]+)' : `(${rest})`;
     } else throw new ServiceError('kql_error', `parse: unsupported pattern part ${kind}`);
   });
-  const pattern = str(`^${regex}`);
-  const matched = `regexp_matches(${source}, ${pattern}, 's')`;
+  const pattern = str(regexMode ? `${mode.flags ? `(?${mode.flags})` : ''}${regex}` : `^${regex}`);
+  const options = regexMode ? "''" : "'s'";
+  const matched = `regexp_matches(${source}, ${pattern}, ${options})`;
   const computed = new Map(
     groups.map((column, index) => {
-      const text = `regexp_extract(${source}, ${pattern}, ${index + 1}, 's')`;
+      const text = `regexp_extract(${source}, ${pattern}, ${index + 1}, ${options})`;
       const value =
         column.type === 'string'
           ? `CASE WHEN ${matched} THEN ${text} ELSE '' END`

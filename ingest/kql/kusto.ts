@@ -182,15 +182,44 @@ function globalsFor(tables: readonly TableSchema[], key: string): unknown {
   return globals;
 }
 
+/** "A value of type bool expected." */
+const KS_BOOL_EXPECTED = 'KS107';
+
+/**
+ * Where `not("term")` stands in a search predicate: the Kusto engine takes a bare term there (as it does
+ * anywhere in the predicate), the analyzer wants a bool. Offsets of those string literals.
+ */
+function searchNotTerms(root: KNode): Set<number> {
+  const starts = new Set<number>();
+  const visit = (node: KNode, inSearch: boolean): void => {
+    const kind = kindOf(node);
+    const searching = inSearch || kind === 'SearchOperator';
+    if (searching && kind === 'FunctionCallExpression') {
+      const name = (child(node, 'Name') as unknown as { SimpleName?: string } | null)?.SimpleName;
+      const args = children(child(node, 'ArgumentList') as KNode, 'Expressions');
+      const only = args.length === 1 ? (args[0] as KNode) : null;
+      if (name === 'not' && only && kindOf(only) === 'StringLiteralExpression') starts.add(only.TextStart);
+    }
+    for (let index = 0; index < node.ChildCount; index += 1) {
+      const next = node.GetChild(index);
+      if (next) visit(next, searching);
+    }
+  };
+  visit(root, false);
+  return starts;
+}
+
 /** Parses and analyzes `text` against one database holding `tables` (`key`: their `schemaKey`, when the caller has it). */
 export function analyze(text: string, tables: readonly TableSchema[], key: string = schemaKey(tables)): Analyzed {
   const K = kusto();
   const code = K.Language.KustoCode.ParseAndAnalyze(text, globalsFor(tables, key));
   const list = code.GetDiagnostics();
   const errors: KqlDiagnostic[] = [];
+  let terms: Set<number> | undefined;
   for (let index = 0; index < list.Count; index += 1) {
     const diagnostic = list.getItem(index) as KDiagnostic;
     if (diagnostic.Severity !== 'Error') continue;
+    if (diagnostic.Code === KS_BOOL_EXPECTED && (terms ??= searchNotTerms(code.Syntax)).has(diagnostic.Start)) continue;
     errors.push({ message: diagnostic.Message, code: diagnostic.Code, ...position(text, diagnostic.Start) });
   }
   return { root: code.Syntax, errors };

@@ -14,11 +14,13 @@ import { ident } from './sql-text.js';
 export interface OperatorContext {
   readonly chain: CteChain;
   readonly lets: ScalarScope['lets'];
+  readonly tabular?: ScalarScope['tabular'];
 }
 
 export const scopeOf = (input: Relation, ctx: OperatorContext): ScalarScope => ({
   columns: new Set(input.columns.map((column) => column.name)),
   lets: ctx.lets,
+  tabular: ctx.tabular,
   ordered: input.ordered,
 });
 

@@ -8,6 +8,9 @@ import { ServiceError } from '../../runtime/errors.js';
 import { callFunction } from './functions.js';
 import { seriesCall } from './series-functions.js';
 import { child, children, kindOf, type KNode } from './kusto.js';
+import type { Relation } from './relation.js';
+import { starMatch } from './search.js';
+import { toScalar } from './toscalar.js';
 import { datetimeText, duckType, ident, str, timespanTicks, typedNull } from './sql-text.js';
 
 export interface ScalarScope {
@@ -21,6 +24,8 @@ export interface ScalarScope {
   readonly pre?: (sql: string) => string;
   /** `step.name` references of a scan's state: step name -> declared name -> SQL (scan.ts) */
   readonly steps?: ReadonlyMap<string, ReadonlyMap<string, string>>;
+  /** translates a tabular expression into the query's CTE chain (toscalar) */
+  readonly tabular?: (node: KNode) => Relation;
 }
 
 export const typeOf = (node: KNode): string => node.ResultType?.Name ?? 'dynamic';
@@ -178,7 +183,7 @@ function termMatch(op: string, hay: string, needle: string, ci: boolean): string
   return `(${needle} = '' OR regexp_matches(${hay}, ${pattern}${ci ? ", 'i'" : ''}))`;
 }
 
-function stringOperator(kind: string, left: string, right: string): string | null {
+export function stringOperator(kind: string, left: string, right: string): string | null {
   const spec = CASE_INSENSITIVE[kind];
   if (!spec) return null;
   const hay = `coalesce(${left}, '')`;
@@ -303,6 +308,7 @@ export function scalar(node: KNode, scope: ScalarScope): string {
   const text = stringOperator(kind, '', '');
   if (text !== null) {
     const leftNode = child(node, 'Left') as KNode;
+    if (kindOf(leftNode) === 'StarExpression') return starMatch(node, scope);
     const rightNode = child(node, 'Right') as KNode;
     const left = typeOf(leftNode) === 'string' ? scalar(leftNode, scope) : fromDynamic(toDynamic(scalar(leftNode, scope), typeOf(leftNode)), 'string');
     const right = typeOf(rightNode) === 'string' ? scalar(rightNode, scope) : fromDynamic(toDynamic(scalar(rightNode, scope), typeOf(rightNode)), 'string');
@@ -374,6 +380,8 @@ export function scalar(node: KNode, scope: ScalarScope): string {
     }
     case 'FunctionCallExpression':
       return seriesCall(node, scope) ?? callFunction(node, scope);
+    case 'ToScalarExpression':
+      return toScalar(node, scope);
     default:
       throw unsupported(node);
   }

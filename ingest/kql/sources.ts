@@ -34,10 +34,10 @@ export function dataTable(node: KNode, chain: CteChain, lets: ScalarScope['lets'
   return chain.add(rows.join(' UNION ALL '), columns, true);
 }
 
-export function print(node: KNode, chain: CteChain, lets: ScalarScope['lets']): Relation {
+export function print(node: KNode, chain: CteChain, lets: ScalarScope['lets'], tabular?: ScalarScope['tabular']): Relation {
   const columns = columnsOf(node.ResultType);
   const expressions = children(node, 'Expressions');
-  const scope: ScalarScope = { columns: new Set(), lets };
+  const scope: ScalarScope = { columns: new Set(), lets, tabular };
   const list = expressions.map((expression, index) => {
     const column = columns[index];
     if (!column) throw new ServiceError('kql_error', 'print: column count mismatch');

@@ -51,7 +51,7 @@ export class Translator {
       case 'DataTableExpression':
         return dataTable(node, this.chain, this.lets);
       case 'PrintOperator':
-        return print(node, this.chain, this.lets);
+        return print(node, this.chain, this.lets, (expression) => this.tabular(expression));
       case 'RangeOperator':
         return range(node, this.chain, this.lets);
       case 'UnionOperator':
@@ -82,7 +82,7 @@ export class Translator {
       return;
     }
     if (kindOf(value) === 'FunctionDeclaration') throw new ServiceError('kql_error', 'user-defined functions in let are not supported');
-    this.lets.set(name, `(${scalar(value, { columns: new Set(), lets: this.lets })})`);
+    this.lets.set(name, `(${scalar(value, { columns: new Set(), lets: this.lets, tabular: (expression) => this.tabular(expression) })})`);
   }
 
   finish(result: Relation, limit: number): Translation {
