@@ -31,26 +31,35 @@ const unary =
   (call) =>
     `${fn}(${call.as(0, type)})`;
 
+/** A value of a non-dynamic type as Kusto's tostring() writes it ('' for null). */
+function textOf(value: string, type: string): string {
+  if (type === 'string') return value;
+  if (type === 'datetime') return `coalesce(${datetimeString(value)}, '')`;
+  if (type === 'timespan') return `coalesce(${timespanText(value)}, '')`;
+  if (type === 'bool') return `CASE WHEN ${value} THEN 'True' WHEN NOT ${value} THEN 'False' ELSE '' END`;
+  if (type === 'real' || type === 'decimal') return `coalesce(${realText(value)}, '')`;
+  return `coalesce(CAST(${value} AS VARCHAR), '')`;
+}
+
+/** A BIGINT wrapped into 32 bits, as Kusto's toint() of a long does. */
+const wrapInt = (value: string): string => `CAST(((${value} % 4294967296 + 4294967296) % 4294967296 + 2147483648) % 4294967296 - 2147483648 AS INTEGER)`;
+
 const cast =
   (target: string): Translate =>
   (call) => {
     const type = typeOf(call.args[0] as KNode);
     const value = call.arg(0);
     if (type === 'dynamic') return fromDynamic(value, target);
-    if (target === 'string') {
-      if (type === 'datetime') return `coalesce(${datetimeString(value)}, '')`;
-      if (type === 'timespan') return `coalesce(${timespanText(value)}, '')`;
-      if (type === 'bool') return `CASE WHEN ${value} THEN 'True' WHEN NOT ${value} THEN 'False' ELSE '' END`;
-      if (type === 'real' || type === 'decimal') return `coalesce(${realText(value)}, '')`;
-      return `coalesce(CAST(${value} AS VARCHAR), '')`;
-    }
+    if (target === 'string') return textOf(value, type);
     if (target === type) return value;
     if (target === 'bool' && type === 'string') return stringToBool(value);
-    if ((target === 'long' || target === 'int') && (type === 'real' || type === 'decimal')) return `TRY_CAST(trunc(${value}) AS ${duckType(target)})`;
+    // a real past int's range saturates; NaN is null
+    if (target === 'int' && (type === 'real' || type === 'decimal'))
+      return `(CASE WHEN NOT isnan(${value}) THEN CAST(greatest(least(trunc(${value}), 2147483647), -2147483648) AS INTEGER) END)`;
+    if (target === 'long' && (type === 'real' || type === 'decimal')) return `TRY_CAST(trunc(${value}) AS BIGINT)`;
     if ((target === 'long' || target === 'int') && type === 'string') return stringToInteger(value, target);
     if ((target === 'long' || target === 'int' || target === 'real') && type === 'datetime') return `CAST(${ticksOf(value)} AS ${duckType(target)})`;
-    if (target === 'int' && type === 'timespan')
-      return `CAST(((${value} % 4294967296 + 4294967296) % 4294967296 + 2147483648) % 4294967296 - 2147483648 AS INTEGER)`;
+    if (target === 'int' && (type === 'timespan' || type === 'long')) return wrapInt(value);
     if (target === 'real' && type === 'string') return stringToReal(value);
     if (target === 'datetime' && (type === 'long' || type === 'int')) return fromTicks(value);
     if (target === 'datetime' && type === 'string') return `TRY_CAST(regexp_replace(trim(${value}), '(Z|[+-]00:?00)$', '') AS TIMESTAMP)`;
@@ -59,7 +68,7 @@ const cast =
 
 /** A real as Kusto writes it (shortest round-trip text). */
 const realText = (sql: string): string =>
-  `(CASE WHEN isnan(${sql}) THEN 'NaN' WHEN ${sql} = 'inf'::DOUBLE THEN 'Infinity' WHEN ${sql} = '-inf'::DOUBLE THEN '-Infinity' ELSE CAST(${sql} AS VARCHAR) END)`;
+  `(CASE WHEN isnan(${sql}) THEN 'NaN' WHEN ${sql} = 'inf'::DOUBLE THEN 'inf' WHEN ${sql} = '-inf'::DOUBLE THEN '-inf' ELSE CAST(${sql} AS VARCHAR) END)`;
 
 /** Kusto substring: a negative start counts from the end; out of range gives ''. */
 function substringSql(text: string, start: string, length: string | null): string {
@@ -91,6 +100,21 @@ const math =
   (c) =>
     `${fn}(CAST(${c.as(0, 'real')} AS DOUBLE))`;
 
+const logarithm =
+  (fn: string): Translate =>
+  (c) => {
+    const x = `CAST(${c.as(0, 'real')} AS DOUBLE)`;
+    return `(CASE WHEN ${x} < 0 THEN NULL WHEN ${x} = 0 THEN '-inf'::DOUBLE ELSE ${fn}(${x}) END)`;
+  };
+
+/** isnull() of the argument: a dynamic JSON null is null too; a string never is. */
+function isMissing(c: Call): string {
+  const type = typeOf(c.args[0] as KNode);
+  if (type === 'string') return 'FALSE';
+  if (type === 'dynamic') return `coalesce(json_type(${c.arg(0)}) = 'NULL', TRUE)`;
+  return `(${c.arg(0)} IS NULL)`;
+}
+
 const FUNCTIONS: Record<string, Translate> = {
   ...TIME_FUNCTIONS,
   ...DYNAMIC_FUNCTIONS,
@@ -107,7 +131,7 @@ const FUNCTIONS: Record<string, Translate> = {
   asin: math('asin'),
   acos: math('acos'),
   atan: math('atan'),
-  log2: math('log2'),
+  log2: logarithm('log2'),
   degrees: math('degrees'),
   radians: math('radians'),
   pi: () => 'pi()',
@@ -162,18 +186,23 @@ const FUNCTIONS: Record<string, Translate> = {
     for (let i = 0; i + 1 < c.args.length; i += 2) parts.push(`WHEN ${c.arg(i)} THEN ${c.as(i + 1, c.type)}`);
     return `CASE ${parts.join(' ')} ELSE ${c.as(c.args.length - 1, c.type)} END`;
   },
-  coalesce: (c) => `coalesce(${c.args.map((_, i) => c.as(i, c.type)).join(', ')})`,
-  isnull: (c) => (typeOf(c.args[0] as KNode) === 'string' ? 'FALSE' : `(${c.arg(0)} IS NULL)`),
-  isnotnull: (c) => (typeOf(c.args[0] as KNode) === 'string' ? 'TRUE' : `(${c.arg(0)} IS NOT NULL)`),
-  isempty: (c) => (typeOf(c.args[0] as KNode) === 'string' ? `coalesce(${c.arg(0)} = '', TRUE)` : `(${c.arg(0)} IS NULL)`),
-  isnotempty: (c) => (typeOf(c.args[0] as KNode) === 'string' ? `coalesce(${c.arg(0)} <> '', FALSE)` : `(${c.arg(0)} IS NOT NULL)`),
+  // an empty string counts as missing for coalesce, as a null does
+  coalesce: (c) =>
+    c.type === 'string'
+      ? `coalesce(${c.args.map((_, i) => `nullif(${c.as(i, 'string')}, '')`).join(', ')}, '')`
+      : `coalesce(${c.args.map((_, i) => c.as(i, c.type)).join(', ')})`,
+  isnull: isMissing,
+  isnotnull: (c) => `(NOT ${isMissing(c)})`,
+  isempty: (c) => (typeOf(c.args[0] as KNode) === 'string' ? `coalesce(${c.arg(0)} = '', TRUE)` : isMissing(c)),
+  isnotempty: (c) => (typeOf(c.args[0] as KNode) === 'string' ? `coalesce(${c.arg(0)} <> '', FALSE)` : `(NOT ${isMissing(c)})`),
   not: (c) => `(NOT ${c.arg(0)})`,
   abs: (c) => `abs(${c.arg(0)})`,
-  round: (c) => `round(${c.arg(0)}, ${c.args.length > 1 ? c.arg(1) : '0'})`,
-  sqrt: (c) => `sqrt(${c.arg(0)})`,
+  round: (c) => `round(${c.arg(0)}, ${c.args.length > 1 ? `CAST(${c.arg(1)} AS INTEGER)` : '0'})`,
+  // Kusto's sqrt of a negative is NaN and its logarithms of one null (DuckDB raises)
+  sqrt: (c) => `(CASE WHEN ${c.as(0, 'real')} < 0 THEN 'nan'::DOUBLE ELSE sqrt(${c.as(0, 'real')}) END)`,
   pow: (c) => `pow(${c.arg(0)}, ${c.arg(1)})`,
-  log: (c) => `ln(${c.arg(0)})`,
-  log10: (c) => `log10(${c.arg(0)})`,
+  log: logarithm('ln'),
+  log10: logarithm('log10'),
   exp: (c) => `exp(${c.arg(0)})`,
   max_of: (c) => `greatest(${c.args.map((_, i) => c.as(i, c.type)).join(', ')})`,
   min_of: (c) => `least(${c.args.map((_, i) => c.as(i, c.type)).join(', ')})`,
@@ -203,6 +232,7 @@ export function callFunction(node: KNode, scope: ScalarScope): string {
       const from = typeOf(arg);
       if (from === 'dynamic' && type !== 'dynamic') return fromDynamic(sql, type);
       if (type === 'dynamic' && from !== 'dynamic') return toDynamic(sql, from);
+      if (type === 'string' && from !== 'string') return textOf(sql, from);
       return sql;
     },
   };
