@@ -216,6 +216,8 @@ const FUNCTIONS: Record<string, Translate> = {
 };
 
 export function callFunction(node: KNode, scope: ScalarScope): string {
+  const aggregate = scope.aggregate?.(node);
+  if (aggregate) return aggregate;
   const name = (child(node, 'Name') as unknown as { SimpleName: string }).SimpleName;
   const translate = FUNCTIONS[name];
   if (!translate) throw new ServiceError('kql_error', `unsupported function ${name}()`, { function: name });

@@ -18,6 +18,8 @@ export interface ScalarScope {
   readonly ordered?: boolean;
   /** computes `sql` as a helper column in a CTE before this expression (a window over a window); returns its name as SQL */
   readonly pre?: (sql: string) => string;
+  /** inside summarize: the SQL of an aggregation function call (null when the call is a scalar function) */
+  readonly aggregate?: (call: KNode) => string | null;
 }
 
 export const typeOf = (node: KNode): string => node.ResultType?.Name ?? 'dynamic';
