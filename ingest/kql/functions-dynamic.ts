@@ -15,7 +15,7 @@ function typeName(c: Call): string {
   const type = typeOf(c.args[0] as KNode);
   if (type !== 'dynamic') return str(type === 'int' ? 'int' : type);
   const v = c.arg(0);
-  return `(CASE json_type(${v}) WHEN 'NULL' THEN 'null' WHEN 'OBJECT' THEN 'dictionary' WHEN 'ARRAY' THEN 'array' WHEN 'VARCHAR' THEN 'string' WHEN 'BIGINT' THEN 'long' WHEN 'UBIGINT' THEN 'long' WHEN 'DOUBLE' THEN 'real' WHEN 'BOOLEAN' THEN 'bool' ELSE 'null' END)`;
+  return `(CASE json_type(${v}) WHEN 'NULL' THEN 'null' WHEN 'OBJECT' THEN 'dictionary' WHEN 'ARRAY' THEN 'array' WHEN 'VARCHAR' THEN 'string' WHEN 'BIGINT' THEN 'long' WHEN 'UBIGINT' THEN 'long' WHEN 'DOUBLE' THEN 'double' WHEN 'BOOLEAN' THEN 'bool' ELSE 'null' END)`;
 }
 
 /** Kusto sort order of array elements: numbers, then strings, nulls last. */
@@ -37,13 +37,86 @@ function arraySlice(c: Call): string {
   return `(CASE WHEN ${list} IS NULL THEN NULL WHEN ${start} > ${end} THEN CAST('[]' AS JSON) ELSE to_json(list_slice(${list}, ${start} + 1, ${end} + 1)) END)`;
 }
 
+/** A list without repeated elements, in first-appearance order (DuckDB's list_distinct reorders). */
+const distinctOf = (list: string): string => `list_filter(${list}, (x, i) -> list_position(${list}, x) = i)`;
+
+/** Argument i's elements, or an empty list when it is not an array. */
+const listArg = (c: Call, index: number): string => `coalesce(${elementsOf(c.as(index, 'dynamic'))}, CAST([] AS JSON[]))`;
+
+/** set_intersect / set_difference: the first array's distinct elements found in every other / in none. */
+function setFilter(c: Call, keep: boolean): string {
+  const others = c.args.slice(1).map((_, i) => listArg(c, i + 1));
+  const test = others.map((other) => `${keep ? '' : 'NOT '}list_contains(${other}, x)`).join(' AND ');
+  return arrayOf(`list_filter(${distinctOf(listArg(c, 0))}, x -> ${test})`);
+}
+
+/** array_shift_left(a, n [, fill]): element i becomes a[i + n]; past either end, `fill` (null). */
+function shift(c: Call, direction: 1 | -1): string {
+  const list = elementsOf(c.as(0, 'dynamic'));
+  const n = `(${direction === 1 ? '' : '-'}CAST(${c.arg(1)} AS BIGINT))`;
+  const fill = c.args.length > 2 ? c.as(2, 'dynamic') : 'CAST(NULL AS JSON)';
+  const at = `(i + ${n})`;
+  return `(CASE WHEN ${list} IS NOT NULL THEN to_json(list_transform(range(len(${list})), i -> CASE WHEN ${at} >= 0 AND ${at} < len(${list}) THEN ${list}[${at} + 1] ELSE ${fill} END)) END)`;
+}
+
+/** array_rotate_left(a, n): the first n elements move to the end (negative n rotates right). */
+function rotate(c: Call, direction: 1 | -1): string {
+  const list = elementsOf(c.as(0, 'dynamic'));
+  const n = `len(${list})`;
+  const k = `((${direction === 1 ? '' : '-'}CAST(${c.arg(1)} AS BIGINT) % greatest(${n}, 1) + greatest(${n}, 1)) % greatest(${n}, 1))`;
+  return `(CASE WHEN ${list} IS NOT NULL THEN to_json(list_concat(list_slice(${list}, ${k} + 1, ${n}), list_slice(${list}, 1, ${k}))) END)`;
+}
+
+/** array_split(a, indices): the pieces between the split indices (one index or an array of them). */
+function arraySplit(c: Call): string {
+  const list = elementsOf(c.as(0, 'dynamic'));
+  const indices = typeOf(c.args[1] as KNode) === 'dynamic' ? `list_transform(${listArg(c, 1)}, e -> CAST(e AS BIGINT))` : `[CAST(${c.arg(1)} AS BIGINT)]`;
+  const bounds = `list_concat([0], list_transform(${indices}, e -> least(greatest(e, 0), len(${list}))), [len(${list})])`;
+  return `(CASE WHEN ${list} IS NOT NULL THEN to_json(list_transform(range(len(${bounds}) - 1), k -> to_json(list_slice(${list}, ${bounds}[k + 1] + 1, ${bounds}[k + 2])))) END)`;
+}
+
+/** zip(a, b, ...): [[a0, b0, ...], ...] as long as the longest array, missing places null. */
+function zip(c: Call): string {
+  const lists = c.args.map((_, i) => listArg(c, i));
+  const longest = lists.length > 1 ? `greatest(${lists.map((list) => `len(${list})`).join(', ')})` : `len(${lists[0] as string})`;
+  return `to_json(list_transform(range(${longest}), i -> [${lists.map((list) => `${list}[i + 1]`).join(', ')}]))`;
+}
+
+/** array_iff(conditions, whenTrue, whenFalse): element-wise choice; a scalar branch applies to every place. */
+function arrayIff(c: Call): string {
+  const conditions = elementsOf(c.as(0, 'dynamic'));
+  const branch = (index: number): string =>
+    typeOf(c.args[index] as KNode) === 'dynamic' ? `${listArg(c, index)}[i + 1]` : toDynamic(c.arg(index), typeOf(c.args[index] as KNode));
+  return `(CASE WHEN ${conditions} IS NOT NULL THEN to_json(list_transform(range(len(${conditions})), i -> CASE WHEN ${fromDynamic(`${conditions}[i + 1]`, 'bool')} THEN ${branch(1)} ELSE ${branch(2)} END)) END)`;
+}
+
+/** bag_merge(b1, b2, ...): keys in first-appearance order, the first bag holding a key gives its value. */
+function bagMerge(c: Call): string {
+  const bags = c.args.map((_, i) => `(CASE WHEN json_type(${c.as(i, 'dynamic')}) = 'OBJECT' THEN ${c.as(i, 'dynamic')} END)`);
+  const keys = distinctOf(bags.map((bag) => `coalesce(json_keys(${bag}), CAST([] AS VARCHAR[]))`).reduce((a, b) => `list_concat(${a}, ${b})`));
+  const value = `coalesce(${bags.map((bag) => `json_extract(${bag}, '$."' || replace(k, '"', '\\"') || '"')`).join(', ')})`;
+  return `to_json(map(${keys}, list_transform(${keys}, k -> ${value})))`;
+}
+
 export const DYNAMIC_FUNCTIONS: Record<string, Translate> = {
+  set_intersect: (c) => setFilter(c, true),
+  set_difference: (c) => setFilter(c, false),
+  jaccard_index: (c) => {
+    const a = distinctOf(listArg(c, 0));
+    const b = distinctOf(listArg(c, 1));
+    const union = `len(${distinctOf(`list_concat(${listArg(c, 0)}, ${listArg(c, 1)})`)})`;
+    return `(CASE WHEN ${union} = 0 THEN NULL ELSE CAST(len(list_filter(${a}, x -> list_contains(${b}, x))) AS DOUBLE) / ${union} END)`;
+  },
+  zip,
+  array_iff: arrayIff,
+  array_split: arraySplit,
+  array_shift_left: (c) => shift(c, 1),
+  array_shift_right: (c) => shift(c, -1),
+  array_rotate_left: (c) => rotate(c, 1),
+  array_rotate_right: (c) => rotate(c, -1),
   gettype: typeName,
   bag_keys: (c) => `(CASE WHEN json_type(${c.arg(0)}) = 'OBJECT' THEN to_json(json_keys(${c.arg(0)})) END)`,
-  bag_merge: (c) => {
-    const bags = c.args.map((_, i) => c.as(i, 'dynamic')).reverse();
-    return `json_merge_patch(${bags.map((bag) => `coalesce(CASE WHEN json_type(${bag}) = 'OBJECT' THEN ${bag} END, CAST('{}' AS JSON))`).join(', ')})`;
-  },
+  bag_merge: bagMerge,
   array_concat: (c) => {
     const lists = c.args.map((_, i) => elementsOf(c.as(i, 'dynamic')));
     return `(CASE WHEN ${lists.map((list) => `${list} IS NULL`).join(' AND ')} THEN NULL ELSE to_json(${lists.map((list) => `coalesce(${list}, CAST([] AS JSON[]))`).reduce((a, b) => `list_concat(${a}, ${b})`)}) END)`;
@@ -56,8 +129,7 @@ export const DYNAMIC_FUNCTIONS: Record<string, Translate> = {
   array_index_of: (c) =>
     `coalesce(list_position(list_transform(${elementsOf(c.as(0, 'dynamic'))}, e -> CAST(e AS VARCHAR)), CAST(${c.as(1, 'dynamic')} AS VARCHAR)) - 1, -1)`,
   set_has_element: (c) => `list_contains(list_transform(${elementsOf(c.as(0, 'dynamic'))}, e -> CAST(e AS VARCHAR)), CAST(${c.as(1, 'dynamic')} AS VARCHAR))`,
-  set_union: (c) =>
-    `to_json(list_distinct(${c.args.map((_, i) => `coalesce(${elementsOf(c.as(i, 'dynamic'))}, CAST([] AS JSON[]))`).reduce((a, b) => `list_concat(${a}, ${b})`)}))`,
+  set_union: (c) => arrayOf(distinctOf(c.args.map((_, i) => listArg(c, i)).reduce((a, b) => `list_concat(${a}, ${b})`))),
   strcat_array: (c) => `array_to_string(list_transform(${elementsOf(c.as(0, 'dynamic'))}, e -> ${fromDynamic('e', 'string')}), ${c.as(1, 'string')})`,
   dynamic_to_json: (c) => `coalesce(CAST(${c.as(0, 'dynamic')} AS VARCHAR), 'null')`,
   parse_json: (c) =>

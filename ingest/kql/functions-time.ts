@@ -93,15 +93,33 @@ function datetimePart(c: Call): string {
   return `CAST(${sql} AS BIGINT)`;
 }
 
+/** make_timespan([days,] hours, minutes [, seconds]): null when a part is out of its range. */
+function makeTimespan(c: Call): string {
+  const parts = c.args.map((_, i) => `CAST(${c.as(i, 'real')} AS DOUBLE)`);
+  const [days, hours, minutes, seconds] = parts.length === 4 ? parts : parts.length === 3 ? ['0', ...parts] : ['0', ...parts, '0'];
+  const valid = `${days} >= 0 AND ${hours} BETWEEN 0 AND 23 AND ${minutes} BETWEEN 0 AND 59 AND ${seconds} >= 0 AND ${seconds} < 60`;
+  return `(CASE WHEN ${valid} THEN CAST(round(${days} * 864000000000 + ${hours} * 36000000000 + ${minutes} * 600000000 + ${seconds} * 10000000) AS BIGINT) END)`;
+}
+
+/** make_datetime(year, month, day [, hour, minute, second]): null when a part is out of its range (DuckDB raises). */
+function makeDatetime(c: Call): string {
+  const part = (index: number, fallback: string): string =>
+    c.args.length > index ? `CAST(${c.arg(index)} AS ${index === 5 ? 'DOUBLE' : 'BIGINT'})` : fallback;
+  const [year, month, day, hour, minute, second] = [part(0, '1'), part(1, '1'), part(2, '1'), part(3, '0'), part(4, '0'), part(5, '0')];
+  const lastDay = `day(last_day(make_date(CAST(${year} AS INTEGER), CAST(${month} AS INTEGER), 1)))`;
+  const valid = `${year} BETWEEN 1 AND 9999 AND ${month} BETWEEN 1 AND 12 AND ${hour} BETWEEN 0 AND 23 AND ${minute} BETWEEN 0 AND 59 AND ${second} >= 0 AND ${second} < 60`;
+  return `(CASE WHEN ${valid} AND ${day} BETWEEN 1 AND ${lastDay} THEN make_timestamp(${year}, ${month}, ${day}, ${hour}, ${minute}, ${second}) END)`;
+}
+
 export const TIME_FUNCTIONS: Record<string, Translate> = {
+  make_timespan: makeTimespan,
   datetime_diff: datetimeDiff,
   datetime_part: datetimePart,
   week_of_year: (c) => `CAST(weekofyear(${c.arg(0)}) AS BIGINT)`,
   weekofyear: (c) => `CAST(weekofyear(${c.arg(0)}) AS BIGINT)`,
   monthofyear: (c) => `CAST(month(${c.arg(0)}) AS BIGINT)`,
   dayofyear: (c) => `CAST(dayofyear(${c.arg(0)}) AS BIGINT)`,
-  make_datetime: (c) =>
-    `TRY_CAST(make_timestamp(CAST(${c.arg(0)} AS BIGINT), CAST(${c.arg(1)} AS BIGINT), CAST(${c.arg(2)} AS BIGINT), ${c.args.length > 3 ? `CAST(${c.arg(3)} AS BIGINT)` : '0'}, ${c.args.length > 4 ? `CAST(${c.arg(4)} AS BIGINT)` : '0'}, ${c.args.length > 5 ? `CAST(${c.arg(5)} AS DOUBLE)` : '0'}) AS TIMESTAMP)`,
+  make_datetime: makeDatetime,
   bin_at: (c) => {
     const type = typeOf(c.args[0] as KNode);
     if (type === 'datetime') {

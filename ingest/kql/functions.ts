@@ -115,6 +115,14 @@ function isMissing(c: Call): string {
   return `(${c.arg(0)} IS NULL)`;
 }
 
+/** max_of / min_of: nulls are skipped; a NaN among reals makes the result NaN (DuckDB orders NaN above every number). */
+function extremeOf(c: Call, fn: 'greatest' | 'least'): string {
+  const values = c.args.map((_, i) => c.as(i, c.type));
+  const sql = `${fn}(${values.join(', ')})`;
+  if (c.type !== 'real') return sql;
+  return `(CASE WHEN ${values.map((value) => `coalesce(isnan(${value}), FALSE)`).join(' OR ')} THEN 'nan'::DOUBLE ELSE ${sql} END)`;
+}
+
 const FUNCTIONS: Record<string, Translate> = {
   ...TIME_FUNCTIONS,
   ...DYNAMIC_FUNCTIONS,
@@ -204,8 +212,8 @@ const FUNCTIONS: Record<string, Translate> = {
   log: logarithm('ln'),
   log10: logarithm('log10'),
   exp: (c) => `exp(${c.arg(0)})`,
-  max_of: (c) => `greatest(${c.args.map((_, i) => c.as(i, c.type)).join(', ')})`,
-  min_of: (c) => `least(${c.args.map((_, i) => c.as(i, c.type)).join(', ')})`,
+  max_of: (c) => extremeOf(c, 'greatest'),
+  min_of: (c) => extremeOf(c, 'least'),
   hash: (c) => `CAST(hash(${c.arg(0)}) AS BIGINT)`,
   strrep: (c) => `repeat(${c.as(0, 'string')}, CAST(${c.arg(1)} AS BIGINT))`,
   countof: (c) =>

@@ -63,12 +63,12 @@ export function stringToInteger(sql: string, type: string): string {
 
 /** Kusto's string to real: no digit separators or binary literals. */
 export function stringToReal(sql: string): string {
-  return `(CASE WHEN regexp_matches(trim(${sql}), '^[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?$') THEN TRY_CAST(trim(${sql}) AS DOUBLE) WHEN regexp_matches(trim(${sql}), '^([+-]?(Infinity|inf)|nan|NaN)$') THEN TRY_CAST(trim(${sql}) AS DOUBLE) END)`;
+  return `(CASE WHEN regexp_matches(trim(${sql}), '^[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?$') THEN TRY_CAST(trim(${sql}) AS DOUBLE) WHEN regexp_matches(trim(${sql}), '^([+-]?(Infinity|inf|Inf)|nan|NaN)$') THEN TRY_CAST(trim(${sql}) AS DOUBLE) END)`;
 }
 
 /** Kusto's string to bool: true/false in any case, or an integer (non-zero is true). */
 export function stringToBool(sql: string): string {
-  return `(CASE lower(${trimmed(sql)}) WHEN 'true' THEN TRUE WHEN 'false' THEN FALSE ELSE ${stringToInteger(sql, 'long')} <> 0 END)`;
+  return `(CASE lower(${sql}) WHEN 'true' THEN TRUE WHEN 'false' THEN FALSE ELSE ${stringToInteger(sql, 'long')} <> 0 END)`;
 }
 
 /** Kusto's timespan text (`[-][d.]hh:mm[:ss[.fffffff]]`) as BIGINT ticks, in SQL. */
