@@ -40,7 +40,9 @@ function listOf(value: string, shape: ListShape, ctx: AggregateContext, limit: s
   const filter = shape.nulls ? '' : ` FILTER (WHERE ${value} IS NOT NULL)`;
   const item = shape.flatten ? `(CASE WHEN json_type(${value}) = 'ARRAY' THEN CAST(json_extract(${value}, '$[*]') AS JSON[]) ELSE [${value}] END)` : value;
   let list = `list(${shape.distinct && !shape.flatten ? 'DISTINCT ' : ''}${item}${order})${filter}`;
-  if (shape.flatten) list = shape.distinct ? `list_distinct(flatten(${list}))` : `flatten(${list})`;
+  if (shape.flatten) list = `flatten(${list})`;
+  // first-appearance order (list_distinct reorders)
+  if (shape.flatten && shape.distinct) list = `list_filter(${list}, (x, i) -> list_position(${list}, x) = i)`;
   return `coalesce(to_json(${limit ? `list_slice(${list}, 1, ${limit})` : list}), CAST('[]' AS JSON))`;
 }
 
