@@ -91,6 +91,9 @@ function aggregateOf(call: KNode, ctx: AggregateContext, outputs: readonly strin
       return [`coalesce(avg(${num(0)}) FILTER (WHERE ${arg(1)}), 'nan'::DOUBLE)`];
     case 'min':
     case 'max':
+      // a NaN makes both NaN (DuckDB orders NaN above every number, so only min needs it)
+      if (name === 'min' && (type === 'real' || type === 'decimal'))
+        return [`(CASE WHEN bool_or(isnan(${arg(0)})) THEN 'nan'::DOUBLE ELSE min(${arg(0)}) END)`];
       return [`${name}(${arg(0)})`];
     case 'minif':
     case 'maxif':

@@ -104,6 +104,9 @@ export function toDynamic(sql: string, type: string): string {
   if (type === 'dynamic') return sql;
   if (type === 'datetime') return `to_json(${datetimeString(sql)})`;
   if (type === 'timespan') return `to_json(${timespanText(sql)})`;
+  // JSON has no NaN or infinities: Kusto's dynamic holds them as the strings it prints
+  if (type === 'real' || type === 'decimal')
+    return `(CASE WHEN isnan(${sql}) THEN to_json('NaN') WHEN ${sql} = 'inf'::DOUBLE THEN to_json('Infinity') WHEN ${sql} = '-inf'::DOUBLE THEN to_json('-Infinity') ELSE to_json(${sql}) END)`;
   return `to_json(${sql})`;
 }
 
