@@ -11,7 +11,8 @@ const TICKS_PER_MICRO = 10;
 function binSql(value: string, valueType: string, size: string, sizeType: string): string {
   if (valueType === 'datetime') {
     // Kusto bins datetimes from 0001-01-01 (62135596800 s before the Unix epoch)
-    const micros = sizeType === 'timespan' ? `CAST(${size} // ${TICKS_PER_MICRO} AS BIGINT)` : `CAST(${size} AS BIGINT)`;
+    // a bin under a microsecond (the TIMESTAMP precision) leaves the value as it is
+    const micros = sizeType === 'timespan' ? `greatest(CAST(${size} // ${TICKS_PER_MICRO} AS BIGINT), 1)` : `CAST(${size} AS BIGINT)`;
     const shifted = `(epoch_us(${value}) + 62135596800000000)`;
     return `make_timestamp(CAST(floor(${shifted} / ${micros}) * ${micros} - 62135596800000000 AS BIGINT))`;
   }
