@@ -107,20 +107,30 @@ export function summarize(node: KNode, input: Relation, ctx: OperatorContext, ou
     groups.push(String(index + 1));
   });
   let position = by.length;
-  const widths = aggregates.map((aggregate) => (['arg_max', 'arg_min'].includes(aggregateName(aggregateCall(aggregate))) ? -1 : 1));
+  // arg_max/arg_min make one column per argument, or with `*` a share of the columns left
+  const widths = aggregates.map((aggregate) => {
+    const call = aggregateCall(aggregate);
+    if (!['arg_max', 'arg_min'].includes(aggregateName(call))) return 1;
+    const args = children(child(call, 'ArgumentList') as KNode, 'Expressions');
+    return args.some((arg) => kindOf(arg) === 'StarExpression') ? -1 : args.length;
+  });
   const flexible = widths.filter((width) => width < 0).length;
-  const fixed = widths.filter((width) => width > 0).length;
+  const fixed = widths.filter((width) => width > 0).reduce((sum, width) => sum + width, 0);
   const spare = flexible ? (output.length - by.length - fixed) / flexible : 0;
   const inputTypes = new Map(input.columns.map((column) => [column.name, column.type]));
+  // ties go to the first row: arg_max/arg_min need the input's order
+  let source = input;
+  if (widths.some((width) => width !== 1) && !input.ordered)
+    source = ctx.chain.add(`SELECT *, row_number() OVER () AS ${ident(ORD)} FROM ${from(input)}`, input.columns, true);
   aggregates.forEach((aggregate, index) => {
-    const width = (widths[index] as number) < 0 ? spare : 1;
+    const width = (widths[index] as number) < 0 ? spare : (widths[index] as number);
     const names = output.slice(position, position + width).map((column) => column.name);
-    const sqls = aggregateSql(aggregate, { scope, ordered: input.ordered, inputTypes }, names);
+    const sqls = aggregateSql(aggregate, { scope, ordered: input.ordered, rowOrder: source.ordered ? ident(ORD) : null, inputTypes }, names);
     sqls.forEach((sql, offset) => select.push(`${sql} AS ${ident(names[offset] as string)}`));
     position += width;
   });
   const groupBy = groups.length ? ` GROUP BY ${groups.join(', ')}` : '';
-  return ctx.chain.add(`SELECT ${select.join(', ')} FROM ${from(input)}${groupBy}`, output, false);
+  return ctx.chain.add(`SELECT ${select.join(', ')} FROM ${from(source)}${groupBy}`, output, false);
 }
 
 /** ORDER BY terms of sort/top expressions: Kusto sorts descending by default, nulls last when descending, first when ascending. */

@@ -26,6 +26,8 @@ export interface ScalarScope {
   readonly steps?: ReadonlyMap<string, ReadonlyMap<string, string>>;
   /** translates a tabular expression into the query's CTE chain (toscalar) */
   readonly tabular?: (node: KNode) => Relation;
+  /** inside summarize: the SQL of an aggregation function call (null when the call is a scalar function) */
+  readonly aggregate?: (call: KNode) => string | null;
 }
 
 export const typeOf = (node: KNode): string => node.ResultType?.Name ?? 'dynamic';
@@ -57,19 +59,24 @@ export function fromDynamic(sql: string, type: string): string {
   }
 }
 
+/** The text without surrounding blanks (spaces, tabs, line ends), as Kusto's parsers skip them. */
+const trimmed = (sql: string): string => `trim(${sql}, ' ' || chr(9) || chr(10) || chr(13))`;
+
 /** Kusto's string to int/long: decimal digits or 0x hex only. */
 export function stringToInteger(sql: string, type: string): string {
   const t = duckType(type);
-  return `(CASE WHEN regexp_matches(trim(${sql}), '^[+-]?[0-9]+$') THEN TRY_CAST(trim(${sql}) AS ${t}) WHEN regexp_matches(trim(${sql}), '^0[xX][0-9a-fA-F]+$') THEN TRY_CAST(TRY_CAST(trim(${sql}) AS UBIGINT) AS ${t}) END)`;
+  const text = trimmed(sql);
+  return `(CASE WHEN regexp_matches(${text}, '^[+-]?[0-9]+$') THEN TRY_CAST(${text} AS ${t}) WHEN regexp_matches(${text}, '^0[xX][0-9a-fA-F]+$') THEN TRY_CAST(TRY_CAST(${text} AS UBIGINT) AS ${t}) END)`;
 }
 
 /** Kusto's string to real: no digit separators or binary literals. */
 export function stringToReal(sql: string): string {
-  return `(CASE WHEN regexp_matches(trim(${sql}), '^[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?$') THEN TRY_CAST(trim(${sql}) AS DOUBLE) WHEN regexp_matches(trim(${sql}), '^([+-]?(Infinity|inf|Inf)|nan|NaN|-?INF)$') THEN TRY_CAST(trim(${sql}) AS DOUBLE) END)`;
+  return `(CASE WHEN regexp_matches(trim(${sql}), '^[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?$') THEN TRY_CAST(trim(${sql}) AS DOUBLE) WHEN regexp_matches(trim(${sql}), '^([+-]?(Infinity|inf|Inf)|nan|NaN)$') THEN TRY_CAST(trim(${sql}) AS DOUBLE) END)`;
 }
 
+/** Kusto's string to bool: true/false in any case, or an integer (non-zero is true). */
 export function stringToBool(sql: string): string {
-  return `(CASE lower(${sql}) WHEN 'true' THEN TRUE WHEN 'false' THEN FALSE WHEN '1' THEN TRUE WHEN '0' THEN FALSE END)`;
+  return `(CASE lower(${sql}) WHEN 'true' THEN TRUE WHEN 'false' THEN FALSE ELSE ${stringToInteger(sql, 'long')} <> 0 END)`;
 }
 
 /** Kusto's timespan text (`[-][d.]hh:mm[:ss[.fffffff]]`) as BIGINT ticks, in SQL. */
@@ -78,7 +85,11 @@ export function stringToTimespan(sql: string): string {
   const part = (group: number): string => `coalesce(TRY_CAST(nullif(regexp_extract(trim(${sql}), ${re}, ${group}), '') AS BIGINT), 0)`;
   const fraction = `coalesce(TRY_CAST(nullif(rpad(regexp_extract(trim(${sql}), ${re}, 6), 7, '0'), '0000000') AS BIGINT), 0)`;
   const ticks = `(${part(2)} * 864000000000 + ${part(3)} * 36000000000 + ${part(4)} * 600000000 + ${part(5)} * 10000000 + ${fraction})`;
-  return `(CASE WHEN regexp_matches(trim(${sql}), ${re}) THEN (CASE WHEN regexp_extract(trim(${sql}), ${re}, 1) = '-' THEN -1 ELSE 1 END) * ${ticks} END)`;
+  // or a literal's form: a number and a unit (`1d`, `-1.5h`, `90s`, `10ms`)
+  const unitRe = "'^([+-]?[0-9]+(?:[.][0-9]+)?)(d|h|m|s|ms)$'";
+  const unit = `CASE regexp_extract(trim(${sql}), ${unitRe}, 2) WHEN 'd' THEN 864000000000 WHEN 'h' THEN 36000000000 WHEN 'm' THEN 600000000 WHEN 's' THEN 10000000 ELSE 10000 END`;
+  const literal = `CAST(round(CAST(regexp_extract(trim(${sql}), ${unitRe}, 1) AS DOUBLE) * ${unit}) AS BIGINT)`;
+  return `(CASE WHEN regexp_matches(trim(${sql}), ${re}) THEN (CASE WHEN regexp_extract(trim(${sql}), ${re}, 1) = '-' THEN -1 ELSE 1 END) * ${ticks} WHEN regexp_matches(trim(${sql}), ${unitRe}) THEN ${literal} END)`;
 }
 
 /** Kusto ticks (100 ns since 0001-01-01) of a TIMESTAMP. */
@@ -101,6 +112,9 @@ export function toDynamic(sql: string, type: string): string {
   if (type === 'dynamic') return sql;
   if (type === 'datetime') return `to_json(${datetimeString(sql)})`;
   if (type === 'timespan') return `to_json(${timespanText(sql)})`;
+  // JSON has no NaN or infinities: Kusto's dynamic holds them as the strings it prints
+  if (type === 'real' || type === 'decimal')
+    return `(CASE WHEN isnan(${sql}) THEN to_json('NaN') WHEN ${sql} = 'inf'::DOUBLE THEN to_json('Infinity') WHEN ${sql} = '-inf'::DOUBLE THEN to_json('-Infinity') ELSE to_json(${sql}) END)`;
   return `to_json(${sql})`;
 }
 
@@ -120,6 +134,8 @@ function literal(node: KNode): string {
       return `CAST(${BigInt(text.trim()).toString()} AS ${duckType(type)})`;
     case 'RealLiteralExpression':
     case 'DecimalLiteralExpression': {
+      const infinity = /^([+-]?)inf(inity)?$/i.exec(text.trim());
+      if (infinity) return `CAST('${infinity[1] === '-' ? '-inf' : 'inf'}' AS DOUBLE)`;
       const value = Number(text.trim());
       if (Number.isNaN(value)) return `CAST('nan' AS DOUBLE)`;
       if (!Number.isFinite(value)) return `CAST('${value > 0 ? 'inf' : '-inf'}' AS DOUBLE)`;
@@ -212,6 +228,7 @@ const COMPARISON: Record<string, string> = {
 };
 
 const isInteger = (type: string): boolean => type === 'long' || type === 'int';
+const isReal = (type: string): boolean => type === 'real' || type === 'decimal';
 
 function arithmetic(node: KNode, scope: ScalarScope): string {
   const kind = kindOf(node);
@@ -224,6 +241,9 @@ function arithmetic(node: KNode, scope: ScalarScope): string {
   if (lt === 'dynamic') left = fromDynamic(left, rt === 'dynamic' ? 'real' : rt);
   if (rt === 'dynamic') right = fromDynamic(right, lt === 'dynamic' ? 'real' : lt);
   const op = ARITHMETIC[kind] as string;
+  // Kusto computes int arithmetic in 64 bits (int(2147483647) + int(1) is 2147483648)
+  if (lt === 'int' && op !== '/') left = `CAST(${left} AS BIGINT)`;
+  if (rt === 'int' && op !== '/') right = `CAST(${right} AS BIGINT)`;
   if (lt === 'datetime' && rt === 'datetime' && op === '-') return `((epoch_us(${left}) - epoch_us(${right})) * 10)`;
   if (lt === 'datetime' && rt === 'timespan') return `(${left} ${op} to_microseconds(CAST(${right} // 10 AS BIGINT)))`;
   if (lt === 'timespan' && rt === 'datetime' && op === '+') return `(${right} + to_microseconds(CAST(${left} // 10 AS BIGINT)))`;
@@ -232,7 +252,7 @@ function arithmetic(node: KNode, scope: ScalarScope): string {
     if ((isInteger(lt) || lt === 'timespan') && isInteger(rt)) return `(${left} // ${right})`;
     return `(CAST(${left} AS DOUBLE) / ${right})`;
   }
-  if (op === '%' && (lt === 'real' || rt === 'real' || lt === 'decimal' || rt === 'decimal')) return `fmod(${left}, ${right})`;
+  if (op === '%' && (isReal(lt) || isReal(rt))) return `fmod(fmod(${left}, ${right}) + abs(${right}), abs(${right}))`;
   if (op === '%') return `((${left} % ${right} + abs(${right})) % abs(${right}))`;
   return `(${left} ${op} ${right})`;
 }
@@ -250,8 +270,19 @@ function comparison(node: KNode, scope: ScalarScope): string {
     left = `CAST(${left} AS VARCHAR)`;
     right = `CAST(${right} AS VARCHAR)`;
   }
-  return `(${left} ${COMPARISON[kindOf(node)] as string} ${right})`;
+  const op = COMPARISON[kindOf(node)] as string;
+  // NaN compares false to everything (DuckDB orders it above every number), != true
+  let test = `(${left} ${op} ${right})`;
+  if (isReal(lt) || isReal(rt))
+    test = op === '<>' ? `(${test} OR isnan(${left}) OR isnan(${right}))` : `(${test} AND NOT isnan(${left}) AND NOT isnan(${right}))`;
+  if ((op !== '=' && op !== '<>') || (lt === 'string' && rt === 'string')) return test;
+  // null == x is false and null != x true; only null against null stays null
+  const otherNull = isNullable(leftNode) && isNullable(rightNode) ? `WHEN ${left} IS NULL AND ${right} IS NULL THEN NULL ` : '';
+  return `(CASE ${otherNull}WHEN ${left} IS NULL OR ${right} IS NULL THEN ${op === '=' ? 'FALSE' : 'TRUE'} ELSE ${test} END)`;
 }
+
+/** Whether an operand can be null (a non-null literal cannot). */
+const isNullable = (node: KNode): boolean => !kindOf(node).endsWith('LiteralExpression') || kindOf(node) === 'NullLiteralExpression';
 
 function inList(node: KNode, scope: ScalarScope): string {
   const kind = kindOf(node);
@@ -269,7 +300,8 @@ function inList(node: KNode, scope: ScalarScope): string {
   if (leftType === 'dynamic') left = fromDynamic(left, typeOf(children(list, 'Expressions')[0] ?? leftNode));
   if (ci) left = `lower(${left})`;
   if (items.length === 0) return not ? 'TRUE' : 'FALSE';
-  return `(${left} ${not ? 'NOT IN' : 'IN'} (${items.join(', ')}))`;
+  // a null is in no list (so !in holds for it)
+  return `coalesce(${left} ${not ? 'NOT IN' : 'IN'} (${items.join(', ')}), ${not ? 'TRUE' : 'FALSE'})`;
 }
 
 function between(node: KNode, scope: ScalarScope): string {
