@@ -74,7 +74,8 @@ function aggregateOf(call: KNode, ctx: AggregateContext, outputs: readonly strin
   const typed = (sql: string): string => `CAST(${sql} AS ${duckType(type)})`;
   switch (name) {
     case 'count':
-      return [args.length ? `count(${arg(0)})` : 'count(*)'];
+      // `count(x)`: the engine counts rows whatever x is (nulls too), as `count()`
+      return ['count(*)'];
     case 'countif':
       return [`count(*) FILTER (WHERE ${arg(0)})`];
     case 'dcount':

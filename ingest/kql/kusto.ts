@@ -186,19 +186,21 @@ function globalsFor(tables: readonly TableSchema[], key: string): unknown {
 const KS_BOOL_EXPECTED = 'KS107';
 
 /**
- * Where `not("term")` stands in a search predicate: the Kusto engine takes a bare term there (as it does
- * anywhere in the predicate), the analyzer wants a bool. Offsets of those string literals.
+ * Where the analyzer wants a bool that the Kusto engine takes as it is, by offset of the argument:
+ * `not("term")` in a search predicate (a bare term, as anywhere in the predicate), and the argument of
+ * `count(x)`, which the engine accepts and ignores (it counts rows, nulls included; aggregates.ts).
  */
-function searchNotTerms(root: KNode): Set<number> {
+function engineTakesAsIs(root: KNode): Set<number> {
   const starts = new Set<number>();
   const visit = (node: KNode, inSearch: boolean): void => {
     const kind = kindOf(node);
     const searching = inSearch || kind === 'SearchOperator';
-    if (searching && kind === 'FunctionCallExpression') {
+    if (kind === 'FunctionCallExpression') {
       const name = (child(node, 'Name') as unknown as { SimpleName?: string } | null)?.SimpleName;
       const args = children(child(node, 'ArgumentList') as KNode, 'Expressions');
       const only = args.length === 1 ? (args[0] as KNode) : null;
-      if (name === 'not' && only && kindOf(only) === 'StringLiteralExpression') starts.add(only.TextStart);
+      if (searching && name === 'not' && only && kindOf(only) === 'StringLiteralExpression') starts.add(only.TextStart);
+      if (name === 'count' && only) starts.add(only.TextStart);
     }
     for (let index = 0; index < node.ChildCount; index += 1) {
       const next = node.GetChild(index);
@@ -219,7 +221,7 @@ export function analyze(text: string, tables: readonly TableSchema[], key: strin
   for (let index = 0; index < list.Count; index += 1) {
     const diagnostic = list.getItem(index) as KDiagnostic;
     if (diagnostic.Severity !== 'Error') continue;
-    if (diagnostic.Code === KS_BOOL_EXPECTED && (terms ??= searchNotTerms(code.Syntax)).has(diagnostic.Start)) continue;
+    if (diagnostic.Code === KS_BOOL_EXPECTED && (terms ??= engineTakesAsIs(code.Syntax)).has(diagnostic.Start)) continue;
     errors.push({ message: diagnostic.Message, code: diagnostic.Code, ...position(text, diagnostic.Start) });
   }
   return { root: code.Syntax, errors };

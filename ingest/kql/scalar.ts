@@ -254,8 +254,13 @@ function arithmetic(node: KNode, scope: ScalarScope): string {
   }
   if (op === '%' && (isReal(lt) || isReal(rt))) return `fmod(fmod(${left}, ${right}) + abs(${right}), abs(${right}))`;
   if (op === '%') return `((${left} % ${right} + abs(${right})) % abs(${right}))`;
+  if (isInteger(lt) && isInteger(rt)) return wrapLong(`(CAST(${left} AS HUGEINT) ${op} ${right})`);
   return `(${left} ${op} ${right})`;
 }
+
+/** Kusto's long arithmetic wraps around (9223372036854775807 + 1 is -9223372036854775808); DuckDB's raises: computed in 128 bits, folded back */
+const wrapLong = (hugeint: string): string =>
+  `CAST(((${hugeint} + 9223372036854775808) % 18446744073709551616 + 18446744073709551616) % 18446744073709551616 - 9223372036854775808 AS BIGINT)`;
 
 function comparison(node: KNode, scope: ScalarScope): string {
   const leftNode = child(node, 'Left') as KNode;
@@ -365,8 +370,12 @@ export function scalar(node: KNode, scope: ScalarScope): string {
       return `(${scalar(child(node, 'Left') as KNode, scope)} AND ${scalar(child(node, 'Right') as KNode, scope)})`;
     case 'OrExpression':
       return `(${scalar(child(node, 'Left') as KNode, scope)} OR ${scalar(child(node, 'Right') as KNode, scope)})`;
-    case 'UnaryMinusExpression':
-      return `(-${scalar(child(node, 'Expression') as KNode, scope)})`;
+    case 'UnaryMinusExpression': {
+      const operand = child(node, 'Expression') as KNode;
+      const sql = scalar(operand, scope);
+      // an int is negated in 64 bits (-int(-2147483648) is 2147483648), a long wraps
+      return isInteger(typeOf(operand)) ? wrapLong(`(-CAST(${sql} AS HUGEINT))`) : `(-${sql})`;
+    }
     case 'UnaryPlusExpression':
       return scalar(child(node, 'Expression') as KNode, scope);
     case 'EqualTildeExpression':

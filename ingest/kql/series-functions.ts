@@ -29,7 +29,6 @@ function bind(values: readonly string[], body: (names: string[]) => string): str
 }
 
 const asSeries = (sql: string): string => `TRY_CAST(${sql} AS DOUBLE[])`;
-const jsonItems = (sql: string): string => `(CASE WHEN json_type(${sql}) = 'ARRAY' THEN CAST(json_extract(${sql}, '$[*]') AS JSON[]) END)`;
 
 /** Element-wise over one or two operands (a scalar operand is the same for every element). */
 function elementwise(args: Args, op: (a: string, b: string) => string): string {
@@ -201,19 +200,6 @@ const SERIES: Record<string, (args: Args) => string> = {
   series_fir: fir,
   series_iir: iir,
   series_pearson_correlation: pearson,
-  array_iff: (args) => {
-    // elements stay JSON (array_iff also picks strings); a scalar branch is the same for every element
-    const branch = (index: number): { sql: string; list: boolean } => {
-      const type = typeOf(args.nodes[index] as KNode);
-      return type === 'dynamic' ? { sql: jsonItems(args.sql(index)), list: true } : { sql: toDynamic(args.sql(index), type), list: false };
-    };
-    const [yes, no] = [branch(1), branch(2)];
-    return bind([jsonItems(args.sql(0)), yes.sql, no.sql], ([condition, yesSql, noSql]) => {
-      const test = `(CASE json_type(${condition}[__i]) WHEN 'BOOLEAN' THEN CAST(${condition}[__i] AS BOOLEAN) ELSE TRY_CAST(${condition}[__i] AS DOUBLE) <> 0 END)`;
-      const pick = (sql: string, list: boolean): string => (list ? `${sql}[__i]` : sql);
-      return `to_json(list_transform(generate_series(1, len(${condition})), __i -> CASE WHEN ${test} THEN ${pick(yesSql as string, yes.list)} ELSE ${pick(noSql as string, no.list)} END))`;
-    });
-  },
 };
 
 /** A series_* function or range() as SQL, or null when `node` calls another function. */

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { runConformance } from './conformance.js';
 
-const FLOOR_PERCENT = 79;
+const FLOOR_PERCENT = 95;
 
 describe('KQL conformance kit', () => {
   it(`passes at least ${FLOOR_PERCENT}% of the deterministic cases`, async () => {
