@@ -18,4 +18,3 @@ export function builtinHandlers(config: Pick<WorkerConfig, 'egressAllow'>): Hand
     rag_index: ragIndexHandler,
   };
 }
-
