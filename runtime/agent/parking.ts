@@ -59,6 +59,8 @@ const REQUEST_FIELDS = [
 /** One parked run in memory: strings and numbers only. */
 interface ParkedEntry {
   readonly org: string;
+  /** the resumer that brings it back */
+  readonly site: string;
   /** the approval it waits for, or null when it waits for a handed-over result (`deferred`) */
   readonly approvalId: string | null;
   readonly deferred: DeferredWait | null;
@@ -194,7 +196,7 @@ export class RunParking {
     for (const doc of docs) {
       const deferred = (doc.context as unknown as AgentRunContext).current?.deferred ?? null;
       const approvalId = doc.approval_id ?? null;
-      this.parked.set(doc.id, { org: doc.org_id, approvalId, deferred, approvalDue: doc.approval_deadline, runDue: doc.run_deadline });
+      this.parked.set(doc.id, { org: doc.org_id, site: doc.site, approvalId, deferred, approvalDue: doc.approval_deadline, runDue: doc.run_deadline });
       this.nextDue = Math.min(this.nextDue, doc.approval_deadline, doc.run_deadline);
       if (approvalId !== null) this.host.approvals.set(approvalId, doc.id);
     }
@@ -226,7 +228,9 @@ export class RunParking {
       this.nextDue = Number.POSITIVE_INFINITY;
       for (const [runId, entry] of this.parked) {
         if (this.reviving.has(runId)) continue;
-        if (now >= entry.runDue) void this.fire(runId, { type: 'RUN_TIMEOUT' });
+        // restored at start before every domain registered its resumer: its deadline waits for it
+        if (!this.resumers.has(entry.site)) this.nextDue = Math.min(this.nextDue, now);
+        else if (now >= entry.runDue) void this.fire(runId, { type: 'RUN_TIMEOUT' });
         else if (now >= entry.approvalDue) void this.fire(runId, { type: 'APPROVAL_TIMEOUT' });
         else this.nextDue = Math.min(this.nextDue, entry.approvalDue, entry.runDue);
       }
@@ -280,7 +284,7 @@ export class RunParking {
         await collections.agentRuns.update(org, run.id, { parked_at: null });
         return;
       }
-      this.parked.set(run.id, { org, approvalId, deferred, approvalDue: doc.approval_deadline, runDue: doc.run_deadline });
+      this.parked.set(run.id, { org, site: resume.site, approvalId, deferred, approvalDue: doc.approval_deadline, runDue: doc.run_deadline });
       this.nextDue = Math.min(this.nextDue, doc.approval_deadline, doc.run_deadline);
       this.waitingRuns.delete(run);
       this.host.evict(run.id);
