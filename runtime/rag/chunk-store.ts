@@ -158,9 +158,10 @@ export class ChunkStore {
   chunks(org: string, rowIds: readonly number[]): Map<number, StoredChunk> {
     const found = new Map<number, StoredChunk>();
     if (rowIds.length === 0) return found;
+    // `+org_id`: looked up by rowid; on `org_id` SQLite would walk the organization's index (every chunk: ~15 ms at 100k)
     const rows = this.db
-      .prepare(`SELECT rid, document_id, position, heading_path, text FROM chunks WHERE org_id = ? AND rid IN (${rowIds.map(() => '?').join(',')})`)
-      .all(org, ...rowIds) as ChunkRow[];
+      .prepare(`SELECT rid, document_id, position, heading_path, text FROM chunks WHERE rid IN (${rowIds.map(() => '?').join(',')}) AND +org_id = ?`)
+      .all(...rowIds, org) as ChunkRow[];
     for (const row of rows) {
       found.set(row.rid, {
         rowId: row.rid,

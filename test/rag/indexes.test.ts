@@ -1,6 +1,7 @@
 /**
  * The in-memory indexes the chunk store searches: the WebAssembly SIMD scan
- * scores exactly what a plain dot product does, filters skip excluded
+ * scores exactly what a plain dot product does, the int8 scan within 1e-2 and a
+ * large matrix's answer (int8 candidates scored again) equals an exact scan's, filters skip excluded
  * documents, BM25 ranks rarer and repeated terms higher, and a store reopened
  * on the same file answers the same (the indexes are rebuilt from its rows).
  */
@@ -9,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ChunkStore } from '../../runtime/rag/chunk-store.js';
-import { SIMD_AVAILABLE, SimdMatrix } from '../../runtime/rag/simd-dot.js';
+import { Int8Matrix, SIMD_AVAILABLE, SimdMatrix } from '../../runtime/rag/simd-dot.js';
 import { queryTerms, stem, TextIndex } from '../../runtime/rag/text-index.js';
 import { normalize, VectorMatrix } from '../../runtime/rag/vector-index.js';
 
@@ -51,6 +52,42 @@ describe('rag indexes', () => {
     expect(filtered).toHaveLength(5);
     expect(filtered.every((hit) => (hit.rowId - 1) % 4 === 0)).toBe(true);
     expect(matrix.search(query, 500)).toHaveLength(200);
+  });
+
+  it('approximates dot products with the int8 scan within 1e-2, for a dimension not a multiple of 16', () => {
+    const dimension = 37;
+    const rows = Array.from({ length: 50 }, () => randomVector(dimension));
+    const matrix = new Int8Matrix(rows.length, dimension);
+    rows.forEach((row, index) => matrix.set(index, row));
+    const query = randomVector(dimension);
+    const scores = matrix.scan(query);
+    rows.forEach((row, index) => {
+      const dot = row.reduce((sum, value, component) => sum + value * (query[component] as number), 0);
+      expect(Math.abs((scores[index] as number) - dot)).toBeLessThan(1e-2);
+    });
+  });
+
+  it('answers a large matrix (int8 candidates, scored again exactly) as an exact scan does, filters included', () => {
+    const dimension = 24;
+    const rows = Array.from({ length: 6000 }, (_, index) => ({ rowId: index + 1, documentId: `doc_${index % 7}`, vector: randomVector(dimension) }));
+    const matrix = VectorMatrix.build(dimension, rows);
+    for (const probe of [0, 17, 4242]) {
+      const query = normalize(Float32Array.from(rows[probe]!.vector, (value) => value + random() * 0.2));
+      const exact = rows
+        .map((row) => ({ rowId: row.rowId, score: row.vector.reduce((sum, value, component) => sum + value * (query[component] as number), 0) }))
+        .sort((a, b) => b.score - a.score);
+      const hits = matrix.search(query, 10);
+      expect(hits.map((hit) => hit.rowId)).toEqual(exact.slice(0, 10).map((hit) => hit.rowId));
+      hits.forEach((hit, index) => expect(hit.score).toBeCloseTo(exact[index]!.score, 5));
+      const filtered = matrix.search(query, 5, new Set(['doc_3']));
+      expect(filtered.map((hit) => hit.rowId)).toEqual(
+        exact
+          .filter((hit) => (hit.rowId - 1) % 7 === 3)
+          .slice(0, 5)
+          .map((hit) => hit.rowId),
+      );
+    }
+    expect(matrix.search(Float32Array.from(rows[0]!.vector), 0)).toEqual([]);
   });
 
   it('ranks by BM25 over stemmed words, headings at half weight, filters by document', () => {
