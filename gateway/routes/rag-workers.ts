@@ -7,9 +7,8 @@
 import { z } from 'zod';
 import { route, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
+import { fenceBody, workerJobParams } from './worker-jobs.js';
 
-const workerJobParams = z.strictObject({ job_id: z.string().min(1).max(200) });
-const fenceBody = z.strictObject({ fence: z.string().min(1).max(100) });
 const indexSchema = z.object({ document_id: z.string(), status: z.string(), chunk_count: z.number().int(), abandoned: z.boolean() });
 
 export function ragWorkerRoutes({ ragQueuedIndexing }: Services): AnyRoute[] {
