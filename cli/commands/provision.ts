@@ -1,5 +1,5 @@
 /**
- * `provision plan | apply | destroy | import | state | docs`: declarative
+ * `provision plan | apply | destroy | import | state | output | docs`: declarative
  * provisioning of the service's resources from a folder of `.tf` files
  * (cli/provision/ holds the engine).
  */
@@ -14,14 +14,18 @@ import { kindOf, makePlan, refresh, type EvaluationInput, type Plan } from '../p
 import { RESOURCE_KINDS } from '../provision/kinds/index.js';
 import { planJson, renderPlan } from '../provision/render.js';
 import { lockState, readState, writeState } from '../provision/state.js';
-import { shown } from '../provision/values.js';
+import { canonical, shown } from '../provision/values.js';
+import { checkOutputs, evaluateOutputs, maskedOutputs } from '../provision/outputs.js';
 
 const FOLDER_OPTIONS = {
   dir: { type: 'string' },
   state: { type: 'string' },
   var: { type: 'string', multiple: true },
 } as const;
+/** plan and apply also take `--replace` */
+const PLAN_OPTIONS = { ...FOLDER_OPTIONS, replace: { type: 'string', multiple: true } } as const;
 const FOLDER_USAGE = '[--dir <folder>] (default .) [--state <file>] (default <folder>/service.tfstate.json) [--var NAME=VALUE]... (also TF_VAR_NAME)';
+const PLAN_USAGE = `${FOLDER_USAGE} [--replace <address>]... (replace it though no immutable attribute changed)`;
 
 interface Workspace {
   readonly folder: string;
@@ -42,7 +46,8 @@ async function workspace(args: Args, env: NodeJS.ProcessEnv): Promise<Workspace>
   // TF_VAR_ values for variables this folder does not declare are ignored, as Terraform does; --var ones are errors
   for (const name of [...variables.keys()])
     if (!config.variables.has(name) && !args.list('var').some((item) => item.startsWith(`${name}=`))) variables.delete(name);
-  return { folder, statePath: resolve(args.string('state') ?? join(folder, 'service.tfstate.json')), input: { config, variables } };
+  const replace = new Set(args.list('replace'));
+  return { folder, statePath: resolve(args.string('state') ?? join(folder, 'service.tfstate.json')), input: { config, variables, replace } };
 }
 
 /** plan then (for apply/destroy) carry it out, under the state lock */
@@ -66,6 +71,7 @@ async function planAndMaybeApply({ args, api, output, env }: CommandContext, mod
       }));
       plan = { changes: deletionOrder(deletes), drift, refreshed, data: new Map() };
     } else {
+      checkOutputs(input.config);
       plan = await makePlan(client, input, state);
     }
     if (mode === 'plan') {
@@ -76,8 +82,17 @@ async function planAndMaybeApply({ args, api, output, env }: CommandContext, mod
     const steps = await applyPlan(client, input, plan, state, statePath, (step) =>
       output.note(`${step.address}: ${step.action} done${step.id ? ` (id ${step.id})` : ''}`),
     );
-    const summary = { applied: steps, state: statePath, resources: Object.keys(state.resources).length };
-    output.result(summary, () => `Apply complete: ${steps.length} change(s). State: ${statePath} (${summary.resources} resource(s)).`);
+    if (mode === 'destroy') delete state.outputs;
+    else state.outputs = evaluateOutputs(input, plan.data, state);
+    writeState(statePath, state);
+    const outputs = maskedOutputs(state.outputs ?? {});
+    const summary = { applied: steps, state: statePath, resources: Object.keys(state.resources).length, outputs };
+    output.result(summary, () =>
+      [
+        `Apply complete: ${steps.length} change(s). State: ${statePath} (${summary.resources} resource(s)).`,
+        ...(Object.keys(outputs).length > 0 ? ['', 'Outputs:', ...Object.entries(outputs).map(([name, value]) => `  ${name} = ${canonical(value)}`)] : []),
+      ].join('\n'),
+    );
   } finally {
     unlock();
   }
@@ -87,15 +102,15 @@ export const provisionCommands: readonly Command[] = [
   {
     name: 'provision plan',
     summary: 'Show what apply would change (refreshes against the live API, shows drift)',
-    usage: [FOLDER_USAGE],
-    options: FOLDER_OPTIONS,
+    usage: [PLAN_USAGE],
+    options: PLAN_OPTIONS,
     run: (context) => planAndMaybeApply(context, 'plan'),
   },
   {
     name: 'provision apply',
     summary: 'Create, update, replace and delete resources to match the .tf files',
-    usage: [FOLDER_USAGE],
-    options: FOLDER_OPTIONS,
+    usage: [PLAN_USAGE],
+    options: PLAN_OPTIONS,
     run: (context) => planAndMaybeApply(context, 'apply'),
   },
   {
@@ -145,7 +160,7 @@ export const provisionCommands: readonly Command[] = [
     run: async ({ args, output }) => {
       const folder = resolve(args.string('dir') ?? '.');
       const statePath = resolve(args.string('state') ?? join(folder, 'service.tfstate.json'));
-      const state = readState(statePath, '');
+      const state = readState(statePath, null);
       const [verb, address] = args.positionals;
       if (verb === 'list') {
         const items = Object.entries(state.resources).map(([name, entry]) => ({ address: name, kind: entry.kind, id: entry.id }));
@@ -165,6 +180,33 @@ export const provisionCommands: readonly Command[] = [
             .map(([name, value]) => `${name} = ${shown(kind?.attributes[name], value)}`),
         ].join('\n'),
       );
+    },
+  },
+  {
+    name: 'provision output',
+    summary: 'The outputs of the last apply (provision output), or one in clear, sensitive or not (provision output <name>)',
+    usage: ['[<name>] [--dir <folder>] [--state <file>]'],
+    options: { dir: { type: 'string' }, state: { type: 'string' } },
+    positionals: { min: 0, max: 1 },
+    offline: true,
+    run: async ({ args, output }) => {
+      const folder = resolve(args.string('dir') ?? '.');
+      const state = readState(resolve(args.string('state') ?? join(folder, 'service.tfstate.json')), null);
+      const outputs = state.outputs ?? {};
+      const [name] = args.positionals;
+      if (name === undefined) {
+        const masked = maskedOutputs(outputs);
+        output.result({ outputs: masked }, () =>
+          Object.entries(masked)
+            .map(([key, value]) => `${key} = ${canonical(value)}`)
+            .join('\n'),
+        );
+        return;
+      }
+      const found = outputs[name];
+      if (!found) throw usage(`no output "${name}" in the state (outputs: ${Object.keys(outputs).join(', ') || 'none'}; apply first)`);
+      // by name it is shown in clear, as `terraform output NAME` does: a script reads it (`$(service-proxy-cli provision output secret)`)
+      output.result({ name, ...found }, () => (typeof found.value === 'string' ? found.value : canonical(found.value)));
     },
   },
   {

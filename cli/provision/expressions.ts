@@ -85,15 +85,16 @@ function referencedAddress(reference: Reference): string {
   return names.slice(0, 2).join('.');
 }
 
-/** every address the value refers to */
-export function referencesIn(value: Value): string[] {
-  if (typeof value === 'string') {
-    return templateParts(value).flatMap((part) => ('reference' in part ? [referencedAddress(part.reference)] : []));
-  }
-  if (Array.isArray(value)) return value.flatMap((item: Value) => referencesIn(item));
-  if (value !== null && typeof value === 'object') return Object.values(value).flatMap((item) => referencesIn(item));
+/** every reference in the value */
+export function referencePaths(value: Value): Reference[] {
+  if (typeof value === 'string') return templateParts(value).flatMap((part) => ('reference' in part ? [part.reference] : []));
+  if (Array.isArray(value)) return value.flatMap((item: Value) => referencePaths(item));
+  if (value !== null && typeof value === 'object') return Object.values(value).flatMap((item) => referencePaths(item));
   return [];
 }
+
+/** every address the value refers to */
+export const referencesIn = (value: Value): string[] => referencePaths(value).map(referencedAddress);
 
 /** looks up the value of one reference (the engine supplies variables and resource state) */
 export type Lookup = (reference: Reference, source: string) => Resolved;

@@ -28,7 +28,7 @@ export interface PlannedChange {
   readonly action: Action;
   /** the changed attributes (create: every set one) */
   readonly changes: readonly AttributeChange[];
-  /** immutable attributes whose change forces the replacement */
+  /** immutable attributes whose change forces the replacement (empty: asked for with `--replace`) */
   readonly forcedBy: readonly string[];
   /** the configuration block (null for a delete) */
   readonly block: ResourceBlock | null;
@@ -55,6 +55,8 @@ export interface EvaluationInput {
   readonly config: Configuration;
   /** `--var` and TF_VAR_ values, as text */
   readonly variables: ReadonlyMap<string, string>;
+  /** `--replace` addresses: replaced even though no immutable attribute changed (Terraform's `-replace`) */
+  readonly replace?: ReadonlySet<string>;
 }
 
 /** the variables' values: given, else the default; a variable with neither is an error */
@@ -166,7 +168,12 @@ function attributeChanges(block: ResourceBlock, kind: ResourceKind, desired: Rec
   return changes;
 }
 
-/** the refreshed state: each resource read back; sensitive values the API does not return are kept from the state */
+/**
+ * The refreshed state: each resource read back; sensitive values the API does
+ * not return are kept from the state. As in Terraform, purely computed
+ * attributes (a gateway's `last_health_status`, a source's `status`) are taken
+ * into the state silently: only attributes configuration can set are drift.
+ */
 export async function refresh(api: Api, state: StateDocument): Promise<{ refreshed: Record<string, ResourceState>; drift: Drift[] }> {
   const refreshed: Record<string, ResourceState> = {};
   const drift: Drift[] = [];
@@ -182,13 +189,22 @@ export async function refresh(api: Api, state: StateDocument): Promise<{ refresh
     for (const [name, attribute] of Object.entries(kind.attributes)) {
       if (attribute.sensitive && (live[name] === null || live[name] === undefined)) attributes[name] = entry.attributes[name] ?? null;
     }
-    const changes = Object.keys(kind.attributes)
+    const changes = settable(kind.attributes)
+      .map(([name]) => name)
       .filter((name) => !sameValue(attributes[name], entry.attributes[name]))
       .map((name) => ({ name, before: entry.attributes[name], after: attributes[name] }));
     if (changes.length > 0) drift.push({ address, changes });
     refreshed[address] = { ...entry, attributes };
   }
   return { refreshed, drift };
+}
+
+/** an optional+computed attribute configuration leaves to the server (a task's `timezone`) is no drift: the server's value is taken */
+function driftAgainst(item: Drift, block: ResourceBlock | undefined): Drift[] {
+  if (item.changes === null || block === undefined) return [item];
+  const kind = RESOURCE_KINDS.get(block.kind);
+  const changes = item.changes.filter((change) => !(kind?.attributes[change.name]?.computed === true && block.body[change.name] === undefined));
+  return changes.length > 0 ? [{ address: item.address, changes }] : [];
 }
 
 async function readData(api: Api, config: Configuration): Promise<Map<string, Attributes>> {
@@ -223,7 +239,13 @@ function plannedValues(kind: ResourceKind, desired: Record<string, Resolved>, pr
 export async function makePlan(api: Api, input: EvaluationInput, state: StateDocument): Promise<Plan> {
   const { config } = input;
   const variables = variableValues(input);
-  const { refreshed, drift } = await refresh(api, state);
+  const { refreshed, drift: changedOutside } = await refresh(api, state);
+  for (const address of input.replace ?? []) {
+    if (refreshed[address] === undefined || !config.resources.some((block) => block.address === address))
+      throw usage(`--replace ${address}: only a resource both in the configuration and in the state can be replaced`);
+  }
+  const blocks = new Map(config.resources.map((block) => [block.address, block]));
+  const drift = changedOutside.flatMap((item) => driftAgainst(item, blocks.get(item.address)));
   const data = await readData(api, config);
   const declared = new Set([...config.resources.map((block) => block.address), ...config.data.map((block) => block.address)]);
   const scope = new Scope(variables, data, new Map(), declared);
@@ -249,7 +271,7 @@ export async function makePlan(api: Api, input: EvaluationInput, state: StateDoc
     } else {
       attributeDiff = attributeChanges(block, kind, desired, prior.attributes);
       forcedBy = attributeDiff.filter((change) => kind.attributes[change.name]?.immutable).map((change) => change.name);
-      action = forcedBy.length > 0 ? 'replace' : attributeDiff.length > 0 ? 'update' : 'noop';
+      action = forcedBy.length > 0 || input.replace?.has(block.address) === true ? 'replace' : attributeDiff.length > 0 ? 'update' : 'noop';
     }
     if (action !== 'noop' && kind.validate !== undefined && isUnknownFree(desired)) await kind.validate(api, desired);
     changes.push({ address: block.address, kind, action, changes: attributeDiff, forcedBy, block, prior });

@@ -8,7 +8,7 @@ const SYMBOL = { create: '+', update: '~', replace: '-/+', delete: '-', noop: ' 
 const TITLE = { create: 'create', update: 'update in place', replace: 'replace', delete: 'delete', noop: 'no changes' } as const;
 
 function changeLines(change: PlannedChange): string[] {
-  const reason = change.action === 'replace' ? ` (forced by ${change.forcedBy.join(', ')})` : '';
+  const reason = change.action !== 'replace' ? '' : change.forcedBy.length > 0 ? ` (forced by ${change.forcedBy.join(', ')})` : ' (asked for with --replace)';
   const lines = [`${SYMBOL[change.action].padStart(3)} ${change.address}: ${TITLE[change.action]}${reason}`];
   for (const item of change.changes) {
     const attribute = change.kind.attributes[item.name];

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { chmodSync, existsSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, closeSync } from 'node:fs';
 import { CliError, usage } from '../errors.js';
-import type { Attributes } from './schema.js';
+import type { Attributes, Value } from './schema.js';
 
 export interface ResourceState {
   readonly kind: string;
@@ -28,12 +28,15 @@ export interface StateDocument {
   /** the API root the objects live on */
   api_url: string;
   resources: Record<string, ResourceState>;
+  /** the output blocks' values after the last apply (sensitive ones included, flagged) */
+  outputs?: Record<string, { readonly value: Value; readonly sensitive: boolean }>;
   /** old objects a create-before-destroy replacement still has to delete (kept until deleted, so a failed apply retries them) */
   deposed?: (ResourceState & { readonly address: string })[];
 }
 
-export function readState(path: string, apiUrl: string): StateDocument {
-  if (!existsSync(path)) return { version: 1, serial: 0, lineage: randomUUID(), api_url: apiUrl, resources: {} };
+/** `apiUrl`: the API the caller works on (a state of another one is refused); null when only reading the file (`state list|show`) */
+export function readState(path: string, apiUrl: string | null): StateDocument {
+  if (!existsSync(path)) return { version: 1, serial: 0, lineage: randomUUID(), api_url: apiUrl ?? '', resources: {} };
   let document: StateDocument;
   try {
     document = JSON.parse(readFileSync(path, 'utf8')) as StateDocument;
@@ -41,7 +44,7 @@ export function readState(path: string, apiUrl: string): StateDocument {
     throw usage(`state file ${path} is not valid JSON: ${(error as Error).message}`);
   }
   if (document.version !== 1 || typeof document.resources !== 'object') throw usage(`state file ${path} is not a state file of this client`);
-  if (document.api_url !== apiUrl && Object.keys(document.resources).length > 0) {
+  if (apiUrl !== null && document.api_url !== apiUrl && Object.keys(document.resources).length > 0) {
     throw usage(`state file ${path} belongs to ${document.api_url}, not ${apiUrl}: use another --state file`);
   }
   return document;

@@ -15,6 +15,7 @@ import { CliError } from '../errors.js';
 import { UNKNOWN, hasUnknown, type Resolved } from '../provision/expressions.js';
 import { DATA_SOURCES, RESOURCE_KINDS } from '../provision/kinds/index.js';
 import type { Attribute, AttributeMap, Attributes, DataSourceKind, ResourceKind, Value } from '../provision/schema.js';
+import { isUnknownFree } from '../provision/plan.js';
 import { checkType, sameValue } from '../provision/values.js';
 import { decodeDynamic, encodeDynamic, fromJson, typeBytes, type CtyType, type DynamicValue } from './cty.js';
 
@@ -258,7 +259,11 @@ export class TerraformProvider {
       const proposed = asRecord(decodeDynamic(request.proposed_new_state, type));
       const config = asRecord(decodeDynamic(request.config, type));
       if (proposed === null || config === null) return { planned_state: encodeDynamic(null, type), requires_replace: [] };
-      const { planned, replace } = planChange(kind, prior, config, this.realm);
+      const { planned, replace, changed } = planChange(kind, prior, config, this.realm);
+      // checks against the server (a policy's Rego, a channel type of the catalog) fail the plan, before a replacement deletes anything
+      const desired: Values = {};
+      for (const [name, attribute] of Object.entries(kind.attributes)) if (isSettable(attribute)) desired[name] = planned[name] ?? null;
+      if (changed && kind.validate !== undefined && isUnknownFree(desired)) await kind.validate(this.client(), desired);
       return {
         planned_state: encodeDynamic(planned, type),
         requires_replace: replace.map((name) => ({ steps: [{ attribute_name: name }] })),
@@ -325,7 +330,8 @@ function stateValues(kind: { attributes: AttributeMap }, values: Readonly<Record
   const out: Values = { id: values['id'] ?? null };
   for (const [name, attribute] of Object.entries(kind.attributes)) {
     const value = values[name] ?? null;
-    out[name] = attribute.sensitive && value === null && before !== null ? (before[name] ?? null) : value;
+    // `before` is the planned state at apply: an attribute planned unknown takes what the server answered
+    out[name] = attribute.sensitive && value === null && before !== null && before[name] !== UNKNOWN ? (before[name] ?? null) : value;
   }
   return keepEqual(out, before);
 }
@@ -351,7 +357,7 @@ function validate(kindName: string, attributes: AttributeMap, config: Values): D
  * computed attribute, unknown when the object is new. Immutable attributes
  * that change (or are not known yet) force replacement.
  */
-function planChange(kind: ResourceKind, prior: Values | null, config: Values, realm: string | null): { planned: Values; replace: string[] } {
+function planChange(kind: ResourceKind, prior: Values | null, config: Values, realm: string | null): { planned: Values; replace: string[]; changed: boolean } {
   const fresh = prior === null;
   const planned: Values = { id: fresh ? UNKNOWN : (prior['id'] ?? null) };
   for (const [name, attribute] of Object.entries(kind.attributes)) {
@@ -362,10 +368,10 @@ function planChange(kind: ResourceKind, prior: Values | null, config: Values, re
     else if (attribute.computed) planned[name] = fresh ? UNKNOWN : (prior[name] ?? null);
     else planned[name] = null;
   }
-  if (fresh) return { planned, replace: [] };
+  if (fresh) return { planned, replace: [], changed: true };
   const changed = Object.entries(kind.attributes).filter(([name, attribute]) => isSettable(attribute) && !sameValue(planned[name], prior[name]));
   // a server-computed attribute may change with any update
   if (changed.length > 0) for (const [name, attribute] of Object.entries(kind.attributes)) if (!isSettable(attribute)) planned[name] = UNKNOWN;
   const replace = changed.filter(([, attribute]) => attribute.immutable === true).map(([name]) => name);
-  return { planned, replace };
+  return { planned, replace, changed: changed.length > 0 };
 }

@@ -5,7 +5,9 @@
  * `response_channel` its `response_channel` key (passed to the run);
  * `source_ids` is `enabled_source_ids`; `is_active` is `enabled`. The trigger
  * kind is fixed at creation (`trigger_type` forces replacement); a webhook
- * task answers its `webhook_slug` and `webhook_url`.
+ * task answers its `webhook_slug`, `webhook_url` and, once (the create's
+ * answer; reads show a mask), the `webhook_secret` its senders sign with:
+ * kept in state from then on.
  */
 import type { Attributes, ResourceKind, Value } from '../schema.js';
 import { deleteIfPresent, itemPath, readOrNull } from './rest.js';
@@ -13,7 +15,7 @@ import { deleteIfPresent, itemPath, readOrNull } from './rest.js';
 type TaskView = {
   id: string;
   name: string;
-  trigger: { kind: string; cron?: string; timezone?: string; webhook_url?: string };
+  trigger: { kind: string; cron?: string; timezone?: string; webhook_url?: string; secret?: string };
   input_template: Record<string, Value> | null;
   system_prompt: string | null;
   enabled_source_ids: string[] | null;
@@ -22,8 +24,14 @@ type TaskView = {
 
 const text = (value: Value | undefined): Value => (typeof value === 'string' ? value : null);
 
-const state = (view: TaskView): Attributes => {
+/** the API shows a webhook secret in full only in the answers to create and rotate-secret */
+const MASKED_SECRET = 'whsec_********';
+
+/** `prior`: the state before, whose secret stands in for the API's mask (none at import: unknown, null) */
+const state = (view: TaskView, prior?: Attributes): Attributes => {
   const url = view.trigger.webhook_url ?? null;
+  const secret = view.trigger.secret;
+  const webhookSecret = secret === undefined ? null : secret === MASKED_SECRET ? (prior?.['webhook_secret'] ?? null) : secret;
   return {
     id: view.id,
     name: view.name,
@@ -37,6 +45,7 @@ const state = (view: TaskView): Attributes => {
     trigger_type: view.trigger.kind,
     webhook_slug: url === null ? null : (url.split('/').pop() ?? null),
     webhook_url: url,
+    webhook_secret: webhookSecret,
   };
 };
 
@@ -75,17 +84,24 @@ export const taskKind: ResourceKind = {
     trigger_type: { type: 'string', optional: true, immutable: true, default: 'schedule', description: '`schedule` or `webhook`' },
     webhook_slug: { type: 'string', computed: true, description: 'the path id of a webhook task URL' },
     webhook_url: { type: 'string', computed: true, description: 'where the sender of a webhook task posts' },
+    webhook_secret: {
+      type: 'string',
+      computed: true,
+      sensitive: true,
+      description:
+        'the secret senders of a webhook task sign with (`X-Service-Signature: sha256=<hex HMAC-SHA256 of the body>`); answered once at creation and kept in state (null after an import: the API shows it only at creation and in the answer to `POST /tasks/:id/rotate-secret`; `provision apply --replace` makes the task again with a new one)',
+    },
   },
   create: async (api, desired) => {
     const request = body(desired);
     if (desired['trigger_type'] === 'webhook') request['trigger'] = { kind: 'webhook' };
     return state(await api.json<TaskView>('POST', '/tasks', { body: request }));
   },
-  read: async (api, id) => {
+  read: async (api, id, prior) => {
     const view = await readOrNull<TaskView>(api, itemPath('/tasks', id));
-    return view && state(view);
+    return view && state(view, prior);
   },
   update: async (api, id, desired, prior) =>
-    state(await api.json<TaskView>('PATCH', itemPath('/tasks', id), { body: body(desired, prior['timezone'] ?? null) })),
+    state(await api.json<TaskView>('PATCH', itemPath('/tasks', id), { body: body(desired, prior['timezone'] ?? null) }), prior),
   delete: (api, id) => deleteIfPresent(api, itemPath('/tasks', id)),
 };
