@@ -1,6 +1,6 @@
 /**
  * examples/provisioning/ as a user runs it, against the real server (feature
- * `policies` on): plan, apply, a plan with no changes, destroy. The state goes
+ * `policies` on): plan, apply (its outputs), a plan with no changes, destroy. The state goes
  * to a temporary file, so the example folder stays as it is in git.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -41,9 +41,22 @@ it('plans, applies, plans no changes and destroys the example folder', async () 
   const text = await provision(['plan']);
   expect(text.stdout).not.toContain('ghp_example_token');
 
-  await ok(['apply']);
+  const applied = await ok(['apply']);
   const state = JSON.parse(readFileSync(statePath(), 'utf8'));
   const task = state.resources['service_task.deploy_failures'];
+  // the outputs: the task's URL, its signing secret masked after apply and in clear by name
+  expect(applied.outputs).toEqual({
+    deploy_failures_url: task.attributes.webhook_url,
+    deploy_failures_secret: '(sensitive)',
+    alerts_url: state.resources['service_webhook.alerts'].attributes.url,
+  });
+  expect(task.attributes.webhook_secret).toMatch(/^whsec_[^*]+$/);
+  const listed = await provision(['output']);
+  expect(listed.stdout).toContain('deploy_failures_secret = "(sensitive)"');
+  expect(listed.stdout).not.toContain(task.attributes.webhook_secret);
+  const secret = await provision(['output', 'deploy_failures_secret']);
+  expect(secret.code, secret.stderr).toBe(0);
+  expect(secret.stdout.trim()).toBe(task.attributes.webhook_secret);
   const source = state.resources['service_source.code_host'];
   expect(task.attributes).toMatchObject({ trigger_type: 'webhook', source_ids: [source.id], response_channel: '#platform-alerts' });
   const morning = await server.request('GET', `/tasks/${state.resources['service_task.morning_summary'].id}`, { token: owner.token });
@@ -56,5 +69,6 @@ it('plans, applies, plans no changes and destroys the example folder', async () 
 
   await ok(['destroy']);
   expect(JSON.parse(readFileSync(statePath(), 'utf8')).resources).toEqual({});
+  expect((await provision(['output', 'deploy_failures_secret'])).code).toBe(2);
   expect((await server.request('GET', `/tasks/${task.id}`, { token: owner.token })).status).toBe(404);
 }, 240_000);

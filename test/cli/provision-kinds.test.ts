@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signHmac } from '../../runtime/crypto.js';
 import { oneOrg } from '../helpers/orgs.js';
 import type { Session, TestServer } from '../helpers/server.js';
 import { runCli, type CliResult } from './run-cli.js';
@@ -41,6 +42,14 @@ const get = async (path: string): Promise<any> => {
   const response = await server.request('GET', path, { token: owner.token });
   expect(response.status, `${path}: ${response.text}`).toBe(200);
   return response.body;
+};
+/** a delivery to a webhook task's URL, signed with `secret` as a sender does */
+const hookPost = (url: string, secret: string) => {
+  const body = '{"type":"deployment.failed"}';
+  return server.request('POST', url.slice(url.indexOf('/api/v1') + '/api/v1'.length), {
+    body,
+    headers: { 'content-type': 'application/json', 'x-service-signature': signHmac(secret, Buffer.from(body)) },
+  });
 };
 const statusOf = async (path: string): Promise<number> => (await server.request('GET', path, { token: owner.token })).status;
 const NO_CHANGES = { create: 0, update: 0, replace: 0, delete: 0 };
@@ -177,6 +186,19 @@ describe('the nine kinds through the CLI engine', () => {
     const deploys = state.resources['service_task.deploys'].attributes;
     expect(deploys).toMatchObject({ trigger_type: 'webhook', cron_expression: null, source_ids: [sourceId], response_channel: '#ops' });
     expect(deploys.webhook_url).toBe(`${server.url}/hooks/${deploys.webhook_slug}`);
+    // its signing secret: answered once by the create, kept in state, never in a plan; a sender signing with it is accepted
+    expect(deploys.webhook_secret).toMatch(/^whsec_[^*]+$/);
+    const listed = await provision(['state', 'list']);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toContain(`service_task.deploys  ${idOf('service_task.deploys')}`);
+    const shownState = await provision(['state', 'show', 'service_task.deploys']);
+    expect(shownState.code, shownState.stderr).toBe(0);
+    expect(shownState.stdout).toContain('webhook_secret = (sensitive)');
+    expect(shownState.stdout).not.toContain(deploys.webhook_secret);
+    expect((await get(`/tasks/${idOf('service_task.deploys')}`)).trigger.secret).toBe('whsec_********');
+    expect((await hookPost(deploys.webhook_url, deploys.webhook_secret)).status).toBe(202);
+    expect((await hookPost(deploys.webhook_url, 'whsec_not_the_secret')).status).toBe(401);
+    expect(state.resources['service_task.morning'].attributes.webhook_secret).toBeNull();
     const morning = await get(`/tasks/${idOf('service_task.morning')}`);
     expect(morning).toMatchObject({
       trigger: { kind: 'schedule', cron: '0 8 * * 1-5', timezone: 'Europe/Paris' },
@@ -197,17 +219,25 @@ describe('the nine kinds through the CLI engine', () => {
     expect(gateway).toMatchObject({ engine_type: 'webhook', api_key: '****6789', context: { team: 'ops' } });
     expect(state.resources['service_gateway.engine'].attributes).toMatchObject({ api_key: 'gw-first-key-0123456789', last_health_status: 'unknown' });
 
-    // the masked secrets (source config, ssh key, gateway key, webhook and api key secrets) are no drift
+    // the server changes a computed attribute by itself: a health probe (the engine's host does not resolve: down)
+    const probed = await server.request('POST', `/gateways/${idOf('service_gateway.engine')}/test`, { token: owner.token });
+    expect(probed.body.last_health_status).toBe('down');
+    // neither that nor the masked secrets (source config, ssh key, gateway key, webhook and api key secrets) are drift
     const again = await ok(['plan']);
-    // only what the server changes by itself may move (the gateway's health probe); no masked secret shows
-    const moved = again.drift.flatMap((drift: any) => drift.attributes.map((name: string) => `${drift.address}.${name}`));
-    expect(moved.filter((name: string) => name !== 'service_gateway.engine.last_health_status')).toEqual([]);
+    expect(again.drift).toEqual([]);
     expect(again.summary).toEqual(NO_CHANGES);
+    const text2 = await provision(['plan']);
+    expect(text2.stdout).toContain('No changes');
+    expect(text2.stdout).not.toContain('Changed outside');
+    // the refreshed value is taken into the state by the next apply
+    await ok(['apply']);
+    expect(stateOf().resources['service_gateway.engine'].attributes.last_health_status).toBe('down');
   }, 300_000);
 
   it('updates every kind in place (a new secret inside the source config included)', async () => {
     const before = Object.fromEntries(ALL.map((address) => [address, idOf(address)]));
     const secretBefore = stateOf().resources['service_webhook.alerts'].attributes.secret_token;
+    const taskSecretBefore = stateOf().resources['service_task.deploys'].attributes.webhook_secret;
     write(config(2));
     const plan = await ok(['plan']);
     expect(actions(plan)).toEqual(Object.fromEntries(ALL.map((address) => [address, 'update'])));
@@ -217,6 +247,7 @@ describe('the nine kinds through the CLI engine', () => {
     const state = stateOf();
     for (const address of ALL) expect(state.resources[address].id, address).toBe(before[address]);
     expect(state.resources['service_webhook.alerts'].attributes.secret_token).toBe(secretBefore);
+    expect(state.resources['service_task.deploys'].attributes.webhook_secret).toBe(taskSecretBefore);
     expect(state.resources['service_source.gh'].attributes.config.auth.token).toBe('ghp_second_secret_token');
     expect(await get(`/sources/${before['service_source.gh']}`)).toMatchObject({ name: 'code host (acme)' });
     expect(await get(`/inbound-webhooks/${before['service_webhook.alerts']}`)).toMatchObject({ description: 'dashboard and cluster alerts' });
@@ -247,10 +278,7 @@ describe('the nine kinds through the CLI engine', () => {
     await server.request('PATCH', `/gateways/${idOf('service_gateway.engine')}`, { token: owner.token, body: { api_key: 'rotated-by-hand-0000' } });
     const plan = await ok(['plan']);
     const moved = plan.drift.flatMap((drift: any) => drift.attributes.map((name: string) => `${drift.address}.${name}`));
-    expect(moved.filter((name: string) => name !== 'service_gateway.engine.last_health_status').sort()).toEqual([
-      'service_gateway.engine.api_key',
-      'service_source.gh.config',
-    ]);
+    expect(moved.sort()).toEqual(['service_gateway.engine.api_key', 'service_source.gh.config']);
     expect(actions(plan)).toMatchObject({ 'service_source.gh': 'update', 'service_gateway.engine': 'update', 'service_skill.triage': 'noop' });
     const text = await provision(['plan']);
     expect(text.stdout).not.toContain('ghp_second_secret_token');
@@ -298,23 +326,64 @@ describe('the nine kinds through the CLI engine', () => {
     expect(await get(`/tasks/${idOf('service_task.deploys')}`)).toMatchObject({ enabled_source_ids: [sourceId] });
     expect(await get(`/channels/${idOf('service_channel.ops')}`)).toMatchObject({ source_ids: [sourceId] });
     expect(await get(`/api-keys/${idOf('service_api_key.ci')}`)).toMatchObject({ source_ids: [sourceId], expires_in_days: 60, active: true });
-    expect(state.resources['service_task.morning'].attributes).toMatchObject({ trigger_type: 'webhook', webhook_url: expect.stringContaining('/hooks/') });
+    expect(state.resources['service_task.morning'].attributes).toMatchObject({
+      trigger_type: 'webhook',
+      webhook_url: expect.stringContaining('/hooks/'),
+      webhook_secret: expect.stringMatching(/^whsec_[^*]+$/),
+    });
     expect(await get(`/gateways/${idOf('service_gateway.engine')}`)).toMatchObject({ engine_type: 'temporal' });
     expect((await ok(['plan'])).summary).toEqual(NO_CHANGES);
   }, 300_000);
 
-  it('shows a channel_type change as a replacement', async () => {
+  it('replaces a channel: a channel_type the catalog lacks stops the plan; --replace deletes and creates it', async () => {
+    const before = idOf('service_channel.ops');
+    // the catalog holds one channel type (slack): a change of channel_type is refused at plan time, before the old channel goes
+    const catalog = await get('/channels/catalog');
+    expect(catalog.items.map((item: any) => item.channel_type)).toEqual(['slack']);
     write(config(3).replace('channel_type  = "slack"', 'channel_type  = "teams"'));
-    const plan = await ok(['plan']);
-    expect(plan.changes.find((change: any) => change.address === 'service_channel.ops')).toMatchObject({ action: 'replace', forced_by: ['channel_type'] });
+    for (const command of ['plan', 'apply']) {
+      const refused = await provision([command]);
+      expect(refused.code, refused.stdout).toBe(2);
+      expect(refused.stderr).toContain('channel_type "teams" is not in the channel catalog (known: slack)');
+    }
+    expect(await statusOf(`/channels/${before}`)).toBe(200);
+    expect(idOf('service_channel.ops')).toBe(before);
+
+    // the same replacement path a type change takes, asked for by address (Terraform's -replace)
     write(config(3));
-  }, 60_000);
+    const text = await provision(['plan', '--replace', 'service_channel.ops']);
+    expect(text.stdout).toContain('service_channel.ops: replace (asked for with --replace)');
+    const plan = await ok(['plan', '--replace', 'service_channel.ops']);
+    expect(plan.summary).toEqual({ ...NO_CHANGES, replace: 1 });
+    const applied = await ok(['apply', '--replace', 'service_channel.ops']);
+    expect(applied.applied).toEqual([{ address: 'service_channel.ops', action: 'replace', id: expect.any(String) }]);
+    const after = idOf('service_channel.ops');
+    expect(after).not.toBe(before);
+    expect(await statusOf(`/channels/${before}`)).toBe(404);
+    expect(await get(`/channels/${after}`)).toMatchObject({ channel_type: 'slack', display_name: 'Ops room', response_mode: 'enabled' });
+    expect((await ok(['plan'])).summary).toEqual(NO_CHANGES);
+    const unknown = await provision(['plan', '--replace', 'service_channel.nope']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('--replace service_channel.nope: only a resource both in the configuration and in the state can be replaced');
+  }, 120_000);
 
   it('refuses Rego that does not compile at plan time, before anything changes', async () => {
     write(config(3).replace('deny contains msg if {', 'deny contains msg if { ((( '));
     const result = await provision(['plan']);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('rego_code does not compile');
+    write(config(3));
+  }, 60_000);
+
+  it('refuses an output that shows a sensitive value unless it is marked sensitive', async () => {
+    write(`${config(3)}\noutput "leak" {\n  value = "secret: \${service_task.deploys.webhook_secret}"\n}\n`);
+    const refused = await provision(['plan']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('output "leak" shows the sensitive value service_task.deploys.webhook_secret: mark the output sensitive = true');
+    write(`${config(3)}\noutput "leak" {\n  value     = service_task.deploys.webhook_secret\n  sensitive = true\n}\n`);
+    const applied = await ok(['apply']);
+    expect(applied.outputs).toEqual({ leak: '(sensitive)' });
+    expect((await provision(['output', 'leak'])).stdout.trim()).toBe(stateOf().resources['service_task.deploys'].attributes.webhook_secret);
     write(config(3));
   }, 60_000);
 

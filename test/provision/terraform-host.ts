@@ -273,9 +273,19 @@ export class TerraformHost {
     return state;
   }
 
-  /** plan then apply; a replacement is destroy-then-create as Terraform does it (the create planned again from a null prior) */
-  async converge(typeName: string, prior: Obj | null, config: Obj): Promise<{ state: Obj; action: string; replace: string[] }> {
-    const { planned, replace, action } = await this.plan(typeName, prior, config);
+  /**
+   * plan then apply; a replacement is destroy-then-create as Terraform does it (the create planned again from a null prior).
+   * `forceReplace`: replaced whatever the plan says, as `terraform apply -replace=ADDRESS` does.
+   */
+  async converge(
+    typeName: string,
+    prior: Obj | null,
+    config: Obj,
+    { forceReplace = false }: { forceReplace?: boolean } = {},
+  ): Promise<{ state: Obj; action: string; replace: string[] }> {
+    const planning = await this.plan(typeName, prior, config);
+    const { planned, replace } = planning;
+    const action = forceReplace && prior !== null ? 'replace' : planning.action;
     if (action === 'noop') return { state: prior as Obj, action, replace };
     if (action === 'replace') {
       const destroy = await this.plan(typeName, prior, null);

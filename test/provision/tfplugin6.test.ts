@@ -13,6 +13,7 @@ import { encode, ExtData } from '@msgpack/msgpack';
 import forge from 'node-forge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATA_SOURCES, RESOURCE_KINDS } from '../../cli/provision/kinds/index.js';
+import { signHmac } from '../../runtime/crypto.js';
 import type { Attribute, ResourceKind } from '../../cli/provision/schema.js';
 import { selfSignedCertificate } from '../../cli/terraform/plugin.js';
 import { CLI_ENTRY, PROJECT_ROOT, TSX_LOADER } from '../cli/run-cli.js';
@@ -42,13 +43,21 @@ interface Fixture {
   create(): Obj | Promise<Obj>;
   /** attributes changed in place (no immutable one) */
   update(): Obj | Promise<Obj>;
-  /** an immutable attribute's new value; null when the kind has none (or no second valid value) */
-  replace(): Obj | null | Promise<Obj | null>;
+  /**
+   * how the replacement is exercised: an immutable attribute's new value; `NO_IMMUTABLE` for a kind
+   * without immutable attributes (nothing forces a replacement); `FORCED` where the server has no second
+   * valid value of its immutable attribute: replaced as `terraform apply -replace=ADDRESS` does
+   */
+  replace(): Replacement | Promise<Replacement>;
   /** mutable attributes that must change with the replacement (a config of the new source type, no cron on a webhook task) */
   alongside?(): Obj;
   /** false: deleting leaves the object (service_settings) */
   readonly deletes?: false;
 }
+
+const NO_IMMUTABLE = 'no immutable attribute';
+const FORCED = 'forced (-replace)';
+type Replacement = Obj | typeof NO_IMMUTABLE | typeof FORCED;
 
 /** a Rego identifier (policy names: lowercase a-z, 0-9, `_`) */
 const identifier = (prefix: string): string => `${prefix}_${Date.now().toString(36)}_${(counter += 1)}`;
@@ -70,24 +79,24 @@ const FIXTURES: Record<string, Fixture> = {
     replace: async () => {
       const catalog = await host.readData('service_agent_types');
       const other = (catalog['types'] as { agent_type: string }[]).find((type) => type.agent_type !== 'assistant');
-      return other ? { agent_type: other.agent_type } : null;
+      return other ? { agent_type: other.agent_type } : FORCED;
     },
   },
   service_memory: {
     create: () => ({ content: 'Restart the ingest worker with systemctl restart ingest', tags: ['runbook'] }),
     update: () => ({ title: 'Ingest restarts', memory_type: 'fact' }),
-    replace: () => null,
+    replace: () => NO_IMMUTABLE,
   },
   service_settings: {
     create: () => ({ approval_timeout_secs: 600, llm_api_key: 'sk-terraform-secret', llm_base_url: 'https://llm.example.test/v1' }),
     update: () => ({ approval_timeout_secs: 900 }),
-    replace: () => null,
+    replace: () => NO_IMMUTABLE,
     deletes: false,
   },
   service_role: {
     create: () => ({ name: unique('tf-role'), permissions: ['graph:read'] }),
     update: () => ({ description: 'reads the graph and the audit log', permissions: ['graph:read', 'audit:read'] }),
-    replace: () => null,
+    replace: () => NO_IMMUTABLE,
   },
   service_source: {
     create: () => ({ name: unique('tf-source'), source_type: 'github', config: { auth: { kind: 'pat', token: 'ghp_terraform_secret' }, orgs: ['acme'] } }),
@@ -121,8 +130,17 @@ const FIXTURES: Record<string, Fixture> = {
   service_channel: {
     create: () => ({ channel_type: 'slack', display_name: 'Ops' }),
     update: () => ({ display_name: 'Ops room', response_mode: 'enabled' }),
-    // slack is the only channel type the server takes
-    replace: () => null,
+    // a second channel type of the catalog when there is one; today slack is the only one
+    replace: async () => {
+      const catalog = await server.request('GET', '/channels/catalog', { token: owner.token });
+      const other = (catalog.body.items as { channel_type: string }[]).find((item) => item.channel_type !== 'slack');
+      return other ? { channel_type: other.channel_type } : FORCED;
+    },
+  },
+  service_api_key: {
+    create: () => ({ name: unique('tf-key'), permissions: ['graph:read'], expires_in_days: 30 }),
+    update: () => ({ name: unique('tf-key-renamed'), permissions: ['graph:read', 'audit:read'] }),
+    replace: () => ({ expires_in_days: 60 }),
   },
   service_gateway: {
     create: () => ({ name: unique('tf-gateway'), engine_type: 'webhook', base_url: 'https://orchestrator.example.test', api_key: 'gw-first-key-0123456789' }),
@@ -168,7 +186,10 @@ const generic = (kind: ResourceKind): Fixture => {
   return {
     create: () => Object.fromEntries(settable.filter(([, attribute]) => attribute.required).map(([name, attribute]) => [name, generated(name, attribute)])),
     update: () => (text ? { [text[0]]: text[1].type === 'bool' ? false : unique('tf-changed') } : {}),
-    replace: () => (immutable ? { [immutable[0]]: unique(`tf-${immutable[0].replace(/_/g, '-')}`) } : null),
+    replace: () => {
+      if (immutable) return { [immutable[0]]: unique(`tf-${immutable[0].replace(/_/g, '-')}`) };
+      return settable.some(([, attribute]) => attribute.immutable) ? FORCED : NO_IMMUTABLE;
+    },
   };
 };
 
@@ -211,13 +232,15 @@ describe('every resource kind of the registry round-trips through the protocol',
         .filter(([, attribute]) => attribute.immutable)
         .map(([name]) => name);
       const replacement = await fixture.replace();
-      if (replacement !== null) {
-        config = host.configOf(kind.name, { ...given, ...changes, ...fixture.alongside?.(), ...replacement });
+      expect(replacement === NO_IMMUTABLE, `${kind.name}: immutable attributes ${immutable.join(', ')}`).toBe(immutable.length === 0);
+      if (replacement !== NO_IMMUTABLE) {
+        const forced = replacement === FORCED;
+        if (!forced) config = host.configOf(kind.name, { ...given, ...changes, ...fixture.alongside?.(), ...replacement });
         const old = state;
-        const replaced = await host.converge(kind.name, state, config);
+        const replaced = await host.converge(kind.name, state, config, { forceReplace: forced });
         expect(replaced.action).toBe('replace');
-        expect(replaced.replace).toEqual(Object.keys(replacement));
-        expect(Object.keys(replacement).every((name) => immutable.includes(name))).toBe(true);
+        expect(replaced.replace).toEqual(forced ? [] : Object.keys(replacement));
+        if (!forced) expect(Object.keys(replacement).every((name) => immutable.includes(name))).toBe(true);
         state = replaced.state;
         expect(state['id']).not.toBe(old['id']);
         expect(await host.read(kind.name, old)).toBeNull();
@@ -352,6 +375,67 @@ describe('the schema, data sources and the protocol details', () => {
     expect(missing.diagnostics[0].detail).toContain('no service_role with id "no-such-role"');
     // still serving
     expect((await host.ok('GetMetadata')).resources.length).toBe(RESOURCE_KINDS.size);
+  });
+
+  it('refreshes a computed attribute the server changed (a health probe) into state without planning a change', async () => {
+    const config = host.configOf('service_gateway', {
+      name: unique('tf-probed'),
+      engine_type: 'webhook',
+      base_url: 'https://orchestrator.example.test',
+      api_key: 'gw-probed-key-0123456789',
+    });
+    const { state } = await host.converge('service_gateway', null, config);
+    expect(state['last_health_status']).toBe('unknown');
+    const probed = await server.request('POST', `/gateways/${state['id'] as string}/test`, { token: owner.token });
+    expect(probed.body.last_health_status).toBe('down');
+    const refreshed = (await host.read('service_gateway', state)) as Obj;
+    expect(refreshed['last_health_status']).toBe('down');
+    const plan = await host.plan('service_gateway', refreshed, config);
+    expect(plan.action).toBe('noop');
+    await host.apply('service_gateway', refreshed, null, null);
+  });
+
+  it("keeps a webhook task's signing secret: answered at create, sensitive, kept across refreshes and updates; null after import", async () => {
+    expect(host.schema('service_task').attributes.find((attribute) => attribute.name === 'webhook_secret')).toMatchObject({
+      computed: true,
+      optional: false,
+      sensitive: true,
+    });
+    let config = host.configOf('service_task', { name: unique('tf-hook-task'), trigger_type: 'webhook', message_template: 'Look at {{trigger.body.type}}' });
+    const created = await host.plan('service_task', null, config);
+    expect(created.planned?.['webhook_secret']).toBe(UNKNOWN);
+    let { state } = await host.converge('service_task', null, config);
+    const secret = state['webhook_secret'] as string;
+    expect(secret).toMatch(/^whsec_[^*]+$/);
+    const live = await server.request('GET', `/tasks/${state['id'] as string}`, { token: owner.token });
+    expect(live.body.trigger.secret).toBe('whsec_********');
+    expect(await host.read('service_task', state)).toEqual(state);
+    config = { ...config, system_prompt: 'You look at deployments.' };
+    ({ state } = await host.converge('service_task', state, config));
+    expect(state['webhook_secret']).toBe(secret);
+    const body = '{"type":"deployment.failed"}';
+    const url = state['webhook_url'] as string;
+    const delivery = await server.request('POST', url.slice(url.indexOf('/api/v1') + '/api/v1'.length), {
+      body,
+      headers: { 'content-type': 'application/json', 'x-service-signature': signHmac(secret, Buffer.from(body)) },
+    });
+    expect(delivery.status).toBe(202);
+    expect((await host.import('service_task', state['id'] as string))['webhook_secret']).toBeNull();
+    await host.apply('service_task', state, null, null);
+  });
+
+  it('refuses at plan time a channel_type the channel catalog does not hold', async () => {
+    const { type } = host.schema('service_channel');
+    const config = host.configOf('service_channel', { channel_type: 'teams', display_name: 'Teams room' });
+    const response = await host.call('PlanResourceChange', {
+      type_name: 'service_channel',
+      prior_state: encodeValue(null, type),
+      proposed_new_state: encodeValue({ ...config, id: UNKNOWN }, type),
+      config: encodeValue(config, type),
+    });
+    expect(response.diagnostics).toHaveLength(1);
+    expect(response.diagnostics[0]).toMatchObject({ severity: 'ERROR', summary: 'Cannot plan the change' });
+    expect(response.diagnostics[0].detail).toContain('channel_type "teams" is not in the channel catalog (known: slack)');
   });
 
   it('reads an object deleted outside Terraform as gone', async () => {
