@@ -119,6 +119,13 @@ output "deploy_failures_url" {
   value = service_task.deploy_failures.webhook_url
 }
 
+# the build server signs its posts with this (X-Service-Signature); read it with
+#   service-proxy-cli provision output deploy_failures_secret
+output "deploy_failures_secret" {
+  value     = service_task.deploy_failures.webhook_secret
+  sensitive = true
+}
+
 output "alerts_url" {
   value = service_webhook.alerts.url
 }
