@@ -254,3 +254,80 @@ describe('import, failures, lock and destroy', () => {
     expect(await get('/settings')).toMatchObject({ approval_timeout_secs: 600 });
   }, 120_000);
 });
+
+describe('the five kinds each round-trip (issue 23 audit)', () => {
+  it('agent: update in place and replacement by agent_type; settings: update; realm, agent, memory, settings: import', async () => {
+    const other = mkdtempSync(join(tmpdir(), 'provision-five-'));
+    const run = async (args: readonly string[]): Promise<any> => {
+      const result = await runCli(['provision', ...args, '--dir', other, '--json'], { env: { SERVICE_API_URL: server.url, SERVICE_TOKEN: owner.token } });
+      expect(result.code, result.stderr).toBe(0);
+      return JSON.parse(result.stdout);
+    };
+    const made = async (path: string, body: Record<string, unknown>): Promise<string> => {
+      const response = await server.request('POST', path, { token: owner.token, body });
+      expect(response.status, `${path}: ${response.text}`).toBe(201);
+      return response.body.id as string;
+    };
+    const agent = (type: string, name: string, enabled: boolean): string =>
+      `resource "service_agent" "a" {\n  agent_type = "${type}"\n  name       = "${name}"\n  enabled    = ${enabled}\n}\n`;
+    const settings = (timeout: number): string =>
+      `resource "service_settings" "org" {\n  approval_timeout_secs = ${timeout}\n  llm_api_key           = "sk-five-secret"\n  llm_base_url          = "https://llm.example.test/v1"\n}\n`;
+    try {
+      // agent and settings made by the engine
+      writeFileSync(join(other, 'main.tf'), agent('assistant', 'five', true) + settings(700));
+      await run(['apply']);
+      const state = (): any => JSON.parse(readFileSync(join(other, 'service.tfstate.json'), 'utf8'));
+      const first = state().resources['service_agent.a'].id;
+      expect(await get('/settings')).toMatchObject({ approval_timeout_secs: 700 });
+      writeFileSync(join(other, 'main.tf'), agent('assistant', 'five renamed', false) + settings(800));
+      expect(actions(await run(['plan']))).toEqual({ 'service_agent.a': 'update', 'service_settings.org': 'update' });
+      await run(['apply']);
+      expect(state().resources['service_agent.a'].id).toBe(first);
+      expect(await get(`/agents/${first}`)).toMatchObject({ name: 'five renamed', enabled: false });
+      expect(await get('/settings')).toMatchObject({ approval_timeout_secs: 800 });
+      writeFileSync(join(other, 'main.tf'), agent('summarizer', 'five renamed', false) + settings(800));
+      const replace = await run(['plan']);
+      expect(replace.changes.find((change: any) => change.address === 'service_agent.a')).toMatchObject({ action: 'replace', forced_by: ['agent_type'] });
+      await run(['apply']);
+      const second = state().resources['service_agent.a'].id;
+      expect(second).not.toBe(first);
+      expect((await server.request('GET', `/agents/${first}`, { token: owner.token })).status).toBe(404);
+      expect(await get(`/agents/${second}`)).toMatchObject({ agent_type: 'summarizer', name: 'five renamed' });
+      expect((await run(['plan'])).summary).toEqual({ create: 0, update: 0, replace: 0, delete: 0 });
+      await run(['destroy']);
+      expect((await server.request('GET', `/agents/${second}`, { token: owner.token })).status).toBe(404);
+
+      // realm, agent, memory and settings made through the API, then imported
+      const ids: Record<string, string> = {
+        'service_realm.r': await made('/realms', { name: 'imported-five', display_name: 'Imported' }),
+        'service_agent.a': await made('/agents', { agent_type: 'sre', name: 'imported agent' }),
+        'service_memory.m': await made('/memory', { text: 'Imported memory', title: 'Imported', kind: 'fact', tags: ['x'] }),
+        'service_settings.org': 'org-settings',
+      };
+      writeFileSync(
+        join(other, 'main.tf'),
+        `resource "service_realm" "r" {\n  name         = "imported-five"\n  display_name = "Imported"\n}\n` +
+          agent('sre', 'imported agent', true) +
+          `resource "service_memory" "m" {\n  content     = "Imported memory"\n  title       = "Imported"\n  memory_type = "fact"\n  tags        = ["x"]\n}\n` +
+          settings(800),
+      );
+      for (const [address, id] of Object.entries(ids)) expect(await run(['import', address, id])).toEqual({ address, id });
+      // the settings' llm_api_key is write-only on the API: only it differs
+      const plan = await run(['plan']);
+      expect(actions(plan)).toEqual({ 'service_realm.r': 'noop', 'service_agent.a': 'noop', 'service_memory.m': 'noop', 'service_settings.org': 'update' });
+      expect(plan.changes.find((change: any) => change.address === 'service_settings.org').attributes.map((item: any) => item.name)).toEqual(['llm_api_key']);
+      await run(['apply']);
+      expect((await run(['plan'])).summary).toEqual({ create: 0, update: 0, replace: 0, delete: 0 });
+      await run(['destroy']);
+      for (const [address, path] of [
+        ['service_realm.r', '/realms'],
+        ['service_agent.a', '/agents'],
+        ['service_memory.m', '/memory'],
+      ] as const) {
+        expect((await server.request('GET', `${path}/${ids[address] as string}`, { token: owner.token })).status, address).toBe(404);
+      }
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+    }
+  }, 300_000);
+});

@@ -3,7 +3,9 @@
  * (terraform-host.ts plays Terraform's side of go-plugin and tfplugin6)
  * against the real server: for every resource kind the registry holds, the
  * cycle plan/apply create, refresh, a plan with no changes, update in place,
- * replacement on an immutable change, import, destroy; the data catalogs; the
+ * replacement on an immutable change (or, where the server has one valid
+ * value of it, `-replace`; the table says which kinds have no immutable
+ * attribute), import, destroy; the data catalogs; the
  * handshake, mutual TLS and go-plugin's services; state upgrades, unknown
  * values and diagnostics.
  */
