@@ -19,13 +19,16 @@ export interface OutputValue {
   readonly sensitive: boolean;
 }
 
-/** throws when an output not marked sensitive refers to a sensitive value */
+/** throws when an output refers to something not declared, or (not marked sensitive) to a sensitive value: before apply changes anything */
 export function checkOutputs(config: Configuration): void {
+  const declared = new Set([...config.resources.map((block) => block.address), ...config.data.map((block) => block.address)]);
   for (const [name, output] of config.outputs) {
-    if (output.sensitive) continue;
     for (const reference of referencePaths(output.value)) {
       const names = reference.map((step) => (step.kind === 'name' ? step.name : `[${step.index}]`));
       const [first = '', second = '', third] = names;
+      const known = first === 'var' ? config.variables.has(second) : declared.has(names.slice(0, first === 'data' ? 3 : 2).join('.'));
+      if (!known) throw usage(`output "${name}": ${names.join('.')} is not declared`);
+      if (output.sensitive) continue;
       let secret: boolean;
       if (first === 'var') secret = config.variables.get(second)?.sensitive === true;
       else if (first === 'data') secret = false;

@@ -224,6 +224,7 @@ describe('import, failures, lock and destroy', () => {
       ],
       ['resource "service_widget" "x" {\n  name = "x"\n}\n', 'unknown resource kind service_widget'],
       ['resource "service_role" "x" {\n  name = "x"\n  permissions = "graph:read"\n}\n', 'permissions must be a list of strings'],
+      ['output "x" {\n  value = service_realm.nope.id\n}\n', 'output "x": service_realm.nope.id is not declared'],
     ];
     const other = mkdtempSync(join(tmpdir(), 'provision-bad-'));
     try {
