@@ -8,7 +8,8 @@
  * comes back, takes the turn once and succeeds. A cancel while parked ends
  * it and its queued job completes without calling the model. A gateway
  * restart while parked and queued keeps it: the turn is queued again under
- * the same id and a worker then completes it. Real server, real worker
+ * the same id and a worker then completes it; a run still live in its wait
+ * at a stop parks then, instead of ending `interrupted`. Real server, real worker
  * processes, the in-process queue (or JetStream when NATS_URL is set).
  */
 import { randomBytes } from 'node:crypto';
@@ -134,5 +135,53 @@ describe('task runs parked on a model turn queued for a worker', { timeout: 180_
     const replay = await openStream(server.url, 'GET', `/tasks/${taskId}/runs/${runId}/events`, { token: owner.token });
     await replay.ended;
     expect(streamedText(replay.events)).toBe('after the restart');
+  });
+});
+
+describe('a run waiting for its turn at a gateway stop', { timeout: 120_000 }, () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'parked-turns-stop-'));
+  // it never parks for being idle: only the stop parks it
+  const env = { ...WORKERS_ENV, LLM_API_KEY: FAKE_LLM_API_KEY, AGENT_PARK_AFTER_MS: '600000', JWT_SECRET: randomBytes(32).toString('hex') };
+  let server: TestServer,
+    llm: FakeLlmServer,
+    owner: Session,
+    one: WorkerProcess | null = null;
+  beforeAll(async () => {
+    llm = await startFakeLlmServer();
+    server = await startTestServer(env, { dataDir });
+    owner = (await wireOrganization(server, llm)).session;
+  });
+  afterAll(async () => {
+    await one?.kill();
+    await server.stop();
+    await llm.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('parks at the stop instead of ending interrupted; after the start a worker completes its turn', async () => {
+    const org = asOrgId(owner.organization.id);
+    const task = await createTask(server, owner, {
+      name: 'stopped',
+      trigger: { kind: 'webhook' },
+      input: { instruction: 'go' },
+      approval_defaults: { write: 'allow' },
+    });
+    const runId = (await server.service.services.tasks.fire(org, task.id, { origin: 'schedule', body: null, headers: {}, delivery_id: null })).run_id;
+    await eventually(async () => ((await server.service.services.workers.queue.get(`${runId}.turn.1`))?.state === 'pending' ? true : undefined), {
+      what: 'the turn queued',
+    });
+    expect((await server.service.services.collections.agentRuns.get(org, runId))?.parked_at ?? null).toBeNull();
+    await server.stop();
+    server = await startTestServer(env, { dataDir });
+    expect(server.service.services.agentRuntime.parkedRuns).toBe(1);
+    expect((await server.request('GET', `/tasks/${task.id}/runs/${runId}`, { token: owner.token })).body.status).toBe('running');
+
+    llm.script([{ text: 'after the stop' }]);
+    one = startWorker(server.url, ['--queues', 'agent'], { EGRESS_ALLOW: '127.0.0.1,::1' });
+    const run = await runEnds(server, owner, task.id, runId);
+    expect(run.status).toBe('succeeded');
+    const assistant = run.transcript.filter((entry: any) => entry.type === 'message' && entry.data.role === 'assistant');
+    expect(assistant.map((entry: any) => entry.data.content)).toEqual(['after the stop']);
+    expect(llm.requests).toHaveLength(1);
   });
 });
