@@ -6,7 +6,8 @@
  * started later claims the turn, reads its input from the parked run, streams
  * its deltas to the run's events while it is parked, and completes: the run
  * comes back, takes the turn once and succeeds. A cancel while parked ends
- * it and its queued job completes without calling the model. A gateway
+ * it and its queued job completes without calling the model; a cancel while
+ * a worker holds the turn ends the run at once and the turn as abandoned. A gateway
  * restart while parked and queued keeps it: the turn is queued again under
  * the same id and a worker then completes it; a run still live in its wait
  * at a stop parks then, instead of ending `interrupted`. Real server, real worker
@@ -113,6 +114,23 @@ describe('task runs parked on a model turn queued for a worker', { timeout: 180_
     await one.logged('job completed', { job_id: `${runId}.turn.1` });
     expect(await job(runId, 1)).toMatchObject({ state: 'done', result: { abandoned: true } });
     expect(llm.requests).toHaveLength(0);
+  });
+
+  it('a cancel while a worker holds the turn ends the run at once; the worker then ends the turn abandoned', async () => {
+    const one = worker();
+    await one.logged('worker registered');
+    const task = await createTask(server, owner, { name: 'cancelled mid-turn', trigger: { kind: 'webhook' }, input: { instruction: 'go' } });
+    llm.script([{ text: ['partial', ' rest'], hold_after_chunks: 1 }]);
+    const runId = (await server.request('POST', `/tasks/${task.id}/run`, { token: owner.token })).body.run_id as string;
+    await llm.whenHeld();
+    const cancel = await server.request('POST', `/tasks/${task.id}/runs/${runId}/cancel`, { token: owner.token });
+    expect(cancel.status).toBe(202);
+    const run = await runEnds(server, owner, task.id, runId);
+    expect(run.status).toBe('cancelled');
+    llm.release();
+    await one.logged('job completed', { job_id: `${runId}.turn.1` });
+    expect(await job(runId, 1)).toMatchObject({ state: 'done', deliveries: 1, result: { abandoned: true } });
+    expect(llm.requests).toHaveLength(1);
   });
 
   it('keeps a parked run and its queued turn across a gateway restart; a worker then completes it', async () => {
