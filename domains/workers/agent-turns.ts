@@ -29,7 +29,7 @@ import type { RunnerTurnResult, TurnRunner } from '../../runtime/agent/turn-runn
 import { ServiceError } from '../../runtime/errors.js';
 import type { JobInfo, JobSpec } from '../../runtime/jobs/queue.js';
 import type { ChatMessage, ToolDefinition } from '../../runtime/llm/types.js';
-import type { OrgId } from '../../runtime/store/types.js';
+import { asOrgId, type OrgId } from '../../runtime/store/types.js';
 import { META_TOOL_DEFINITIONS } from '../../runtime/tools/meta-tools.js';
 import type { WorkerService } from './service.js';
 
@@ -118,7 +118,7 @@ export class WorkerTurnRunner implements TurnRunner {
   async input(jobId: string, fence: string): Promise<TurnInput> {
     const job = await this.workers.requireLease(jobId, fence);
     const { runId, turn } = idsOf(job);
-    const awaited = await this.runs.awaitedTurn(job.orgId as OrgId, runId, jobId);
+    const awaited = await this.runs.awaitedTurn(asOrgId(job.orgId), runId, jobId);
     const endpoint = awaited?.request.endpoint;
     if (!awaited || !endpoint) throw notAwaited(jobId);
     const { request, messages } = awaited;
@@ -139,7 +139,7 @@ export class WorkerTurnRunner implements TurnRunner {
   /** text deltas of the delivery holding `fence`, to the run's feed in order (a parked run's too) */
   async deltas(jobId: string, fence: string, deltas: readonly string[]): Promise<number> {
     const job = await this.workers.requireLease(jobId, fence);
-    const feed = await this.runs.turnFeed(job.orgId as OrgId, idsOf(job).runId, jobId);
+    const feed = await this.runs.turnFeed(asOrgId(job.orgId), idsOf(job).runId, jobId);
     if (!feed) throw notAwaited(jobId);
     for (const delta of deltas) if (delta !== '' && !feed.ended) feed.append('content_delta', { delta });
     return deltas.length;
