@@ -5,7 +5,7 @@
  */
 import { failedOutcome, toolErrorBody, type ToolOutcome } from '../runtime/tools/tool-result.js';
 import type { ChatMessage, ToolCall, Usage } from '../runtime/llm/types.js';
-import type { AgentRunContext, AgentRunInput, CurrentCall, Failure, FinalStatus, RecordEntry, RunEnd, TurnOutput } from './agent-run.types.js';
+import type { AgentRunContext, AgentRunInput, CurrentCall, DeferredWait, Failure, FinalStatus, RecordEntry, RunEnd, TurnOutput } from './agent-run.types.js';
 
 const zeroUsage: Usage = { input_tokens: 0, output_tokens: 0 };
 
@@ -20,6 +20,7 @@ export function initialContext(input: AgentRunInput): AgentRunContext {
     costUsd: 0,
     pending: [],
     current: null,
+    turnWait: null,
     cancelRequested: false,
     shutdownRequested: false,
     lastFinish: null,
@@ -51,7 +52,21 @@ export function afterTurn(context: AgentRunContext, out: TurnOutput): Partial<Ag
     costUsd: context.costUsd + out.costUsd,
     pending: out.toolCalls,
     lastFinish: out.finishReason,
+    turnWait: null,
   };
+}
+
+/** What the run waits for from outside (a handed-over tool result or model turn), else null. */
+export const deferredWaitOf = (context: AgentRunContext): DeferredWait | null => context.current?.deferred ?? context.turnWait ?? null;
+
+/** The run's reply so far: the text of its own turns (the history before them is not its own). */
+export function replyText(context: AgentRunContext): string {
+  if (context.turns === 0) return '';
+  const assistant = context.messages.filter((message) => message.role === 'assistant');
+  return assistant
+    .slice(-context.turns)
+    .map((message) => message.content)
+    .join('');
 }
 
 /** The transcript entry of the turn just taken (see afterTurn). */

@@ -1,6 +1,8 @@
 /**
  * The agent run: `pending` -> `running` (<-> `awaiting_approval`) ->
- * `succeeded` | `failed` | `cancelled`.
+ * `succeeded` | `failed` | `cancelled`. A tool result or a model turn handed
+ * over to somebody else is waited for in `awaiting_result` / `awaiting_turn`
+ * (both count as `running`); a run parked in any wait comes back in `parked`.
  *
  * One loop: ask the model (with the two catalog meta-tools), then handle each
  * tool call it made, then ask again, until it answers without tool calls.
@@ -20,18 +22,47 @@ import type { SnapshotFrom } from 'xstate';
 import type { ToolOutcome } from '../runtime/tools/tool-result.js';
 import { currentOf, decision, end, failureOf, initialContext, turnEntry } from './agent-run.context.js';
 import { agentRunSetup } from './agent-run.setup.js';
-import type { AgentRunEvent, DeferredWait, ExecutedTool, ExecuteStep, RunStatus, ToolStepOutput } from './agent-run.types.js';
+import type {
+  AgentRunContext,
+  AgentRunEvent,
+  DeferredWait,
+  ExecutedTool,
+  ExecuteStep,
+  Failure,
+  RunStatus,
+  TakenTurn,
+  ToolStepOutput,
+  TurnOutput,
+} from './agent-run.types.js';
 
 // chat.ts names the run's approval setting from here
 const SHUTDOWN_DURING_RUN = { type: 'fail', params: { reason: 'shutdown', message: 'the service shut down during the run' } } as const;
 const resultOf = (step: ToolStepOutput): ToolOutcome => (step as Extract<ToolStepOutput, { kind: 'result' }>).outcome;
-const handOverOf = (executed: ExecutedTool): DeferredWait => (executed as { deferred: DeferredWait }).deferred;
+const turnOutputOf = (event: Extract<AgentRunEvent, { type: 'DEFERRED_TURN' }>): TurnOutput => (event as { output: TurnOutput }).output;
+const handOverOf = (executed: ExecutedTool | TakenTurn): DeferredWait => (executed as { deferred: DeferredWait }).deferred;
 /** a handed-over result arrives (live or parked): the call is answered with it */
 const DEFERRED_RESULT = {
   guard: { type: 'isCurrentWait', params: ({ event }: { event: Extract<AgentRunEvent, { type: 'DEFERRED_RESULT' }> }) => event.key },
   target: '#agentRun.active.running.afterTool',
   actions: { type: 'setOutcome', params: ({ event }: { event: Extract<AgentRunEvent, { type: 'DEFERRED_RESULT' }> }) => event.outcome },
 } as const;
+type DeferredTurnEvent = Extract<AgentRunEvent, { type: 'DEFERRED_TURN' }>;
+/** a handed-over model turn's result arrives (live or parked): taken as a turn of the run's own, or its failure ends the run */
+const DEFERRED_TURN = [
+  {
+    guard: { type: 'isTurnFailure', params: ({ event }: { event: DeferredTurnEvent }) => event },
+    target: '#agentRun.failed',
+    actions: { type: 'fail', params: ({ event }: { event: DeferredTurnEvent }) => (event as { failure: Failure }).failure },
+  },
+  {
+    guard: { type: 'isCurrentTurn', params: ({ event }: { event: DeferredTurnEvent }) => event.key },
+    target: '#agentRun.active.running.afterTurn',
+    actions: [
+      { type: 'takeTurn', params: ({ event }: { event: DeferredTurnEvent }) => turnOutputOf(event) },
+      { type: 'record', params: ({ context, event }: { context: AgentRunContext; event: DeferredTurnEvent }) => turnEntry(context, turnOutputOf(event)) },
+    ],
+  },
+] as const;
 
 export const agentRunMachine = agentRunSetup.createMachine({
   id: 'agentRun',
@@ -76,14 +107,21 @@ export const agentRunMachine = agentRunSetup.createMachine({
             turn: {
               invoke: {
                 src: 'llmTurn',
-                input: ({ context }) => ({ runId: context.runId, messages: context.messages }),
-                onDone: {
-                  target: 'afterTurn',
-                  actions: [
-                    { type: 'takeTurn', params: ({ event }) => event.output },
-                    { type: 'record', params: ({ context, event }) => turnEntry(context, event.output) },
-                  ],
-                },
+                input: ({ context }) => ({ runId: context.runId, turn: context.turns + 1, messages: context.messages }),
+                onDone: [
+                  {
+                    guard: { type: 'handedOver', params: ({ event }) => event.output },
+                    target: '#agentRun.active.awaiting_turn',
+                    actions: { type: 'setTurnWait', params: ({ event }) => handOverOf(event.output) },
+                  },
+                  {
+                    target: 'afterTurn',
+                    actions: [
+                      { type: 'takeTurn', params: ({ event }) => event.output as TurnOutput },
+                      { type: 'record', params: ({ context, event }) => turnEntry(context, event.output as TurnOutput) },
+                    ],
+                  },
+                ],
                 onError: { target: '#agentRun.failed', actions: { type: 'fail', params: ({ event }) => failureOf(event.error) } },
               },
             },
@@ -238,10 +276,24 @@ export const agentRunMachine = agentRunSetup.createMachine({
             },
           },
         },
+        /** the model turn was handed over (a worker performs it): its result comes as DEFERRED_TURN, here or after the run was parked */
+        awaiting_turn: {
+          entry: 'awaitTurn',
+          on: {
+            DEFERRED_TURN: DEFERRED_TURN,
+            // nobody is paying for a turn still queued; one a worker holds finishes there, unheard
+            CANCEL: { target: '#agentRun.cancelled', actions: 'requestCancel' },
+            SHUTDOWN: {
+              target: '#agentRun.failed',
+              actions: { type: 'fail', params: { reason: 'shutdown', message: 'the service shut down while the run waited for a model turn' } },
+            },
+          },
+        },
         /** a parked run brought back (runtime/agent/parking.ts): the wait's entries ran before it was parked */
         parked: {
           on: {
             DEFERRED_RESULT: DEFERRED_RESULT,
+            DEFERRED_TURN: DEFERRED_TURN,
             APPROVAL_TIMEOUT: {
               target: 'running.afterTool',
               actions: [

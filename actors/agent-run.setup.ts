@@ -7,7 +7,7 @@
 import { assign, fromPromise, setup } from 'xstate';
 import { failedOutcome, toolErrorBody, type ToolOutcome } from '../runtime/tools/tool-result.js';
 import type { ChatMessage, ToolCall } from '../runtime/llm/types.js';
-import { afterTurn, approvalIdOf, currentOf, denied, failureOf, toolMessage } from './agent-run.context.js';
+import { afterTurn, approvalIdOf, currentOf, deferredWaitOf, denied, failureOf, toolMessage } from './agent-run.context.js';
 import type {
   AgentRunContext,
   AgentRunEvent,
@@ -18,6 +18,7 @@ import type {
   Failure,
   RecordEntry,
   RunEnd,
+  TakenTurn,
   ToolStepOutput,
   TurnOutput,
 } from './agent-run.types.js';
@@ -34,8 +35,8 @@ export const agentRunSetup = setup({
     output: {} as RunEnd,
   },
   actors: {
-    /** one model turn over the conversation so far (its text deltas streamed out by the runtime) */
-    llmTurn: fromPromise<TurnOutput, { runId: string; messages: readonly ChatMessage[] }>(notProvided('llmTurn')),
+    /** model turn `turn` over the conversation so far (its text deltas streamed out by the runtime), or its hand-over */
+    llmTurn: fromPromise<TakenTurn, { runId: string; turn: number; messages: readonly ChatMessage[] }>(notProvided('llmTurn')),
     /** what to do with a tool call: a result already (meta-tools, refusals) or a connector tool to execute */
     toolStep: fromPromise<ToolStepOutput, { runId: string; call: ToolCall }>(notProvided('toolStep')),
     /** executes a connector tool the step resolved (its outcome, or the hand-over of its result) */
@@ -48,6 +49,8 @@ export const agentRunSetup = setup({
     setStatus: (_args, _status: { status: 'running' | 'awaiting_approval' }) => notProvided('setStatus')(),
     /** persists the end of the run and closes its stream */
     finalize: (_args, _end: RunEnd) => notProvided('finalize')(),
+    /** the run waits for its handed-over model turn (it may park; the site that performs it is told) */
+    awaitTurn: (_args) => notProvided('awaitTurn')(),
 
     requestCancel: assign({ cancelRequested: true }),
     requestShutdown: assign({ shutdownRequested: true }),
@@ -66,6 +69,7 @@ export const agentRunSetup = setup({
     })),
     setOutcome: assign({ current: ({ context }, outcome: ToolOutcome) => ({ ...currentOf(context), outcome }) }),
     setDeferred: assign({ current: ({ context }, deferred: DeferredWait) => ({ ...currentOf(context), deferred }) }),
+    setTurnWait: assign((_args, turnWait: DeferredWait) => ({ turnWait })),
     setStep: assign({ current: ({ context }, step: ExecuteStep) => ({ ...currentOf(context), step }) }),
     askApproval: assign(({ context }, step: ExecuteStep) => ({
       approvals: context.approvals + 1,
@@ -92,8 +96,8 @@ export const agentRunSetup = setup({
   },
   guards: {
     cancelRequested: ({ context }) => context.cancelRequested,
-    /** parked in an approval wait or waiting for a handed-over result */
-    resuming: ({ context }) => (context.current?.approvalId ?? context.current?.deferred ?? null) !== null,
+    /** parked in an approval wait or waiting for a handed-over result or model turn */
+    resuming: ({ context }) => (context.current?.approvalId ?? deferredWaitOf(context)) !== null,
     shutdownRequested: ({ context }) => context.shutdownRequested,
     overCostCap: ({ context }) => context.costCapUsd !== null && context.spentTodayUsd + context.costUsd > context.costCapUsd,
     noToolCalls: ({ context }) => context.pending.length === 0,
@@ -103,7 +107,10 @@ export const agentRunSetup = setup({
     runsUnasked: ({ context }, step: ToolStepOutput) => step.kind === 'execute' && (step.effect === 'read' || context.approvalWrite === 'allow'),
     isCurrentApproval: ({ context }, approvalId: string) => context.current?.approvalId === approvalId,
     waitsForApproval: ({ context }) => (context.current?.approvalId ?? null) !== null,
-    handedOver: (_args, executed: ExecutedTool) => 'deferred' in executed,
+    handedOver: (_args, executed: ExecutedTool | TakenTurn) => 'deferred' in executed,
     isCurrentWait: ({ context }, key: string) => context.current?.deferred?.keys.includes(key) === true,
+    isCurrentTurn: ({ context }, key: string) => context.turnWait?.keys.includes(key) === true,
+    isTurnFailure: ({ context }, event: Extract<AgentRunEvent, { type: 'DEFERRED_TURN' }>) =>
+      'failure' in event && context.turnWait?.keys.includes(event.key) === true,
   },
 });

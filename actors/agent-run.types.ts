@@ -57,6 +57,9 @@ export interface DeferredWait {
 /** What executing a tool answers: its outcome, or the hand-over of its result. */
 export type ExecutedTool = ToolOutcome | { readonly deferred: DeferredWait };
 
+/** What a model turn answers: its output, or the hand-over of the turn (a worker performs it, runtime/agent/turn-runner.ts). */
+export type TakenTurn = TurnOutput | { readonly deferred: DeferredWait };
+
 /** A tool step either has its result already, or names a connector tool to execute. */
 export type ToolStepOutput = { readonly kind: 'result'; readonly outcome: ToolOutcome } | ExecuteStep;
 
@@ -114,6 +117,8 @@ export interface AgentRunContext extends AgentRunInput {
   costUsd: number;
   pending: readonly ToolCall[];
   current: CurrentCall | null;
+  /** set while the model turn was handed over (the run waits for it); absent in contexts parked before it existed */
+  turnWait?: DeferredWait | null;
   cancelRequested: boolean;
   shutdownRequested: boolean;
   lastFinish: FinishReason | null;
@@ -130,4 +135,6 @@ export type AgentRunEvent =
   | { readonly type: 'APPROVAL_TIMEOUT' }
   | { readonly type: 'RUN_TIMEOUT' }
   /** the result of a call handed over (`key`: one of the wait's keys) */
-  | { readonly type: 'DEFERRED_RESULT'; readonly key: string; readonly outcome: ToolOutcome };
+  | { readonly type: 'DEFERRED_RESULT'; readonly key: string; readonly outcome: ToolOutcome }
+  /** the result of a model turn handed over (`key`: one of the wait's keys): its output, or why it could not be taken */
+  | ({ readonly type: 'DEFERRED_TURN'; readonly key: string } & ({ readonly output: TurnOutput } | { readonly failure: Failure }));

@@ -257,7 +257,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
     const jobQueue = await openJobQueue({ ...config, natsUrl: config.features.workers ? config.natsUrl : null }, clock, logger);
     const workers = new WorkerService(jobQueue, clock, config.workerLeaseTtlSeconds * 1000);
     // with the feature on, model turns of task and binding runs go to the `agent` queue (domains/workers/agent-turns.ts)
-    const workerTurns = new WorkerTurnRunner(workers);
+    const workerTurns = new WorkerTurnRunner(workers, agentRuntime.handedTurns, logger);
     if (config.features.workers) agentRuntime.useTurnRunner(workerTurns);
     // media-generation jobs: polled on the `render` queue (by worker processes with feature workers); unfinished ones carry on
     const mediaDeps = { collections, queue: jobQueue, clock, logger, plugins, sources, files, net: egress, config };

@@ -9,7 +9,8 @@
  * turn (text, tool calls, finish reason, usage), or `{failure}` when the
  * provider refused (the provider adapters already retried): the run fails
  * with that code, and the job is not tried again. A turn the gateway no
- * longer awaits (its run ended or was cancelled: 404) completes as abandoned.
+ * longer awaits (its run ended or was cancelled: 404 on the input or on the
+ * deltas) completes as abandoned.
  */
 import { createLlmProvider, LlmError, type ChatMessage, type FinishReason, type ToolCall, type Usage } from '../runtime/llm/index.js';
 import { GatewayError, type ClaimedJob } from './client.js';
@@ -27,6 +28,10 @@ interface TurnInput {
 }
 
 const jobPath = (job: ClaimedJob, tail: string): string => `/workers/jobs/${encodeURIComponent(job.id)}/${tail}`;
+
+/** the gateway no longer awaits the turn (its run ended or was cancelled) */
+const notAwaited = (error: unknown): boolean => error instanceof GatewayError && error.status === 404;
+const ABANDONED = { abandoned: true };
 
 /** sends deltas in order, one request at a time; what arrives meanwhile goes in the next request */
 function deltaSender(job: ClaimedJob, context: JobContext) {
@@ -62,7 +67,7 @@ export function modelTurnHandler(guardedFetch: typeof fetch): JobHandler {
     try {
       input = await context.client.get<TurnInput>(`${jobPath(job, 'input')}?fence=${encodeURIComponent(job.fence)}`, context.signal);
     } catch (error) {
-      if (error instanceof GatewayError && error.status === 404) return { abandoned: true };
+      if (notAwaited(error)) return ABANDONED;
       throw error;
     }
     let text = '';
@@ -95,14 +100,15 @@ export function modelTurnHandler(guardedFetch: typeof fetch): JobHandler {
           usage = event.usage;
         }
       }
+      await deltas.flush();
     } catch (error) {
+      if (notAwaited(error)) return ABANDONED;
       if (error instanceof LlmError && !context.signal.aborted) {
         await deltas.flush();
         return { failure: { reason: error.code, message: error.message } };
       }
       throw error;
     }
-    await deltas.flush();
     return { text, tool_calls: toolCalls, finish_reason: finishReason, usage };
   };
 }

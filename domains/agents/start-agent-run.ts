@@ -215,14 +215,15 @@ export class AgentRunLauncher {
     this.deps.agentRuntime.registerResumer(site, resumer);
   }
 
-  /** What a parked run needs again to continue: the provider, the tools and interceptors of its site (as configured now). */
+  /** What a parked run needs again to continue: the provider (and its endpoint), the tools and interceptors of its site (as configured now). */
   async surroundings(
     input: RunSiteInput,
     sourceIds: readonly string[] | null,
     siteSources: readonly CatalogSource[] = [],
   ): Promise<Omit<RunSurroundings, 'onEnd'>> {
     const { llm, options } = await this.prepare(input);
-    return { provider: llm.provider, sources: [...(await this.catalogSources(input.org, sourceIds)), ...siteSources], interceptors: options.interceptors };
+    const sources = [...(await this.catalogSources(input.org, sourceIds)), ...siteSources];
+    return { provider: llm.provider, ...(llm.endpoint === undefined ? {} : { endpoint: llm.endpoint }), sources, interceptors: options.interceptors };
   }
 
   private async catalogSources(org: OrgId, ids: readonly string[] | null): Promise<CatalogSource[]> {

@@ -52,7 +52,7 @@ export function connectRunWaits(jobs: MediaJobs, calls: Pick<DeferredCalls, 'lis
       if (doc === null || !isFinished(doc.status)) return;
       docs.push(doc);
     }
-    await calls.deliver(org, runId, wait.keys[0] as string, outcomeOf(docs));
+    await calls.deliver(org, runId, { type: 'DEFERRED_RESULT', key: wait.keys[0] as string, outcome: outcomeOf(docs) });
   };
   const check = (org: OrgId, runId: string, wait: DeferredWait): void => {
     answer(org, runId, wait).catch((error: unknown) => logger.error({ err: error, run_id: runId }, 'media job: the waiting run could not be answered'));

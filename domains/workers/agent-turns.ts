@@ -3,22 +3,33 @@
  * `workers`): the `TurnRunner` the gateway plugs into the agent runtime.
  *
  * The run (its actor, tools, approvals, transcript, feed and SSE) stays in
- * the gateway; each model turn is one job on queue `agent`, kind
- * `model_turn`, id `<run id>.turn.<n>` (idempotent), whose payload holds only
- * ids: the input (endpoint, key, messages, tools) stays in this process's
- * memory while the turn is awaited, and a worker reads it with its fence
- * (`input`). Its text deltas come back (`deltas`) and go to the run's feed as
- * `content_delta`; its result settles the job and the awaiting effect returns
- * it to the machine. A worker that dies mid-turn loses its lease; the next
- * delivery starts the turn over (its deltas replace the lost delivery's in
- * the run's text; a live SSE reader sees both). Only the current fence is
- * heard, so the turn's result applies once.
+ * the gateway; each model turn is handed over (runtime/agent/turn-runner.ts)
+ * as one job on queue `agent`, kind `model_turn`, id `<run id>.turn.<n>`
+ * (idempotent), whose payload holds only ids. The run waits in
+ * `awaiting_turn` and parks after `AGENT_PARK_AFTER_MS` like any other wait.
+ * A worker reads the turn's input with its fence (`input`): the run's
+ * conversation (live, or from its parked record) and the organization's
+ * endpoint and key as they are now (the parked run's site rebuilds them; a
+ * key is never stored). Its text deltas go to the run's feed as
+ * `content_delta` (`deltas`; a parked run's feed is read back for them).
+ * The job's end (`settled`) delivers the turn to the run, which comes back
+ * for it when parked: once, since only the current wait is answered. A
+ * worker that dies mid-turn loses its lease; the next delivery starts the
+ * turn over (the run's reply text is the turn's result; a reader of the
+ * events sees both deliveries' deltas). A gateway restart finds the turns
+ * its parked runs wait on and enqueues them again under the same id when the
+ * queue forgot them (the in-process queue).
  */
+import type { Logger } from 'pino';
 import { z } from 'zod';
+import type { DeferredWait } from '../../actors/agent-run.types.js';
+import type { HandedTurns } from '../../runtime/agent/handed-turns.js';
 import type { LiveRun } from '../../runtime/agent/live-run.js';
-import type { RunnerTurnOutput, TurnRunner } from '../../runtime/agent/turn-runner.js';
+import type { RunnerTurnResult, TurnRunner } from '../../runtime/agent/turn-runner.js';
 import { ServiceError } from '../../runtime/errors.js';
+import type { JobInfo, JobSpec } from '../../runtime/jobs/queue.js';
 import type { ChatMessage, ToolDefinition } from '../../runtime/llm/types.js';
+import { asOrgId, type OrgId } from '../../runtime/store/types.js';
 import { META_TOOL_DEFINITIONS } from '../../runtime/tools/meta-tools.js';
 import type { WorkerService } from './service.js';
 
@@ -40,19 +51,14 @@ interface TurnInput {
   readonly tools: readonly ToolDefinition[];
 }
 
-interface Awaited {
-  readonly run: LiveRun;
-  readonly turn: number;
-  readonly messages: readonly ChatMessage[];
-  /** `run.text` before this turn: a new delivery's deltas start over from here */
-  readonly base: number;
-  /** the fence whose deltas were heard last */
-  fence: string | null;
-  /** ends the wait with an empty turn (the run was cancelled while the turn was still queued) */
-  stop: () => void;
-}
-
-const EMPTY_TURN: RunnerTurnOutput = { text: '', toolCalls: [], finishReason: 'end_turn', usage: { input_tokens: 0, output_tokens: 0 } };
+/** the job of turn `turn` of run `runId` (its id is the wait's key) */
+const jobOf = (org: OrgId, runId: string, turn: number): JobSpec => ({
+  id: `${runId}.turn.${turn}`,
+  queue: 'agent',
+  orgId: org,
+  kind: MODEL_TURN_KIND,
+  payload: { run_id: runId, turn },
+});
 
 const toolCall = z.object({
   id: z.string(),
@@ -70,20 +76,17 @@ const turnResult = z.union([
   z.object({ failure: z.object({ reason: z.string(), message: z.string() }) }),
 ]);
 
-/** a turn the worker could not perform: `code` (e.g. `llm_provider_error`) becomes the run's failure reason */
-class TurnFailed extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+/** what the agent runtime tells the turns' routes about the runs waiting on them */
+type RunsPort = Pick<HandedTurns, 'awaitedTurn' | 'turnFeed'>;
 
 export class WorkerTurnRunner implements TurnRunner {
-  private readonly awaited = new Map<string, Awaited>();
+  readonly kind = MODEL_TURN_KIND;
 
-  constructor(private readonly workers: WorkerService) {}
+  constructor(
+    private readonly workers: WorkerService,
+    private readonly runs: RunsPort,
+    private readonly logger: Logger,
+  ) {}
 
   /** runs of a task or of a channel binding (chat replies, workflow steps and pipeline agents stay in-process) */
   takes(run: LiveRun): boolean {
@@ -91,69 +94,36 @@ export class WorkerTurnRunner implements TurnRunner {
     return request.endpoint !== undefined && ((request.taskId ?? null) !== null || (request.bindingId ?? null) !== null);
   }
 
-  async run(run: LiveRun, turn: number, messages: readonly ChatMessage[], signal: AbortSignal): Promise<RunnerTurnOutput> {
-    const jobId = `${run.id}.turn.${turn}`;
-    let stop = (): void => undefined;
-    const stopped = new Promise<null>((resolve) => (stop = () => resolve(null)));
-    this.awaited.set(jobId, { run, turn, messages, base: run.text.length, fence: null, stop });
-    try {
-      await this.workers.queue.enqueue({
-        id: jobId,
-        queue: 'agent',
-        orgId: run.request.orgId,
-        kind: MODEL_TURN_KIND,
-        payload: { run_id: run.id, turn },
-      });
-      const info = await abortable(Promise.race([this.workers.queue.settled(jobId), stopped]), signal);
-      if (info === null) return EMPTY_TURN;
-      if (info.state !== 'done' || info.result === null) {
-        throw new TurnFailed('worker_failed', `the model turn failed on the workers: ${info.error ?? 'no result'}`);
-      }
-      const parsed = turnResult.safeParse(info.result);
-      if (!parsed.success) throw new TurnFailed('internal_error', 'a worker answered a model turn result of the wrong shape');
-      if ('failure' in parsed.data) throw new TurnFailed(parsed.data.failure.reason, parsed.data.failure.message);
-      const out = parsed.data;
-      const base = this.awaited.get(jobId)?.base ?? run.text.length;
-      // the run's text holds the deltas of the delivery that counted, whatever a lost one sent
-      run.text = run.text.slice(0, base) + out.text;
-      return {
-        text: out.text,
-        toolCalls: out.tool_calls.map((call) => ({
-          id: call.id,
-          name: call.name,
-          arguments: call.arguments,
-          ...(call.invalid_arguments === undefined ? {} : { invalid_arguments: call.invalid_arguments }),
-        })),
-        finishReason: out.finish_reason,
-        usage: out.usage,
-      };
-    } finally {
-      this.awaited.delete(jobId);
-    }
+  async handOver(run: LiveRun, turn: number): Promise<DeferredWait> {
+    const job = await this.workers.queue.enqueue(jobOf(run.request.orgId, run.id, turn));
+    return { kind: MODEL_TURN_KIND, keys: [job.id] };
   }
 
-  /** a cancelled run's turn still queued ends now, empty (one a worker already holds finishes, as in-process turns do) */
-  cancelled(run: LiveRun): void {
-    for (const [jobId, awaited] of this.awaited) {
-      if (awaited.run !== run) continue;
-      void this.workers.queue.get(jobId).then(
-        (info) => {
-          if (info?.state === 'pending') awaited.stop();
-        },
-        () => undefined,
-      );
-    }
+  follow(org: OrgId, runId: string, wait: DeferredWait, deliver: (result: RunnerTurnResult) => Promise<boolean>): void {
+    const jobId = wait.keys[0] ?? '';
+    const turn = Number(jobId.slice(jobId.lastIndexOf('.') + 1));
+    const settle = async (): Promise<void> => {
+      // the same job again when the queue forgot it (the in-process queue after a restart): nothing when it holds it
+      await this.workers.queue.enqueue(jobOf(org, runId, turn));
+      await deliver(resultOf(await this.workers.queue.settled(jobId)));
+    };
+    settle().catch((error: unknown) => {
+      // at shutdown the queue closes under the wait: the parked run follows its turn again after the restart
+      if (error instanceof ServiceError && error.code === 'service_unavailable') return;
+      this.logger.error({ err: error, run_id: runId, job_id: jobId }, 'model turn: its result could not be delivered to the run');
+    });
   }
 
   /** the turn's input for the worker holding `fence`; 409 `lease_lost` for a stale fence, 404 when the turn is no longer awaited */
   async input(jobId: string, fence: string): Promise<TurnInput> {
-    await this.workers.requireLease(jobId, fence);
-    const { run, turn, messages } = this.awaitedTurn(jobId);
-    const { request } = run;
-    const endpoint = request.endpoint;
-    if (!endpoint) throw new ServiceError('not_found', `turn ${jobId} has no endpoint`);
+    const job = await this.workers.requireLease(jobId, fence);
+    const { runId, turn } = idsOf(job);
+    const awaited = await this.runs.awaitedTurn(asOrgId(job.orgId), runId, jobId);
+    const endpoint = awaited?.request.endpoint;
+    if (!awaited || !endpoint) throw notAwaited(jobId);
+    const { request, messages } = awaited;
     return {
-      run_id: run.id,
+      run_id: runId,
       turn,
       provider: request.provider.name,
       base_url: endpoint.baseUrl,
@@ -166,46 +136,45 @@ export class WorkerTurnRunner implements TurnRunner {
     };
   }
 
-  /** text deltas of the delivery holding `fence`, to the run's feed in order */
+  /** text deltas of the delivery holding `fence`, to the run's feed in order (a parked run's too) */
   async deltas(jobId: string, fence: string, deltas: readonly string[]): Promise<number> {
-    await this.workers.requireLease(jobId, fence);
-    const awaited = this.awaitedTurn(jobId);
-    const { run } = awaited;
-    if (awaited.fence !== fence) {
-      // a new delivery starts the turn's text over
-      awaited.fence = fence;
-      run.text = run.text.slice(0, awaited.base);
-    }
-    for (const delta of deltas) {
-      if (delta === '' || run.finished) continue;
-      run.text += delta;
-      run.feed.append('content_delta', { delta });
-    }
+    const job = await this.workers.requireLease(jobId, fence);
+    const feed = await this.runs.turnFeed(asOrgId(job.orgId), idsOf(job).runId, jobId);
+    if (!feed) throw notAwaited(jobId);
+    for (const delta of deltas) if (delta !== '' && !feed.ended) feed.append('content_delta', { delta });
     return deltas.length;
-  }
-
-  private awaitedTurn(jobId: string): Awaited {
-    const awaited = this.awaited.get(jobId);
-    if (!awaited) throw new ServiceError('not_found', `model turn ${jobId} is no longer awaited (its run ended or was cancelled)`);
-    return awaited;
   }
 }
 
-/** the promise, or a rejection as soon as `signal` aborts (the job stays: its worker finds the turn no longer awaited) */
-function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(new TurnFailed('cancelled', 'the model turn was cancelled'));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(new TurnFailed('cancelled', 'the model turn was cancelled'));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error instanceof Error ? error : new Error(String(error)));
-      },
-    );
-  });
+const notAwaited = (jobId: string): ServiceError => new ServiceError('not_found', `model turn ${jobId} is no longer awaited (its run ended or was cancelled)`);
+
+function idsOf(job: JobInfo): { runId: string; turn: number } {
+  const { run_id: runId, turn } = job.payload;
+  if (job.kind !== MODEL_TURN_KIND || typeof runId !== 'string' || typeof turn !== 'number')
+    throw new ServiceError('not_found', `job ${job.id} is not a model turn`);
+  return { runId, turn };
+}
+
+/** the settled job as the turn's result: a worker's failure or a result of the wrong shape fails the run */
+function resultOf(info: JobInfo): RunnerTurnResult {
+  if (info.state !== 'done' || info.result === null) {
+    return { failure: { reason: 'worker_failed', message: `the model turn failed on the workers: ${info.error ?? 'no result'}` } };
+  }
+  const parsed = turnResult.safeParse(info.result);
+  if (!parsed.success) return { failure: { reason: 'internal_error', message: 'a worker answered a model turn result of the wrong shape' } };
+  if ('failure' in parsed.data) return { failure: parsed.data.failure };
+  const out = parsed.data;
+  return {
+    output: {
+      text: out.text,
+      toolCalls: out.tool_calls.map((call) => ({
+        id: call.id,
+        name: call.name,
+        arguments: call.arguments,
+        ...(call.invalid_arguments === undefined ? {} : { invalid_arguments: call.invalid_arguments }),
+      })),
+      finishReason: out.finish_reason,
+      usage: out.usage,
+    },
+  };
 }

@@ -12,7 +12,8 @@
 import type { Logger } from 'pino';
 import { fromPromise } from 'xstate';
 import { agentRunMachine, runStatusOf } from '../../actors/agent-run.machine.js';
-import type { AgentRunContext, AgentRunInput, ExecutedTool, RecordEntry, RunEnd, ToolStepOutput, TurnOutput } from '../../actors/agent-run.types.js';
+import { deferredWaitOf } from '../../actors/agent-run.context.js';
+import type { AgentRunContext, AgentRunInput, ExecutedTool, RecordEntry, RunEnd, TakenTurn, ToolStepOutput } from '../../actors/agent-run.types.js';
 import { createCatalog, type CatalogSource, type ResolvedToolCall, type ToolCatalog } from '../tools/catalog.js';
 import type { ToolInterceptor } from '../tools/interceptors.js';
 import type { PluginRegistry } from '../tools/registry.js';
@@ -21,7 +22,7 @@ import { failedOutcome } from '../tools/tool-result.js';
 import type { AgentRunDoc } from '../collections.js';
 import type { PlatformCollections as Collections } from '../collections.js';
 import { newId } from '../ids.js';
-import { costUsd, type PriceTable } from '../llm/prices.js';
+import type { PriceTable } from '../llm/prices.js';
 import type { ChatMessage, ToolCall } from '../llm/types.js';
 import type { ToolCallGate } from '../tools/tool-gate.js';
 import type { RunFacts, RunObserver } from './run-observer.js';
@@ -31,6 +32,7 @@ import type { ActorInfo, KindHandle, Supervisor } from '../supervisor.js';
 import { subjectOf, type LiveRun, type StartRunRequest } from './live-run.js';
 import { DeferredCalls } from './deferred-calls.js';
 import { modelTurn } from './model-turn.js';
+import { HandedTurns } from './handed-turns.js';
 import { RunParking, type RunResumer } from './parking.js';
 import { RunFeed } from './run-feed.js';
 import { toolStep } from './tool-step.js';
@@ -85,12 +87,12 @@ export class AgentRuntime {
   private readonly observer: RunObserver | null;
   /** the catalog of runs that see no source (built-ins only): stateless, so shared */
   private sourcelessCatalog: ToolCatalog | null = null;
-  /** who performs the turns of the runs it takes (workers); null: every turn in-process */
-  private turnRunner: TurnRunner | null = null;
   private readonly actors: KindHandle<ReturnType<AgentRuntime['machine']>>;
   private readonly parking: RunParking;
   /** tool calls that hand their result over (a media job) instead of waiting in the tool step */
   readonly deferredCalls: DeferredCalls;
+  /** model turns handed over to the turn runner (workers) instead of performed in-process */
+  readonly handedTurns: HandedTurns;
 
   constructor(options: AgentRuntimeOptions) {
     this.supervisor = options.supervisor;
@@ -122,7 +124,8 @@ export class AgentRuntime {
       approvals: this.approvals,
       waitingContext: (runId) => {
         const snapshot = this.actors.snapshot(runId);
-        return snapshot?.matches({ active: 'awaiting_approval' }) || snapshot?.matches({ active: 'awaiting_result' }) ? snapshot.context : null;
+        const waits = ['awaiting_approval', 'awaiting_result', 'awaiting_turn'] as const;
+        return waits.some((state) => snapshot?.matches({ active: state })) ? (snapshot?.context ?? null) : null;
       },
       evict: (runId) => this.actors.evict(runId),
       revive: (request, feed, context, runDue) => this.revive(request, feed, context, runDue),
@@ -134,11 +137,15 @@ export class AgentRuntime {
       parking: this.parking,
       liveWait: (runId) => {
         const snapshot = this.actors.snapshot(runId);
-        const waits = snapshot?.matches({ active: 'awaiting_result' }) || snapshot?.matches({ active: 'parked' });
-        return waits ? (snapshot?.context.current?.deferred ?? null) : null;
+        const waits =
+          snapshot?.matches({ active: 'awaiting_result' }) || snapshot?.matches({ active: 'awaiting_turn' }) || snapshot?.matches({ active: 'parked' });
+        return waits && snapshot ? deferredWaitOf(snapshot.context) : null;
       },
       send: (runId, event) => this.actors.send(runId, event),
     });
+    const { runs, parking, deferredCalls: calls, collections, prices } = this;
+    const messagesOf = (runId: string) => this.actors.snapshot(runId)?.context.messages;
+    this.handedTurns = new HandedTurns({ runs, parking, calls, collections, prices, messagesOf, feed: (runId) => this.feed(runId) });
   }
 
   /** A site's way to rebuild its parked runs (the `resume.site` of their requests). */
@@ -155,14 +162,14 @@ export class AgentRuntime {
     return this.parking.size;
   }
 
-  /** At shutdown, before the runs stop: runs waiting for a handed-over result park, to come back after the restart (parking.ts). */
+  /** At shutdown, before the runs stop: runs waiting for a handed-over result or turn park, to come back after the restart (parking.ts). */
   parkForShutdown(): Promise<void> {
     return this.parking.parkForShutdown();
   }
 
-  /** Plugs in where the model turns of the runs `runner.takes` go (set once at start, before any run). */
+  /** Plugs in where the model turns of the runs `runner.takes` go (set once at start, before any run; handed-turns.ts). */
   useTurnRunner(runner: TurnRunner): void {
-    this.turnRunner = runner;
+    this.handedTurns.use(runner);
   }
 
   /** Creates the run record and its transcript, and starts its actor. */
@@ -242,9 +249,7 @@ export class AgentRuntime {
       return true;
     }
     if (run.request.orgId !== org || run.finished) return false;
-    const sent = this.actors.send(runId, { type: 'CANCEL' });
-    if (sent) this.turnRunner?.cancelled?.(run);
-    return sent;
+    return this.actors.send(runId, { type: 'CANCEL' });
   }
 
   /** The run id of an approval that is waiting (live or parked), when it belongs to this organization. */
@@ -286,7 +291,6 @@ export class AgentRuntime {
         ...(request.interceptors ?? []),
       ]),
       text: '',
-      turnCount: 0,
       approvalIds: new Set(),
       finished: false,
       runDue,
@@ -298,8 +302,6 @@ export class AgentRuntime {
   /** A parked run coming back (parking.ts): a new actor from its stored context, waiting in `active.parked`. */
   private revive(request: StartRunRequest & { readonly runId: string }, feed: RunFeed, context: AgentRunContext, runDue: number): LiveRun {
     const run = this.liveRun(request, feed, runDue);
-    // turn numbers go on where the run stopped: a turn's job id (`<run>.turn.<n>`) names one turn only
-    run.turnCount = context.turns;
     const input: AgentRunInput = { ...context, runId: run.id, timeoutMs: request.timeoutMs, resumeFrom: context };
     try {
       this.actors.spawn({ id: run.id, input, orgId: request.orgId });
@@ -325,14 +327,9 @@ export class AgentRuntime {
     };
     return agentRunMachine.provide({
       actors: {
-        llmTurn: fromPromise<TurnOutput, { runId: string; messages: readonly ChatMessage[] }>(async ({ input, signal }) => {
+        llmTurn: fromPromise<TakenTurn, { runId: string; turn: number; messages: readonly ChatMessage[] }>(async ({ input, signal }) => {
           const run = live(input.runId);
-          run.turnCount += 1;
-          const runner = this.turnRunner;
-          if (runner?.takes(run)) {
-            const out = await runner.run(run, run.turnCount, input.messages, signal);
-            return { ...out, costUsd: costUsd(run.request.model, out.usage, this.prices) };
-          }
+          if (this.handedTurns.takes(run)) return { deferred: await this.handedTurns.handOver(run, input.turn) };
           return modelTurn(run, input.messages, signal, this.prices);
         }),
         toolStep: fromPromise<ToolStepOutput, { runId: string; call: ToolCall }>(async ({ input }) => toolStep(live(input.runId), input.call, this.policies)),
@@ -362,6 +359,10 @@ export class AgentRuntime {
             this.deferredCalls.began(run, entry.data);
           } else if (entry.type === 'tool_result') {
             run.waitingSince = undefined;
+          } else if (entry.type === 'message' && entry.turn !== undefined && this.handedTurns.takes(run)) {
+            // a handed-over turn's text streamed to the feed as it came (whatever deliveries sent): the reply has the one that counted
+            run.waitingSince = undefined;
+            run.text += entry.data.content;
           } else if (entry.type === 'approval_decision') {
             run.waitingSince = undefined;
             this.report(run, (observer, org, facts) =>
@@ -374,6 +375,7 @@ export class AgentRuntime {
           run.feed.enqueue(() => this.collections.agentRuns.update(run.request.orgId, run.id, { status }));
         },
         finalize: ({ context }, end: RunEnd) => this.finalize(live(context.runId), end),
+        awaitTurn: ({ context }) => this.handedTurns.began(live(context.runId), context),
       },
     });
   }

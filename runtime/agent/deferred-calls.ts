@@ -8,12 +8,17 @@
  *
  * Only a run that can park hands over (its site has a resumer) and only to a
  * kind somebody delivers (`listen`); any other call waits inside its tool.
+ * Model turns handed over to a turn runner (turn-runner.ts) wait and are
+ * delivered the same way (`DEFERRED_TURN`, kind `model_turn`).
  */
-import type { DeferredWait, ExecutedTool } from '../../actors/agent-run.types.js';
+import type { AgentRunEvent, DeferredWait, ExecutedTool } from '../../actors/agent-run.types.js';
 import type { OrgId } from '../store/types.js';
 import type { ToolOutcome } from '../tools/tool-result.js';
 import type { LiveRun } from './live-run.js';
 import type { RunParking } from './parking.js';
+
+/** What answers a wait: a handed-over tool result or model turn. */
+export type DeferredEvent = Extract<AgentRunEvent, { type: 'DEFERRED_RESULT' | 'DEFERRED_TURN' }>;
 
 /** Told of every wait of its kind: when a run begins one, and the parked ones a previous process left. */
 export type DeferredListener = (org: OrgId, runId: string, wait: DeferredWait) => void;
@@ -21,9 +26,9 @@ export type DeferredListener = (org: OrgId, runId: string, wait: DeferredWait) =
 export interface DeferredHost {
   readonly runs: Map<string, LiveRun>;
   readonly parking: RunParking;
-  /** the wait of a live run in `awaiting_result`, else null */
+  /** the wait of a live run in `awaiting_result` or `awaiting_turn` (or brought back to `parked` for it), else null */
   liveWait(runId: string): DeferredWait | null;
-  send(runId: string, event: { type: 'DEFERRED_RESULT'; key: string; outcome: ToolOutcome }): boolean;
+  send(runId: string, event: DeferredEvent): boolean;
 }
 
 export class DeferredCalls {
@@ -60,22 +65,21 @@ export class DeferredCalls {
     return true;
   }
 
-  /** The run entered `awaiting_result`: its site checks whether the result is there already. */
+  /** The run entered `awaiting_result` or `awaiting_turn`: its site checks whether the result is there already. */
   began(run: LiveRun, wait: DeferredWait): void {
     this.listeners.get(wait.kind)?.(run.request.orgId, run.id, wait);
   }
 
-  /** What run `runId` of `org` waits on (live or parked), when it waits for a handed-over result. */
+  /** What run `runId` of `org` waits on (live or parked), when it waits for a handed-over result or turn. */
   waitOf(org: OrgId, runId: string): DeferredWait | undefined {
     const run = this.host.runs.get(runId);
     if (run) return run.request.orgId === org ? (this.host.liveWait(runId) ?? undefined) : undefined;
     return this.host.parking.orgOf(runId) === org ? this.host.parking.deferredOf(runId) : undefined;
   }
 
-  /** Answers the call waiting on `key` with `outcome` (a parked run comes back for it); false when no call of the run waits on it. */
-  async deliver(org: OrgId, runId: string, key: string, outcome: ToolOutcome): Promise<boolean> {
-    if (this.waitOf(org, runId)?.keys.includes(key) !== true) return false;
-    const event = { type: 'DEFERRED_RESULT', key, outcome } as const;
+  /** Answers the wait on `event.key` (a parked run comes back for it); false when the run does not wait on it. */
+  async deliver(org: OrgId, runId: string, event: DeferredEvent): Promise<boolean> {
+    if (this.waitOf(org, runId)?.keys.includes(event.key) !== true) return false;
     if (this.host.runs.has(runId)) return this.host.send(runId, event);
     return this.host.parking.deliver(runId, event);
   }

@@ -51,14 +51,12 @@ export interface LiveRun {
   readonly request: StartRunRequest;
   readonly feed: RunFeed;
   readonly catalog: ToolCatalog;
-  /** every text delta of the run, in order */
+  /** the run's reply text: every text delta of its in-process turns, in order; the text of each handed-over turn once taken */
   text: string;
-  /** model turns started so far */
-  turnCount: number;
   /** approvals of this run still waiting */
   readonly approvalIds: Set<string>;
   finished: boolean;
-  /** when the run began its current approval wait (a run parks after AGENT_PARK_AFTER_MS of it) */
+  /** when the run began its current wait (an approval, a handed-over result or turn: it parks after AGENT_PARK_AFTER_MS of it) */
   waitingSince?: number | undefined;
   /** when the run times out (ms since the epoch) */
   readonly runDue: number;

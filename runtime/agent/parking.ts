@@ -1,6 +1,6 @@
 /**
- * Parked runs: a run that waits for an approval (or for a tool result handed
- * over, deferred-calls.ts) and stays idle for
+ * Parked runs: a run that waits for an approval (or for a tool result or a
+ * model turn handed over, deferred-calls.ts, turn-runner.ts) and stays idle for
  * `AGENT_PARK_AFTER_MS` is persisted (`parked_runs`: the machine's context at
  * the wait, its request's data, its deadlines, the site that can rebuild the
  * rest), its actor is stopped and everything the runtime held of it is
@@ -17,7 +17,9 @@
  * and `restore()` reads the index back.
  */
 import type { Logger } from 'pino';
+import { deferredWaitOf, replyText } from '../../actors/agent-run.context.js';
 import type { AgentRunContext, AgentRunEvent, DeferredWait } from '../../actors/agent-run.types.js';
+import type { ChatMessage } from '../llm/types.js';
 import type { AgentRunDoc, ParkedRunDoc, PlatformCollections as Collections } from '../collections.js';
 import type { RuntimeClock } from '../clock.js';
 import type { OrgId } from '../store/types.js';
@@ -29,12 +31,18 @@ import { RunFeed } from './run-feed.js';
  * data, and what the site watches on the run's feed again once it is back
  * (`revived`, called with the feed before the event that brought it back).
  */
-export type RunSurroundings = Pick<StartRunRequest, 'provider' | 'sources' | 'interceptors' | 'onEnd'> & {
+export type RunSurroundings = Pick<StartRunRequest, 'provider' | 'endpoint' | 'sources' | 'interceptors' | 'onEnd'> & {
   readonly revived?: (feed: RunFeed) => void;
 };
 
 /** Rebuilds a parked run's surroundings from its record and the data its site stored (`resume.data`). */
 export type RunResumer = (org: OrgId, run: AgentRunDoc, data: Record<string, unknown>) => Promise<RunSurroundings>;
+
+/** What a turn handed over needs of its run to be performed elsewhere (the endpoint's key is never stored: it is rebuilt). */
+export interface AwaitedTurn {
+  readonly request: Pick<StartRunRequest, 'provider' | 'endpoint' | 'model' | 'temperature'>;
+  readonly messages: readonly ChatMessage[];
+}
 
 /** The request fields kept in the parked record (the rest is in the machine's context or rebuilt). */
 const REQUEST_FIELDS = [
@@ -61,7 +69,7 @@ interface ParkedEntry {
   readonly org: string;
   /** the resumer that brings it back */
   readonly site: string;
-  /** the approval it waits for, or null when it waits for a handed-over result (`deferred`) */
+  /** the approval it waits for, or null when it waits for a handed-over result or turn (`deferred`) */
   readonly approvalId: string | null;
   readonly deferred: DeferredWait | null;
   readonly approvalDue: number;
@@ -70,10 +78,11 @@ interface ParkedEntry {
 
 /** What a run's context waits on, as one string (null: nothing): a park compares it before and after its writes. */
 function waitKeyOf(context: AgentRunContext | null): string | null {
-  const current = context?.current;
-  if (!current) return null;
-  if (current.approvalId !== null) return current.approvalId;
-  return current.deferred ? `${current.call.id}:${current.deferred.keys.join(',')}` : null;
+  if (!context) return null;
+  const approvalId = context.current?.approvalId ?? null;
+  if (approvalId !== null) return approvalId;
+  const wait = deferredWaitOf(context);
+  return wait ? `${wait.kind}:${wait.keys.join(',')}` : null;
 }
 
 /** What parking needs of the runtime. */
@@ -85,7 +94,7 @@ export interface ParkingHost {
   /** live runs and approval id -> run id, the runtime's own maps */
   readonly runs: Map<string, LiveRun>;
   readonly approvals: Map<string, string>;
-  /** the live actor's context when it waits in `awaiting_approval` or `awaiting_result`, else null */
+  /** the live actor's context when it waits in `awaiting_approval`, `awaiting_result` or `awaiting_turn`, else null */
   waitingContext(runId: string): AgentRunContext | null;
   evict(runId: string): boolean;
   /** starts the actor of a run brought back, in `active.parked` */
@@ -128,12 +137,12 @@ export class RunParking {
     return site !== undefined && this.resumers.has(site);
   }
 
-  /** The handed-over result a parked run waits for. */
+  /** The handed-over result or turn a parked run waits for. */
   deferredOf(runId: string): DeferredWait | undefined {
     return this.parked.get(runId)?.deferred ?? undefined;
   }
 
-  /** Every parked run waiting for a handed-over result. */
+  /** Every parked run waiting for a handed-over result or turn. */
   deferredWaits(): { org: OrgId; runId: string; wait: DeferredWait }[] {
     const waits: { org: OrgId; runId: string; wait: DeferredWait }[] = [];
     for (const [runId, entry] of this.parked) if (entry.deferred) waits.push({ org: entry.org as OrgId, runId, wait: entry.deferred });
@@ -147,17 +156,20 @@ export class RunParking {
   }
 
   /**
-   * At shutdown, before the runs stop: every run waiting for a handed-over result parks at once (it comes
+   * At shutdown, before the runs stop: every run waiting for a handed-over result or turn parks at once (it comes
    * back after the restart), and the streams of parked runs end (their clients reconnect to the next process).
    */
   async parkForShutdown(): Promise<void> {
-    const waits = [...this.waitingRuns].filter((run) => !this.parking.has(run.id) && this.host.waitingContext(run.id)?.current?.deferred);
+    const waits = [...this.waitingRuns].filter((run) => {
+      const context = this.host.waitingContext(run.id);
+      return !this.parking.has(run.id) && context !== null && deferredWaitOf(context) !== null;
+    });
     await Promise.all(waits.map((run) => this.park(run)));
     for (const feed of this.standby.values()) feed.end();
     this.standby.clear();
   }
 
-  /** A run began an approval wait: it may be parked once idle. */
+  /** A run began a wait (an approval, a handed-over result or turn): it may be parked once idle. */
   waiting(run: LiveRun): void {
     const site = run.request.resume?.site;
     if (site === undefined || !this.resumers.has(site)) return;
@@ -190,11 +202,29 @@ export class RunParking {
     return (await revived) && this.host.send(runId, event);
   }
 
+  /**
+   * What the turn parked run `runId` waits on (`key`) needs, without bringing the run back: its
+   * conversation, model and the endpoint its site's resumer rebuilds (the organization's settings as
+   * they are now); undefined when the run is not parked in this organization on that turn.
+   */
+  async awaitedTurn(org: OrgId, runId: string, key: string): Promise<AwaitedTurn | undefined> {
+    const entry = this.parked.get(runId);
+    const resumer = entry ? this.resumers.get(entry.site) : undefined;
+    if (!entry || entry.org !== org || entry.deferred?.keys.includes(key) !== true || !resumer) return undefined;
+    const { collections } = this.host;
+    const [doc, record] = await Promise.all([collections.parkedRuns.get(org, runId), collections.agentRuns.get(org, runId)]);
+    if (!doc || !record) return undefined;
+    const { provider, endpoint } = await resumer(org, record, doc.site_data);
+    const { model, temperature } = doc.request as { model: string; temperature?: number };
+    const request = { provider, model, ...(endpoint === undefined ? {} : { endpoint }), ...(temperature === undefined ? {} : { temperature }) };
+    return { request, messages: (doc.context as unknown as AgentRunContext).messages };
+  }
+
   /** Reads the parked runs a previous process left (at start, after recovery). */
   async restore(): Promise<number> {
     const docs = await this.host.collections.parkedRuns.findAcrossOrgs({}, Number.MAX_SAFE_INTEGER);
     for (const doc of docs) {
-      const deferred = (doc.context as unknown as AgentRunContext).current?.deferred ?? null;
+      const deferred = deferredWaitOf(doc.context as unknown as AgentRunContext);
       const approvalId = doc.approval_id ?? null;
       this.parked.set(doc.id, { org: doc.org_id, site: doc.site, approvalId, deferred, approvalDue: doc.approval_deadline, runDue: doc.run_deadline });
       this.nextDue = Math.min(this.nextDue, doc.approval_deadline, doc.run_deadline);
@@ -235,7 +265,8 @@ export class RunParking {
         else this.nextDue = Math.min(this.nextDue, entry.approvalDue, entry.runDue);
       }
     }
-    for (const [runId, feed] of this.standby) if (feed.idle && !this.reviving.has(runId)) this.standby.delete(runId);
+    // a feed still writing stays: a feed restored meanwhile would not read its last entries
+    for (const [runId, feed] of this.standby) if (feed.idle && !feed.writing && !this.reviving.has(runId)) this.standby.delete(runId);
     if (this.waitingRuns.size > 0 || this.parked.size > 0) this.schedule();
   }
 
@@ -261,14 +292,14 @@ export class RunParking {
       if (waitKeyOf(this.host.waitingContext(run.id)) !== waitKey) return;
       const { current } = context;
       const approvalId = current?.approvalId ?? null;
-      const deferred = current?.deferred ?? null;
+      const deferred = deferredWaitOf(context);
       const step = current?.step ? { ...current.step, resolved: undefined } : null;
       const request: Record<string, unknown> = {};
       for (const field of REQUEST_FIELDS) if (run.request[field] !== undefined) request[field] = run.request[field];
       const doc: Omit<ParkedRunDoc, 'created_at' | 'updated_at'> = {
         id: run.id,
         approval_id: approvalId,
-        // a handed-over result has no deadline of its own: the run's
+        // a handed-over result or turn has no deadline of its own: the run's
         approval_deadline: approvalId === null ? run.runDue : run.waitingSince + context.approvalTimeoutMs,
         run_deadline: run.runDue,
         context: { ...context, current: current ? { ...current, step } : null },
@@ -289,8 +320,8 @@ export class RunParking {
       this.waitingRuns.delete(run);
       this.host.evict(run.id);
       this.host.runs.delete(run.id);
-      // somebody is listening: the feed stays (its listeners get the run's next entries)
-      if (!run.feed.idle) this.standby.set(run.id, run.feed);
+      // somebody is listening (or its last entries are still being written): the feed stays
+      if (!run.feed.idle || run.feed.writing) this.standby.set(run.id, run.feed);
       this.schedule();
     } finally {
       this.parking.delete(run.id);
@@ -308,7 +339,7 @@ export class RunParking {
       this.standby.delete(runId);
       if (entry.approvalId !== null) this.host.approvals.delete(entry.approvalId);
     };
-    // waiting for a handed-over result, the run's record says `running`
+    // waiting for a handed-over result or turn, the run's record says `running`
     if (!doc || !record || (record.status !== 'awaiting_approval' && record.status !== 'running')) {
       forget();
       return false;
@@ -330,7 +361,7 @@ export class RunParking {
     this.parked.delete(runId);
     this.standby.delete(runId);
     const run = this.host.revive(request, feed, doc.context as unknown as AgentRunContext, doc.run_deadline);
-    run.text = feed.text();
+    run.text = replyText(doc.context as unknown as AgentRunContext);
     if (entry.approvalId !== null) run.approvalIds.add(entry.approvalId);
     revived?.(run.feed);
     run.feed.enqueue(async () => {

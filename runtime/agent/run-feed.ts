@@ -99,9 +99,9 @@ export class RunFeed {
     return this.listeners.size === 0 && this.waiting.length === 0;
   }
 
-  /** The text of every `content_delta` so far (a restored run's reply text). */
-  text(): string {
-    return this.events.map((entry) => (entry.type === 'content_delta' && typeof entry.data['delta'] === 'string' ? entry.data['delta'] : '')).join('');
+  /** Writes are queued or under way (a feed restored now would miss them). */
+  get writing(): boolean {
+    return this.draining !== null;
   }
 
   /** Records an entry: persisted in order, delivered to listeners now. */

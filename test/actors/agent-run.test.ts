@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { createActor, fromPromise, SimulatedClock, waitFor } from 'xstate';
 import { agentRunMachine, runStatusOf } from '../../actors/agent-run.machine.js';
-import type { AgentRunInput, ExecutedTool, RecordEntry, RunEnd, ToolStepOutput, TurnOutput } from '../../actors/agent-run.types.js';
+import type { AgentRunInput, DeferredWait, ExecutedTool, RecordEntry, RunEnd, TakenTurn, ToolStepOutput, TurnOutput } from '../../actors/agent-run.types.js';
 import type { ChatMessage, ToolCall } from '../../runtime/llm/types.js';
 
 const RUN_ID = 'run_01JTESTRUN';
@@ -33,8 +33,8 @@ const turn = (text: string, toolCalls: ToolCall[] = [], costUsd = 0.01): TurnOut
 const execute = (tool: string, effect: 'read' | 'write'): ToolStepOutput => ({ kind: 'execute', tool, args: { q: 1 }, effect, resolved: { tool } });
 
 interface Script {
-  /** model turns in order; `'hang'` never answers (until the run is stopped) */
-  readonly turns: readonly (TurnOutput | 'hang' | Error)[];
+  /** model turns in order; `'hang'` never answers (until the run is stopped); `{deferred}` hands the turn over */
+  readonly turns: readonly (TakenTurn | 'hang' | Error)[];
   /** what each tool call's step gives, by call id; an Error is thrown */
   readonly steps?: Record<string, ToolStepOutput | Error>;
 }
@@ -46,10 +46,11 @@ function startRun(script: Script, input: Partial<AgentRunInput> = {}) {
   const statuses: string[] = [];
   const ends: RunEnd[] = [];
   const executed: string[] = [];
+  const turnWaits: DeferredWait[] = [];
   let turns = 0;
   const machine = agentRunMachine.provide({
     actors: {
-      llmTurn: fromPromise<TurnOutput, { runId: string; messages: readonly ChatMessage[] }>(async ({ signal }) => {
+      llmTurn: fromPromise<TakenTurn, { runId: string; turn: number; messages: readonly ChatMessage[] }>(async ({ signal }) => {
         const next = script.turns[turns++];
         if (next === undefined) throw new Error('the script has no more turns');
         if (next instanceof Error) throw next;
@@ -71,13 +72,14 @@ function startRun(script: Script, input: Partial<AgentRunInput> = {}) {
       record: (_args, entry: RecordEntry) => void records.push(entry),
       setStatus: (_args, { status }: { status: string }) => void statuses.push(status),
       finalize: (_args, end: RunEnd) => void ends.push(end),
+      awaitTurn: ({ context }) => void turnWaits.push(context.turnWait as DeferredWait),
     },
   });
   const actor = createActor(machine, { input: { ...INPUT, ...input }, clock });
   actor.start();
   const done = () => waitFor(actor, (snapshot) => snapshot.status === 'done');
   const awaiting = () => waitFor(actor, (snapshot) => snapshot.matches({ active: 'awaiting_approval' }));
-  return { actor, clock, records, statuses, ends, executed, done, awaiting, turnsAsked: () => turns };
+  return { actor, clock, records, statuses, ends, executed, done, awaiting, turnWaits, turnsAsked: () => turns };
 }
 
 const types = (records: readonly RecordEntry[]) => records.map((entry) => entry.type);
@@ -270,7 +272,7 @@ describe('agent run machine', () => {
     const pending = new Promise<TurnOutput>((resolve) => (answer = resolve));
     const run = startRun({ turns: [] });
     const machine = agentRunMachine.provide({
-      actors: { llmTurn: fromPromise<TurnOutput, { runId: string; messages: readonly ChatMessage[] }>(() => pending) },
+      actors: { llmTurn: fromPromise<TakenTurn, { runId: string; turn: number; messages: readonly ChatMessage[] }>(() => pending) },
       actions: { record: () => undefined, setStatus: () => undefined, finalize: (_args, end: RunEnd) => void run.ends.push(end) },
     });
     const actor = createActor(machine, { input: INPUT, clock: run.clock });
@@ -282,5 +284,60 @@ describe('agent run machine', () => {
     await waitFor(actor, (snapshot) => snapshot.status === 'done');
     expect(actor.getSnapshot().value).toBe('cancelled');
     expect(run.ends).toEqual([expect.objectContaining({ status: 'cancelled', reason: 'cancelled', finishReason: 'cancelled', turns: 1 })]);
+  });
+
+  describe('a model turn handed over (a worker performs it)', () => {
+    const wait = (n: number): DeferredWait => ({ kind: 'model_turn', keys: [`${RUN_ID}.turn.${n}`] });
+    const turnTaken = (snapshot: { matches: (state: object) => boolean }) => snapshot.matches({ active: 'awaiting_turn' });
+
+    it('waits in awaiting_turn (status running), takes the result delivered for its turn once, then goes on', async () => {
+      const run = startRun({ turns: [{ deferred: wait(1) }, turn('done')] });
+      run.actor.send({ type: 'START' });
+      await waitFor(run.actor, turnTaken);
+      expect(runStatusOf(run.actor.getSnapshot())).toBe('running');
+      expect(run.turnWaits).toEqual([wait(1)]);
+      // a result for another turn is not this one's
+      run.actor.send({ type: 'DEFERRED_TURN', key: `${RUN_ID}.turn.9`, output: turn('stray') });
+      expect(turnTaken(run.actor.getSnapshot())).toBe(true);
+      run.actor.send({ type: 'DEFERRED_TURN', key: `${RUN_ID}.turn.1`, output: turn('', [call('c1', 'github.list_issues')]) });
+      run.actor.send({ type: 'DEFERRED_TURN', key: `${RUN_ID}.turn.1`, output: turn('twice') });
+      await run.done();
+      expect(run.actor.getSnapshot().value).toBe('succeeded');
+      expect(run.actor.getSnapshot().context.turnWait).toBeNull();
+      expect(run.ends[0]).toMatchObject({ turns: 2, costUsd: 0.02 });
+      expect(run.records.filter((entry) => entry.type === 'message').map((entry) => (entry.data as { content: string }).content)).toEqual(['', 'done']);
+    });
+
+    it('fails with the reason of a turn that could not be performed; a CANCEL ends the wait at once', async () => {
+      const failed = startRun({ turns: [{ deferred: wait(1) }] });
+      failed.actor.send({ type: 'START' });
+      await waitFor(failed.actor, turnTaken);
+      failed.actor.send({ type: 'DEFERRED_TURN', key: `${RUN_ID}.turn.1`, failure: { reason: 'llm_provider_error', message: 'refused' } });
+      await failed.done();
+      expect(failed.ends).toEqual([expect.objectContaining({ status: 'failed', reason: 'llm_provider_error', turns: 0 })]);
+
+      const cancelled = startRun({ turns: [{ deferred: wait(1) }] });
+      cancelled.actor.send({ type: 'START' });
+      await waitFor(cancelled.actor, turnTaken);
+      cancelled.actor.send({ type: 'CANCEL' });
+      await cancelled.done();
+      expect(cancelled.ends).toEqual([expect.objectContaining({ status: 'cancelled', turns: 0 })]);
+    });
+
+    it('a run parked on its turn comes back in `parked` and takes the turn there', async () => {
+      const first = startRun({ turns: [{ deferred: wait(1) }] });
+      first.actor.send({ type: 'START' });
+      await waitFor(first.actor, turnTaken);
+      const context = first.actor.getSnapshot().context;
+      first.actor.stop();
+      const back = startRun({ turns: [] }, { resumeFrom: JSON.parse(JSON.stringify(context)) as typeof context });
+      back.actor.send({ type: 'START' });
+      expect(back.actor.getSnapshot().matches({ active: 'parked' })).toBe(true);
+      expect(runStatusOf(back.actor.getSnapshot())).toBe('running');
+      back.actor.send({ type: 'DEFERRED_TURN', key: `${RUN_ID}.turn.1`, output: turn('back') });
+      await back.done();
+      expect(back.ends).toEqual([expect.objectContaining({ status: 'succeeded', turns: 1 })]);
+      expect(back.turnsAsked()).toBe(0);
+    });
   });
 });
