@@ -15,6 +15,11 @@
  * An engine that is down (connection refused, 5xx, timeout, or its last
  * probe `down` and still down when probed again) answers 503
  * `sidecar_unavailable`; the dispatch is then stored as failed.
+ *
+ * At shutdown (`stop`) polling and waiting end without settling anything:
+ * dispatches in flight stay `pending` or `running` in the store for the next
+ * start to resume, and their callers (a task run, a workflow step) are never
+ * answered by this process.
  */
 import type { Collections } from '../collections.js';
 import { ServiceError } from '../../runtime/errors.js';
@@ -36,10 +41,18 @@ const POLL_FAILURES = 3;
 const DEFAULT_TIMEOUT_SECS = 3_600;
 const MAX_TIMEOUT_SECS = 7 * 86_400;
 
-type Waiter = (dispatch: GatewayDispatchDoc) => void;
+interface Waiter {
+  settled(dispatch: GatewayDispatchDoc): void;
+  /** shutdown: its timer cleared, never answered */
+  abandon(): void;
+}
+
+/** what a dispatch answers once the dispatcher stopped: nothing, ever (the next process resumes it) */
+const abandoned = <T>(): Promise<T> => new Promise<T>(() => undefined);
 
 export class GatewayDispatcher implements GatewayDispatch {
   private readonly waiters = new Map<string, Set<Waiter>>();
+  private stopped = false;
 
   constructor(
     private readonly collections: Collections,
@@ -53,6 +66,7 @@ export class GatewayDispatcher implements GatewayDispatch {
     ref: string | null,
     request: { workflow_run_id: string; step_id: string; input: Record<string, unknown> },
   ): Promise<{ status: 'succeeded' | 'failed'; output: Record<string, unknown> | string | null; error?: string }> {
+    if (this.stopped) return abandoned();
     const org = asOrgId(orgId);
     // the same run and step dispatched again (a restart): the earlier dispatch is resumed, or its outcome answered
     const earlier = await this.collections.gatewayDispatches.findOne(org, { workflow_run_id: request.workflow_run_id, step_id: request.step_id });
@@ -117,6 +131,8 @@ export class GatewayDispatcher implements GatewayDispatch {
         nowMs: clock.now(),
       });
     } catch (error) {
+      // a start the shutdown interrupted stays pending: the next process starts it again with the same id
+      if (this.stopped) return abandoned();
       const message = error instanceof EngineDownError ? error.message : error instanceof ServiceError ? `${error.code}: ${error.message}` : 'dispatch failed';
       await this.settle(org, record.id, { status: 'failed', output: null, error: message });
       settled.cancel();
@@ -166,6 +182,7 @@ export class GatewayDispatcher implements GatewayDispatch {
     let failures = 0;
     for (;;) {
       await this.sleep(delay);
+      if (this.stopped) return abandoned();
       delay = Math.min(delay * 2, POLL_MAX_MS);
       const current = await this.collections.gatewayDispatches.get(org, dispatchId);
       if (!current || current.status === 'succeeded' || current.status === 'failed')
@@ -175,6 +192,7 @@ export class GatewayDispatcher implements GatewayDispatch {
         failures = 0;
         if (outcome !== null) return present(await this.settle(org, dispatchId, outcome));
       } catch (error) {
+        if (this.stopped) return abandoned();
         if (!(error instanceof EngineDownError)) throw error;
         failures += 1;
         if (failures >= POLL_FAILURES) {
@@ -185,12 +203,24 @@ export class GatewayDispatcher implements GatewayDispatch {
     }
   }
 
+  /**
+   * Shutdown: no poll, start or timeout settles a dispatch from now on, and
+   * no new one begins; what was in flight stays as stored for the next start.
+   */
+  stop(): Promise<void> {
+    this.stopped = true;
+    for (const waiters of [...this.waiters.values()]) for (const waiter of [...waiters]) waiter.abandon();
+    return Promise.resolve();
+  }
+
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => unref(this.gateways.clock.setTimeout(resolve, ms)));
   }
 
   /** Stores the outcome (once) and wakes whoever waits on it. */
   private async settle(org: OrgId, dispatchId: string, outcome: Outcome): Promise<GatewayDispatchDoc> {
+    // an outcome reached while stopping is left to the next process, which reads it from the engine again
+    if (this.stopped) return abandoned();
     const updated = await this.collections.gatewayDispatches.update(org, dispatchId, {
       status: outcome.status,
       output: outcome.output,
@@ -198,26 +228,32 @@ export class GatewayDispatcher implements GatewayDispatch {
       finished_at: isoAt(this.gateways.clock.now()),
     });
     if (!updated) throw new ServiceError('not_found', `dispatch ${dispatchId} not found`);
-    for (const waiter of [...(this.waiters.get(dispatchId) ?? [])]) waiter(updated);
+    for (const waiter of [...(this.waiters.get(dispatchId) ?? [])]) waiter.settled(updated);
     return updated;
   }
 
   /** resolves with the settled dispatch, or null when `timeoutMs` passes on the runtime clock first */
   private waitFor(dispatchId: string, timeoutMs: number): { promise: Promise<GatewayDispatchDoc | null>; cancel: () => void } {
+    if (this.stopped) return { promise: abandoned(), cancel: () => undefined };
     const { clock } = this.gateways;
     const waiters = this.waiters.get(dispatchId) ?? new Set<Waiter>();
     this.waiters.set(dispatchId, waiters);
-    let finish: (doc: GatewayDispatchDoc | null) => void = () => undefined;
+    let timer: unknown = null;
+    let answer: (doc: GatewayDispatchDoc | null) => void = () => undefined;
+    const forget = (): void => {
+      clock.clearTimeout(timer);
+      waiters.delete(waiter);
+      if (waiters.size === 0 && this.waiters.get(dispatchId) === waiters) this.waiters.delete(dispatchId);
+    };
+    const finish = (doc: GatewayDispatchDoc | null): void => {
+      forget();
+      answer(doc);
+    };
+    const waiter: Waiter = { settled: finish, abandon: forget };
     const promise = new Promise<GatewayDispatchDoc | null>((resolve) => {
-      const timer = unref(clock.setTimeout(() => finish(null), timeoutMs));
-      finish = (doc) => {
-        clock.clearTimeout(timer);
-        waiters.delete(waiter);
-        if (waiters.size === 0) this.waiters.delete(dispatchId);
-        resolve(doc);
-      };
+      answer = resolve;
+      timer = unref(clock.setTimeout(() => finish(null), timeoutMs));
     });
-    const waiter: Waiter = (doc) => finish(doc);
     waiters.add(waiter);
     return { promise, cancel: () => finish(null) };
   }
