@@ -71,12 +71,7 @@ export class GatewayDispatcher implements GatewayDispatch {
     // the same run and step dispatched again (a restart): the earlier dispatch is resumed, or its outcome answered
     const earlier = await this.collections.gatewayDispatches.findOne(org, { workflow_run_id: request.workflow_run_id, step_id: request.step_id });
     if (earlier) return this.resume(org, earlier, request);
-    let gateway = await this.gateways.resolve(org, ref);
-    if (gateway.last_health_status === 'down') {
-      // probed down: look again before refusing, so a recovered engine is used at once
-      gateway = await this.gateways.probe(org, gateway);
-      if (gateway.last_health_status === 'down') throw this.unavailable(gateway, gateway.last_health_error ?? 'down');
-    }
+    const gateway = await this.usable(org, await this.gateways.resolve(org, ref));
     const record = await this.collections.gatewayDispatches.insert(org, {
       id: newId('gdp'),
       gateway_id: gateway.id,
@@ -89,6 +84,29 @@ export class GatewayDispatcher implements GatewayDispatch {
       finished_at: null,
     });
     return this.startAndWait(org, gateway, record, request);
+  }
+
+  /**
+   * 503 `sidecar_unavailable` when the gateway `ref` names was probed down and
+   * is still down when probed again (a manual task run asks before it creates
+   * anything). An unknown gateway passes: the dispatch itself fails clearly.
+   */
+  async requireAvailable(orgId: string, ref: string | null): Promise<void> {
+    const org = asOrgId(orgId);
+    const gateway = await this.gateways.resolve(org, ref).catch((error: unknown) => {
+      if (error instanceof ServiceError && error.code === 'not_found') return null;
+      throw error;
+    });
+    if (gateway !== null) await this.usable(org, gateway);
+  }
+
+  /** the gateway, unless probed down and still down when probed again (503) */
+  private async usable(org: OrgId, gateway: GatewayDoc): Promise<GatewayDoc> {
+    if (gateway.last_health_status !== 'down') return gateway;
+    // probed down: look again before refusing, so a recovered engine is used at once
+    const probed = await this.gateways.probe(org, gateway);
+    if (probed.last_health_status === 'down') throw this.unavailable(probed, probed.last_health_error ?? 'down');
+    return probed;
   }
 
   /**
