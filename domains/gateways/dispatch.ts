@@ -16,6 +16,10 @@
  * probe `down` and still down when probed again) answers 503
  * `sidecar_unavailable`; the dispatch is then stored as failed.
  *
+ * `cancel` stores an open dispatch `cancelled` (its caller hears `cancelled`,
+ * polling stops) and asks the engine to stop the work when it can (Temporal:
+ * RequestCancelWorkflowExecution; a webhook receiver is not told).
+ *
  * At shutdown (`stop`) polling and waiting end without settling anything:
  * dispatches in flight stay `pending` or `running` in the store for the next
  * start to resume, and their callers (a task run, a workflow step) are never
@@ -52,6 +56,8 @@ const abandoned = <T>(): Promise<T> => new Promise<T>(() => undefined);
 
 export class GatewayDispatcher implements GatewayDispatch {
   private readonly waiters = new Map<string, Set<Waiter>>();
+  /** dispatches between their call and their stored record (by org, run and step): a cancel then marks them */
+  private readonly starting = new Map<string, { cancelled: boolean }>();
   private stopped = false;
 
   constructor(
@@ -61,29 +67,63 @@ export class GatewayDispatcher implements GatewayDispatch {
     private readonly publicBase: () => string,
   ) {}
 
-  async dispatch(
-    orgId: string,
-    ref: string | null,
-    request: { workflow_run_id: string; step_id: string; input: Record<string, unknown> },
-  ): Promise<{ status: 'succeeded' | 'failed'; output: Record<string, unknown> | string | null; error?: string }> {
+  async dispatch(orgId: string, ref: string | null, request: { workflow_run_id: string; step_id: string; input: Record<string, unknown> }): Promise<Outcome> {
     if (this.stopped) return abandoned();
     const org = asOrgId(orgId);
-    // the same run and step dispatched again (a restart): the earlier dispatch is resumed, or its outcome answered
-    const earlier = await this.collections.gatewayDispatches.findOne(org, { workflow_run_id: request.workflow_run_id, step_id: request.step_id });
-    if (earlier) return this.resume(org, earlier, request);
-    const gateway = await this.usable(org, await this.gateways.resolve(org, ref));
-    const record = await this.collections.gatewayDispatches.insert(org, {
-      id: newId('gdp'),
-      gateway_id: gateway.id,
-      status: 'pending',
-      workflow_run_id: request.workflow_run_id,
-      step_id: request.step_id,
-      external_ref: null,
-      output: null,
-      error: null,
-      finished_at: null,
-    });
+    const key = startingKey(org, request);
+    const starting = { cancelled: false };
+    this.starting.set(key, starting);
+    const release = (): void => {
+      if (this.starting.get(key) === starting) this.starting.delete(key);
+    };
+    let gateway: GatewayDoc;
+    let record: GatewayDispatchDoc;
+    try {
+      // the same run and step dispatched again (a restart): the earlier dispatch is resumed, or its outcome answered
+      const earlier = await this.collections.gatewayDispatches.findOne(org, { workflow_run_id: request.workflow_run_id, step_id: request.step_id });
+      if (earlier) {
+        release();
+        if (starting.cancelled) await this.cancel(orgId, request);
+        return await this.resume(org, (await this.collections.gatewayDispatches.get(org, earlier.id)) ?? earlier, request);
+      }
+      gateway = await this.usable(org, await this.gateways.resolve(org, ref));
+      record = await this.collections.gatewayDispatches.insert(org, {
+        id: newId('gdp'),
+        gateway_id: gateway.id,
+        status: 'pending',
+        workflow_run_id: request.workflow_run_id,
+        step_id: request.step_id,
+        external_ref: null,
+        output: null,
+        error: null,
+        finished_at: null,
+      });
+    } finally {
+      release();
+    }
+    // cancelled before it was stored: the engine never hears of it
+    if (starting.cancelled) return present(await this.settle(org, record.id, CANCELLED));
     return this.startAndWait(org, gateway, record, request);
+  }
+
+  /** Cancels the open dispatch of this run and step; false when there is none or it already ended. */
+  async cancel(orgId: string, request: { workflow_run_id: string; step_id: string }): Promise<boolean> {
+    const org = asOrgId(orgId);
+    const starting = this.starting.get(startingKey(org, request));
+    if (starting) {
+      starting.cancelled = true;
+      return true;
+    }
+    const record = await this.collections.gatewayDispatches.findOne(org, { workflow_run_id: request.workflow_run_id, step_id: request.step_id });
+    if (!record || (record.status !== 'pending' && record.status !== 'running')) return false;
+    await this.settle(org, record.id, CANCELLED);
+    const gateway = await this.collections.gateways.get(org, record.gateway_id);
+    const engine = gateway === null ? undefined : this.gateways.engines[gateway.engine_type];
+    if (gateway !== null && engine?.cancel && record.external_ref !== null) {
+      // best effort: the dispatch is cancelled here whatever the engine answers
+      await engine.cancel(gateway, this.gateways.apiKey(org, gateway), record.external_ref, record.id).catch(() => undefined);
+    }
+    return true;
   }
 
   /**
@@ -117,7 +157,7 @@ export class GatewayDispatcher implements GatewayDispatch {
    * the same dispatch id, which the engines take as the same work.
    */
   private async resume(org: OrgId, record: GatewayDispatchDoc, request: { input: Record<string, unknown> }): Promise<Outcome> {
-    if (record.status === 'succeeded' || record.status === 'failed') return present(record);
+    if (record.status !== 'pending' && record.status !== 'running') return present(record);
     const gateway = await this.collections.gateways.get(org, record.gateway_id);
     if (!gateway) return present(await this.settle(org, record.id, { status: 'failed', output: null, error: 'the gateway was deleted' }));
     const left = Math.max(1, Date.parse(record.created_at) + timeoutMs(gateway) - this.gateways.clock.now());
@@ -203,7 +243,7 @@ export class GatewayDispatcher implements GatewayDispatch {
       if (this.stopped) return abandoned();
       delay = Math.min(delay * 2, POLL_MAX_MS);
       const current = await this.collections.gatewayDispatches.get(org, dispatchId);
-      if (!current || current.status === 'succeeded' || current.status === 'failed')
+      if (!current || (current.status !== 'pending' && current.status !== 'running'))
         return current ? present(current) : { status: 'failed', output: null, error: 'dispatch gone' };
       try {
         const outcome = await engine.poll!(gateway, apiKey, externalRef);
@@ -294,7 +334,7 @@ export class GatewayDispatcher implements GatewayDispatch {
         'webhook-id, webhook-timestamp or webhook-signature is missing or stale, or no v1 signature matches the gateway api_key',
       );
     }
-    if (found.status === 'succeeded' || found.status === 'failed') throw new ServiceError('conflict', `dispatch ${dispatchId} is already ${found.status}`);
+    if (found.status !== 'pending' && found.status !== 'running') throw new ServiceError('conflict', `dispatch ${dispatchId} is already ${found.status}`);
     let parsed: unknown;
     try {
       parsed = JSON.parse(Buffer.from(rawBody).toString('utf8')) as unknown;
@@ -315,6 +355,10 @@ export class GatewayDispatcher implements GatewayDispatch {
   }
 }
 
+const CANCELLED: Outcome = { status: 'cancelled', output: null, error: 'cancelled' };
+
+const startingKey = (org: OrgId, request: { workflow_run_id: string; step_id: string }): string => `${org}/${request.workflow_run_id}/${request.step_id}`;
+
 /** a pending wait never keeps the process alive */
 function unref(timer: unknown): unknown {
   (timer as { unref?: () => void } | null)?.unref?.();
@@ -328,7 +372,7 @@ function timeoutMs(gateway: GatewayDoc): number {
 }
 
 const present = (doc: GatewayDispatchDoc | Outcome): Outcome => ({
-  status: doc.status === 'succeeded' ? 'succeeded' : 'failed',
+  status: doc.status === 'succeeded' || doc.status === 'cancelled' ? doc.status : 'failed',
   output: doc.output,
   ...(doc.error === null || doc.error === undefined ? {} : { error: doc.error }),
 });

@@ -16,6 +16,8 @@
  * answers it (the service stops while its StartWorkflowExecution is in
  * flight). A start repeated with the same requestId answers the same run
  * (`started: false`), as Temporal does; `starts` counts every start request.
+ * RequestCancelWorkflowExecution (`POST .../workflows/{id}/cancel`) closes a
+ * running workflow CANCELED and is recorded in `cancels`.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -36,7 +38,7 @@ export interface StartedWorkflow {
   readonly input: unknown;
   readonly authorization: string | undefined;
   describes: number;
-  readonly outcome: Behaviour;
+  outcome: Behaviour | { readonly canceled: string };
   /** kept RUNNING until `finish` */
   held: boolean;
 }
@@ -49,6 +51,8 @@ export interface FakeTemporal {
   behave(decide: (input: any, workflowType: string) => Behaviour): void;
   /** every StartWorkflowExecution request, in order: workflow id and request id */
   readonly starts: { readonly workflowId: string; readonly requestId: string }[];
+  /** every RequestCancelWorkflowExecution, in order: workflow id, run id, request id and reason */
+  readonly cancels: { readonly workflowId: string; readonly runId: string | undefined; readonly requestId: string; readonly reason: string }[];
   /** every request answers this status (null: normal service) */
   failWith(status: number | null): void;
   /** workflows started from now on stay RUNNING until `finish` */
@@ -70,6 +74,7 @@ export async function startFakeTemporal(options: { readonly apiKey?: string; rea
   let stalling = false;
   const stalled: (() => void)[] = [];
   const starts: { workflowId: string; requestId: string }[] = [];
+  const cancels: FakeTemporal['cancels'][number][] = [];
 
   const send = (response: ServerResponse, status: number, body: unknown): void => {
     response.writeHead(status, { 'content-type': 'application/json' });
@@ -142,7 +147,22 @@ export async function startFakeTemporal(options: { readonly apiKey?: string; rea
     }
     const workflow = workflows.get(key);
     if (!workflow) return grpcError(response, 404, 5, `workflow not found for ID: ${workflowId}`);
-    const closed = 'complete' in workflow.outcome ? 'WORKFLOW_EXECUTION_STATUS_COMPLETED' : 'WORKFLOW_EXECUTION_STATUS_FAILED';
+    if (parts.length === 7 && parts[6] === 'cancel' && request.method === 'POST') {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      cancels.push({ workflowId, runId: body.workflowExecution?.runId, requestId: String(body.requestId), reason: String(body.reason ?? '') });
+      if (body.namespace !== namespace || body.workflowExecution?.workflowId !== workflowId)
+        return grpcError(response, 400, 3, 'invalid RequestCancelWorkflowExecutionRequest');
+      workflow.outcome = { canceled: String(body.reason ?? '') };
+      workflow.held = false;
+      workflow.describes = Math.max(workflow.describes, 1);
+      return send(response, 200, {});
+    }
+    const closed =
+      'complete' in workflow.outcome
+        ? 'WORKFLOW_EXECUTION_STATUS_COMPLETED'
+        : 'fail' in workflow.outcome
+          ? 'WORKFLOW_EXECUTION_STATUS_FAILED'
+          : 'WORKFLOW_EXECUTION_STATUS_CANCELED';
     if (parts.length === 6 && request.method === 'GET') {
       workflow.describes += 1;
       const status = workflow.held || workflow.describes === 1 ? 'WORKFLOW_EXECUTION_STATUS_RUNNING' : closed;
@@ -171,14 +191,20 @@ export async function startFakeTemporal(options: { readonly apiKey?: string; rea
                 workflowTaskCompletedEventId: '10',
               },
             }
-          : {
-              eventId: '11',
-              eventType: 'EVENT_TYPE_WORKFLOW_EXECUTION_FAILED',
-              workflowExecutionFailedEventAttributes: {
-                failure: { message: workflow.outcome.fail, source: 'TypeScriptSDK', applicationFailureInfo: { type: 'Error' } },
-                retryState: 'RETRY_STATE_RETRY_POLICY_NOT_SET',
-              },
-            };
+          : 'canceled' in workflow.outcome
+            ? {
+                eventId: '11',
+                eventType: 'EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED',
+                workflowExecutionCanceledEventAttributes: { workflowTaskCompletedEventId: '10' },
+              }
+            : {
+                eventId: '11',
+                eventType: 'EVENT_TYPE_WORKFLOW_EXECUTION_FAILED',
+                workflowExecutionFailedEventAttributes: {
+                  failure: { message: workflow.outcome.fail, source: 'TypeScriptSDK', applicationFailureInfo: { type: 'Error' } },
+                  retryState: 'RETRY_STATE_RETRY_POLICY_NOT_SET',
+                },
+              };
       return send(response, 200, { history: { events: [event] } });
     }
     return grpcError(response, 404, 5, 'Not Found');
@@ -194,6 +220,7 @@ export async function startFakeTemporal(options: { readonly apiKey?: string; rea
     workflows,
     requests,
     starts,
+    cancels,
     behave: (next) => (decide = next),
     failWith: (status) => (failing = status),
     hold: (on) => (holding = on),
