@@ -1,4 +1,4 @@
-/** A workflow run survives a restart: the next process resumes it from its stored step states (mid-step, or waiting at an approval step). */
+/** A workflow run survives a restart: the next process resumes it from its stored step states (mid-step, fanned out, or waiting at an approval step). */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -120,6 +120,67 @@ describe('a workflow run waiting at an approval step across a restart', () => {
       const late = await second.request('POST', `${path(cancelling)}/approvals/gate`, { token: session.token, body: { approved: true } });
       expect(late.status).toBe(409);
       expect(llm.requests).toHaveLength(1);
+    } finally {
+      await llm.close();
+    }
+  });
+});
+
+describe('a fanned-out workflow run across a restart', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-orchestrator-fanout-restart-'));
+  const env = { ...ON, JWT_SECRET: randomBytes(32).toString('hex'), LLM_API_KEY: FAKE_LLM_API_KEY, SHUTDOWN_GRACE_SECS: '0' };
+  const servers: TestServer[] = [];
+  afterAll(async () => {
+    for (const server of servers) await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('keeps the branch that finished, runs the interrupted one again, and joins once', async () => {
+    const llm = await startFakeLlmServer();
+    try {
+      const first = await startTestServer(env, { dataDir });
+      servers.push(first);
+      const org = await wireOrganization(first, llm);
+      const owner = org.session;
+      // A, then B and C at once (whichever asks first finishes, the other is held), then D joining both
+      llm.script([{ text: 'a-done' }, { text: 'branch-done' }, { text: ['never', 'finished'], hold_after_chunks: 1 }]);
+      const workflow = await createWorkflow(first, owner, {
+        name: 'fan',
+        steps: [
+          agentStep('a', 'step a'),
+          agentStep('b', 'step b', { needs: ['a'] }),
+          agentStep('c', 'step c', { needs: ['a'] }),
+          agentStep('d', 'join {{steps.b.output}} + {{steps.c.output}}', { needs: ['b', 'c'] }),
+        ],
+      });
+      const started = await startRun(first, owner, workflow.id);
+      await llm.whenHeld();
+      const before = await runUntil(
+        first,
+        owner,
+        workflow.id,
+        started.id,
+        (run) => ['b', 'c'].some((id) => stepOf(run, id).status === 'succeeded'),
+        'to finish one branch',
+      );
+      const [doneId, heldId] = stepOf(before, 'b').status === 'succeeded' ? ['b', 'c'] : ['c', 'b'];
+      expect(stepOf(before, heldId).status).toBe('running');
+      await first.stop();
+      llm.release();
+
+      llm.script([{ text: 'again-done' }, { text: 'joined' }]);
+      const second = await startTestServer(env, { dataDir });
+      servers.push(second);
+      const login = await second.request('POST', '/auth/login', { body: { email: owner.email, password: owner.password } });
+      const run = await runUntil(second, { ...owner, token: login.body.token as string }, workflow.id, started.id);
+      expect(run.status).toBe('succeeded');
+      expect(stepOf(run, 'a')).toMatchObject({ status: 'succeeded', attempts: 1 });
+      expect(stepOf(run, doneId)).toMatchObject({ status: 'succeeded', output: 'branch-done', attempts: 1 });
+      expect(stepOf(run, heldId)).toMatchObject({ status: 'succeeded', output: 'again-done', attempts: 2 });
+      expect(stepOf(run, 'd')).toMatchObject({ status: 'succeeded', output: 'joined', attempts: 1 });
+      const joins = llm.requests.map((request) => userTexts(request.body)).filter((text) => text.includes('join '));
+      expect(joins).toHaveLength(1);
+      expect(joins[0]).toContain(doneId === 'b' ? 'join branch-done + again-done' : 'join again-done + branch-done');
     } finally {
       await llm.close();
     }
