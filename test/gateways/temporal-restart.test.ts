@@ -183,47 +183,75 @@ describe('temporal dispatches across a restart', () => {
     expectOneExecution(workflow, after.items[0].id as string);
   });
 
-  it('killed with SIGKILL while its start was unanswered (pending), the dispatch is started again with the same id and the run succeeds', async () => {
-    const { dataDir, env, start } = await setup();
-    temporal.behave(() => ({ complete: { done: true } }));
-    temporal.stallStarts(true);
-    const child = await startServerProcess({ ...env, DATA_DIR: dataDir });
-    let owner: Session;
-    let taskId: string;
-    let runId: string;
+  /**
+   * A child-process server with a task run dispatched to the engine, killed with SIGKILL once the
+   * engine received the start (`stalled`: never answered, the dispatch stays pending) or once the
+   * service polled the workflow RUNNING.
+   */
+  const killedMidDispatch = async (env: Record<string, string>, stalled: boolean) => {
+    temporal.stallStarts(stalled);
+    const child = await startServerProcess(env);
     try {
-      const registered = await request(child.url, 'POST', '/auth/register', {
-        body: { email: 'killed@example.test', password: 'a long enough password', organization_name: 'killed' },
-      });
-      owner = { ...registered.body, email: 'killed@example.test', password: 'a long enough password' } as Session;
+      const email = `killed-${randomBytes(3).toString('hex')}@example.test`;
+      const password = 'a long enough password';
+      const registered = await request(child.url, 'POST', '/auth/register', { body: { email, password, organization_name: 'killed' } });
+      const owner = { ...registered.body, email, password } as Session;
       await createGateway(child.url, owner.token);
       const task = await request(child.url, 'POST', '/tasks', {
         token: owner.token,
         body: { name: 'remote', trigger: { kind: 'webhook' }, input: { instruction: 'x' }, gateway: 'temporal-engine' },
       });
       const fire = await request(child.url, 'POST', `/tasks/${task.body.id as string}/run`, { token: owner.token });
-      taskId = task.body.id as string;
-      runId = fire.body.run_id as string;
-      await eventually(() => temporal.starts[0], { what: 'the start to reach the engine' });
+      const taskId = task.body.id as string;
+      const runId = fire.body.run_id as string;
+      if (stalled) await eventually(() => temporal.starts[0], { what: 'the start to reach the engine' });
+      else await polledWorkflow();
       // one more round trip: the writes queued before it are in the store
       await request(child.url, 'GET', `/tasks/${taskId}/runs/${runId}`, { token: owner.token });
+      return { owner, taskId, runId };
     } finally {
       child.child.kill('SIGKILL');
       await child.exited;
+      temporal.stallStarts(false);
     }
-    temporal.stallStarts(false);
+  };
+
+  it('killed with SIGKILL while its workflow is RUNNING, the next process polls it again and the run succeeds with the result', async () => {
+    const { dataDir, env, start } = await setup();
+    temporal.behave(() => ({ complete: { after: 'kill' } }));
+    const { owner, taskId, runId } = await killedMidDispatch({ ...env, DATA_DIR: dataDir }, false);
+    const [workflow] = [...temporal.workflows.values()];
+    const describesAtKill = workflow!.describes;
 
     const second = await start();
-    const session = await login(second, owner!);
+    const session = await login(second, owner);
+    await eventually(() => (workflow!.describes > describesAtKill ? true : undefined), { what: 'the new process to poll the workflow' });
+    temporal.finish(workflow!.workflowId);
+    expect(await runEnds(second, session, taskId, runId)).toMatchObject({ status: 'succeeded', error_message: null });
+    const gateways = await second.request('GET', '/gateways', { token: session.token });
+    const after = await dispatchesOf(second, session, gateways.body.items[0].id as string);
+    expect(after.items).toEqual([expect.objectContaining({ status: 'succeeded', output: { after: 'kill' } })]);
+    expectOneExecution(workflow!, after.items[0].id as string);
+    expect(temporal.starts).toHaveLength(1);
+  });
+
+  it('killed with SIGKILL while its start was unanswered (pending), the dispatch is started again with the same id and the run succeeds', async () => {
+    const { dataDir, env, start } = await setup();
+    temporal.behave(() => ({ complete: { done: true } }));
+    const { owner, taskId, runId } = await killedMidDispatch({ ...env, DATA_DIR: dataDir }, true);
+
+    const second = await start();
+    const session = await login(second, owner);
     const [dispatch] = (
       await second.request('GET', '/gateways', { token: session.token }).then((list) => dispatchesOf(second, session, list.body.items[0].id as string))
     ).items;
+    expect(dispatch.status).toMatch(/^(pending|running)$/);
     // started again: the same workflow id and requestId, answered with the run the first start made
     await eventually(() => (temporal.starts.length >= 2 ? true : undefined), { what: 'the dispatch to be started again' });
     const [workflow] = [...temporal.workflows.values()];
     expectOneExecution(workflow!, dispatch.id as string);
     temporal.finish(workflow!.workflowId);
-    expect(await runEnds(second, session, taskId!, runId!)).toMatchObject({ status: 'succeeded', error_message: null });
+    expect(await runEnds(second, session, taskId, runId)).toMatchObject({ status: 'succeeded', error_message: null });
     const after = await dispatchesOf(second, session, dispatch.gateway_id as string);
     expect(after.items).toEqual([
       expect.objectContaining({
