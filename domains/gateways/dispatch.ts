@@ -118,12 +118,14 @@ export class GatewayDispatcher implements GatewayDispatch {
     if (!record || (record.status !== 'pending' && record.status !== 'running')) return false;
     await this.settle(org, record.id, CANCELLED);
     const gateway = await this.collections.gateways.get(org, record.gateway_id);
-    const engine = gateway === null ? undefined : this.gateways.engines[gateway.engine_type];
-    if (gateway !== null && engine?.cancel && record.external_ref !== null) {
-      // best effort: the dispatch is cancelled here whatever the engine answers
-      await engine.cancel(gateway, this.gateways.apiKey(org, gateway), record.external_ref, record.id).catch(() => undefined);
-    }
+    if (gateway !== null && record.external_ref !== null) await this.stopEngineWork(org, gateway, record.id, record.external_ref);
     return true;
+  }
+
+  /** asks the engine to stop work nobody waits for any more (cancelled, timed out); best effort: its answer changes nothing here */
+  private async stopEngineWork(org: OrgId, gateway: GatewayDoc, dispatchId: string, externalRef: string): Promise<void> {
+    const engine = this.gateways.engines[gateway.engine_type];
+    await engine.cancel?.(gateway, this.gateways.apiKey(org, gateway), externalRef, dispatchId).catch(() => undefined);
   }
 
   /**
@@ -225,7 +227,11 @@ export class GatewayDispatcher implements GatewayDispatch {
       polling.catch(() => undefined);
       const outcome = await Promise.race([polling, settled.promise.then((doc) => (doc === null ? null : present(doc)))]);
       settled.cancel();
-      if (outcome === null) return present(await this.settle(org, dispatchId, { status: 'failed', output: null, error: 'timeout' }));
+      if (outcome === null) {
+        const timedOut = present(await this.settle(org, dispatchId, { status: 'failed', output: null, error: 'timeout' }));
+        await this.stopEngineWork(org, gateway, dispatchId, externalRef);
+        return timedOut;
+      }
       return outcome;
     }
     const done = await settled.promise;
