@@ -10,7 +10,8 @@
  * - A failed step (or a denied approval, or the workflow's cost cap crossed)
  *   fails the run; `CANCEL` cancels it. Either way the pending steps are
  *   cancelled, running agent steps are cancelled through the launcher and
- *   the run ends once they have reported their end.
+ *   the run ends once they have reported their end; a running gateway step
+ *   is cancelled at once and its dispatch cancelled (`cancelDispatch`).
  * - Every change is handed to `persist` with the whole step list, so a
  *   restart resumes from the stored states. `SHUTDOWN` stops the actor as it
  *   is (the stored run stays running; the next process resumes it).
@@ -123,6 +124,8 @@ interface Plan {
   readonly costUsd: number;
   readonly launches: LaunchParams[];
   readonly cancels: { stepId: string; agentRunId: string }[];
+  /** running gateway steps the outcome cancelled: their dispatches are cancelled */
+  readonly dispatchCancels: string[];
 }
 
 /** The run's status as stored and shown. */
@@ -139,6 +142,7 @@ function advance(context: WorkflowMachineContext, changed: WorkflowStepState[], 
   let outcome = outcomeIn;
   const launches: LaunchParams[] = [];
   const cancels: { stepId: string; agentRunId: string }[] = [];
+  const dispatchCancels: string[] = [];
   const index = new Map(steps.map((step, i) => [step.id, i]));
   const set = (id: string, patch: Patch): void => {
     const i = index.get(id);
@@ -180,11 +184,13 @@ function advance(context: WorkflowMachineContext, changed: WorkflowStepState[], 
     const why = outcome.status === 'cancelled' ? 'cancelled' : 'run_failed';
     for (const step of steps) {
       if (step.status === 'pending' || step.status === 'waiting_approval') set(step.id, { status: 'cancelled', reason: why, finished_at: at });
-      else if (step.status === 'running' && step.agent_run_id === null) set(step.id, { status: 'cancelled', reason: why, finished_at: at });
-      else if (step.status === 'running' && step.agent_run_id !== null) cancels.push({ stepId: step.id, agentRunId: step.agent_run_id });
+      else if (step.status === 'running' && step.agent_run_id === null) {
+        set(step.id, { status: 'cancelled', reason: why, finished_at: at });
+        if (step.kind === 'gateway') dispatchCancels.push(step.id);
+      } else if (step.status === 'running' && step.agent_run_id !== null) cancels.push({ stepId: step.id, agentRunId: step.agent_run_id });
     }
   }
-  return { steps, outcome, costUsd, launches: launches.map((launch) => ({ ...launch, steps })), cancels };
+  return { steps, outcome, costUsd, launches: launches.map((launch) => ({ ...launch, steps })), cancels, dispatchCancels };
 }
 
 export const workflowMachine = setup({
@@ -198,6 +204,8 @@ export const workflowMachine = setup({
     launch: (_args, _params: LaunchParams) => notProvided('launch')(),
     /** cancels a running agent step's run (it reports back with STEP_ENDED) */
     cancelStep: (_args, _params: { stepId: string; agentRunId: string }) => notProvided('cancelStep')(),
+    /** cancels a running gateway step's dispatch (the step is already cancelled) */
+    cancelDispatch: (_args, _params: { stepId: string }) => notProvided('cancelDispatch')(),
     /** stores the run's step states, cost and status */
     persist: (_args, _params: PersistParams) => notProvided('persist')(),
   },
@@ -293,7 +301,8 @@ export const workflowMachine = setup({
 type Effect =
   | { readonly type: 'persist'; readonly params: PersistParams }
   | { readonly type: 'launch'; readonly params: LaunchParams }
-  | { readonly type: 'cancelStep'; readonly params: { stepId: string; agentRunId: string } };
+  | { readonly type: 'cancelStep'; readonly params: { stepId: string; agentRunId: string } }
+  | { readonly type: 'cancelDispatch'; readonly params: { stepId: string } };
 
 interface Enqueuer {
   (action: Effect): void;
@@ -318,6 +327,7 @@ function apply(
   const effects: Effect[] = [{ type: 'persist', params: { status, outcome: plan.outcome, steps: plan.steps, costUsd: plan.costUsd, final } }];
   for (const launch of plan.launches) effects.push({ type: 'launch', params: launch });
   for (const cancel of plan.cancels) effects.push({ type: 'cancelStep', params: cancel });
+  for (const stepId of plan.dispatchCancels) effects.push({ type: 'cancelDispatch', params: { stepId } });
   return { update: { steps: plan.steps, outcome: plan.outcome, costUsd: plan.costUsd }, effects };
 }
 

@@ -418,7 +418,7 @@ export async function startService(config: ServiceConfig, logger: Logger, option
           // runs reach a safe point (and their SSE streams end) before the HTTP drain waits on them
           await sourceService.stop();
           await activitySweeper.stop();
-          await gatewayHealth.stop();
+          await Promise.all([gatewayHealth.stop(), gatewayDispatcher.stop()]);
           await taskRuntime.stop();
           // runs waiting on media jobs park (or, waiting in a tool, answer at once); the jobs are followed again after the restart
           await agentRuntime.parkForShutdown();

@@ -15,6 +15,15 @@
  * An engine that is down (connection refused, 5xx, timeout, or its last
  * probe `down` and still down when probed again) answers 503
  * `sidecar_unavailable`; the dispatch is then stored as failed.
+ *
+ * `cancel` stores an open dispatch `cancelled` (its caller hears `cancelled`,
+ * polling stops) and asks the engine to stop the work when it can (Temporal:
+ * RequestCancelWorkflowExecution; a webhook receiver is not told).
+ *
+ * At shutdown (`stop`) polling and waiting end without settling anything:
+ * dispatches in flight stay `pending` or `running` in the store for the next
+ * start to resume, and their callers (a task run, a workflow step) are never
+ * answered by this process.
  */
 import type { Collections } from '../collections.js';
 import { ServiceError } from '../../runtime/errors.js';
@@ -36,10 +45,20 @@ const POLL_FAILURES = 3;
 const DEFAULT_TIMEOUT_SECS = 3_600;
 const MAX_TIMEOUT_SECS = 7 * 86_400;
 
-type Waiter = (dispatch: GatewayDispatchDoc) => void;
+interface Waiter {
+  settled(dispatch: GatewayDispatchDoc): void;
+  /** shutdown: its timer cleared, never answered */
+  abandon(): void;
+}
+
+/** what a dispatch answers once the dispatcher stopped: nothing, ever (the next process resumes it) */
+const abandoned = <T>(): Promise<T> => new Promise<T>(() => undefined);
 
 export class GatewayDispatcher implements GatewayDispatch {
   private readonly waiters = new Map<string, Set<Waiter>>();
+  /** dispatches between their call and their stored record (by org, run and step): a cancel then marks them */
+  private readonly starting = new Map<string, { cancelled: boolean }>();
+  private stopped = false;
 
   constructor(
     private readonly collections: Collections,
@@ -48,33 +67,88 @@ export class GatewayDispatcher implements GatewayDispatch {
     private readonly publicBase: () => string,
   ) {}
 
-  async dispatch(
-    orgId: string,
-    ref: string | null,
-    request: { workflow_run_id: string; step_id: string; input: Record<string, unknown> },
-  ): Promise<{ status: 'succeeded' | 'failed'; output: Record<string, unknown> | string | null; error?: string }> {
+  async dispatch(orgId: string, ref: string | null, request: { workflow_run_id: string; step_id: string; input: Record<string, unknown> }): Promise<Outcome> {
+    if (this.stopped) return abandoned();
     const org = asOrgId(orgId);
-    // the same run and step dispatched again (a restart): the earlier dispatch is resumed, or its outcome answered
-    const earlier = await this.collections.gatewayDispatches.findOne(org, { workflow_run_id: request.workflow_run_id, step_id: request.step_id });
-    if (earlier) return this.resume(org, earlier, request);
-    let gateway = await this.gateways.resolve(org, ref);
-    if (gateway.last_health_status === 'down') {
-      // probed down: look again before refusing, so a recovered engine is used at once
-      gateway = await this.gateways.probe(org, gateway);
-      if (gateway.last_health_status === 'down') throw this.unavailable(gateway, gateway.last_health_error ?? 'down');
+    const key = startingKey(org, request);
+    const starting = { cancelled: false };
+    this.starting.set(key, starting);
+    const release = (): void => {
+      if (this.starting.get(key) === starting) this.starting.delete(key);
+    };
+    let gateway: GatewayDoc;
+    let record: GatewayDispatchDoc;
+    try {
+      // the same run and step dispatched again (a restart): the earlier dispatch is resumed, or its outcome answered
+      const earlier = await this.collections.gatewayDispatches.findOne(org, { workflow_run_id: request.workflow_run_id, step_id: request.step_id });
+      if (earlier) {
+        release();
+        if (starting.cancelled) await this.cancel(orgId, request);
+        return await this.resume(org, (await this.collections.gatewayDispatches.get(org, earlier.id)) ?? earlier, request);
+      }
+      gateway = await this.usable(org, await this.gateways.resolve(org, ref));
+      record = await this.collections.gatewayDispatches.insert(org, {
+        id: newId('gdp'),
+        gateway_id: gateway.id,
+        status: 'pending',
+        workflow_run_id: request.workflow_run_id,
+        step_id: request.step_id,
+        external_ref: null,
+        output: null,
+        error: null,
+        finished_at: null,
+      });
+    } finally {
+      release();
     }
-    const record = await this.collections.gatewayDispatches.insert(org, {
-      id: newId('gdp'),
-      gateway_id: gateway.id,
-      status: 'pending',
-      workflow_run_id: request.workflow_run_id,
-      step_id: request.step_id,
-      external_ref: null,
-      output: null,
-      error: null,
-      finished_at: null,
-    });
+    // cancelled before it was stored: the engine never hears of it
+    if (starting.cancelled) return present(await this.settle(org, record.id, CANCELLED));
     return this.startAndWait(org, gateway, record, request);
+  }
+
+  /** Cancels the open dispatch of this run and step; false when there is none or it already ended. */
+  async cancel(orgId: string, request: { workflow_run_id: string; step_id: string }): Promise<boolean> {
+    const org = asOrgId(orgId);
+    const starting = this.starting.get(startingKey(org, request));
+    if (starting) {
+      starting.cancelled = true;
+      return true;
+    }
+    const record = await this.collections.gatewayDispatches.findOne(org, { workflow_run_id: request.workflow_run_id, step_id: request.step_id });
+    if (!record || (record.status !== 'pending' && record.status !== 'running')) return false;
+    await this.settle(org, record.id, CANCELLED);
+    const gateway = await this.collections.gateways.get(org, record.gateway_id);
+    if (gateway !== null && record.external_ref !== null) await this.stopEngineWork(org, gateway, record.id, record.external_ref);
+    return true;
+  }
+
+  /** asks the engine to stop work nobody waits for any more (cancelled, timed out); best effort: its answer changes nothing here */
+  private async stopEngineWork(org: OrgId, gateway: GatewayDoc, dispatchId: string, externalRef: string): Promise<void> {
+    const engine = this.gateways.engines[gateway.engine_type];
+    await engine.cancel?.(gateway, this.gateways.apiKey(org, gateway), externalRef, dispatchId).catch(() => undefined);
+  }
+
+  /**
+   * 503 `sidecar_unavailable` when the gateway `ref` names was probed down and
+   * is still down when probed again (a manual task run asks before it creates
+   * anything). An unknown gateway passes: the dispatch itself fails clearly.
+   */
+  async requireAvailable(orgId: string, ref: string | null): Promise<void> {
+    const org = asOrgId(orgId);
+    const gateway = await this.gateways.resolve(org, ref).catch((error: unknown) => {
+      if (error instanceof ServiceError && error.code === 'not_found') return null;
+      throw error;
+    });
+    if (gateway !== null) await this.usable(org, gateway);
+  }
+
+  /** the gateway, unless probed down and still down when probed again (503) */
+  private async usable(org: OrgId, gateway: GatewayDoc): Promise<GatewayDoc> {
+    if (gateway.last_health_status !== 'down') return gateway;
+    // probed down: look again before refusing, so a recovered engine is used at once
+    const probed = await this.gateways.probe(org, gateway);
+    if (probed.last_health_status === 'down') throw this.unavailable(probed, probed.last_health_error ?? 'down');
+    return probed;
   }
 
   /**
@@ -85,7 +159,7 @@ export class GatewayDispatcher implements GatewayDispatch {
    * the same dispatch id, which the engines take as the same work.
    */
   private async resume(org: OrgId, record: GatewayDispatchDoc, request: { input: Record<string, unknown> }): Promise<Outcome> {
-    if (record.status === 'succeeded' || record.status === 'failed') return present(record);
+    if (record.status !== 'pending' && record.status !== 'running') return present(record);
     const gateway = await this.collections.gateways.get(org, record.gateway_id);
     if (!gateway) return present(await this.settle(org, record.id, { status: 'failed', output: null, error: 'the gateway was deleted' }));
     const left = Math.max(1, Date.parse(record.created_at) + timeoutMs(gateway) - this.gateways.clock.now());
@@ -117,6 +191,8 @@ export class GatewayDispatcher implements GatewayDispatch {
         nowMs: clock.now(),
       });
     } catch (error) {
+      // a start the shutdown interrupted stays pending: the next process starts it again with the same id
+      if (this.stopped) return abandoned();
       const message = error instanceof EngineDownError ? error.message : error instanceof ServiceError ? `${error.code}: ${error.message}` : 'dispatch failed';
       await this.settle(org, record.id, { status: 'failed', output: null, error: message });
       settled.cancel();
@@ -151,7 +227,11 @@ export class GatewayDispatcher implements GatewayDispatch {
       polling.catch(() => undefined);
       const outcome = await Promise.race([polling, settled.promise.then((doc) => (doc === null ? null : present(doc)))]);
       settled.cancel();
-      if (outcome === null) return present(await this.settle(org, dispatchId, { status: 'failed', output: null, error: 'timeout' }));
+      if (outcome === null) {
+        const timedOut = present(await this.settle(org, dispatchId, { status: 'failed', output: null, error: 'timeout' }));
+        await this.stopEngineWork(org, gateway, dispatchId, externalRef);
+        return timedOut;
+      }
       return outcome;
     }
     const done = await settled.promise;
@@ -166,15 +246,17 @@ export class GatewayDispatcher implements GatewayDispatch {
     let failures = 0;
     for (;;) {
       await this.sleep(delay);
+      if (this.stopped) return abandoned();
       delay = Math.min(delay * 2, POLL_MAX_MS);
       const current = await this.collections.gatewayDispatches.get(org, dispatchId);
-      if (!current || current.status === 'succeeded' || current.status === 'failed')
+      if (!current || (current.status !== 'pending' && current.status !== 'running'))
         return current ? present(current) : { status: 'failed', output: null, error: 'dispatch gone' };
       try {
         const outcome = await engine.poll!(gateway, apiKey, externalRef);
         failures = 0;
         if (outcome !== null) return present(await this.settle(org, dispatchId, outcome));
       } catch (error) {
+        if (this.stopped) return abandoned();
         if (!(error instanceof EngineDownError)) throw error;
         failures += 1;
         if (failures >= POLL_FAILURES) {
@@ -185,12 +267,24 @@ export class GatewayDispatcher implements GatewayDispatch {
     }
   }
 
+  /**
+   * Shutdown: no poll, start or timeout settles a dispatch from now on, and
+   * no new one begins; what was in flight stays as stored for the next start.
+   */
+  stop(): Promise<void> {
+    this.stopped = true;
+    for (const waiters of [...this.waiters.values()]) for (const waiter of [...waiters]) waiter.abandon();
+    return Promise.resolve();
+  }
+
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => unref(this.gateways.clock.setTimeout(resolve, ms)));
   }
 
   /** Stores the outcome (once) and wakes whoever waits on it. */
   private async settle(org: OrgId, dispatchId: string, outcome: Outcome): Promise<GatewayDispatchDoc> {
+    // an outcome reached while stopping is left to the next process, which reads it from the engine again
+    if (this.stopped) return abandoned();
     const updated = await this.collections.gatewayDispatches.update(org, dispatchId, {
       status: outcome.status,
       output: outcome.output,
@@ -198,26 +292,32 @@ export class GatewayDispatcher implements GatewayDispatch {
       finished_at: isoAt(this.gateways.clock.now()),
     });
     if (!updated) throw new ServiceError('not_found', `dispatch ${dispatchId} not found`);
-    for (const waiter of [...(this.waiters.get(dispatchId) ?? [])]) waiter(updated);
+    for (const waiter of [...(this.waiters.get(dispatchId) ?? [])]) waiter.settled(updated);
     return updated;
   }
 
   /** resolves with the settled dispatch, or null when `timeoutMs` passes on the runtime clock first */
   private waitFor(dispatchId: string, timeoutMs: number): { promise: Promise<GatewayDispatchDoc | null>; cancel: () => void } {
+    if (this.stopped) return { promise: abandoned(), cancel: () => undefined };
     const { clock } = this.gateways;
     const waiters = this.waiters.get(dispatchId) ?? new Set<Waiter>();
     this.waiters.set(dispatchId, waiters);
-    let finish: (doc: GatewayDispatchDoc | null) => void = () => undefined;
+    let timer: unknown = null;
+    let answer: (doc: GatewayDispatchDoc | null) => void = () => undefined;
+    const forget = (): void => {
+      clock.clearTimeout(timer);
+      waiters.delete(waiter);
+      if (waiters.size === 0 && this.waiters.get(dispatchId) === waiters) this.waiters.delete(dispatchId);
+    };
+    const finish = (doc: GatewayDispatchDoc | null): void => {
+      forget();
+      answer(doc);
+    };
+    const waiter: Waiter = { settled: finish, abandon: forget };
     const promise = new Promise<GatewayDispatchDoc | null>((resolve) => {
-      const timer = unref(clock.setTimeout(() => finish(null), timeoutMs));
-      finish = (doc) => {
-        clock.clearTimeout(timer);
-        waiters.delete(waiter);
-        if (waiters.size === 0) this.waiters.delete(dispatchId);
-        resolve(doc);
-      };
+      answer = resolve;
+      timer = unref(clock.setTimeout(() => finish(null), timeoutMs));
     });
-    const waiter: Waiter = (doc) => finish(doc);
     waiters.add(waiter);
     return { promise, cancel: () => finish(null) };
   }
@@ -240,7 +340,7 @@ export class GatewayDispatcher implements GatewayDispatch {
         'webhook-id, webhook-timestamp or webhook-signature is missing or stale, or no v1 signature matches the gateway api_key',
       );
     }
-    if (found.status === 'succeeded' || found.status === 'failed') throw new ServiceError('conflict', `dispatch ${dispatchId} is already ${found.status}`);
+    if (found.status !== 'pending' && found.status !== 'running') throw new ServiceError('conflict', `dispatch ${dispatchId} is already ${found.status}`);
     let parsed: unknown;
     try {
       parsed = JSON.parse(Buffer.from(rawBody).toString('utf8')) as unknown;
@@ -261,6 +361,10 @@ export class GatewayDispatcher implements GatewayDispatch {
   }
 }
 
+const CANCELLED: Outcome = { status: 'cancelled', output: null, error: 'cancelled' };
+
+const startingKey = (org: OrgId, request: { workflow_run_id: string; step_id: string }): string => `${org}/${request.workflow_run_id}/${request.step_id}`;
+
 /** a pending wait never keeps the process alive */
 function unref(timer: unknown): unknown {
   (timer as { unref?: () => void } | null)?.unref?.();
@@ -274,7 +378,7 @@ function timeoutMs(gateway: GatewayDoc): number {
 }
 
 const present = (doc: GatewayDispatchDoc | Outcome): Outcome => ({
-  status: doc.status === 'succeeded' ? 'succeeded' : 'failed',
+  status: doc.status === 'succeeded' || doc.status === 'cancelled' ? doc.status : 'failed',
   output: doc.output,
   ...(doc.error === null || doc.error === undefined ? {} : { error: doc.error }),
 });

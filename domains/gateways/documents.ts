@@ -26,7 +26,7 @@ export interface GatewayDoc extends StoredFields {
   readonly created_by: string;
 }
 
-type DispatchStatus = 'pending' | 'running' | 'succeeded' | 'failed';
+type DispatchStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 
 /** One dispatch of a step or task run to a gateway. */
 export interface GatewayDispatchDoc extends StoredFields {

@@ -34,7 +34,7 @@ export interface DispatchStart {
 }
 
 export interface Outcome {
-  readonly status: 'succeeded' | 'failed';
+  readonly status: 'succeeded' | 'failed' | 'cancelled';
   readonly output: Record<string, unknown> | string | null;
   readonly error?: string;
 }
@@ -49,6 +49,8 @@ export interface Engine {
   start(gateway: GatewayDoc, apiKey: string | null, request: DispatchStart): Promise<StartResult>;
   /** engines that are polled: the outcome, or null while it runs. @throws EngineDownError */
   poll?(gateway: GatewayDoc, apiKey: string | null, externalRef: string): Promise<Outcome | null>;
+  /** engines that can stop started work: asks it to (best effort). @throws EngineDownError */
+  cancel?(gateway: GatewayDoc, apiKey: string | null, externalRef: string, dispatchId: string): Promise<void>;
 }
 
 export interface EngineAnswer {

@@ -10,6 +10,7 @@
  *   (`workflowExecutionInfo.status`), then the close event of
  *   `GET .../history?historyEventFilterType=HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT`
  *   for the result or the failure
+ * - cancel: `POST .../workflows/{workflowId}/cancel` (RequestCancelWorkflowExecution)
  * - health: `GET /api/v1/namespaces/{ns}`
  *
  * Namespace, task queue and workflow type come from the gateway's `context`
@@ -121,6 +122,22 @@ export class TemporalEngine implements Engine {
     if (answer.status < 200 || answer.status >= 300) return { kind: 'settled', outcome: { status: 'failed', output: null, error: answerMessage(answer) } };
     const runId = text((answer.json as { runId?: unknown } | null)?.runId);
     return { kind: 'started', externalRef: `${target.namespace}/${workflowId}${runId === undefined ? '' : `/${runId}`}` };
+  }
+
+  /** RequestCancelWorkflowExecution: the workflow is asked to cancel (its worker decides how); a refusal is ignored */
+  async cancel(gateway: GatewayDoc, apiKey: string | null, externalRef: string, dispatchId: string): Promise<void> {
+    const [namespace = 'default', workflowId = '', runId] = externalRef.split('/');
+    await callEngine(this.egress, `${this.workflowUrl(gateway, namespace, workflowId)}/cancel`, {
+      method: 'POST',
+      headers: this.headers(apiKey),
+      body: JSON.stringify({
+        namespace,
+        workflowExecution: { workflowId, ...(runId === undefined ? {} : { runId }) },
+        identity: 'agent-context-service',
+        requestId: `cancel-${dispatchId}`,
+        reason: 'cancelled by agent-context-service',
+      }),
+    });
   }
 
   async poll(gateway: GatewayDoc, apiKey: string | null, externalRef: string): Promise<Outcome | null> {

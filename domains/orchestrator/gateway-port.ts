@@ -13,7 +13,8 @@ interface GatewayDispatchRequest {
 }
 
 interface GatewayDispatchResult {
-  readonly status: 'succeeded' | 'failed';
+  /** `cancelled`: `cancel` stopped it */
+  readonly status: 'succeeded' | 'failed' | 'cancelled';
   readonly output: Record<string, unknown> | string | null;
   readonly error?: string;
 }
@@ -21,4 +22,9 @@ interface GatewayDispatchResult {
 export interface GatewayDispatch {
   /** `gateway`: id or name; null = the organization's default */
   dispatch(orgId: string, gateway: string | null, request: GatewayDispatchRequest): Promise<GatewayDispatchResult>;
+  /**
+   * Stops the dispatch of this run and step if it is still open: its
+   * `dispatch` call answers `cancelled`. False when there is none, or it ended.
+   */
+  cancel?(orgId: string, request: Omit<GatewayDispatchRequest, 'input'>): Promise<boolean>;
 }

@@ -85,6 +85,15 @@ export class WorkflowRunner {
           const run = this.live.get(context.runId);
           if (run) deps.launcher.cancel(run.org, agentRunId);
         },
+        cancelDispatch: ({ context }, { stepId }) => {
+          const run = this.live.get(context.runId);
+          const cancel = this.gateways?.cancel?.bind(this.gateways);
+          if (run && cancel)
+            this.background(
+              cancel(run.org, { workflow_run_id: context.runId, step_id: stepId }).then(() => undefined),
+              context.runId,
+            );
+        },
         persist: ({ context }, params) => this.persist(context.runId, params),
       },
     });
@@ -298,7 +307,7 @@ export class WorkflowRunner {
         status: result.status,
         output: result.output,
         costUsd: 0,
-        reason: result.status === 'failed' ? 'gateway_failed' : null,
+        reason: result.status === 'failed' ? 'gateway_failed' : result.status === 'cancelled' ? 'cancelled' : null,
         error: result.status === 'failed' ? (result.error ?? 'the gateway reported a failure') : null,
       });
     } catch (error) {

@@ -212,6 +212,9 @@ export class TaskService implements TaskFiring {
       await this.finish(org, [runId], 'cancelled', 'cancelled', 'cancelled before it started');
       return 'cancelled';
     }
+    // on a gateway: the dispatch is cancelled and the run ends with it
+    const gateways = this.deps.gateways;
+    if (run.status === 'running' && gateways?.cancel && (await gateways.cancel(org, { workflow_run_id: runId, step_id: taskId }))) return 'running';
     // live, or its launch is in progress (the run then starts already cancelled)
     if ((run.status === 'pending' || run.status === 'running') && this.deps.launcher.cancel(org, runId)) return 'running';
     throw new ServiceError('conflict', 'the run is already finished', { status: run.status });

@@ -160,6 +160,7 @@ async function dispatchTaskRun(
     if (error instanceof ServiceError) return await fail(error.code, error.message);
     throw error;
   }
+  if (outcome.status === 'cancelled') return await fail('cancelled', 'the run was cancelled', 'cancelled');
   if (outcome.status === 'failed') return await fail('gateway_failed', outcome.error ?? 'the gateway reported a failure');
   await deps.collections.taskRuns.update(org, run.id, { status: 'succeeded', reason: null, error_message: null, finished_at: isoAt(deps.clock.now()) });
   runEnded();

@@ -54,7 +54,7 @@ const gatewayPatch = z.strictObject({
   is_default: z.boolean().optional(),
   context: CONTEXT.optional(),
 });
-const dispatchQuery = pageQuery.extend({ status: z.enum(['pending', 'running', 'succeeded', 'failed']).optional() });
+const dispatchQuery = pageQuery.extend({ status: z.enum(['pending', 'running', 'succeeded', 'failed', 'cancelled']).optional() });
 const callbackParams = z.object({ dispatch_id: z.string().min(1).max(100) });
 
 const gatewaySchema = z.object({
@@ -73,7 +73,7 @@ const gatewaySchema = z.object({
 const dispatchSchema = z.object({
   ...storedSchema,
   gateway_id: z.string(),
-  status: z.enum(['pending', 'running', 'succeeded', 'failed']),
+  status: z.enum(['pending', 'running', 'succeeded', 'failed', 'cancelled']),
   workflow_run_id: z.string(),
   step_id: z.string(),
   external_ref: z.string().nullable(),

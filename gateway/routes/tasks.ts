@@ -121,11 +121,14 @@ export function taskRoutes(services: Services): AnyRoute[] {
       status: 202,
       body: z.strictObject({ body: z.unknown().optional() }).optional(),
       response: z.object({ run_id: z.string(), status: z.enum(['pending', 'running']) }),
-      // 503 worker_unavailable: feature `workers` on and no live worker serves the `agent` queue
+      // 503 worker_unavailable: feature `workers` on and no live worker serves the `agent` queue;
+      // 503 sidecar_unavailable: the task's gateway was probed down and is still down
       errors: [503],
       handler: async ({ auth, params, body }) => {
-        // workers on: a manual run needs a live `agent` worker now (a fired run waits in the queue instead)
-        if (config.features.workers) services.workers.requireWorkerFor('agent');
+        // a manual run asks now what it needs: its gateway up, or (workers on) a live `agent` worker; a fired run waits in the queue instead
+        const { gateway } = await definitions.get(auth.orgId, params.id);
+        if (gateway != null) await services.gatewayDispatcher.requireAvailable(auth.orgId, gateway === 'default' ? null : gateway);
+        else if (config.features.workers) services.workers.requireWorkerFor('agent');
         const result = await service.fire(auth.orgId, params.id, { origin: 'manual', body: body?.body ?? null, headers: {}, delivery_id: null });
         return { status: 202, json: result };
       },

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { useSuite } from '../helpers/suite.js';
 import { oneOrg } from '../helpers/orgs.js';
 import { simulatedClock } from '../helpers/clock.js';
-import { eventually } from '../helpers/eventually.js';
+import { eventually, pause } from '../helpers/eventually.js';
 import { startFakeTemporal } from '../fakes/temporal/server.js';
 import { createTask, runEnds } from '../tasks/helpers.js';
 import { expectStatus } from '../helpers/expect-status.js';
@@ -196,5 +196,42 @@ describe('gateways: the health schedule (simulated clock)', () => {
     );
     expect(down.last_health_error).toBe('engine answered 502');
     temporal.failWith(null);
+  });
+});
+
+describe('gateways: a dispatch past its timeout (simulated clock)', () => {
+  const clock = simulatedClock('2026-11-24T12:00:00Z');
+  const ctx = useSuite(async (own) => {
+    const temporal = own(await startFakeTemporal({ apiKey: KEY, namespaces: ['agents-ns'] }));
+    return { temporal, ...own(await oneOrg({}, { clock }), (it) => it.server.stop()) };
+  });
+
+  it('fails with timeout after context.timeout_secs: the task run fails gateway_failed, the workflow is asked to cancel, and polling stops', async () => {
+    const { server, owner, temporal } = ctx;
+    temporal.hold(true);
+    const created = await server.request('POST', '/gateways', {
+      token: owner.token,
+      body: { name: 'slow', engine_type: 'temporal', base_url: temporal.url, api_key: KEY, context: { ...CONTEXT, timeout_secs: 60 } },
+    });
+    expectStatus(created, 201);
+    const task = await createTask(server, owner, { name: 'slow remote', trigger: { kind: 'webhook' }, input: { instruction: 'x' }, gateway: 'slow' });
+    const fire = await server.request('POST', `/tasks/${task.id as string}/run`, { token: owner.token });
+    const workflow = await eventually(
+      () => {
+        clock.increment(1_000);
+        return [...temporal.workflows.values()].find((started) => started.describes >= 1);
+      },
+      { what: 'the workflow to be polled' },
+    );
+    clock.increment(60_000);
+    expect(await runEnds(server, owner, task.id, fire.body.run_id)).toMatchObject({ status: 'failed', reason: 'gateway_failed', error_message: 'timeout' });
+    const log = await server.request('GET', `/gateways/${created.body.id as string}/dispatches`, { token: owner.token });
+    expect(log.body.items[0]).toMatchObject({ status: 'failed', error: 'timeout', finished_at: expect.stringMatching(/^2026-11-24T12:01/) });
+    // nobody waits for it any more: the workflow is asked to cancel
+    expect(temporal.cancels).toEqual([expect.objectContaining({ workflowId: workflow.workflowId, runId: workflow.runId })]);
+    const describes = workflow.describes;
+    clock.increment(60_000);
+    await pause(50);
+    expect(workflow.describes).toBe(describes);
   });
 });

@@ -8,6 +8,7 @@ import { startTestServer } from '../helpers/server.js';
 import { useOneOrg, useSuite } from '../helpers/suite.js';
 import { WORKER_TOKEN, WORKERS_ENV } from './helpers.js';
 import { expectStatus, expectError } from '../helpers/expect-status.js';
+import { simulatedClock } from '../helpers/clock.js';
 
 // a JetStream queue outlives the suite: job ids are new on every run
 const JOB = `job-routes-${Date.now().toString(36)}`;
@@ -105,5 +106,40 @@ describe('register, heartbeat, claim, status', () => {
     expect(tooLong.status).toBe(400);
     const badQueue = await ctx.server.request('POST', '/workers/register', { body: { queues: ['nope'] }, ...worker });
     expect(badQueue.status).toBe(400);
+  });
+});
+
+describe('worker liveness (simulated clock)', () => {
+  const clock = simulatedClock('2026-11-24T12:00:00Z');
+  // WORKERS_ENV: a 2 s lease, so a worker is alive while its last heartbeat is younger than 2 s
+  const ctx = useOneOrg(WORKERS_ENV, { clock });
+
+  it('a worker whose heartbeats stop is listed not alive and work needing it answers 503; a heartbeat revives it; ten leases later it is forgotten', async () => {
+    const { server, owner } = ctx;
+    const registered = await server.request('POST', '/workers/register', { body: { name: 'lapsing', queues: ['agent'], slots: 3 }, ...worker });
+    const id = registered.body.id as string;
+    const task = await server.request('POST', '/tasks', {
+      token: owner.token,
+      body: { name: 'local', trigger: { kind: 'webhook' }, input: { instruction: 'x' } },
+    });
+    expect(task.status).toBe(201);
+    const listed = async () =>
+      (await server.request('GET', '/workers/status', { token: owner.token })).body.workers.find((entry: { id: string }) => entry.id === id);
+    expect(await listed()).toMatchObject({ alive: true, slots: 3, last_heartbeat: '2026-11-24T12:00:00.000Z' });
+
+    clock.increment(2_000);
+    expect(await listed()).toMatchObject({ alive: false, last_heartbeat: '2026-11-24T12:00:00.000Z' });
+    const refused = await server.request('POST', `/tasks/${task.body.id as string}/run`, { token: owner.token });
+    expectError(refused, 503, 'worker_unavailable');
+    expect(refused.body.error.details).toEqual({ queue: 'agent' });
+    const runs = await server.request('GET', `/tasks/${task.body.id as string}/runs`, { token: owner.token });
+    expect(runs.body.items).toEqual([]);
+
+    expect((await server.request('POST', `/workers/${id}/heartbeat`, worker)).status).toBe(200);
+    expect(await listed()).toMatchObject({ alive: true, last_heartbeat: '2026-11-24T12:00:02.000Z' });
+
+    clock.increment(20_001);
+    expect(await listed()).toBeUndefined();
+    expect((await server.request('POST', `/workers/${id}/heartbeat`, worker)).status).toBe(404);
   });
 });

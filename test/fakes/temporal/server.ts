@@ -9,6 +9,15 @@
  * value, or fail with a message. The first describe of an execution reports it
  * RUNNING, later ones its close status, so the service has to poll.
  * `failWith(503)` answers every request 503 (an engine that is down).
+ *
+ * For restarts: `hold(true)` keeps workflows started from then on RUNNING
+ * until `finish(workflowId)` closes them (as a worker would, while the
+ * service is down or after); `stallStarts(true)` records a start but never
+ * answers it (the service stops while its StartWorkflowExecution is in
+ * flight). A start repeated with the same requestId answers the same run
+ * (`started: false`), as Temporal does; `starts` counts every start request.
+ * RequestCancelWorkflowExecution (`POST .../workflows/{id}/cancel`) closes a
+ * running workflow CANCELED and is recorded in `cancels`.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -29,7 +38,9 @@ export interface StartedWorkflow {
   readonly input: unknown;
   readonly authorization: string | undefined;
   describes: number;
-  readonly outcome: Behaviour;
+  outcome: Behaviour | { readonly canceled: string };
+  /** kept RUNNING until `finish` */
+  held: boolean;
 }
 
 export interface FakeTemporal {
@@ -38,8 +49,18 @@ export interface FakeTemporal {
   /** every request as `METHOD path` */
   readonly requests: string[];
   behave(decide: (input: any, workflowType: string) => Behaviour): void;
+  /** every StartWorkflowExecution request, in order: workflow id and request id */
+  readonly starts: { readonly workflowId: string; readonly requestId: string }[];
+  /** every RequestCancelWorkflowExecution, in order: workflow id, run id, request id and reason */
+  readonly cancels: { readonly workflowId: string; readonly runId: string | undefined; readonly requestId: string; readonly reason: string }[];
   /** every request answers this status (null: normal service) */
   failWith(status: number | null): void;
+  /** workflows started from now on stay RUNNING until `finish` */
+  hold(on: boolean): void;
+  /** closes a held workflow with its behaviour's outcome (its next describe reports it closed) */
+  finish(workflowId: string): void;
+  /** starts from now on are recorded but never answered (until `stallStarts(false)`, which answers them) */
+  stallStarts(on: boolean): void;
   close(): Promise<void>;
 }
 
@@ -49,6 +70,11 @@ export async function startFakeTemporal(options: { readonly apiKey?: string; rea
   const requests: string[] = [];
   let decide: (input: any, workflowType: string) => Behaviour = () => ({ complete: { ok: true } });
   let failing: number | null = null;
+  let holding = false;
+  let stalling = false;
+  const stalled: (() => void)[] = [];
+  const starts: { workflowId: string; requestId: string }[] = [];
+  const cancels: FakeTemporal['cancels'][number][] = [];
 
   const send = (response: ServerResponse, status: number, body: unknown): void => {
     response.writeHead(status, { 'content-type': 'application/json' });
@@ -85,6 +111,7 @@ export async function startFakeTemporal(options: { readonly apiKey?: string; rea
     const key = `${namespace}/${workflowId}`;
     if (parts.length === 6 && request.method === 'POST') {
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      starts.push({ workflowId, requestId: String(body.requestId) });
       const existing = workflows.get(key);
       if (existing) {
         if (existing.requestId === body.requestId) return send(response, 200, { runId: existing.runId, started: false });
@@ -112,16 +139,33 @@ export async function startFakeTemporal(options: { readonly apiKey?: string; rea
         authorization: request.headers.authorization,
         describes: 0,
         outcome: decide(input, body.workflowType.name),
+        held: holding,
       };
       workflows.set(key, started);
+      if (stalling) return void stalled.push(() => send(response, 200, { runId: started.runId, started: true }));
       return send(response, 200, { runId: started.runId, started: true });
     }
     const workflow = workflows.get(key);
     if (!workflow) return grpcError(response, 404, 5, `workflow not found for ID: ${workflowId}`);
-    const closed = 'complete' in workflow.outcome ? 'WORKFLOW_EXECUTION_STATUS_COMPLETED' : 'WORKFLOW_EXECUTION_STATUS_FAILED';
+    if (parts.length === 7 && parts[6] === 'cancel' && request.method === 'POST') {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      cancels.push({ workflowId, runId: body.workflowExecution?.runId, requestId: String(body.requestId), reason: String(body.reason ?? '') });
+      if (body.namespace !== namespace || body.workflowExecution?.workflowId !== workflowId)
+        return grpcError(response, 400, 3, 'invalid RequestCancelWorkflowExecutionRequest');
+      workflow.outcome = { canceled: String(body.reason ?? '') };
+      workflow.held = false;
+      workflow.describes = Math.max(workflow.describes, 1);
+      return send(response, 200, {});
+    }
+    const closed =
+      'complete' in workflow.outcome
+        ? 'WORKFLOW_EXECUTION_STATUS_COMPLETED'
+        : 'fail' in workflow.outcome
+          ? 'WORKFLOW_EXECUTION_STATUS_FAILED'
+          : 'WORKFLOW_EXECUTION_STATUS_CANCELED';
     if (parts.length === 6 && request.method === 'GET') {
       workflow.describes += 1;
-      const status = workflow.describes === 1 ? 'WORKFLOW_EXECUTION_STATUS_RUNNING' : closed;
+      const status = workflow.held || workflow.describes === 1 ? 'WORKFLOW_EXECUTION_STATUS_RUNNING' : closed;
       return send(response, 200, {
         executionConfig: { taskQueue: { name: workflow.taskQueue, kind: 'TASK_QUEUE_KIND_NORMAL' } },
         workflowExecutionInfo: {
@@ -134,6 +178,7 @@ export async function startFakeTemporal(options: { readonly apiKey?: string; rea
       });
     }
     if (parts.length === 7 && parts[6] === 'history' && request.method === 'GET') {
+      if (workflow.held) return send(response, 200, { history: { events: [] } });
       if (url.searchParams.get('historyEventFilterType') !== 'HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT')
         return grpcError(response, 400, 3, 'fake serves close events only');
       const event =
@@ -146,14 +191,20 @@ export async function startFakeTemporal(options: { readonly apiKey?: string; rea
                 workflowTaskCompletedEventId: '10',
               },
             }
-          : {
-              eventId: '11',
-              eventType: 'EVENT_TYPE_WORKFLOW_EXECUTION_FAILED',
-              workflowExecutionFailedEventAttributes: {
-                failure: { message: workflow.outcome.fail, source: 'TypeScriptSDK', applicationFailureInfo: { type: 'Error' } },
-                retryState: 'RETRY_STATE_RETRY_POLICY_NOT_SET',
-              },
-            };
+          : 'canceled' in workflow.outcome
+            ? {
+                eventId: '11',
+                eventType: 'EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED',
+                workflowExecutionCanceledEventAttributes: { workflowTaskCompletedEventId: '10' },
+              }
+            : {
+                eventId: '11',
+                eventType: 'EVENT_TYPE_WORKFLOW_EXECUTION_FAILED',
+                workflowExecutionFailedEventAttributes: {
+                  failure: { message: workflow.outcome.fail, source: 'TypeScriptSDK', applicationFailureInfo: { type: 'Error' } },
+                  retryState: 'RETRY_STATE_RETRY_POLICY_NOT_SET',
+                },
+              };
       return send(response, 200, { history: { events: [event] } });
     }
     return grpcError(response, 404, 5, 'Not Found');
@@ -168,8 +219,22 @@ export async function startFakeTemporal(options: { readonly apiKey?: string; rea
     url: `http://127.0.0.1:${port}`,
     workflows,
     requests,
+    starts,
+    cancels,
     behave: (next) => (decide = next),
     failWith: (status) => (failing = status),
+    hold: (on) => (holding = on),
+    finish: (workflowId) => {
+      const found = [...workflows.values()].find((workflow) => workflow.workflowId === workflowId);
+      if (!found) throw new Error(`fake temporal: no workflow ${workflowId}`);
+      // the describe after this one reports it closed
+      found.held = false;
+      found.describes = Math.max(found.describes, 1);
+    },
+    stallStarts: (on) => {
+      stalling = on;
+      if (!on) for (const answer of stalled.splice(0)) answer();
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
