@@ -126,9 +126,10 @@ export function taskRoutes(services: Services): AnyRoute[] {
       errors: [503],
       handler: async ({ auth, params, body }) => {
         // a manual run asks now what it needs: its gateway up, or (workers on) a live `agent` worker; a fired run waits in the queue instead
-        const { gateway } = await definitions.get(auth.orgId, params.id);
-        if (gateway != null) await services.gatewayDispatcher.requireAvailable(auth.orgId, gateway === 'default' ? null : gateway);
-        else if (config.features.workers) services.workers.requireWorkerFor('agent');
+        // (a disabled task is refused by `fire` with 409 first: there is nothing to ask then)
+        const { gateway, enabled } = await definitions.get(auth.orgId, params.id);
+        if (enabled && gateway != null) await services.gatewayDispatcher.requireAvailable(auth.orgId, gateway === 'default' ? null : gateway);
+        else if (enabled && config.features.workers) services.workers.requireWorkerFor('agent');
         const result = await service.fire(auth.orgId, params.id, { origin: 'manual', body: body?.body ?? null, headers: {}, delivery_id: null });
         return { status: 202, json: result };
       },

@@ -65,4 +65,19 @@ describe('manual runs of a task on a gateway (workers on, none alive)', () => {
     expectStatus(fire, 202);
     expect(await runEnds(server, owner, task.id, fire.body.run_id)).toMatchObject({ status: 'succeeded' });
   });
+
+  it('refuses a disabled task with 409 before asking its gateway or the workers', async () => {
+    const { server, owner, temporal } = ctx;
+    const { gateway, task } = await gatewayTask('engine-c');
+    expectStatus(await server.request('PATCH', `/tasks/${task.id as string}`, { token: owner.token, body: { enabled: false } }), 200);
+    const local = await createTask(server, owner, { name: 'local disabled', trigger: { kind: 'webhook' }, input: { instruction: 'x' }, enabled: false });
+    temporal.failWith(503);
+    try {
+      expectStatus(await server.request('POST', `/gateways/${gateway.id as string}/test`, { token: owner.token }), 200);
+      expectError(await server.request('POST', `/tasks/${task.id as string}/run`, { token: owner.token }), 409, 'conflict');
+      expectError(await server.request('POST', `/tasks/${local.id as string}/run`, { token: owner.token }), 409, 'conflict');
+    } finally {
+      temporal.failWith(null);
+    }
+  });
 });
