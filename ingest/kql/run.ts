@@ -43,11 +43,31 @@ const counts = { hits: 0, misses: 0 };
 /** How often a translation was reused (`hits`) or made (`misses`), and how many are kept. */
 export const kqlCompileStats = (): { hits: number; misses: number; kept: number } => ({ ...counts, kept: compiledCache.size });
 
-/** Parses, checks and translates (or reuses the translation of the same query over the same schema); throws `kql_error` with line and column. */
-function compileKql(query: string, tables: readonly SourceTable[], limit: number): Compiled {
+interface Keyed {
+  readonly schemas: TableSchema[];
+  readonly key: string;
+  /** the schema key and the SQL reading each table and column */
+  readonly prefix: string;
+}
+
+/** The keys of a table list, made once per list (the realm's list is kept until its schema changes). */
+const keyedLists = new WeakMap<readonly SourceTable[], Keyed>();
+
+function keyed(tables: readonly SourceTable[]): Keyed {
+  const known = keyedLists.get(tables);
+  if (known) return known;
   const schemas: TableSchema[] = tables.map((table) => ({ name: table.name, columns: table.columns }));
   const key = schemaKey(schemas);
-  const cacheKey = `${JSON.stringify(tables.map((table) => [table.qualified, table.columns.map((column) => column.sql)]))}\u0000${key}\u0000${limit}\u0000${query}`;
+  const prefix = `${JSON.stringify(tables.map((table) => [table.qualified, table.columns.map((column) => column.sql)]))}\u0000${key}`;
+  const made = { schemas, key, prefix };
+  keyedLists.set(tables, made);
+  return made;
+}
+
+/** Parses, checks and translates (or reuses the translation of the same query over the same schema); throws `kql_error` with line and column. */
+function compileKql(query: string, tables: readonly SourceTable[], limit: number): Compiled {
+  const { schemas, key, prefix } = keyed(tables);
+  const cacheKey = `${prefix}\u0000${limit}\u0000${query}`;
   const cached = compiledCache.get(cacheKey);
   if (cached) {
     compiledCache.delete(cacheKey);
