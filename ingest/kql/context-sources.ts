@@ -10,7 +10,10 @@ import { qualified, readSchemaTables, schemaName, TARGET_TABLES, type TableCatal
 import type { SourceTable } from './translate.js';
 
 const DEFAULT_COLUMNS = [
-{ name: 'at', type: 'datetime', sql: `timezone('UTC', "at")` },
+  // the UTC wall clock of the TIMESTAMPTZ: the same value as timezone('UTC', "at"), but plain
+  // arithmetic on the stored microseconds (the ICU conversion cost ~60 ms per 200k rows, paid on
+  // every row a query reads before it filters)
+  { name: 'at', type: 'datetime', sql: `make_timestamp(epoch_us("at"))` },
   { name: 'label', type: 'string', sql: '"label"' },
   { name: 'body', type: 'string', sql: '"body"' },
   { name: 'props', type: 'dynamic', sql: `CAST(decode("props") AS JSON)` },
