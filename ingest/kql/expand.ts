@@ -2,7 +2,7 @@
 import { ServiceError } from '../../runtime/errors.js';
 import { child, children, kindOf, type KNode } from './kusto.js';
 import { from, ORD, selectList, type Column, type Relation } from './relation.js';
-import { fromDynamic, scalar, toDynamic, typeOf } from './scalar.js';
+import { fromDynamic, fromDynamicColumn, scalar, toDynamic, typeOf } from './scalar.js';
 import { declaredName, scopeOf, valueOf, type OperatorContext } from './operators.js';
 import { duckType, ident, str } from './sql-text.js';
 
@@ -47,7 +47,7 @@ export function mvExpand(node: KNode, input: Relation, ctx: OperatorContext, out
   const unnested = ctx.chain.add(`SELECT ${inner.join(', ')} FROM ${from(listed)}`, input.columns, input.ordered);
   const list = output.map((column) => {
     if (!expanded.has(column.name)) return ident(column.name);
-    return `${fromDynamic(ident(column.name), column.type)} AS ${ident(column.name)}`;
+    return `${fromDynamicColumn(ident(column.name), column.type)} AS ${ident(column.name)}`;
   });
   if (input.ordered) list.push(ident(ORD));
   return ctx.chain.add(`SELECT ${list.join(', ')} FROM ${from(unnested)}`, output, input.ordered);

@@ -59,6 +59,16 @@ export function fromDynamic(sql: string, type: string): string {
   }
 }
 
+/**
+ * fromDynamic of a column (named once per use, so cheap to name again): a JSON string without
+ * escapes is the text between its quotes, read without parsing the JSON (mv-expand's elements are
+ * mostly such strings); everything else goes through fromDynamic.
+ */
+export function fromDynamicColumn(column: string, type: string): string {
+  if (type !== 'string' && type !== 'guid') return fromDynamic(column, type);
+  return `(CASE WHEN starts_with(${column}, '"') AND ends_with(${column}, '"') AND NOT contains(${column}, '\\') THEN (CAST(${column} AS VARCHAR))[2:-2] ELSE ${fromDynamic(column, type)} END)`;
+}
+
 /** The text without surrounding blanks (spaces, tabs, line ends), as Kusto's parsers skip them. */
 const trimmed = (sql: string): string => `trim(${sql}, ' ' || chr(9) || chr(10) || chr(13))`;
 
@@ -190,22 +200,53 @@ const CASE_INSENSITIVE: Record<string, { op: string; ci: boolean; not: boolean }
 /** Regex-escapes a SQL string value inside DuckDB (the needle may be any expression). */
 const reEscape = (sql: string): string => `regexp_replace(${sql}, '([\\\\^$.|?*+()\\[\\]{}-])', '\\\\\\1', 'g')`;
 
-/** Kusto term matching: the needle must start (has, hasprefix) and/or end (has, hassuffix) at a term boundary. */
-function termMatch(op: string, hay: string, needle: string, ci: boolean): string {
+/** Regex-escapes a needle known when translating (the characters `reEscape` escapes inside DuckDB). */
+const reEscapeText = (text: string): string => text.replace(/[\\^$.|?*+()[\]{}-]/g, '\\$&');
+
+const isAscii = (text: string): boolean => [...text].every((char) => char.charCodeAt(0) < 128);
+
+/**
+ * A cheap test every match of a literal needle passes, run before the regular expression (a
+ * substring search costs a fraction of a regex): the needle as bytes, or case-insensitively
+ * lower(hay) containing the ASCII needle lowered. RE2's case folding maps two non-ASCII
+ * characters to ASCII letters: KELVIN SIGN, which lower() maps to "k", and LATIN SMALL LETTER
+ * LONG S, which it leaves (a hay containing it skips the shortcut). Null when there is no such test.
+ */
+function needlePrefilter(hay: string, text: string, ci: boolean): string | null {
+  if (!ci) return `contains(${hay}, ${str(text)})`;
+  if (!isAscii(text)) return null;
+  return `(contains(lower(${hay}), ${str(text.toLowerCase())}) OR contains(${hay}, '\u017f'))`;
+}
+
+/**
+ * Kusto term matching: the needle must start (has, hasprefix) and/or end (has, hassuffix) at a term
+ * boundary. `text`: the needle's value when it is a literal (a constant pattern, behind a prefilter).
+ */
+function termMatch(op: string, hay: string, needle: string, ci: boolean, text?: string): string {
+  const flags = ci ? ", 'i'" : '';
+  if (text !== undefined) {
+    if (text === '') return 'TRUE';
+    const core = reEscapeText(text);
+    const pattern = op === 'has' ? `(^|[^[:alnum:]])${core}([^[:alnum:]]|$)` : op === 'hasprefix' ? `(^|[^[:alnum:]])${core}` : `${core}([^[:alnum:]]|$)`;
+    const match = `regexp_matches(${hay}, ${str(pattern)}${flags})`;
+    const prefilter = needlePrefilter(hay, text, ci);
+    return prefilter ? `(${prefilter} AND ${match})` : `(${match})`;
+  }
   const before = "'(^|[^[:alnum:]])'";
   const after = "'([^[:alnum:]]|$)'";
   const pattern =
     op === 'has' ? `${before} || ${reEscape(needle)} || ${after}` : op === 'hasprefix' ? `${before} || ${reEscape(needle)}` : `${reEscape(needle)} || ${after}`;
-  return `(${needle} = '' OR regexp_matches(${hay}, ${pattern}${ci ? ", 'i'" : ''}))`;
+  return `(${needle} = '' OR regexp_matches(${hay}, ${pattern}${flags}))`;
 }
 
-export function stringOperator(kind: string, left: string, right: string): string | null {
+/** A Kusto string operator of syntax `kind` over two text values; `text`: the right side's value when it is a literal. Null for other kinds. */
+export function stringOperator(kind: string, left: string, right: string, text?: string): string | null {
   const spec = CASE_INSENSITIVE[kind];
   if (!spec) return null;
   const hay = `coalesce(${left}, '')`;
   const needle = `coalesce(${right}, '')`;
   let test: string;
-  if (spec.op === 'has' || spec.op === 'hasprefix' || spec.op === 'hassuffix') test = termMatch(spec.op, hay, needle, spec.ci);
+  if (spec.op === 'has' || spec.op === 'hasprefix' || spec.op === 'hassuffix') test = termMatch(spec.op, hay, needle, spec.ci, text);
   else test = spec.ci ? `${spec.op}(lower(${hay}), lower(${needle}))` : `${spec.op}(${hay}, ${needle})`;
   return spec.not ? `(NOT ${test})` : test;
 }
@@ -349,7 +390,8 @@ export function scalar(node: KNode, scope: ScalarScope): string {
     const rightNode = child(node, 'Right') as KNode;
     const left = typeOf(leftNode) === 'string' ? scalar(leftNode, scope) : fromDynamic(toDynamic(scalar(leftNode, scope), typeOf(leftNode)), 'string');
     const right = typeOf(rightNode) === 'string' ? scalar(rightNode, scope) : fromDynamic(toDynamic(scalar(rightNode, scope), typeOf(rightNode)), 'string');
-    return stringOperator(kind, left, right) as string;
+    const literalText = kindOf(rightNode) === 'StringLiteralExpression' ? (child(rightNode, 'Token')?.ValueText ?? undefined) : undefined;
+    return stringOperator(kind, left, right, literalText) as string;
   }
   if (ARITHMETIC[kind]) return arithmetic(node, scope);
   if (COMPARISON[kind]) return comparison(node, scope);
