@@ -13,7 +13,8 @@ import { child, children, columnsOf, kindOf, type KNode } from './kusto.js';
 import type { OperatorContext } from './operators.js';
 import { scopeOf } from './operators.js';
 import { from, ORD, type Column, type Relation } from './relation.js';
-import { fromDynamic, scalar, stringOperator, toDynamic, typeOf, type ScalarScope } from './scalar.js';
+import { fromDynamic, scalar, toDynamic, typeOf, type ScalarScope } from './scalar.js';
+import { stringOperator } from './string-operators.js';
 import { ident, str } from './sql-text.js';
 
 interface SearchScope {
