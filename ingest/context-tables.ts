@@ -61,7 +61,7 @@ export class ContextTables {
 
   /** A KQL query over one realm's tables (ingest/kql/). */
   queryKql(orgId: string, realm: string, query: string, options: KqlOptions): Promise<KqlResult> {
-    return this.engine.use(async (connection) => runKql(connection, query, await realmSources(connection, orgId, realm), options));
+    return this.engine.use(async (connection) => runKql(connection, query, await realmSources(connection, orgId, realm, this.catalog), options));
   }
 
   listRuns(orgId: string, pipelineId: string, limit: number, before: number | null): Promise<RunPage> {

@@ -33,6 +33,10 @@ export class TableCatalog {
   private readonly columns = new Map<string, Set<string>>();
   /** bumped on every change of a table: a read that started before a change never caches its stale answer */
   private readonly generations = new Map<string, number>();
+  /** per schema: its tables and their column names (what a KQL query over a realm reads before it runs) */
+  private readonly schemas = new Map<string, ReadonlyMap<string, readonly string[]>>();
+  /** bumped on every change of any table and on reset: a schema read that overlapped one is not kept */
+  private changes = 0;
   /** shared for inserts, exclusive for CREATE / ALTER of the same table */
   readonly locks = new KeyedRwLocks();
 
@@ -40,11 +44,29 @@ export class TableCatalog {
   reset(): void {
     this.columns.clear();
     this.generations.clear();
+    this.schemas.clear();
+    this.changes += 1;
   }
 
-  private invalidate(key: string): void {
+  private invalidate(schema: string, table: string): void {
+    const key = `${schema}.${table}`;
     this.columns.delete(key);
     this.generations.set(key, (this.generations.get(key) ?? 0) + 1);
+    this.schemas.delete(schema);
+    this.changes += 1;
+  }
+
+  /**
+   * The schema's tables with their column names in order (empty when it has none), read from DuckDB
+   * once and kept until a table of the schema is created or gains a column through this catalog.
+   */
+  async tablesOf(connection: DuckDBConnection, schema: string): Promise<ReadonlyMap<string, readonly string[]>> {
+    const cached = this.schemas.get(schema);
+    if (cached) return cached;
+    const changes = this.changes;
+    const tables = await readSchemaTables(connection, schema);
+    if (this.changes === changes) this.schemas.set(schema, tables);
+    return tables;
   }
 
   /** The table's columns, or null when it does not exist. */
@@ -68,7 +90,7 @@ export class TableCatalog {
   async createTable(connection: DuckDBConnection, schema: string, table: string): Promise<ReadonlySet<string>> {
     await connection.run(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
     await connection.run(`CREATE TABLE IF NOT EXISTS ${qualified(schema, table)} ("at" TIMESTAMPTZ NOT NULL, "label" VARCHAR, "body" VARCHAR, "props" BLOB)`);
-    this.invalidate(`${schema}.${table}`);
+    this.invalidate(schema, table);
     return (await this.columnsOf(connection, schema, table)) ?? new Set();
   }
 
@@ -77,7 +99,6 @@ export class TableCatalog {
    * added first (so both requests succeed). Call under the exclusive lock.
    */
   async addColumns(connection: DuckDBConnection, schema: string, table: string, names: readonly string[]): Promise<ReadonlySet<string>> {
-    const key = `${schema}.${table}`;
     const current = (await this.columnsOf(connection, schema, table)) ?? new Set<string>();
     const missing = names.filter((name) => !current.has(name));
     if (missing.length === 0) return current;
@@ -91,10 +112,26 @@ export class TableCatalog {
       await connection.run('ROLLBACK').catch(() => undefined); // DuckDB already rolled back a failed transaction
       throw error;
     } finally {
-      this.invalidate(key);
+      this.invalidate(schema, table);
     }
     return (await this.columnsOf(connection, schema, table)) ?? new Set();
   }
+}
+
+/** Every table of a schema with its column names in order, read from DuckDB's catalog. */
+export async function readSchemaTables(connection: DuckDBConnection, schema: string): Promise<ReadonlyMap<string, readonly string[]>> {
+  const reader = await connection.runAndReadAll(
+    `SELECT table_name, column_name FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = $1 ORDER BY table_name, column_index`,
+    [schema],
+  );
+  const tables = new Map<string, string[]>();
+  for (const row of reader.getRowsJS()) {
+    const [table, column] = row.map(asText) as [string, string];
+    const list = tables.get(table);
+    if (list) list.push(column);
+    else tables.set(table, [column]);
+  }
+  return tables;
 }
 
 export interface TableInfo {

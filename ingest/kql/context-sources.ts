@@ -6,12 +6,14 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdent } from '../columns.js';
-import { asText } from '../duck-values.js';
-import { qualified, schemaName, TARGET_TABLES } from '../table-catalog.js';
+import { qualified, readSchemaTables, schemaName, TARGET_TABLES, type TableCatalog } from '../table-catalog.js';
 import type { SourceTable } from './translate.js';
 
 const DEFAULT_COLUMNS = [
-  { name: 'at', type: 'datetime', sql: `timezone('UTC', "at")` },
+  // the UTC wall clock of the TIMESTAMPTZ: the same value as timezone('UTC', "at"), but plain
+  // arithmetic on the stored microseconds (the ICU conversion cost ~60 ms per 200k rows, paid on
+  // every row a query reads before it filters)
+  { name: 'at', type: 'datetime', sql: `make_timestamp(epoch_us("at"))` },
   { name: 'label', type: 'string', sql: '"label"' },
   { name: 'body', type: 'string', sql: '"body"' },
   { name: 'props', type: 'dynamic', sql: `CAST(decode("props") AS JSON)` },
@@ -21,21 +23,19 @@ function columnOf(name: string): SourceTable['columns'][number] {
   return DEFAULT_COLUMNS.find((column) => column.name === name) ?? { name, type: 'string', sql: quoteIdent(name) };
 }
 
-export async function realmSources(connection: DuckDBConnection, orgId: string, realm: string): Promise<SourceTable[]> {
+/** The realm's tables as SourceTables, built once per schema read (the catalog keeps the read). */
+const built = new WeakMap<ReadonlyMap<string, readonly string[]>, SourceTable[]>();
+
+/**
+ * The realm's tables: through `catalog` (kept until ingest creates a table or a column) as the
+ * service does for every query, or read from DuckDB each time without one.
+ */
+export async function realmSources(connection: DuckDBConnection, orgId: string, realm: string, catalog?: TableCatalog): Promise<readonly SourceTable[]> {
   const schema = schemaName(orgId, realm);
-  // names only (no row counts: this runs before every query)
-  const reader = await connection.runAndReadAll(
-    `SELECT table_name, column_name FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = $1 ORDER BY table_name, column_index`,
-    [schema],
-  );
-  const columns = new Map<string, string[]>();
-  for (const row of reader.getRowsJS()) {
-    const [table, column] = row.map(asText) as [string, string];
-    const list = columns.get(table);
-    if (list) list.push(column);
-    else columns.set(table, [column]);
-  }
-  const sources: SourceTable[] = [...columns].map(([name, names]) => ({
+  const tables = catalog ? await catalog.tablesOf(connection, schema) : await readSchemaTables(connection, schema);
+  const known = built.get(tables);
+  if (known) return known;
+  const sources: SourceTable[] = [...tables].map(([name, names]) => ({
     name,
     qualified: qualified(schema, name),
     columns: names.map(columnOf),
@@ -48,5 +48,6 @@ export async function realmSources(connection: DuckDBConnection, orgId: string, 
       columns: DEFAULT_COLUMNS,
     });
   }
+  built.set(tables, sources);
   return sources;
 }

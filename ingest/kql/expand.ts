@@ -1,27 +1,40 @@
 /** mv-expand (arrays and bags, zipped when several) and parse (simple, regex and relaxed modes). */
 import { ServiceError } from '../../runtime/errors.js';
 import { child, children, kindOf, type KNode } from './kusto.js';
-import { from, ORD, type Column, type Relation } from './relation.js';
-import { fromDynamic, scalar, toDynamic, typeOf } from './scalar.js';
+import { from, ORD, selectList, type Column, type Relation } from './relation.js';
+import { fromDynamic, fromDynamicColumn, scalar, toDynamic, typeOf } from './scalar.js';
 import { declaredName, scopeOf, valueOf, type OperatorContext } from './operators.js';
 import { duckType, ident, str } from './sql-text.js';
 
-/** The elements an mv-expand yields for one value: array items, bag entries as one-key bags, or the value itself. */
-const elements = (json: string): string =>
-  `CASE WHEN ${json} IS NULL THEN [NULL::JSON] WHEN json_type(${json}) = 'ARRAY' THEN (CASE WHEN json_array_length(${json}) = 0 THEN [NULL::JSON] ELSE CAST(json_extract(${json}, '$[*]') AS JSON[]) END) WHEN json_type(${json}) = 'OBJECT' THEN list_transform(json_keys(${json}), k -> json_object(k, json_extract(${json}, '$."' || k || '"'))) ELSE [${json}] END`;
+/**
+ * The elements an mv-expand yields for one value (`json`, a column), given `list`, the value cast to
+ * JSON[] (NULL when it is not an array): array items (a JSON null item is NULL, as an absent value),
+ * bag entries as one-key bags, or the value itself. The cast parses an array once; json_type,
+ * json_array_length and json_extract each parsed it again.
+ */
+const elements = (json: string, list: string): string =>
+  `CASE WHEN ${json} IS NULL THEN [NULL::JSON] WHEN ${list} IS NOT NULL THEN (CASE WHEN len(${list}) = 0 THEN [NULL::JSON] ELSE ${list} END) WHEN json_type(${json}) = 'OBJECT' THEN list_transform(json_keys(${json}), k -> json_object(k, json_extract(${json}, '$."' || k || '"'))) ELSE [${json}] END`;
 
 export function mvExpand(node: KNode, input: Relation, ctx: OperatorContext, output: Column[]): Relation {
   const scope = scopeOf(input, ctx);
   const expanded = new Map<string, string>();
   const lists: string[] = [];
+  // each expanded value, then its JSON[] cast, as hidden columns of two stages before the unnest (each computed once)
+  const values: string[] = [];
   for (const item of children(node, 'Expressions')) {
     const named = child(item, 'Expression') as KNode;
     const value = valueOf(named);
     const name = declaredName(named) ?? (value as unknown as { SimpleName?: string }).SimpleName;
     if (!name) throw new ServiceError('kql_error', 'mv-expand: name the expanded column (x = expression)');
-    lists.push(elements(toDynamic(scalar(value, scope), typeOf(value))));
+    const index = values.length;
+    values.push(`${toDynamic(scalar(value, scope), typeOf(value))} AS ${ident(`__mv_value${index}`)}`);
+    lists.push(elements(ident(`__mv_value${index}`), ident(`__mv_list${index}`)));
     expanded.set(name, `unnest(${lists.at(-1) as string})`);
   }
+  const valued = ctx.chain.add(`SELECT ${[selectList(input), ...values].join(', ')} FROM ${from(input)}`, input.columns, input.ordered);
+  const casts = values.map((_, index) => `TRY_CAST(${ident(`__mv_value${index}`)} AS JSON[]) AS ${ident(`__mv_list${index}`)}`);
+  const carried = values.map((_, index) => ident(`__mv_value${index}`));
+  const listed = ctx.chain.add(`SELECT ${[selectList(input), ...carried, ...casts].join(', ')} FROM ${from(valued)}`, input.columns, input.ordered);
   // with_itemindex: the element's position, unnested beside the elements (unnests in one SELECT run in step)
   const itemIndex = children(node, 'Parameters').find((parameter) => (child(parameter, 'Name') as KNode).ToString().trim() === 'with_itemindex');
   const indexName = itemIndex ? (child(itemIndex, 'Expression') as KNode).ToString().trim() : null;
@@ -31,10 +44,10 @@ export function mvExpand(node: KNode, input: Relation, ctx: OperatorContext, out
   for (const [name, sql] of expanded) if (!input.columns.some((column) => column.name === name)) inner.push(`${sql} AS ${ident(name)}`);
   if (indexName) inner.push(`unnest(generate_series(0, greatest(${lists.map((list) => `len(${list})`).join(', ')}) - 1)) AS ${ident(indexName)}`);
   if (input.ordered) inner.push(ident(ORD));
-  const unnested = ctx.chain.add(`SELECT ${inner.join(', ')} FROM ${from(input)}`, input.columns, input.ordered);
+  const unnested = ctx.chain.add(`SELECT ${inner.join(', ')} FROM ${from(listed)}`, input.columns, input.ordered);
   const list = output.map((column) => {
     if (!expanded.has(column.name)) return ident(column.name);
-    return `${fromDynamic(ident(column.name), column.type)} AS ${ident(column.name)}`;
+    return `${fromDynamicColumn(ident(column.name), column.type)} AS ${ident(column.name)}`;
   });
   if (input.ordered) list.push(ident(ORD));
   return ctx.chain.add(`SELECT ${list.join(', ')} FROM ${from(unnested)}`, output, input.ordered);

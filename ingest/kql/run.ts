@@ -8,9 +8,11 @@
  * row limit and the schema of the tables it was analyzed against (names,
  * columns, types and the SQL reading them, which include the realm's schema
  * name): a new column or table is a new key, so a stale translation is never
- * reused. Least recently used entries are dropped past `COMPILED_KEPT`.
+ * reused. Least recently used entries are dropped past `COMPILED_KEPT`. Each
+ * connection keeps the statements it prepared from translations, so a repeated
+ * query skips DuckDB's parse and plan as well.
  */
-import type { DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBPreparedStatement } from '@duckdb/node-api';
 import { ServiceError } from '../../runtime/errors.js';
 import { analyze, schemaKey, type TableSchema } from './kusto.js';
 import { formatTimespan } from './sql-text.js';
@@ -43,11 +45,31 @@ const counts = { hits: 0, misses: 0 };
 /** How often a translation was reused (`hits`) or made (`misses`), and how many are kept. */
 export const kqlCompileStats = (): { hits: number; misses: number; kept: number } => ({ ...counts, kept: compiledCache.size });
 
-/** Parses, checks and translates (or reuses the translation of the same query over the same schema); throws `kql_error` with line and column. */
-function compileKql(query: string, tables: readonly SourceTable[], limit: number): Compiled {
+interface Keyed {
+  readonly schemas: TableSchema[];
+  readonly key: string;
+  /** the schema key and the SQL reading each table and column */
+  readonly prefix: string;
+}
+
+/** The keys of a table list, made once per list (the realm's list is kept until its schema changes). */
+const keyedLists = new WeakMap<readonly SourceTable[], Keyed>();
+
+function keyed(tables: readonly SourceTable[]): Keyed {
+  const known = keyedLists.get(tables);
+  if (known) return known;
   const schemas: TableSchema[] = tables.map((table) => ({ name: table.name, columns: table.columns }));
   const key = schemaKey(schemas);
-  const cacheKey = `${JSON.stringify(tables.map((table) => [table.qualified, table.columns.map((column) => column.sql)]))}\u0000${key}\u0000${limit}\u0000${query}`;
+  const prefix = `${JSON.stringify(tables.map((table) => [table.qualified, table.columns.map((column) => column.sql)]))}\u0000${key}`;
+  const made = { schemas, key, prefix };
+  keyedLists.set(tables, made);
+  return made;
+}
+
+/** Parses, checks and translates (or reuses the translation of the same query over the same schema); throws `kql_error` with line and column. */
+function compileKql(query: string, tables: readonly SourceTable[], limit: number): Compiled {
+  const { schemas, key, prefix } = keyed(tables);
+  const cacheKey = `${prefix}\u0000${limit}\u0000${query}`;
   const cached = compiledCache.get(cacheKey);
   if (cached) {
     compiledCache.delete(cacheKey);
@@ -71,6 +93,38 @@ function compileKql(query: string, tables: readonly SourceTable[], limit: number
   compiledCache.set(cacheKey, compiled);
   if (compiledCache.size > COMPILED_KEPT) compiledCache.delete(compiledCache.keys().next().value as string);
   return compiled;
+}
+
+/** Most prepared statements kept per connection. */
+const PREPARED_KEPT = 64;
+const preparedBy = new WeakMap<DuckDBConnection, Map<string, DuckDBPreparedStatement>>();
+
+/**
+ * The connection's prepared statement for `sql`, kept (least recently used dropped past
+ * `PREPARED_KEPT`): DuckDB's parse, bind and plan of a translation's CTE chain cost about a
+ * millisecond, as much as running a small query. DuckDB binds a kept statement again by itself
+ * when the catalog changed since it was prepared.
+ */
+async function preparedFor(connection: DuckDBConnection, sql: string): Promise<DuckDBPreparedStatement> {
+  let kept = preparedBy.get(connection);
+  if (!kept) {
+    kept = new Map();
+    preparedBy.set(connection, kept);
+  }
+  const found = kept.get(sql);
+  if (found) {
+    kept.delete(sql);
+    kept.set(sql, found);
+    return found;
+  }
+  const prepared = await connection.prepare(sql);
+  kept.set(sql, prepared);
+  if (kept.size > PREPARED_KEPT) {
+    const [oldest, statement] = kept.entries().next().value as [string, DuckDBPreparedStatement];
+    kept.delete(oldest);
+    statement.destroySync();
+  }
+  return prepared;
 }
 
 function present(value: unknown, type: string): unknown {
@@ -109,7 +163,7 @@ export async function runKql(connection: DuckDBConnection, query: string, tables
   }, options.timeoutMs);
   let raw: unknown[][];
   try {
-    raw = (await connection.runAndReadAll(compiled.sql)).getRowsJS();
+    raw = (await (await preparedFor(connection, compiled.sql)).runAndReadAll()).getRowsJS();
   } catch (error) {
     if (timedOut)
       throw new ServiceError('query_timeout', `the query ran longer than ${options.timeoutMs} ms and was stopped`, { timeout_ms: options.timeoutMs });

@@ -12,6 +12,7 @@ import type { Relation } from './relation.js';
 import { starMatch } from './search.js';
 import { toScalar } from './toscalar.js';
 import { datetimeText, duckType, ident, str, timespanTicks, typedNull } from './sql-text.js';
+import { stringOperator, termMatch } from './string-operators.js';
 
 export interface ScalarScope {
   /** columns of the input row, by Kusto name */
@@ -57,6 +58,16 @@ export function fromDynamic(sql: string, type: string): string {
     default:
       return `TRY_CAST((${sql}) ->> '$' AS ${duckType(type)})`;
   }
+}
+
+/**
+ * fromDynamic of a column (named once per use, so cheap to name again): a JSON string without
+ * escapes is the text between its quotes, read without parsing the JSON (mv-expand's elements are
+ * mostly such strings); everything else goes through fromDynamic.
+ */
+export function fromDynamicColumn(column: string, type: string): string {
+  if (type !== 'string' && type !== 'guid') return fromDynamic(column, type);
+  return `(CASE WHEN starts_with(${column}, '"') AND ends_with(${column}, '"') AND NOT contains(${column}, '\\') THEN (CAST(${column} AS VARCHAR))[2:-2] ELSE ${fromDynamic(column, type)} END)`;
 }
 
 /** The text without surrounding blanks (spaces, tabs, line ends), as Kusto's parsers skip them. */
@@ -158,56 +169,6 @@ function dynamicLiteral(node: KNode): string {
   const value = (node as unknown as { LiteralValue?: unknown }).LiteralValue;
   if (value === null || value === undefined) return 'CAST(NULL AS JSON)';
   return `CAST(${str(typeof value === 'string' ? value : JSON.stringify(value))} AS JSON)`;
-}
-
-const CASE_INSENSITIVE: Record<string, { op: string; ci: boolean; not: boolean }> = {
-  ContainsExpression: { op: 'contains', ci: true, not: false },
-  NotContainsExpression: { op: 'contains', ci: true, not: true },
-  ContainsCsExpression: { op: 'contains', ci: false, not: false },
-  NotContainsCsExpression: { op: 'contains', ci: false, not: true },
-  StartsWithExpression: { op: 'starts_with', ci: true, not: false },
-  NotStartsWithExpression: { op: 'starts_with', ci: true, not: true },
-  StartsWithCsExpression: { op: 'starts_with', ci: false, not: false },
-  NotStartsWithCsExpression: { op: 'starts_with', ci: false, not: true },
-  EndsWithExpression: { op: 'ends_with', ci: true, not: false },
-  NotEndsWithExpression: { op: 'ends_with', ci: true, not: true },
-  EndsWithCsExpression: { op: 'ends_with', ci: false, not: false },
-  NotEndsWithCsExpression: { op: 'ends_with', ci: false, not: true },
-  HasExpression: { op: 'has', ci: true, not: false },
-  NotHasExpression: { op: 'has', ci: true, not: true },
-  HasCsExpression: { op: 'has', ci: false, not: false },
-  NotHasCsExpression: { op: 'has', ci: false, not: true },
-  HasPrefixExpression: { op: 'hasprefix', ci: true, not: false },
-  NotHasPrefixExpression: { op: 'hasprefix', ci: true, not: true },
-  HasPrefixCsExpression: { op: 'hasprefix', ci: false, not: false },
-  NotHasPrefixCsExpression: { op: 'hasprefix', ci: false, not: true },
-  HasSuffixExpression: { op: 'hassuffix', ci: true, not: false },
-  NotHasSuffixExpression: { op: 'hassuffix', ci: true, not: true },
-  HasSuffixCsExpression: { op: 'hassuffix', ci: false, not: false },
-  NotHasSuffixCsExpression: { op: 'hassuffix', ci: false, not: true },
-};
-
-/** Regex-escapes a SQL string value inside DuckDB (the needle may be any expression). */
-const reEscape = (sql: string): string => `regexp_replace(${sql}, '([\\\\^$.|?*+()\\[\\]{}-])', '\\\\\\1', 'g')`;
-
-/** Kusto term matching: the needle must start (has, hasprefix) and/or end (has, hassuffix) at a term boundary. */
-function termMatch(op: string, hay: string, needle: string, ci: boolean): string {
-  const before = "'(^|[^[:alnum:]])'";
-  const after = "'([^[:alnum:]]|$)'";
-  const pattern =
-    op === 'has' ? `${before} || ${reEscape(needle)} || ${after}` : op === 'hasprefix' ? `${before} || ${reEscape(needle)}` : `${reEscape(needle)} || ${after}`;
-  return `(${needle} = '' OR regexp_matches(${hay}, ${pattern}${ci ? ", 'i'" : ''}))`;
-}
-
-export function stringOperator(kind: string, left: string, right: string): string | null {
-  const spec = CASE_INSENSITIVE[kind];
-  if (!spec) return null;
-  const hay = `coalesce(${left}, '')`;
-  const needle = `coalesce(${right}, '')`;
-  let test: string;
-  if (spec.op === 'has' || spec.op === 'hasprefix' || spec.op === 'hassuffix') test = termMatch(spec.op, hay, needle, spec.ci);
-  else test = spec.ci ? `${spec.op}(lower(${hay}), lower(${needle}))` : `${spec.op}(${hay}, ${needle})`;
-  return spec.not ? `(NOT ${test})` : test;
 }
 
 const ARITHMETIC: Record<string, string> = {
@@ -349,7 +310,8 @@ export function scalar(node: KNode, scope: ScalarScope): string {
     const rightNode = child(node, 'Right') as KNode;
     const left = typeOf(leftNode) === 'string' ? scalar(leftNode, scope) : fromDynamic(toDynamic(scalar(leftNode, scope), typeOf(leftNode)), 'string');
     const right = typeOf(rightNode) === 'string' ? scalar(rightNode, scope) : fromDynamic(toDynamic(scalar(rightNode, scope), typeOf(rightNode)), 'string');
-    return stringOperator(kind, left, right) as string;
+    const literalText = kindOf(rightNode) === 'StringLiteralExpression' ? (child(rightNode, 'Token')?.ValueText ?? undefined) : undefined;
+    return stringOperator(kind, left, right, literalText) as string;
   }
   if (ARITHMETIC[kind]) return arithmetic(node, scope);
   if (COMPARISON[kind]) return comparison(node, scope);
@@ -403,7 +365,15 @@ export function scalar(node: KNode, scope: ScalarScope): string {
     case 'HasAnyExpression':
     case 'HasAllExpression': {
       const left = scalar(child(node, 'Left') as KNode, scope);
-      const items = children(child(node, 'Right') as KNode, 'Expressions').map((item) => termMatch('has', `coalesce(${left}, '')`, scalar(item, scope), true));
+      const items = children(child(node, 'Right') as KNode, 'Expressions').map((item) =>
+        termMatch(
+          'has',
+          `coalesce(${left}, '')`,
+          scalar(item, scope),
+          true,
+          kindOf(item) === 'StringLiteralExpression' ? (child(item, 'Token')?.ValueText ?? undefined) : undefined,
+        ),
+      );
       if (items.length === 0) return 'FALSE';
       return `(${items.join(kind === 'HasAnyExpression' ? ' OR ' : ' AND ')})`;
     }

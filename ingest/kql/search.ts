@@ -13,7 +13,8 @@ import { child, children, columnsOf, kindOf, type KNode } from './kusto.js';
 import type { OperatorContext } from './operators.js';
 import { scopeOf } from './operators.js';
 import { from, ORD, type Column, type Relation } from './relation.js';
-import { fromDynamic, scalar, stringOperator, toDynamic, typeOf, type ScalarScope } from './scalar.js';
+import { fromDynamic, scalar, toDynamic, typeOf, type ScalarScope } from './scalar.js';
+import { stringOperator } from './string-operators.js';
 import { ident, str } from './sql-text.js';
 
 interface SearchScope {
@@ -33,14 +34,14 @@ const csKind = (kind: string, caseSensitive: boolean): string => (caseSensitive 
 
 /** A bare term against one text value, by where its `*` stand. */
 function termTest(term: string, hay: string, caseSensitive: boolean): string {
-  if (!term.includes('*')) return stringOperator(csKind('HasExpression', caseSensitive), hay, str(term)) as string;
+  if (!term.includes('*')) return stringOperator(csKind('HasExpression', caseSensitive), hay, str(term), term) as string;
   const leading = term.startsWith('*');
   const trailing = term.length > 1 && term.endsWith('*');
   const core = term.slice(leading ? 1 : 0, trailing ? -1 : undefined);
   if (core === '') return 'TRUE';
   if (!core.includes('*')) {
     const kind = leading && trailing ? 'ContainsExpression' : leading ? 'HasSuffixExpression' : 'HasPrefixExpression';
-    return stringOperator(csKind(kind, caseSensitive), hay, str(core)) as string;
+    return stringOperator(csKind(kind, caseSensitive), hay, str(core), core) as string;
   }
   const pattern = term.split('*').map(escapeRegex).join('.*');
   return `regexp_matches(coalesce(${hay}, ''), ${str(pattern)}${caseSensitive ? '' : ", 'i'"})`;

@@ -1,9 +1,10 @@
 /**
  * The KQL translation cache (ingest/kql/run.ts) against a real DuckDB: the
  * same query over the same schema reuses its translation, a new column or
- * table is a new schema (never a stale translation), and two realms never
- * share one. And the parser warm-up at start when an organization uses the
- * Advanced tier (real server, restarted on the same data directory).
+ * table is a new schema (never a stale translation), two realms never share
+ * one, and a kept prepared statement reads the rows as they are. And the
+ * parser warm-up at start when an organization uses the Advanced tier (real
+ * server, restarted on the same data directory).
  */
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -80,6 +81,19 @@ describe('KQL translation cache', () => {
     expect(one.rows).toEqual([['one']]);
     expect(one.sql).toContain(schemaName(ORG, 'one'));
     expect(one.sql).not.toContain(schemaName(ORG, 'two'));
+  }, 60_000);
+
+  it('runs a kept prepared statement over the rows as they are now, and again after a timeout stopped it', async () => {
+    const query = 'context_events | where label == "two" | count';
+    expect((await run('two', query)).rows).toEqual([[1]]);
+    await connection.run(`INSERT INTO ${qualified(schemaName(ORG, 'two'), 'context_events')} VALUES (TIMESTAMPTZ '2025-01-02 00:00:00+00', 'two', 'c', NULL)`);
+    expect((await run('two', query)).rows).toEqual([[2]]);
+    const slow = 'range x from 1 to 3000000000 step 1 | summarize dcount(x % 1000003), sum(x)';
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      const stopped = await runKql(connection, slow, [], { limit: 10, timeoutMs: 200 }).catch((error: unknown) => error);
+      expect((stopped as { code?: string }).code).toBe('query_timeout');
+    }
+    expect((await run('two', query)).rows).toEqual([[2]]);
   }, 60_000);
 });
 

@@ -199,6 +199,27 @@ describe('POST /context/kql', () => {
     expect(still.body.rows).toEqual([['only bob']]);
   });
 
+  it('sees the table and the columns ingest adds after a query (the realm table list is kept only until then)', async () => {
+    const { server, alice } = ctx;
+    expect((await server.request('POST', '/realms', { token: alice.token, body: { name: 'growing' } })).status).toBe(201);
+    const empty = await kql(server, alice, { realm: 'growing', query: 'context_events | count' });
+    expect(empty.body.rows).toEqual([[0]]);
+    const unknown = await kql(server, alice, { realm: 'growing', query: 'context_events | project region' });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error.code).toBe('kql_error');
+    const pipeline = await createPipeline(server, alice, { realm: 'growing' });
+    expect((await ingest(server, pipeline.token, ndjson([{ at: '2025-01-01T00:00:00Z', label: 'first', body: 'a' }]))).status).toBe(200);
+    const created = await kql(server, alice, { realm: 'growing', query: 'context_events | project label' });
+    expect(created.body.rows).toEqual([['first']]);
+    expect((await ingest(server, pipeline.token, ndjson([{ at: '2025-01-01T00:01:00Z', label: 'second', body: 'b', region: 'eu' }]))).status).toBe(200);
+    const grown = await kql(server, alice, { realm: 'growing', query: 'context_events | project label, region | sort by label asc' });
+    expect(grown.status).toBe(200);
+    expect(grown.body.rows).toEqual([
+      ['first', ''],
+      ['second', 'eu'],
+    ]);
+  });
+
   it('bounds the body and enforces timeout_ms', async () => {
     const { server, alice } = ctx;
     const tooBig = await kql(server, alice, { realm: 'ops', query: 'print x = 1', limit: 0 });

@@ -116,4 +116,19 @@ describe('POST /context/kql: Kusto semantics', () => {
       ),
     ).toEqual([[{ a: 1, b: 2, c: 4 }, ['a', 'b', 'c'], '1.02:03:04', null]]);
   });
+  it('matches a literal term exactly as a computed one (the substring test before the regex loses no match)', async () => {
+    // U+017F (long s) and U+212A (Kelvin sign) fold to ASCII "s" and "k" in a case-insensitive match
+    const hays = ['Ho\u017ft7 up', 'xHOST7', 'host7-x', '\u212a-9 unit', 'k9', 'a.b(c) d', 'ABC def', 'pr\u00e9fix x', ''];
+    const result = await rows(
+      `datatable(h:string)[${hays.map((hay) => JSON.stringify(hay)).join(', ')}] | extend n1 = "host7", n2 = "k", n3 = "b(c", n4 = "ABC", n5 = "PR\u00c9FIX"` +
+        ' | project h, a = h has "host7", a2 = h has n1, b = h hasprefix "k", b2 = h hasprefix n2, c = h hassuffix "b(c", c2 = h hassuffix n3,' +
+        ' d = h has_cs "ABC", d2 = h has_cs n4, e = h !has "host7", e2 = h !has n1, f = h has "PR\u00c9FIX", f2 = h has n5',
+    );
+    for (const [hay, ...tests] of result) {
+      for (let index = 0; index < tests.length; index += 2) expect(tests[index], `${String(hay)} test ${index / 2}`).toBe(tests[index + 1]);
+    }
+    const has = new Map(result.map((row) => [row[0], row[1]]));
+    expect([has.get('Ho\u017ft7 up'), has.get('xHOST7'), has.get('host7-x')]).toEqual([true, false, true]);
+    expect(result.find((row) => row[0] === '\u212a-9 unit')?.[3]).toBe(true);
+  });
 });
