@@ -46,12 +46,12 @@ const QUERIES: { name: string; kql: string; sql: string }[] = [
   {
     name: 'filter',
     kql: `context_events | where label == "error" and body has "host7" | project at, service, body`,
-    sql: `SELECT timezone('UTC', "at") AS at, service, body FROM ${table} WHERE label = 'error' AND regexp_matches(body, '(^|[^[:alnum:]])host7([^[:alnum:]]|$)', 'i')`,
+    sql: `SELECT make_timestamp(epoch_us("at")) AS at, service, body FROM ${table} WHERE label = 'error' AND regexp_matches(body, '(^|[^[:alnum:]])host7([^[:alnum:]]|$)', 'i')`,
   },
   {
     name: 'summarize_bin',
     kql: `context_events | summarize n = count(), errors = countif(label == "error") by bin(at, 1h)`,
-    sql: `SELECT time_bucket(INTERVAL 1 HOUR, timezone('UTC', "at")) AS at, count(*) AS n, count(*) FILTER (WHERE label = 'error') AS errors FROM ${table} GROUP BY 1`,
+    sql: `SELECT time_bucket(INTERVAL 1 HOUR, make_timestamp(epoch_us("at"))) AS at, count(*) AS n, count(*) FILTER (WHERE label = 'error') AS errors FROM ${table} GROUP BY 1`,
   },
   {
     name: 'top_n',
