@@ -11,7 +11,7 @@
  * p50/p99 request latency and the server's peak RSS.
  */
 import { DuckDBInstance } from '@duckdb/node-api';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,6 +44,24 @@ function currentRssMb(pid: number): number {
 function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * CPU seconds of a process's main thread (JavaScript: HTTP, the body scan, the event loop) and of all its
+ * other threads together (DuckDB's query and worker threads, libuv's pool writing spill files, V8's GC helpers).
+ */
+function cpuByThread(pid: number): { main: number; others: number } {
+  const split = { main: 0, others: 0 };
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      split[Number(task) === pid ? 'main' : 'others'] += (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      // the thread ended meanwhile (its time is lost from the split)
+    }
+  }
+  return split;
 }
 
 const percentile = (sorted: readonly number[], p: number): number =>
@@ -152,9 +170,12 @@ async function duckdbReadJson(file: string, dir: string, database: string): Prom
   const instance = await DuckDBInstance.create(database === ':memory:' ? ':memory:' : join(dir, database));
   const connection = await instance.connect();
   const started = performance.now();
+  const cpu = process.cpuUsage();
   // sample_size = -1: the data set gains properties late, so DuckDB must look at every line to load it
   await connection.run(`CREATE TABLE events AS SELECT * FROM read_json('${file}', format = 'newline_delimited', sample_size = -1)`);
   const seconds = (performance.now() - started) / 1000;
+  const used = process.cpuUsage(cpu);
+  console.log(`  DuckDB read_json (${database}): ${((used.user + used.system) / 1e6).toFixed(1)} CPU-seconds over ${seconds.toFixed(1)} s`);
   const count = Number((await connection.runAndReadAll('SELECT count(*) FROM events')).getRowsJS()[0]?.[0]);
   if (count !== ROWS) throw new Error(`DuckDB loaded ${count} rows, expected ${ROWS}`);
   connection.closeSync();
@@ -197,9 +218,14 @@ async function run(): Promise<void> {
     try {
       idleRssMb = currentRssMb(server.child.pid as number);
       const cpuBefore = cpuSeconds(server.child.pid as number);
+      const threadsBefore = cpuByThread(server.child.pid as number);
       http = await postOverHttp(server.value, file);
       rssMb = peakRssMb(server.child.pid as number);
       console.log(`  server CPU during the HTTP phase: ${(cpuSeconds(server.child.pid as number) - cpuBefore).toFixed(1)} s over ${http.seconds.toFixed(1)} s`);
+      const threads = cpuByThread(server.child.pid as number);
+      console.log(
+        `  of which main thread (JavaScript) ${(threads.main - threadsBefore.main).toFixed(1)} s, other threads (DuckDB, libuv, GC) ${(threads.others - threadsBefore.others).toFixed(1)} s`,
+      );
     } finally {
       await stop(server.child);
     }

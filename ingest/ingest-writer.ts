@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { sha256Hex } from '../runtime/crypto.js';
 import { ServiceError } from '../runtime/errors.js';
 import { countCandidates, planColumns } from './columns.js';
+import { scanBody } from './body-scan.js';
 import { asText } from './duck-values.js';
 import type { ContextEngine } from './engine.js';
 import { badTimestampStatement, insertStatement, keysStatement, orderedKeysStatement } from './insert-sql.js';
@@ -25,12 +26,11 @@ import {
   type QueuedRunState,
   type RunRecord,
 } from './ledger.js';
-import { countRows, findBadLine, findDeepLine, lineOfRow } from './ndjson-lines.js';
+import { countRows, deepLine, findBadLine, lineOfRow } from './ndjson-lines.js';
 import { KeyedRwLocks } from './rw-lock.js';
 import { Semaphore } from './semaphore.js';
 import type { SpillFolder } from './spill.js';
 import { qualified, schemaName, type TableCatalog, type TargetTable } from './table-catalog.js';
-import { topLevelKeys } from './top-keys.js';
 
 export interface IngestInput {
   readonly orgId: string;
@@ -100,13 +100,15 @@ export class IngestWriter {
     const rowsIn = countRows(input.body);
     try {
       if (rowsIn === 0) throw new ServiceError('bad_ndjson', 'the body has no rows: every line is empty', { rows: 0 });
-      // before DuckDB's reader (and any JSON.parse) walks a line: one structural pass over the bytes
-      const deep = findDeepLine(input.body, this.maxJsonDepth);
-      if (deep) {
+      // before DuckDB's reader (and any JSON.parse) walks a line: one structural pass over the bytes, which also
+      // reads the top-level names
+      const scan = scanBody(input.body, this.maxJsonDepth);
+      if (scan.tooDeepAt !== -1) {
+        const deep = deepLine(input.body, scan.tooDeepAt, this.maxJsonDepth);
         throw new ServiceError('bad_ndjson', `line ${deep.line} ${deep.reason}; nothing was written`, { line: deep.line, max_depth: this.maxJsonDepth });
       }
       const key = input.idempotencyKey;
-      if (key === null) return await this.engine.use((connection) => this.write(connection, input, rowsIn, null));
+      if (key === null) return await this.engine.use((connection) => this.write(connection, input, rowsIn, scan.keys, null));
       // one request per key at a time in this process (the only writer of the database)
       return await this.keyLocks.with(`${input.pipelineId}\n${key}`, true, () =>
         this.engine.use(async (connection) => {
@@ -118,7 +120,7 @@ export class IngestWriter {
             }
             return { rows_in: existing.rows_in, rows_out: existing.rows_out, run_id: existing.run_id, replayed: true };
           }
-          return this.write(connection, input, rowsIn, requestHash);
+          return this.write(connection, input, rowsIn, scan.keys, requestHash);
         }),
       );
     } catch (error) {
@@ -210,7 +212,14 @@ export class IngestWriter {
     return this.recordFailure(full, countRows(input.body), error);
   }
 
-  private async write(connection: DuckDBConnection, input: IngestInput, rowsIn: number, requestHash: string | null): Promise<IngestOutcome> {
+  /** `scannedKeys`: the body's top-level names read in JavaScript (`scanBody`), null when DuckDB must read them */
+  private async write(
+    connection: DuckDBConnection,
+    input: IngestInput,
+    rowsIn: number,
+    scannedKeys: string[] | null,
+    requestHash: string | null,
+  ): Promise<IngestOutcome> {
     const schema = schemaName(input.orgId, input.realm);
     const lockKey = `${schema}.${input.table}`;
     let columns = await this.catalog.columnsOf(connection, schema, input.table);
@@ -225,7 +234,7 @@ export class IngestWriter {
     }
     const body = input.body;
     return this.spill.with(body, async (file) => {
-      let keys = topLevelKeys(body);
+      let keys = scannedKeys;
       // every name has its column already (the steady state): no DuckDB discovery scan; else DuckDB reads the
       // names, validating the body before any ALTER
       if (keys === null || (input.schemaEvolve && countCandidates(keys, columns) > 0)) {

@@ -25,10 +25,11 @@ const EPOCH_MS_THRESHOLD = 1e11;
 function timestampExpression(raw: string, arrival: Date, strict: boolean): string {
   const number = `try_cast(${raw} AS DOUBLE)`;
   const epoch = `to_timestamp(CASE WHEN abs(${number}) >= ${EPOCH_MS_THRESHOLD} THEN ${number} / 1000 ELSE ${number} END)`;
+  // the text is cast once: coalesce evaluates its second argument only for the rows the first left NULL (the
+  // former CASE cast every row twice, ~15% of the insert's CPU time: issue 20)
   return `CASE WHEN ${raw} IS NULL THEN ${quoteLiteral(arrival.toISOString())}::TIMESTAMPTZ
-    WHEN try_cast(${raw} AS TIMESTAMPTZ) IS NOT NULL THEN try_cast(${raw} AS TIMESTAMPTZ)
-    WHEN ${number} IS NOT NULL THEN ${strict ? epoch : `try(${epoch})`}
-    ELSE ${strict ? `error(${BAD_AT})` : 'NULL'} END`;
+    ELSE coalesce(try_cast(${raw} AS TIMESTAMPTZ), CASE WHEN ${number} IS NOT NULL THEN ${strict ? epoch : `try(${epoch})`}
+      ELSE ${strict ? `error(${BAD_AT})` : 'NULL'} END) END`;
 }
 
 export interface InsertPlan {

@@ -5,7 +5,7 @@
  * exact 1-based line in the 400 `bad_ndjson`.
  */
 import { isUtf8 } from 'node:buffer';
-import { findTooDeep } from '../runtime/json-depth.js';
+import { scanBody } from './body-scan.js';
 
 const NEWLINE = 0x0a;
 
@@ -70,10 +70,14 @@ export interface BadLine {
  * structural pass over the raw bytes before DuckDB (or JSON.parse) sees them.
  */
 export function findDeepLine(body: Buffer, maxDepth: number): BadLine | null {
-  const deep = findTooDeep(body, maxDepth, true);
-  if (deep === null) return null;
+  const { tooDeepAt } = scanBody(body, maxDepth);
+  return tooDeepAt === -1 ? null : deepLine(body, tooDeepAt, maxDepth);
+}
+
+/** The line holding the bracket at `offset` that went past `maxDepth` (`BodyScan.tooDeepAt`). */
+export function deepLine(body: Buffer, offset: number, maxDepth: number): BadLine {
   let line = 1;
-  for (let at = body.indexOf(NEWLINE); at !== -1 && at < deep.offset; at = body.indexOf(NEWLINE, at + 1)) line += 1;
+  for (let at = body.indexOf(NEWLINE); at !== -1 && at < offset; at = body.indexOf(NEWLINE, at + 1)) line += 1;
   return { line, reason: `nests arrays/objects deeper than ${maxDepth} levels` };
 }
 

@@ -6,10 +6,10 @@
  * through the egress guard's agents. `awsCall` maps SDK failures to
  * ToolErrors the model can read.
  */
-import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
 import { createHash } from 'node:crypto';
 import { ToolError, type NetPort } from '../contract.js';
 import { awsConfigOf, type AwsConfig } from './config.js';
+import { stsSdk } from './sdk.js';
 
 interface AwsCredentials {
   readonly accessKeyId: string;
@@ -78,9 +78,12 @@ async function assumeRole(config: AwsConfig, roleArn: string, net: NetPort | und
   const cached = assumed.get(key);
   // wall clock: STS expirations are real time
   if (cached?.expiration !== undefined && cached.expiration.getTime() - REFRESH_MARGIN_MS > Date.now()) return cached;
-  const sts = new STSClient(baseConfig(config, config.regions[0] ?? 'us-east-1', staticCredentials(config), net));
+  const sts = new (stsSdk().STSClient)(baseConfig(config, config.regions[0] ?? 'us-east-1', staticCredentials(config), net));
   const answer = await awsCall('STS', signal, (options) =>
-    sts.send(new AssumeRoleCommand({ RoleArn: roleArn, RoleSessionName: ROLE_SESSION_NAME, ExternalId: config.externalId, DurationSeconds: 3600 }), options),
+    sts.send(
+      new (stsSdk().AssumeRoleCommand)({ RoleArn: roleArn, RoleSessionName: ROLE_SESSION_NAME, ExternalId: config.externalId, DurationSeconds: 3600 }),
+      options,
+    ),
   );
   const granted = answer.Credentials;
   if (granted?.AccessKeyId === undefined || granted.SecretAccessKey === undefined) {

@@ -1,9 +1,10 @@
 /** The paged reads the list tools and the sync share: one region each, up to a limit. */
-import { CloudWatchClient, DescribeAlarmsCommand, type MetricAlarm, type StateValue } from '@aws-sdk/client-cloudwatch';
-import { DescribeInstancesCommand, EC2Client, type Filter, type Instance } from '@aws-sdk/client-ec2';
-import { DescribeServicesCommand, ECSClient, ListClustersCommand, ListServicesCommand, type Service } from '@aws-sdk/client-ecs';
-import { LambdaClient, ListFunctionsCommand, type FunctionConfiguration } from '@aws-sdk/client-lambda';
+import type { MetricAlarm, StateValue } from '@aws-sdk/client-cloudwatch';
+import type { Filter, Instance } from '@aws-sdk/client-ec2';
+import type { Service } from '@aws-sdk/client-ecs';
+import type { FunctionConfiguration } from '@aws-sdk/client-lambda';
 import { awsCall, readPages, type AwsSession } from './client.js';
+import { cloudWatchSdk, ec2Sdk, ecsSdk, lambdaSdk } from './sdk.js';
 
 export interface Read<T> {
   readonly items: T[];
@@ -18,11 +19,11 @@ export async function readInstances(
   filters: Filter[] = [],
   ids?: string[],
 ): Promise<Read<Instance>> {
-  const ec2 = session.client(EC2Client, region);
+  const ec2 = session.client(ec2Sdk().EC2Client, region);
   return readPages(limit, async (token) => {
     const answer = await awsCall('EC2', signal, (options) =>
       ec2.send(
-        new DescribeInstancesCommand({
+        new (ec2Sdk().DescribeInstancesCommand)({
           Filters: filters.length > 0 ? filters : undefined,
           InstanceIds: ids,
           NextToken: token,
@@ -40,12 +41,14 @@ const DESCRIBE_BATCH = 10; // DescribeServices takes at most 10 services
 
 /** The services of one cluster, or of every cluster in the region, described (deployments, counts, events). */
 export async function readEcsServices(session: AwsSession, region: string, signal: AbortSignal, limit: number, cluster?: string): Promise<Read<Service>> {
-  const ecs = session.client(ECSClient, region);
+  const ecs = session.client(ecsSdk().ECSClient, region);
   const clusters =
     cluster === undefined
       ? (
           await readPages(100, async (token) => {
-            const answer = await awsCall('ECS', signal, (options) => ecs.send(new ListClustersCommand({ nextToken: token, maxResults: 100 }), options));
+            const answer = await awsCall('ECS', signal, (options) =>
+              ecs.send(new (ecsSdk().ListClustersCommand)({ nextToken: token, maxResults: 100 }), options),
+            );
             return { items: answer.clusterArns ?? [], next: answer.nextToken };
           })
         ).items
@@ -55,7 +58,7 @@ export async function readEcsServices(session: AwsSession, region: string, signa
   for (const clusterName of clusters) {
     const arns = await readPages(limit - services.length, async (token) => {
       const answer = await awsCall('ECS', signal, (options) =>
-        ecs.send(new ListServicesCommand({ cluster: clusterName, nextToken: token, maxResults: 100 }), options),
+        ecs.send(new (ecsSdk().ListServicesCommand)({ cluster: clusterName, nextToken: token, maxResults: 100 }), options),
       );
       return { items: answer.serviceArns ?? [], next: answer.nextToken };
     });
@@ -63,7 +66,7 @@ export async function readEcsServices(session: AwsSession, region: string, signa
     for (let at = 0; at < arns.items.length; at += DESCRIBE_BATCH) {
       const batch = arns.items.slice(at, at + DESCRIBE_BATCH);
       const answer = await awsCall('ECS', signal, (options) =>
-        ecs.send(new DescribeServicesCommand({ cluster: clusterName, services: batch, include: ['TAGS'] }), options),
+        ecs.send(new (ecsSdk().DescribeServicesCommand)({ cluster: clusterName, services: batch, include: ['TAGS'] }), options),
       );
       services.push(...(answer.services ?? []));
     }
@@ -76,10 +79,10 @@ export async function readEcsServices(session: AwsSession, region: string, signa
 }
 
 export async function readLambdaFunctions(session: AwsSession, region: string, signal: AbortSignal, limit: number): Promise<Read<FunctionConfiguration>> {
-  const lambda = session.client(LambdaClient, region);
+  const lambda = session.client(lambdaSdk().LambdaClient, region);
   return readPages(limit, async (token) => {
     const answer = await awsCall('Lambda', signal, (options) =>
-      lambda.send(new ListFunctionsCommand({ Marker: token, MaxItems: Math.min(limit, 50) }), options),
+      lambda.send(new (lambdaSdk().ListFunctionsCommand)({ Marker: token, MaxItems: Math.min(limit, 50) }), options),
     );
     return { items: answer.Functions ?? [], next: answer.NextMarker };
   });
@@ -93,11 +96,11 @@ export async function readAlarms(
   state?: StateValue,
   prefix?: string,
 ): Promise<Read<MetricAlarm>> {
-  const cloudwatch = session.client(CloudWatchClient, region);
+  const cloudwatch = session.client(cloudWatchSdk().CloudWatchClient, region);
   return readPages(limit, async (token) => {
     const answer = await awsCall('CloudWatch', signal, (options) =>
       cloudwatch.send(
-        new DescribeAlarmsCommand({
+        new (cloudWatchSdk().DescribeAlarmsCommand)({
           StateValue: state,
           AlarmNamePrefix: prefix,
           AlarmTypes: ['MetricAlarm'],

@@ -15,12 +15,12 @@
  * Terminated instances are left out. Every node carries `source: 'aws'`, the region and the account.
  */
 import type { Instance } from '@aws-sdk/client-ec2';
-import { LambdaClient, ListTagsCommand } from '@aws-sdk/client-lambda';
 import type { GraphNodeInput, GraphRelationshipInput, SyncContext, SyncReport } from '../contract.js';
 import { awsCall, awsSession, type AwsSession } from './client.js';
 import { dimensionsOf, tagsOf } from './present.js';
 import { readAlarms, readEcsServices, readInstances, readLambdaFunctions } from './read.js';
 import { callerIdentity } from './validate.js';
+import { lambdaSdk } from './sdk.js';
 
 /** tag keys (any case) whose value names the service a resource runs, first match wins */
 const SERVICE_TAG_KEYS = ['service', 'app'] as const;
@@ -42,8 +42,8 @@ function serviceOf(tags: Record<string, string>): string | null {
 }
 
 async function lambdaTags(session: AwsSession, region: string, arn: string, signal: AbortSignal): Promise<Record<string, string>> {
-  const lambda = session.client(LambdaClient, region);
-  const answer = await awsCall('Lambda', signal, (options) => lambda.send(new ListTagsCommand({ Resource: arn }), options));
+  const lambda = session.client(lambdaSdk().LambdaClient, region);
+  const answer = await awsCall('Lambda', signal, (options) => lambda.send(new (lambdaSdk().ListTagsCommand)({ Resource: arn }), options));
   return answer.Tags ?? {};
 }
 

@@ -1,7 +1,7 @@
 /** Validation of an aws source: STS GetCallerIdentity with its credentials (after assuming its role, when it names one). */
-import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { ToolError, type NetPort, type ValidationResult } from '../contract.js';
 import { awsCall, awsSession } from './client.js';
+import { stsSdk } from './sdk.js';
 
 export interface CallerIdentity {
   readonly account: string;
@@ -12,8 +12,8 @@ export interface CallerIdentity {
 /** who the source's credentials are, as STS says */
 export async function callerIdentity(config: Readonly<Record<string, unknown>>, net: NetPort | undefined, signal: AbortSignal): Promise<CallerIdentity> {
   const session = await awsSession(config, net, signal);
-  const sts = session.client(STSClient, session.config.regions[0] ?? 'us-east-1');
-  const answer = await awsCall('STS', signal, (options) => sts.send(new GetCallerIdentityCommand({}), options));
+  const sts = session.client(stsSdk().STSClient, session.config.regions[0] ?? 'us-east-1');
+  const answer = await awsCall('STS', signal, (options) => sts.send(new (stsSdk().GetCallerIdentityCommand)({}), options));
   return { account: answer.Account ?? '', arn: answer.Arn ?? '', user_id: answer.UserId ?? '' };
 }
 

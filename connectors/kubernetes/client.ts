@@ -5,9 +5,14 @@
  * turns ApiExceptions into ToolErrors the model can read.
  */
 import { Agent as HttpsAgent } from 'node:https';
-import { AppsV1Api, AuthorizationV1Api, CoreV1Api, KubeConfig, VersionApi, type ApiException, type RequestContext } from '@kubernetes/client-node';
+import type * as Kubernetes from '@kubernetes/client-node';
+import type { ApiException, AppsV1Api, AuthorizationV1Api, CoreV1Api, KubeConfig, RequestContext, VersionApi } from '@kubernetes/client-node';
 import { ToolError, type NetPort } from '../contract.js';
 import { retryAfterMs } from '../shared/http-client.js';
+import { lazyModule } from '../shared/lazy-module.js';
+
+/** the client library, loaded at the first call to a cluster (shared/lazy-module.ts) */
+export const kubernetesLibrary = lazyModule<typeof Kubernetes>('@kubernetes/client-node');
 
 export interface KubernetesConfig {
   readonly auth: { readonly kind: 'in_cluster' } | { readonly kind: 'kubeconfig'; readonly kubeconfig: string; readonly context?: string };
@@ -33,27 +38,35 @@ const MAX_RETRY_DELAY_MS = 30_000;
  * A KubeConfig whose requests connect through the egress guard: the API server
  * (and a kubeconfig's proxy-url) are the tenant's to choose. The client builds
  * a TLS agent per request from the kubeconfig; it is swapped for the guard's
- * agent with the same TLS settings (CA, client certificate, SNI).
+ * agent with the same TLS settings (CA, client certificate, SNI). The class is
+ * built at first use, when the library is loaded.
  */
-class GuardedKubeConfig extends KubeConfig {
-  constructor(private readonly net: NetPort) {
-    super();
-  }
+let guardedKubeConfig: (new (net: NetPort) => KubeConfig) | null = null;
 
-  override async applySecurityAuthentication(context: RequestContext): Promise<void> {
-    await super.applySecurityAuthentication(context);
-    if (this.getCurrentCluster()?.proxyUrl) {
-      throw new ToolError('invalid_config', 'a kubeconfig proxy-url is not supported: set base_url to reach the cluster through a proxy', {
-        field: 'auth.kubeconfig',
-      });
+function guardedKubeConfigClass(): new (net: NetPort) => KubeConfig {
+  if (guardedKubeConfig) return guardedKubeConfig;
+  class GuardedKubeConfig extends kubernetesLibrary().KubeConfig {
+    constructor(private readonly net: NetPort) {
+      super();
     }
-    const built = context.getAgent();
-    const tls = built instanceof HttpsAgent ? built.options : undefined;
-    context.setAgent(this.net.agent(new URL(context.getUrl()).protocol === 'http:' ? 'http:' : 'https:', tls));
+
+    override async applySecurityAuthentication(context: RequestContext): Promise<void> {
+      await super.applySecurityAuthentication(context);
+      if (this.getCurrentCluster()?.proxyUrl) {
+        throw new ToolError('invalid_config', 'a kubeconfig proxy-url is not supported: set base_url to reach the cluster through a proxy', {
+          field: 'auth.kubeconfig',
+        });
+      }
+      const built = context.getAgent();
+      const tls = built instanceof HttpsAgent ? built.options : undefined;
+      context.setAgent(this.net.agent(new URL(context.getUrl()).protocol === 'http:' ? 'http:' : 'https:', tls));
+    }
   }
+  guardedKubeConfig = GuardedKubeConfig;
+  return GuardedKubeConfig;
 }
 
-const kubeConfig = (net: NetPort | undefined): KubeConfig => (net === undefined ? new KubeConfig() : new GuardedKubeConfig(net));
+const kubeConfig = (net: NetPort | undefined): KubeConfig => (net === undefined ? new (kubernetesLibrary().KubeConfig)() : new (guardedKubeConfigClass())(net));
 
 /**
  * A tenant's kubeconfig may only carry credentials inline. Its `exec` and
@@ -118,6 +131,7 @@ function kubeConfigOf(config: KubernetesConfig, net?: NetPort): KubeConfig {
 
 export function kubernetesApis(config: Readonly<Record<string, unknown>>, net: NetPort | undefined): KubernetesApis {
   const kc = kubeConfigOf(config as unknown as KubernetesConfig, net);
+  const { AppsV1Api, AuthorizationV1Api, CoreV1Api, VersionApi } = kubernetesLibrary();
   return {
     core: kc.makeApiClient(CoreV1Api),
     apps: kc.makeApiClient(AppsV1Api),

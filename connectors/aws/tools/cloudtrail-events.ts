@@ -1,9 +1,9 @@
 /** aws.cloudtrail_events: recent CloudTrail management events about one resource. */
-import { CloudTrailClient, LookupEventsCommand } from '@aws-sdk/client-cloudtrail';
 import type { ConnectorTool } from '../../contract.js';
 import { awsCall, readPages } from '../client.js';
 import { trailEventView } from '../present.js';
 import { regionOf, regionProperty, sessionOf } from './shared.js';
+import { cloudTrailSdk } from '../sdk.js';
 
 export const cloudtrailEventsTool: ConnectorTool = {
   name: 'cloudtrail_events',
@@ -30,11 +30,11 @@ export const cloudtrailEventsTool: ConnectorTool = {
     const end = new Date();
     const start = new Date(end.getTime() - (args['hours'] as number) * 3_600_000);
     const limit = args['limit'] as number;
-    const cloudtrail = session.client(CloudTrailClient, region);
+    const cloudtrail = session.client(cloudTrailSdk().CloudTrailClient, region);
     const read = await readPages(limit, async (token) => {
       const answer = await awsCall('CloudTrail', ctx.signal, (options) =>
         cloudtrail.send(
-          new LookupEventsCommand({
+          new (cloudTrailSdk().LookupEventsCommand)({
             LookupAttributes: [{ AttributeKey: 'ResourceName', AttributeValue: args['resource_name'] as string }],
             StartTime: start,
             EndTime: end,

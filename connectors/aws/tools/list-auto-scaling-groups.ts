@@ -1,9 +1,9 @@
 /** aws.list_auto_scaling_groups: Auto Scaling groups with their capacity and instances' health. */
-import { AutoScalingClient, DescribeAutoScalingGroupsCommand } from '@aws-sdk/client-auto-scaling';
 import type { ConnectorTool } from '../../contract.js';
 import { awsCall, readPages } from '../client.js';
 import { autoScalingGroupView } from '../present.js';
 import { limitProperty, listAcrossRegions, regionProperty, sessionOf } from './shared.js';
+import { autoScalingSdk } from '../sdk.js';
 
 export const listAutoScalingGroupsTool: ConnectorTool = {
   name: 'list_auto_scaling_groups',
@@ -24,11 +24,11 @@ export const listAutoScalingGroupsTool: ConnectorTool = {
     const session = await sessionOf(ctx);
     const limit = args['limit'] as number;
     const groups = (region: string) => {
-      const autoscaling = session.client(AutoScalingClient, region);
+      const autoscaling = session.client(autoScalingSdk().AutoScalingClient, region);
       return readPages(limit, async (token) => {
         const answer = await awsCall('Auto Scaling', ctx.signal, (options) =>
           autoscaling.send(
-            new DescribeAutoScalingGroupsCommand({
+            new (autoScalingSdk().DescribeAutoScalingGroupsCommand)({
               AutoScalingGroupNames: args['names'] as string[] | undefined,
               NextToken: token,
               MaxRecords: Math.min(limit, 100),

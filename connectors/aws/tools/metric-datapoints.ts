@@ -1,9 +1,10 @@
 /** aws.metric_datapoints: one CloudWatch metric's datapoints over the last minutes. */
-import { CloudWatchClient, GetMetricStatisticsCommand, type Statistic } from '@aws-sdk/client-cloudwatch';
+import type { Statistic } from '@aws-sdk/client-cloudwatch';
 import type { ConnectorTool } from '../../contract.js';
 import { awsCall } from '../client.js';
 import { iso } from '../present.js';
 import { regionOf, regionProperty, sessionOf } from './shared.js';
+import { cloudWatchSdk } from '../sdk.js';
 
 const STATISTICS = ['Average', 'Sum', 'Minimum', 'Maximum', 'SampleCount'] as const;
 /** GetMetricStatistics answers at most 1440 datapoints */
@@ -41,10 +42,10 @@ export const metricDatapointsTool: ConnectorTool = {
     const end = new Date();
     const start = new Date(end.getTime() - minutes * 60_000);
     const dimensions = Object.entries(args['dimensions'] as Record<string, string>).map(([Name, Value]) => ({ Name, Value }));
-    const cloudwatch = session.client(CloudWatchClient, region);
+    const cloudwatch = session.client(cloudWatchSdk().CloudWatchClient, region);
     const answer = await awsCall('CloudWatch', ctx.signal, (options) =>
       cloudwatch.send(
-        new GetMetricStatisticsCommand({
+        new (cloudWatchSdk().GetMetricStatisticsCommand)({
           Namespace: args['namespace'] as string,
           MetricName: args['metric_name'] as string,
           Dimensions: dimensions,

@@ -1,8 +1,8 @@
 /** aws.reboot_instance: reboots one EC2 instance (write). */
-import { EC2Client, RebootInstancesCommand } from '@aws-sdk/client-ec2';
 import type { ConnectorTool } from '../../contract.js';
 import { awsCall } from '../client.js';
 import { regionOf, regionProperty, sessionOf } from './shared.js';
+import { ec2Sdk } from '../sdk.js';
 
 export const rebootInstanceTool: ConnectorTool = {
   name: 'reboot_instance',
@@ -23,8 +23,8 @@ export const rebootInstanceTool: ConnectorTool = {
     const session = await sessionOf(ctx);
     const region = regionOf(session, args);
     const instanceId = args['instance_id'] as string;
-    const ec2 = session.client(EC2Client, region);
-    await awsCall('EC2', ctx.signal, (options) => ec2.send(new RebootInstancesCommand({ InstanceIds: [instanceId] }), options));
+    const ec2 = session.client(ec2Sdk().EC2Client, region);
+    await awsCall('EC2', ctx.signal, (options) => ec2.send(new (ec2Sdk().RebootInstancesCommand)({ InstanceIds: [instanceId] }), options));
     return { instance_id: instanceId, region, reboot_requested: true };
   },
 };

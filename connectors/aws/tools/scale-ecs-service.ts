@@ -1,9 +1,9 @@
 /** aws.scale_ecs_service: sets an ECS service's desired task count (write). */
-import { ECSClient, UpdateServiceCommand } from '@aws-sdk/client-ecs';
 import { ToolError, type ConnectorTool } from '../../contract.js';
 import { awsCall } from '../client.js';
 import { ecsServiceView } from '../present.js';
 import { regionOf, regionProperty, sessionOf } from './shared.js';
+import { ecsSdk } from '../sdk.js';
 
 export const scaleEcsServiceTool: ConnectorTool = {
   name: 'scale_ecs_service',
@@ -25,10 +25,14 @@ export const scaleEcsServiceTool: ConnectorTool = {
   run: async (args, ctx) => {
     const session = await sessionOf(ctx);
     const region = regionOf(session, args);
-    const ecs = session.client(ECSClient, region);
+    const ecs = session.client(ecsSdk().ECSClient, region);
     const answer = await awsCall('ECS', ctx.signal, (options) =>
       ecs.send(
-        new UpdateServiceCommand({ cluster: args['cluster'] as string, service: args['service'] as string, desiredCount: args['desired_count'] as number }),
+        new (ecsSdk().UpdateServiceCommand)({
+          cluster: args['cluster'] as string,
+          service: args['service'] as string,
+          desiredCount: args['desired_count'] as number,
+        }),
         options,
       ),
     );

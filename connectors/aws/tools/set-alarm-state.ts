@@ -1,8 +1,9 @@
 /** aws.set_alarm_state: sets a CloudWatch alarm's state by hand (write). */
-import { CloudWatchClient, SetAlarmStateCommand, type StateValue } from '@aws-sdk/client-cloudwatch';
+import type { StateValue } from '@aws-sdk/client-cloudwatch';
 import type { ConnectorTool } from '../../contract.js';
 import { awsCall } from '../client.js';
 import { regionOf, regionProperty, sessionOf } from './shared.js';
+import { cloudWatchSdk } from '../sdk.js';
 
 export const setAlarmStateTool: ConnectorTool = {
   name: 'set_alarm_state',
@@ -24,10 +25,14 @@ export const setAlarmStateTool: ConnectorTool = {
   run: async (args, ctx) => {
     const session = await sessionOf(ctx);
     const region = regionOf(session, args);
-    const cloudwatch = session.client(CloudWatchClient, region);
+    const cloudwatch = session.client(cloudWatchSdk().CloudWatchClient, region);
     await awsCall('CloudWatch', ctx.signal, (options) =>
       cloudwatch.send(
-        new SetAlarmStateCommand({ AlarmName: args['alarm_name'] as string, StateValue: args['state'] as StateValue, StateReason: args['reason'] as string }),
+        new (cloudWatchSdk().SetAlarmStateCommand)({
+          AlarmName: args['alarm_name'] as string,
+          StateValue: args['state'] as StateValue,
+          StateReason: args['reason'] as string,
+        }),
         options,
       ),
     );

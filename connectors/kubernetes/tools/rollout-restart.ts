@@ -1,7 +1,6 @@
 /** kubernetes.rollout_restart: restarts a deployment's pods the way `kubectl rollout restart` does. */
-import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { ConnectorTool } from '../../contract.js';
-import { kubeCall, kubernetesApis } from '../client.js';
+import { kubeCall, kubernetesApis, kubernetesLibrary } from '../client.js';
 import { deploymentView } from '../present.js';
 import { nameProperty } from './schema.js';
 
@@ -29,6 +28,7 @@ export const rolloutRestartTool: ConnectorTool = {
     // kubectl writes RFC 3339 seconds precision
     // wall clock: the restartedAt annotation is read by the cluster (kubectl writes the same)
     const restartedAt = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const { PatchStrategy, setHeaderOptions } = kubernetesLibrary();
     const body = { spec: { template: { metadata: { annotations: { [RESTARTED_AT_ANNOTATION]: restartedAt } } } } };
     const patched = await kubeCall(apis, ctx.signal, () =>
       apis.apps.patchNamespacedDeployment(
