@@ -75,7 +75,8 @@ async function* ndjsonRecords(body: AsyncIterable<Uint8Array> | Iterable<Uint8Ar
       if (text.length > options.maxLineBytes / 3 && Buffer.byteLength(text) > options.maxLineBytes)
         throw lineError(line, `longer than ${options.maxLineBytes} bytes`);
       if (line === deepLine) throw lineError(line, `nests deeper than ${options.maxJsonDepth}`);
-      if (text.trim() === '') continue;
+      // a line starting with `{` is not blank: no trimmed copy of every line
+      if (text.charCodeAt(0) !== 0x7b && text.trim() === '') continue;
       let value: unknown;
       try {
         value = JSON.parse(text);

@@ -114,7 +114,8 @@ export class CsvStaging {
     try {
       await copy(file);
     } finally {
-      await rm(file, { force: true });
+      // not awaited: the transaction goes on meanwhile (names are never reused; close removes the folder)
+      void rm(file, { force: true }).catch(() => undefined);
     }
   }
 
