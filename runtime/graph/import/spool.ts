@@ -85,7 +85,10 @@ export class ImportSpool {
   async add(records: readonly ImportRecord[]): Promise<void> {
     // a file's records mostly share the previous one's target: its checks and lookup are not repeated
     let last: Target | null = null;
-    for (const record of records) {
+    for (let at = 0; at < records.length; at += 1) {
+      const record = records[at]!;
+      // a large piece of input is written as it goes: memory holds about one buffer per segment
+      if ((at & 1023) === 1023) await this.writeFilled();
       if (record.kind === 'node') {
         if (last?.kind !== 'NODE' || last.table !== record.label) {
           this.kindOf(record.label, 'NODE', record.line);
@@ -104,8 +107,12 @@ export class ImportSpool {
         this.relationships += 1;
       }
     }
+    await this.writeFilled();
+  }
+
+  /** writes the buffers that filled up, and closes the segments a new column ended */
+  private async writeFilled(): Promise<void> {
     for (const open of this.open.values()) if (open.buffer.length >= FLUSH_BYTES) await this.flush(open);
-    // segments a new column ended: closed (their files complete before any COPY reads them)
     for (const open of this.ended.splice(0)) await this.close(open);
   }
 
