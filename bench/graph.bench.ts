@@ -22,7 +22,8 @@
  * import_rows_per_s (CSV) and ratio_import_vs_bulk (and the NDJSON import's),
  * search_p50_ms, two_hop_p50_ms and the server's peak RSS.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openConnection, openDatabase } from '../runtime/graph/kuzu/engine.js';
@@ -63,6 +64,23 @@ const relOf = (j: number) => {
     to_key: `svc-${to === from ? (to + 1) % NODES : to}`,
     properties: { weight: j % 10 },
   };
+};
+
+/** clock ticks a second, the unit of /proc/<pid>/stat's CPU times */
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK']).stdout?.toString().trim()) || 100;
+/**
+ * CPU seconds a process has used so far, every thread (the engine's too):
+ * on a shared machine wall-clock time swings with the load, CPU time far less.
+ */
+function cpuSecondsOf(pid: number): number {
+  // utime and stime are fields 14 and 15; the command name before them is in parentheses
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+const ownCpuSeconds = (): number => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1e6;
 };
 
 const percentile = (values: readonly number[], p: number): number => {
@@ -125,10 +143,11 @@ function importBodies(format: 'csv' | 'ndjson'): string[] {
 }
 
 /** POST /graph/import of the same rows into a fresh realm (bodies built before the clock starts); seconds */
-async function importOverHttp(url: string, token: string, format: 'csv' | 'ndjson'): Promise<number> {
+async function importOverHttp(url: string, token: string, format: 'csv' | 'ndjson', serverCpu: () => number): Promise<{ seconds: number; cpuSeconds: number }> {
   const realm = `import-${format}`;
   await call(url, token, 'POST', '/realms', { name: realm });
   const bodies = importBodies(format);
+  const cpuBefore = serverCpu();
   const started = performance.now();
   for (const body of bodies) {
     const response = await fetch(`${url}/graph/import?realm=${realm}`, {
@@ -140,14 +159,23 @@ async function importOverHttp(url: string, token: string, format: 'csv' | 'ndjso
     if (!response.ok) throw new Error(`import ${format}: ${response.status} ${text.slice(0, 300)}`);
   }
   const seconds = (performance.now() - started) / 1000;
+  const cpuSeconds = serverCpu() - cpuBefore;
   const stats = await call(url, token, 'GET', `/graph/stats?realm=${realm}`);
   if (stats['node_count'] !== NODES || stats['relationship_count'] !== RELS) throw new Error(`stats after ${format} import: ${JSON.stringify(stats)}`);
-  return seconds;
+  return { seconds, cpuSeconds };
 }
 
-async function overHttp(
-  url: string,
-): Promise<{ upsertSeconds: number; searchMs: number[]; twoHopMs: number[]; importCsvSeconds: number; importNdjsonSeconds: number }> {
+interface HttpFigures {
+  readonly upsertSeconds: number;
+  /** the server's CPU seconds over the upserts (and each import) */
+  readonly upsertCpuSeconds: number;
+  readonly searchMs: number[];
+  readonly twoHopMs: number[];
+  readonly importCsv: { seconds: number; cpuSeconds: number };
+  readonly importNdjson: { seconds: number; cpuSeconds: number };
+}
+
+async function overHttp(url: string, serverCpu: () => number): Promise<HttpFigures> {
   const register = await fetch(`${url}/auth/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -161,11 +189,13 @@ async function overHttp(
     );
   const nodeBodies = batches(NODES, 'nodes', nodeOf);
   const relBodies = batches(RELS, 'relationships', relOf);
+  const cpuBefore = serverCpu();
   const started = performance.now();
   await inFlight(nodeBodies.length, (batch) => post(url, token, '/graph/nodes', nodeBodies[batch]!));
   const nodesDone = performance.now();
   await inFlight(relBodies.length, (batch) => post(url, token, '/graph/relationships', relBodies[batch]!));
   const upsertSeconds = (performance.now() - started) / 1000;
+  const upsertCpuSeconds = serverCpu() - cpuBefore;
   console.log(`  nodes ${((nodesDone - started) / 1000).toFixed(1)} s, relationships ${((performance.now() - nodesDone) / 1000).toFixed(1)} s`);
   const stats = await call(url, token, 'GET', '/graph/stats');
   if (stats['node_count'] !== NODES || stats['relationship_count'] !== RELS) throw new Error(`stats after upsert: ${JSON.stringify(stats)}`);
@@ -190,10 +220,12 @@ async function overHttp(
     });
     twoHopMs.push(performance.now() - t0);
   }
-  const importCsvSeconds = await importOverHttp(url, token, 'csv');
-  const importNdjsonSeconds = await importOverHttp(url, token, 'ndjson');
-  console.log(`  import: CSV ${importCsvSeconds.toFixed(2)} s, NDJSON ${importNdjsonSeconds.toFixed(2)} s`);
-  return { upsertSeconds, searchMs, twoHopMs, importCsvSeconds, importNdjsonSeconds };
+  const importCsv = await importOverHttp(url, token, 'csv', serverCpu);
+  const importNdjson = await importOverHttp(url, token, 'ndjson', serverCpu);
+  console.log(
+    `  import: CSV ${importCsv.seconds.toFixed(2)} s (server CPU ${importCsv.cpuSeconds.toFixed(2)} s), NDJSON ${importNdjson.seconds.toFixed(2)} s (${importNdjson.cpuSeconds.toFixed(2)} s)`,
+  );
+  return { upsertSeconds, upsertCpuSeconds, searchMs, twoHopMs, importCsv, importNdjson };
 }
 
 /** the rows as CSV files: nodes, then relationships, `chunk` rows a file (quoted only where needed: the engine reads quoted cells at about half the speed, and the baselines are its best) */
@@ -230,7 +262,7 @@ function writeCsvFiles(dir: string, chunk: number): { nodes: string[]; relations
  * Seconds of COPY and COMMIT only, and of writing the CSV files; the stored
  * counts are checked.
  */
-async function engineLoad(dir: string, name: string, chunk: number): Promise<{ copySeconds: number; csvSeconds: number }> {
+async function engineLoad(dir: string, name: string, chunk: number): Promise<{ copySeconds: number; copyCpuSeconds: number; csvSeconds: number }> {
   const csvStarted = performance.now();
   const files = writeCsvFiles(mkdtempSync(join(dir, `${name}-csv-`)), chunk);
   const csvSeconds = (performance.now() - csvStarted) / 1000;
@@ -246,6 +278,7 @@ async function engineLoad(dir: string, name: string, chunk: number): Promise<{ c
   try {
     await query('CREATE NODE TABLE Service(_key STRING PRIMARY KEY, name STRING, description STRING, tier INT64)');
     await query('CREATE REL TABLE DEPENDS_ON(FROM Service TO Service, weight INT64)');
+    const cpuBefore = ownCpuSeconds();
     const started = performance.now();
     for (const [table, list] of [
       ['Service', files.nodes],
@@ -258,12 +291,13 @@ async function engineLoad(dir: string, name: string, chunk: number): Promise<{ c
       }
     }
     const copySeconds = (performance.now() - started) / 1000;
+    const copyCpuSeconds = ownCpuSeconds() - cpuBefore;
     const [nodes] = await query('MATCH (n:Service) RETURN count(n) AS c');
     const [relationships] = await query('MATCH ()-[r:DEPENDS_ON]->() RETURN count(r) AS c');
     const stored = { nodes: Number(nodes?.['c']), relationships: Number(relationships?.['c']) };
     if (stored.nodes !== NODES || stored.relationships !== RELS)
       throw new Error(`${name} load stored ${stored.nodes} nodes, ${stored.relationships} relationships`);
-    return { copySeconds, csvSeconds };
+    return { copySeconds, copyCpuSeconds, csvSeconds };
   } finally {
     await connection.close();
     await database.close();
@@ -292,7 +326,8 @@ async function run(): Promise<void> {
     let http: Awaited<ReturnType<typeof overHttp>>;
     let rssMb: number;
     try {
-      http = await overHttp(server.value);
+      const pid = server.child.pid as number;
+      http = await overHttp(server.value, () => cpuSecondsOf(pid));
       rssMb = peakRssMb(server.child.pid as number);
     } finally {
       await stop(server.child);
@@ -311,12 +346,18 @@ async function run(): Promise<void> {
     const ratio = Number((upsertRowsPerS / bulkRowsPerS).toFixed(3));
     const ratioIncremental = Number((upsertRowsPerS / incrementalRowsPerS).toFixed(3));
     console.log(`ratio vs bulk: ${ratio} (target >= 0.5); vs the engine in ${BATCH}-row transactions: ${ratioIncremental}`);
+    // CPU seconds for the same rows: the server's (every thread, the engine's included) against the engine alone's
+    const cpu = (seconds: number) => Number(seconds.toFixed(3));
+    console.log(
+      `CPU seconds: upsert server ${cpu(http.upsertCpuSeconds)} vs Kùzu in ${BATCH}-row transactions ${cpu(incremental.copyCpuSeconds)}; ` +
+        `import server CSV ${cpu(http.importCsv.cpuSeconds)}, NDJSON ${cpu(http.importNdjson.cpuSeconds)} vs bulk COPY ${cpu(bulk.copyCpuSeconds)}`,
+    );
     console.log(
       `search p50 ${percentile(http.searchMs, 50).toFixed(1)} ms, p99 ${percentile(http.searchMs, 99).toFixed(1)} ms; ` +
         `2-hop Cypher p50 ${percentile(http.twoHopMs, 50).toFixed(1)} ms, p99 ${percentile(http.twoHopMs, 99).toFixed(1)} ms`,
     );
-    const importRowsPerS = rows / http.importCsvSeconds;
-    const importNdjsonRowsPerS = rows / http.importNdjsonSeconds;
+    const importRowsPerS = rows / http.importCsv.seconds;
+    const importNdjsonRowsPerS = rows / http.importNdjson.seconds;
     const ratioImport = Number((importRowsPerS / bulkRowsPerS).toFixed(3));
     console.log(
       `POST /graph/import: CSV ${Math.round(importRowsPerS)} rows/s, NDJSON ${Math.round(importNdjsonRowsPerS)} rows/s; ratio vs Kùzu's bulk COPY: ${ratioImport} (target >= 0.7), NDJSON ${(importNdjsonRowsPerS / bulkRowsPerS).toFixed(3)}`,
@@ -338,6 +379,11 @@ async function run(): Promise<void> {
       search_p50_ms: Number(percentile(http.searchMs, 50).toFixed(1)),
       two_hop_p50_ms: Number(percentile(http.twoHopMs, 50).toFixed(1)),
       peak_rss_mb: rssMb,
+      upsert_cpu_s: cpu(http.upsertCpuSeconds),
+      incremental_cpu_s: cpu(incremental.copyCpuSeconds),
+      import_cpu_s: cpu(http.importCsv.cpuSeconds),
+      import_ndjson_cpu_s: cpu(http.importNdjson.cpuSeconds),
+      bulk_cpu_s: cpu(bulk.copyCpuSeconds),
       batch: BATCH,
       concurrency: CONCURRENCY,
     });

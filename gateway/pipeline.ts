@@ -229,7 +229,10 @@ export class Pipeline {
     if (route.bodyKind === 'raw' && route.ndjson !== true && request.body.length > 0 && JSON_TYPE.test(request.headers['content-type'] ?? '')) {
       boundDepth(request.body, maxJsonDepth);
     }
-    const body = route.bodyKind === 'raw' || route.bodyKind === 'stream' ? undefined : parse(schemas.body, readJson(request, maxJsonDepth), 'body');
+    const readsJson = route.bodyKind !== 'raw' && route.bodyKind !== 'stream';
+    const json = readsJson ? readJson(request, maxJsonDepth) : undefined;
+    // a route's fast check takes the large bodies it surely accepts; the schema parses the others (and names the error)
+    const body: unknown = readsJson ? ((route.bodyFastPath?.(json) as unknown) ?? parse(schemas.body, json, 'body')) : undefined;
 
     const org = auth?.orgId ?? PUBLIC_SCOPE;
     attachCursorScope(query, this.deps.cursorKey, org, `${route.method} ${route.path}`);

@@ -39,6 +39,12 @@ interface RouteBase<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodTyp
   readonly secretParams?: readonly string[];
   readonly query?: Q;
   readonly body?: B;
+  /**
+   * A faster check of large bodies: the body exactly as `body` would give it
+   * when it surely passes, else undefined (then `body` parses it and names
+   * the error). It must never accept what `body` refuses.
+   */
+  readonly bodyFastPath?: (value: unknown) => z.output<B> | undefined;
   /** documents the success body in /openapi.json */
   readonly response?: z.ZodType;
   /** @default 200 */

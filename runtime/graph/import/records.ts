@@ -65,6 +65,7 @@ export async function* readRecords(
 async function* ndjsonRecords(body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, options: ReadOptions): AsyncGenerator<ImportRecord[]> {
   let rest: Buffer = Buffer.alloc(0);
   let line = 0;
+  const names = new NameCache();
   const lines = (bytes: Buffer): ImportRecord[] => {
     const out: ImportRecord[] = [];
     const deep = findTooDeep(bytes, options.maxJsonDepth, true);
@@ -74,7 +75,8 @@ async function* ndjsonRecords(body: AsyncIterable<Uint8Array> | Iterable<Uint8Ar
       if (text.length > options.maxLineBytes / 3 && Buffer.byteLength(text) > options.maxLineBytes)
         throw lineError(line, `longer than ${options.maxLineBytes} bytes`);
       if (line === deepLine) throw lineError(line, `nests deeper than ${options.maxJsonDepth}`);
-      if (text.trim() === '') continue;
+      // a line starting with `{` is not blank: no trimmed copy of every line
+      if (text.charCodeAt(0) !== 0x7b && text.trim() === '') continue;
       let value: unknown;
       try {
         value = JSON.parse(text);
@@ -82,7 +84,7 @@ async function* ndjsonRecords(body: AsyncIterable<Uint8Array> | Iterable<Uint8Ar
         throw lineError(line, `not JSON: ${(error as Error).message}`);
       }
       if (typeof value !== 'object' || value === null || Array.isArray(value)) throw lineError(line, 'not a JSON object');
-      out.push(recordOf(value as Record<string, unknown>, line));
+      out.push(recordOf(value as Record<string, unknown>, line, names));
     }
     return out;
   };
@@ -107,28 +109,64 @@ function countNewlines(bytes: Buffer, before: number): number {
   return count;
 }
 
+/**
+ * The names an import has seen valid (labels, types, property names): a
+ * file repeats a few names on every line, and each is checked once.
+ */
+class NameCache {
+  private readonly labels = new Set<string>();
+  private readonly properties = new Set<string>();
+
+  label(value: unknown, field: string, line: number): string {
+    if (typeof value === 'string' && this.labels.has(value)) return value;
+    const checked = name(value, field, line);
+    this.labels.add(checked);
+    return checked;
+  }
+
+  property(name: string, line: number): void {
+    if (this.properties.has(name)) return;
+    if (!isValidProperty(name)) throw lineError(line, `invalid property name "${name.slice(0, 80)}"`);
+    this.properties.add(name);
+  }
+
+  /** `Label:key` as its two parts (parseNodeId's rule, the label checked once) */
+  end(value: unknown, field: string, line: number): { label: string; key: string } {
+    if (typeof value === 'string') {
+      const colon = value.indexOf(':');
+      if (colon > 0 && value.length - colon - 1 <= MAX_KEY_LENGTH && value.length - colon > 1) {
+        const label = value.slice(0, colon);
+        if (this.labels.has(label)) return { label, key: value.slice(colon + 1) };
+      }
+    }
+    const parsed = end(value, field, line);
+    this.labels.add(parsed.label);
+    return parsed;
+  }
+}
+
 /** an NDJSON object as a node or relationship record */
-function recordOf(object: Record<string, unknown>, line: number): ImportRecord {
+function recordOf(object: Record<string, unknown>, line: number, names: NameCache): ImportRecord {
   const isRel = 'type' in object || '_from' in object || '_to' in object;
   if (isRel && 'label' in object) throw lineError(line, 'a line is a node ("label", "_key") or a relationship ("type", "_from", "_to"), not both');
   const props: Record<string, unknown> = {};
   const fields = isRel ? REL_FIELDS : NODE_FIELDS;
-  for (const name in object) {
-    if (fields.has(name)) continue;
-    if (!isValidProperty(name)) throw lineError(line, `invalid property name "${name.slice(0, 80)}"`);
-    const value = object[name];
-    if (value !== null && value !== undefined) props[name] = value;
+  for (const field in object) {
+    if (fields.has(field)) continue;
+    names.property(field, line);
+    const value = object[field];
+    if (value !== null && value !== undefined) props[field] = value;
   }
   if (isRel)
     return {
       kind: 'rel',
       line,
-      type: name(object['type'], 'type', line),
-      from: end(object['_from'], '_from', line),
-      to: end(object['_to'], '_to', line),
+      type: names.label(object['type'], 'type', line),
+      from: names.end(object['_from'], '_from', line),
+      to: names.end(object['_to'], '_to', line),
       props,
     };
-  return { kind: 'node', line, label: name(object['label'], 'label', line), key: key(object[KEY_PROPERTY], line), props };
+  return { kind: 'node', line, label: names.label(object['label'], 'label', line), key: key(object[KEY_PROPERTY], line), props };
 }
 
 function name(value: unknown, field: string, line: number): string {
@@ -157,6 +195,7 @@ interface Column {
 }
 interface Header {
   readonly kind: 'node' | 'rel';
+  /** where the lead cells are: `label` and `_key`, or `type`, `_from` and `_to` */
   readonly lead: Map<string, number>;
   readonly columns: (Column | null)[];
   readonly declared: Declared;
@@ -166,9 +205,10 @@ const COLUMN_TYPES: Record<CellType, ColumnType> = { string: 'STRING', int: 'INT
 async function* csvRecords(body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, options: ReadOptions): AsyncGenerator<ImportRecord[]> {
   let header: Header | null = null;
   let out: ImportRecord[] = [];
+  const names = new NameCache();
   const reader = new CsvReader({ unquotedNull: '', maxCellChars: options.maxLineBytes }, (cells, line) => {
     if (header === null) header = headerOf(cells, line);
-    else out.push(csvRecord(header, cells, line));
+    else out.push(csvRecord(header, cells, line, names));
   });
   const decoder = new StringDecoder('utf8');
   for await (const chunk of body) {
@@ -208,7 +248,7 @@ function headerOf(cells: readonly CsvCell[], line: number): Header {
   return { kind, lead, columns, declared };
 }
 
-function csvRecord(header: Header, cells: readonly CsvCell[], line: number): ImportRecord {
+function csvRecord(header: Header, cells: readonly CsvCell[], line: number, names: NameCache): ImportRecord {
   if (cells.length !== header.columns.length) throw lineError(line, `${cells.length} cells where the header has ${header.columns.length}`);
   const props: Record<string, unknown> = {};
   for (let at = 0; at < cells.length; at += 1) {
@@ -216,20 +256,26 @@ function csvRecord(header: Header, cells: readonly CsvCell[], line: number): Imp
     const cell = cells[at];
     if (column && cell !== null && cell !== undefined) props[column.name] = cellValue(cell, column, line);
   }
-  const lead = (field: string): CsvCell => cells[header.lead.get(field)!] ?? null;
-  const { declared } = header;
+  const { declared, lead } = header;
   if (header.kind === 'rel') {
     return {
       kind: 'rel',
       line,
-      type: name(lead('type'), 'type', line),
-      from: end(lead('_from'), '_from', line),
-      to: end(lead('_to'), '_to', line),
+      type: names.label(cells[lead.get('type')!] ?? null, 'type', line),
+      from: names.end(cells[lead.get('_from')!] ?? null, '_from', line),
+      to: names.end(cells[lead.get('_to')!] ?? null, '_to', line),
       props,
       declared,
     };
   }
-  return { kind: 'node', line, label: name(lead('label'), 'label', line), key: key(lead(KEY_PROPERTY), line), props, declared };
+  return {
+    kind: 'node',
+    line,
+    label: names.label(cells[lead.get('label')!] ?? null, 'label', line),
+    key: key(cells[lead.get(KEY_PROPERTY)!] ?? null, line),
+    props,
+    declared,
+  };
 }
 
 function cellValue(cell: string, column: Column, line: number): unknown {

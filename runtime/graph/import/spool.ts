@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import { PRIVATE_FILE_MODE } from '../../file-modes.js';
 import { ServiceError } from '../../errors.js';
-import { CSV_NULL, csvCell } from '../kuzu/csv.js';
+import { CSV_NULL, csvNeeds, csvQuoted } from '../kuzu/csv.js';
 import { columnTypeOf, toColumnText, type ColumnType } from '../values.js';
 import { lineError } from './csv-reader.js';
 import type { ImportRecord } from './records.js';
@@ -63,6 +63,8 @@ export class ImportSpool {
   /** a value holds a line break (COPY then reads the files on one thread) */
   multiline = false;
   private readonly open = new Map<Target, Open>();
+  /** segments a new column ended, closed once the records being added are buffered */
+  private readonly ended: Open[] = [];
   private files = 0;
 
   private constructor(
@@ -79,32 +81,49 @@ export class ImportSpool {
     return new ImportSpool(await mkdtemp(join(parent, 'import-')), stored);
   }
 
+  /** checks and buffers the records (no await per record), then writes the segments that filled up */
   async add(records: readonly ImportRecord[]): Promise<void> {
-    for (const record of records) {
+    // a file's records mostly share the previous one's target: its checks and lookup are not repeated
+    let last: Target | null = null;
+    for (let at = 0; at < records.length; at += 1) {
+      const record = records[at]!;
+      // a large piece of input is written as it goes: memory holds about one buffer per segment
+      if ((at & 1023) === 1023) await this.writeFilled();
       if (record.kind === 'node') {
-        this.kindOf(record.label, 'NODE', record.line);
-        const target = this.target(record.label, 'NODE', record.line);
-        await this.write(target, [record.key], record, record.label);
+        if (last?.kind !== 'NODE' || last.table !== record.label) {
+          this.kindOf(record.label, 'NODE', record.line);
+          last = this.target(record.label, 'NODE', record.line);
+        }
+        this.write(last, record.key, null, record, record.label);
         this.nodes += 1;
       } else {
-        this.kindOf(record.from.label, 'NODE', record.line);
-        this.kindOf(record.to.label, 'NODE', record.line);
-        this.kindOf(record.type, 'REL', record.line);
-        const target = this.target(`${record.type}|${record.from.label}|${record.to.label}`, 'REL', record.line, record);
-        await this.write(target, [record.from.key, record.to.key], record, record.type);
+        if (last?.kind !== 'REL' || last.table !== record.type || last.from !== record.from.label || last.to !== record.to.label) {
+          this.kindOf(record.from.label, 'NODE', record.line);
+          this.kindOf(record.to.label, 'NODE', record.line);
+          this.kindOf(record.type, 'REL', record.line);
+          last = this.target(`${record.type}|${record.from.label}|${record.to.label}`, 'REL', record.line, record);
+        }
+        this.write(last, record.from.key, record.to.key, record, record.type);
         this.relationships += 1;
       }
     }
+    await this.writeFilled();
+  }
+
+  /** writes the buffers that filled up, and closes the segments a new column ended */
+  private async writeFilled(): Promise<void> {
+    for (const open of this.open.values()) if (open.buffer.length >= FLUSH_BYTES) await this.flush(open);
+    for (const open of this.ended.splice(0)) await this.close(open);
   }
 
   /** every buffer written and every file closed */
   async finish(): Promise<void> {
-    for (const open of this.open.values()) await this.close(open);
+    for (const open of [...this.ended.splice(0), ...this.open.values()]) await this.close(open);
     this.open.clear();
   }
 
   async remove(): Promise<void> {
-    for (const open of this.open.values()) open.stream.destroy();
+    for (const open of [...this.open.values(), ...this.ended]) open.stream.destroy();
     await rm(this.dir, { recursive: true, force: true });
   }
 
@@ -128,7 +147,7 @@ export class ImportSpool {
     return target;
   }
 
-  private async write(target: Target, lead: readonly string[], record: ImportRecord, table: string): Promise<void> {
+  private write(target: Target, first: string, second: string | null, record: ImportRecord, table: string): void {
     let columns = this.columns.get(table);
     if (!columns) this.columns.set(table, (columns = new Map<string, ColumnType>()));
     let open = this.open.get(target);
@@ -140,12 +159,13 @@ export class ImportSpool {
         if (picked === null) continue;
         columns.set(name, (type = picked));
       }
-      if (!open?.segment.names.includes(name)) open = await this.newSegment(target, open, name);
+      if (open === undefined || !open.segment.names.includes(name)) open = this.newSegment(target, open, name);
     }
-    open ??= await this.newSegment(target, open, null);
-    let text = this.cell(lead[0]!);
-    for (let at = 1; at < lead.length; at += 1) text += ',' + this.cell(lead[at]!);
-    for (const name of open.segment.names) {
+    open ??= this.newSegment(target, open, null);
+    let text = second === null ? this.cell(first) : this.cell(first) + ',' + this.cell(second);
+    const { names } = open.segment;
+    for (let at = 0; at < names.length; at += 1) {
+      const name = names[at]!;
       let cell: string | null;
       try {
         cell = toColumnText(record.props[name], columns.get(name)!, table, name);
@@ -156,20 +176,20 @@ export class ImportSpool {
     }
     open.buffer += text + '\n';
     open.segment.rows += 1;
-    if (open.buffer.length >= FLUSH_BYTES) await this.flush(open);
   }
 
   /** a cell as COPY reads it; notes what COPY cannot carry */
   private cell(text: string): string {
-    if (text === CSV_NULL || text.includes('\u0000')) this.copyable = false;
-    if (text === CSV_NULL) return `"${text}"`;
+    const needs = csvNeeds(text);
+    if (needs === 'plain') return text;
+    if (needs === 'none') this.copyable = false;
     if (!this.multiline && (text.includes('\n') || text.includes('\r'))) this.multiline = true;
-    return csvCell(text);
+    return csvQuoted(text);
   }
 
-  /** a segment with the current one's columns plus `added` (the current one is closed) */
-  private async newSegment(target: Target, current: Open | undefined, added: string | null): Promise<Open> {
-    if (current) await this.close(current);
+  /** a segment with the current one's columns plus `added` (the current one is closed at the end of the records being added) */
+  private newSegment(target: Target, current: Open | undefined, added: string | null): Open {
+    if (current) this.ended.push(current);
     const names = [...(current?.segment.names ?? []), ...(added === null ? [] : [added])];
     const segment: Segment = { file: join(this.dir, `${(this.files += 1)}.csv`), names, rows: 0 };
     target.segments.push(segment);

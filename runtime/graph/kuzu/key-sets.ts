@@ -15,7 +15,7 @@ import type { KuzuSession } from './session.js';
 const KEY_SET_PAGE = 100_000;
 
 /** the key set name of a relationship table's FROM/TO pair */
-export function pairTableOf(group: EdgeGroup): string {
+export function pairTableOf(group: Pick<EdgeGroup, 'type' | 'from' | 'to'>): string {
   return `${group.type}|${group.from}|${group.to}`;
 }
 
@@ -70,6 +70,14 @@ export class KeySets {
     }
     this.sets.set(table, keys);
     return keys;
+  }
+
+  /**
+   * A table (or a relationship table's FROM/TO pair) the open transaction
+   * just created: it holds nothing, so its set starts empty without a read.
+   */
+  created(table: string): void {
+    if (this.budget > 0) this.sets.set(table, new KeySet());
   }
 
   /** the set of a table when it is loaded already (never reads the store) */

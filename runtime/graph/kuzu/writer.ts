@@ -26,7 +26,15 @@ export class BatchWriter {
 
   /** a batch's schema changes (planned by GraphSchema.plan), then its rows */
   async write(batch: WriteBatch, changes: readonly TableChange[]): Promise<void> {
-    for (const change of changes) await this.schema.apply(change);
+    for (const change of changes) {
+      await this.schema.apply(change);
+      // a new table, or a relationship table's new FROM/TO pair, holds nothing: no read of its keys
+      if (change.create && change.kind === 'NODE') this.keySets.created(change.name);
+      else if ((change.create || change.addPair) && change.kind === 'REL') {
+        const [from, to] = change.pair!.split('>') as [string, string];
+        this.keySets.created(pairTableOf({ type: change.name, from, to }));
+      }
+    }
     if (batch.kind === 'nodes') await this.writeNodes(batch.byLabel);
     else await this.writeRelationships(batch.groups);
   }
