@@ -94,9 +94,12 @@ export class WorkerTurnRunner implements TurnRunner {
     return request.endpoint !== undefined && ((request.taskId ?? null) !== null || (request.bindingId ?? null) !== null);
   }
 
-  async handOver(run: LiveRun, turn: number): Promise<DeferredWait> {
-    const job = await this.workers.queue.enqueue(jobOf(run.request.orgId, run.id, turn));
-    return { kind: MODEL_TURN_KIND, keys: [job.id] };
+  waitOf(run: LiveRun, turn: number): DeferredWait {
+    return { kind: MODEL_TURN_KIND, keys: [jobOf(run.request.orgId, run.id, turn).id] };
+  }
+
+  async handOver(run: LiveRun, turn: number): Promise<void> {
+    await this.workers.queue.enqueue(jobOf(run.request.orgId, run.id, turn));
   }
 
   follow(org: OrgId, runId: string, wait: DeferredWait, deliver: (result: RunnerTurnResult) => Promise<boolean>): void {

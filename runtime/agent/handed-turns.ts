@@ -51,12 +51,25 @@ export class HandedTurns {
   began(run: LiveRun, context: AgentRunContext): void {
     this.host.parking.waiting(run);
     this.host.calls.began(run, context.turnWait as DeferredWait);
+    run.handingOver = undefined;
   }
 
-  /** Hands turn `turn` of the run over: what it waits on. */
-  handOver(run: LiveRun, turn: number): Promise<DeferredWait> {
+  /**
+   * Hands turn `turn` of the run over: what it waits on. The wait is known
+   * before the job is out, since a worker may claim it and ask for its input
+   * before the machine has entered `awaiting_turn`.
+   */
+  async handOver(run: LiveRun, turn: number): Promise<DeferredWait> {
     if (!this.runner) throw new Error('no turn runner');
-    return this.runner.handOver(run, turn);
+    const wait = this.runner.waitOf(run, turn);
+    run.handingOver = wait;
+    try {
+      await this.runner.handOver(run, turn);
+    } catch (error) {
+      run.handingOver = undefined;
+      throw error;
+    }
+    return wait;
   }
 
   /** What the handed-over turn `key` of a run (live or parked) needs to be performed; undefined when the run no longer waits on it. */
@@ -77,7 +90,9 @@ export class HandedTurns {
   }
 
   private waitsOn(org: OrgId, runId: string, key: string): boolean {
-    return this.host.calls.waitOf(org, runId)?.keys.includes(key) === true;
+    if (this.host.calls.waitOf(org, runId)?.keys.includes(key) === true) return true;
+    const run = this.host.runs.get(runId);
+    return run?.request.orgId === org && !run.finished && run.handingOver?.keys.includes(key) === true;
   }
 
   /** A turn's result to the run waiting on it (a parked run comes back for it); false when it no longer waits. */

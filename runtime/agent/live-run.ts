@@ -3,7 +3,7 @@
  * of it while it is live (LiveRun).
  */
 import type { AgentRunKind } from '../collections.js';
-import type { AgentRunInput, RunEnd } from '../../actors/agent-run.types.js';
+import type { AgentRunInput, DeferredWait, RunEnd } from '../../actors/agent-run.types.js';
 import type { CatalogSource, ToolCatalog } from '../tools/catalog.js';
 import type { ToolInterceptor } from '../tools/interceptors.js';
 import type { LlmEndpoint } from '../llm/index.js';
@@ -58,6 +58,8 @@ export interface LiveRun {
   finished: boolean;
   /** when the run began its current wait (an approval, a handed-over result or turn: it parks after AGENT_PARK_AFTER_MS of it) */
   waitingSince?: number | undefined;
+  /** the turn being handed over, until the machine waits on it (its performer may ask for its input before that) */
+  handingOver?: DeferredWait | undefined;
   /** when the run times out (ms since the epoch) */
   readonly runDue: number;
 }

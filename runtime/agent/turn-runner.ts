@@ -23,8 +23,10 @@ export interface TurnRunner {
   readonly kind: string;
   /** whether this runner performs the run's model turns (otherwise the runtime calls the model in-process) */
   takes(run: LiveRun): boolean;
-  /** hands turn `turn` (1 for the first) of the run over: what the run waits on until the runner delivers its result */
-  handOver(run: LiveRun, turn: number): Promise<DeferredWait>;
+  /** what the run waits on for turn `turn` (1 for the first) once it is handed over (known before, so its performer is answered at once) */
+  waitOf(run: LiveRun, turn: number): DeferredWait;
+  /** hands turn `turn` of the run over; the runner delivers its result later (`follow`) */
+  handOver(run: LiveRun, turn: number): Promise<void>;
   /**
    * Follows a handed-over turn until its result is there, then `deliver`s it
    * (once; a late or repeated delivery is ignored). Called when a run begins
