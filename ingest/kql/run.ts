@@ -35,7 +35,18 @@ interface Compiled {
   readonly sql: string;
   readonly columns: { name: string; type: string }[];
   readonly chart: string | null;
+  readonly ordered: boolean;
 }
+
+/**
+ * DuckDB runs a LIMIT of at most this many rows in parallel and keeps the
+ * insertion order; above it, a LIMIT that keeps the order runs on one thread
+ * (the default limit, 10,000 rows + 1 to tell truncation, is above it). A
+ * result without an order of the query's own is Kusto's answer in any order,
+ * so its session drops the insertion order while it runs (1.6x on a filter
+ * over 1M rows).
+ */
+const PARALLEL_LIMIT_ROWS = 10_000;
 
 /** Most translations kept (a few kB each). */
 const COMPILED_KEPT = 512;
@@ -89,7 +100,7 @@ function compileKql(query: string, tables: readonly SourceTable[], limit: number
     });
   }
   const translation = translate(analyzed, new Map(tables.map((table) => [table.name, table])), limit);
-  const compiled: Compiled = { sql: translation.sql, columns: translation.columns, chart: translation.chart };
+  const compiled: Compiled = { sql: translation.sql, columns: translation.columns, chart: translation.chart, ordered: translation.ordered };
   compiledCache.set(cacheKey, compiled);
   if (compiledCache.size > COMPILED_KEPT) compiledCache.delete(compiledCache.keys().next().value as string);
   return compiled;
@@ -162,7 +173,9 @@ export async function runKql(connection: DuckDBConnection, query: string, tables
     connection.interrupt();
   }, options.timeoutMs);
   let raw: unknown[][];
+  const anyOrder = !compiled.ordered && options.limit + 1 > PARALLEL_LIMIT_ROWS;
   try {
+    if (anyOrder) await connection.run('SET SESSION preserve_insertion_order = false');
     raw = (await (await preparedFor(connection, compiled.sql)).runAndReadAll()).getRowsJS();
   } catch (error) {
     if (timedOut)
@@ -172,6 +185,7 @@ export async function runKql(connection: DuckDBConnection, query: string, tables
     throw new ServiceError('kql_error', `the query failed while running: ${message}`, { stage: 'execution' });
   } finally {
     clearTimeout(timer);
+    if (anyOrder) await connection.run('SET SESSION preserve_insertion_order = true');
   }
   const truncated = raw.length > options.limit;
   const rows = raw.slice(0, options.limit).map((row) => compiled.columns.map((column, index) => present(row[index], column.type)));

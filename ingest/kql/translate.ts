@@ -27,6 +27,8 @@ export interface Translation {
   readonly columns: Column[];
   /** `render`'s chart kind, when the query ends with one */
   readonly chart: string | null;
+  /** the rows come in an order the query made (sort, top, serialize...); otherwise any order is Kusto's answer */
+  readonly ordered: boolean;
 }
 
 export class Translator {
@@ -89,7 +91,7 @@ export class Translator {
     const list = result.columns.map((column) => `${presentSql(ident(column.name), column.type)} AS ${ident(column.name)}`);
     const order = result.ordered ? ` ORDER BY ${ident(ORD)}` : '';
     const sql = `WITH ${this.chain.ctes.join(',\n')}\nSELECT ${list.join(', ') || 'NULL AS "__empty"'} FROM ${from(result)}${order} LIMIT ${limit}`;
-    return { sql, columns: result.columns.map((column) => ({ name: column.name, type: column.type })), chart: this.chart };
+    return { sql, columns: result.columns.map((column) => ({ name: column.name, type: column.type })), chart: this.chart, ordered: result.ordered };
   }
 }
 

@@ -95,6 +95,23 @@ describe('KQL translation cache', () => {
     }
     expect((await run('two', query)).rows).toEqual([[2]]);
   }, 60_000);
+
+  it('runs a large unordered result without the insertion order and gives the session its order back, also after a failure', async () => {
+    const setting = async () => (await connection.runAndReadAll("SELECT current_setting('preserve_insertion_order')")).getRowsJS()[0]?.[0];
+    const wide = { limit: 10_000, timeoutMs: 30_000 };
+    const tables = await realmSources(connection, ORG, 'one');
+    const rows = await runKql(connection, 'range i from 1 to 30000 step 1 | where i % 2 == 0', tables, wide);
+    expect(rows.stats).toMatchObject({ row_count: 10_000, truncated: true });
+    expect(new Set(rows.rows.map((row) => row[0])).size).toBe(10_000);
+    expect(rows.rows.every((row) => (row[0] as number) % 2 === 0)).toBe(true);
+    expect(await setting()).toBe(true);
+    // an ordered result keeps its order (a sort of the query's own)
+    const sorted = await runKql(connection, 'range i from 1 to 20000 step 1 | sort by i asc', tables, wide);
+    expect(sorted.rows.slice(0, 3)).toEqual([[1], [2], [3]]);
+    await expect(runKql(connection, 'print x = toint("a") | extend y = range(1, 1, 0)', tables, wide)).rejects.toThrow();
+    await expect(runKql(connection, 'context_events | extend n = toscalar(range i from 1 to 2 step 1) | where n > 0', tables, wide)).resolves.toBeDefined();
+    expect(await setting()).toBe(true);
+  });
 });
 
 describe('KQL parser warm-up at start', () => {
