@@ -129,7 +129,8 @@ describe('task runs parked on a model turn queued for a worker', { timeout: 180_
     expect(run.status).toBe('cancelled');
     llm.release();
     await one.logged('job completed', { job_id: `${runId}.turn.1` });
-    expect(await job(runId, 1)).toMatchObject({ state: 'done', deliveries: 1, result: { abandoned: true } });
+    // (not `deliveries: 1`: the pending claim of a worker an earlier test killed may have taken the job and given it back, a delivery)
+    expect(await job(runId, 1)).toMatchObject({ state: 'done', result: { abandoned: true } });
     expect(llm.requests).toHaveLength(1);
   });
 
