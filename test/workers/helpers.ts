@@ -6,8 +6,15 @@ import { fileURLToPath } from 'node:url';
 import { eventually } from '../helpers/eventually.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** the gateway's claim step (domains/workers/service.ts) */
+const CLAIM_STEP_MS = 1_000;
 export const TEST_HANDLERS = fileURLToPath(new URL('./fixtures/handlers.ts', import.meta.url));
-export const WORKER_TOKEN = 'worker-token-for-tests-0123456789';
+/**
+ * One token per test file (each file loads this module afresh): a worker process some other run left
+ * behind (a test runner killed mid-file) cannot join this file's servers when one of them gets its old
+ * port, and steal their jobs
+ */
+export const WORKER_TOKEN = `worker-token-for-tests-${randomBytes(12).toString('hex')}`;
 
 /** workers on with a short lease (2 s), on NATS when the run names one (NATS_URL), else the in-process queue */
 export const WORKERS_ENV: Record<string, string> = {
@@ -60,6 +67,9 @@ export function startWorker(apiUrl: string, args: readonly string[], env: Record
         child.kill('SIGCONT');
         child.kill('SIGKILL');
         await exited;
+        // a claim the worker left waiting in the gateway ends at its next step (domains/workers/service.ts, 1 s);
+        // a job enqueued before that is leased to it and given back at once, a delivery the next test would see
+        await new Promise((resolve) => setTimeout(resolve, CLAIM_STEP_MS + 200));
       }
     },
   };
