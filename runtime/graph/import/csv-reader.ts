@@ -103,6 +103,22 @@ export class CsvReader {
     }
   }
 
+  /** whether the reader is between records (not inside one that a pushed piece began) */
+  get atRecordStart(): boolean {
+    return this.state === 'start' && this.cells.length === 0 && this.cell === '';
+  }
+
+  /** the line the next record starts on */
+  get nextLine(): number {
+    return this.recordLine;
+  }
+
+  /** a line read by someone else (between records only): the line numbers stay true */
+  skipLine(): void {
+    this.line += 1;
+    this.recordLine = this.line;
+  }
+
   /** the end of the input: a last record without its line break is complete too */
   end(): void {
     if (this.state === 'quoted') throw this.fail('a quoted cell is not closed');

@@ -7,7 +7,8 @@
 import { mkdir } from 'node:fs/promises';
 import { ServiceError } from '../../errors.js';
 import { PRIVATE_DIR_MODE } from '../../file-modes.js';
-import { readRecords, type ImportFormat } from './records.js';
+import { spoolCsv } from './csv-lines.js';
+import { ndjsonRecords, type ImportFormat } from './records.js';
 import { ImportSpool, type StoredTables } from './spool.js';
 
 export type ImportMode = 'create' | 'merge';
@@ -38,9 +39,9 @@ export async function runImport(
   await mkdir(spoolParent, { recursive: true, mode: PRIVATE_DIR_MODE });
   const spool = await ImportSpool.create(spoolParent, stored);
   try {
-    for await (const records of readRecords(input.body, input.format, { maxJsonDepth: input.maxJsonDepth, maxLineBytes: MAX_LINE_BYTES })) {
-      await spool.add(records);
-    }
+    const options = { maxJsonDepth: input.maxJsonDepth, maxLineBytes: MAX_LINE_BYTES };
+    if (input.format === 'csv') await spoolCsv(input.body, spool, options);
+    else for await (const records of ndjsonRecords(input.body, options)) await spool.add(records);
     await spool.finish();
     if (spool.nodes + spool.relationships === 0) throw new ServiceError('validation_error', 'the import holds no nodes or relationships');
     return await load(spool);

@@ -9,11 +9,10 @@
  * properties); a property column is `name` (text) or `name:int`,
  * `name:float`, `name:bool`, `name:string`; an empty cell gives no value.
  */
-import { StringDecoder } from 'node:string_decoder';
 import { findTooDeep } from '../../json-depth.js';
 import { isValidKey, isValidLabel, isValidProperty, KEY_PROPERTY, MAX_KEY_LENGTH, parseNodeId } from '../names.js';
 import type { ColumnType } from '../values.js';
-import { CsvReader, lineError, type CsvCell } from './csv-reader.js';
+import { lineError, type CsvCell } from './csv-reader.js';
 
 export type ImportFormat = 'ndjson' | 'csv';
 /** property -> the column type a CSV header declares */
@@ -48,21 +47,12 @@ export interface ReadOptions {
 const NODE_FIELDS = new Set(['label', KEY_PROPERTY]);
 const REL_FIELDS = new Set(['type', '_from', '_to']);
 
-/** the input's records, in order; 400 naming the line of the first bad one */
-export async function* readRecords(
-  body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
-  format: ImportFormat,
-  options: ReadOptions,
-): AsyncGenerator<ImportRecord[]> {
-  yield* format === 'ndjson' ? ndjsonRecords(body, options) : csvRecords(body, options);
-}
-
 /**
  * Records in the pieces the input arrives in (one array per chunk): each
  * chunk's complete lines are depth-checked in one pass over their bytes and
  * decoded as one string (per-line decoding costs more than the parse).
  */
-async function* ndjsonRecords(body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, options: ReadOptions): AsyncGenerator<ImportRecord[]> {
+export async function* ndjsonRecords(body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, options: ReadOptions): AsyncGenerator<ImportRecord[]> {
   let rest: Buffer = Buffer.alloc(0);
   let line = 0;
   const names = new NameCache();
@@ -113,7 +103,7 @@ function countNewlines(bytes: Buffer, before: number): number {
  * The names an import has seen valid (labels, types, property names): a
  * file repeats a few names on every line, and each is checked once.
  */
-class NameCache {
+export class NameCache {
   private readonly labels = new Set<string>();
   private readonly properties = new Set<string>();
 
@@ -122,6 +112,14 @@ class NameCache {
     const checked = name(value, field, line);
     this.labels.add(checked);
     return checked;
+  }
+
+  /** whether a label or relationship type is valid (the fast lane's check: it never throws) */
+  isLabel(value: string): boolean {
+    if (this.labels.has(value)) return true;
+    if (!isValidLabel(value)) return false;
+    this.labels.add(value);
+    return true;
   }
 
   property(name: string, line: number): void {
@@ -188,41 +186,21 @@ function end(value: unknown, field: string, line: number): { label: string; key:
   }
 }
 
-type CellType = 'string' | 'int' | 'float' | 'bool';
+export type CellType = 'string' | 'int' | 'float' | 'bool';
 interface Column {
   readonly name: string;
   readonly type: CellType;
 }
-interface Header {
+export interface Header {
   readonly kind: 'node' | 'rel';
   /** where the lead cells are: `label` and `_key`, or `type`, `_from` and `_to` */
   readonly lead: Map<string, number>;
   readonly columns: (Column | null)[];
   readonly declared: Declared;
 }
-const COLUMN_TYPES: Record<CellType, ColumnType> = { string: 'STRING', int: 'INT64', float: 'DOUBLE', bool: 'BOOLEAN' };
+export const COLUMN_TYPES: Record<CellType, ColumnType> = { string: 'STRING', int: 'INT64', float: 'DOUBLE', bool: 'BOOLEAN' };
 
-async function* csvRecords(body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, options: ReadOptions): AsyncGenerator<ImportRecord[]> {
-  let header: Header | null = null;
-  let out: ImportRecord[] = [];
-  const names = new NameCache();
-  const reader = new CsvReader({ unquotedNull: '', maxCellChars: options.maxLineBytes }, (cells, line) => {
-    if (header === null) header = headerOf(cells, line);
-    else out.push(csvRecord(header, cells, line, names));
-  });
-  const decoder = new StringDecoder('utf8');
-  for await (const chunk of body) {
-    reader.push(decoder.write(Buffer.from(chunk)));
-    yield out;
-    out = [];
-  }
-  reader.push(decoder.end());
-  reader.end();
-  if (header === null) throw lineError(1, 'the CSV has no header row');
-  yield out;
-}
-
-function headerOf(cells: readonly CsvCell[], line: number): Header {
+export function headerOf(cells: readonly CsvCell[], line: number): Header {
   const names = cells.map((cell) => cell ?? '');
   const kind = names.includes('type') || names.includes('_from') ? 'rel' : 'node';
   const leadNames = kind === 'rel' ? ['type', '_from', '_to'] : ['label', KEY_PROPERTY];
@@ -248,7 +226,7 @@ function headerOf(cells: readonly CsvCell[], line: number): Header {
   return { kind, lead, columns, declared };
 }
 
-function csvRecord(header: Header, cells: readonly CsvCell[], line: number, names: NameCache): ImportRecord {
+export function csvRecord(header: Header, cells: readonly CsvCell[], line: number, names: NameCache): ImportRecord {
   if (cells.length !== header.columns.length) throw lineError(line, `${cells.length} cells where the header has ${header.columns.length}`);
   const props: Record<string, unknown> = {};
   for (let at = 0; at < cells.length; at += 1) {

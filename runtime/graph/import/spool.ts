@@ -50,6 +50,23 @@ interface Open {
   buffer: string;
 }
 
+/** what the rows of a fast lane (csv-lines.ts) are: a target, and the property columns each row gives, with their declared types */
+export interface LaneShape {
+  readonly kind: 'NODE' | 'REL';
+  /** the node label or the relationship type */
+  readonly table: string;
+  readonly from?: string;
+  readonly to?: string;
+  readonly names: readonly string[];
+  readonly types: readonly ColumnType[];
+}
+
+/** a target's open segment, as a fast lane appends to it */
+export interface Lane {
+  readonly target: Target;
+  readonly open: Open;
+}
+
 export class ImportSpool {
   /** node targets by label, then relationship targets by `type|from|to`, in first-seen order */
   readonly targets = new Map<string, Target>();
@@ -66,6 +83,8 @@ export class ImportSpool {
   /** segments a new column ended, closed once the records being added are buffered */
   private readonly ended: Open[] = [];
   private files = 0;
+  /** the target of the last record added */
+  private last: Target | null = null;
 
   private constructor(
     readonly dir: string,
@@ -83,35 +102,88 @@ export class ImportSpool {
 
   /** checks and buffers the records (no await per record), then writes the segments that filled up */
   async add(records: readonly ImportRecord[]): Promise<void> {
-    // a file's records mostly share the previous one's target: its checks and lookup are not repeated
-    let last: Target | null = null;
     for (let at = 0; at < records.length; at += 1) {
-      const record = records[at]!;
       // a large piece of input is written as it goes: memory holds about one buffer per segment
       if ((at & 1023) === 1023) await this.writeFilled();
-      if (record.kind === 'node') {
-        if (last?.kind !== 'NODE' || last.table !== record.label) {
-          this.kindOf(record.label, 'NODE', record.line);
-          last = this.target(record.label, 'NODE', record.line);
-        }
-        this.write(last, record.key, null, record, record.label);
-        this.nodes += 1;
-      } else {
-        if (last?.kind !== 'REL' || last.table !== record.type || last.from !== record.from.label || last.to !== record.to.label) {
-          this.kindOf(record.from.label, 'NODE', record.line);
-          this.kindOf(record.to.label, 'NODE', record.line);
-          this.kindOf(record.type, 'REL', record.line);
-          last = this.target(`${record.type}|${record.from.label}|${record.to.label}`, 'REL', record.line, record);
-        }
-        this.write(last, record.from.key, record.to.key, record, record.type);
-        this.relationships += 1;
-      }
+      this.addRecord(records[at]!);
     }
     await this.writeFilled();
   }
 
+  /** checks and buffers one record (writeFilled writes what filled up) */
+  addRecord(record: ImportRecord): void {
+    // a file's records mostly share the previous one's target: its checks and lookup are not repeated
+    let last = this.last;
+    if (record.kind === 'node') {
+      if (last?.kind !== 'NODE' || last.table !== record.label) {
+        this.kindOf(record.label, 'NODE', record.line);
+        last = this.target(record.label, 'NODE', record.line);
+      }
+      this.write(last, record.key, null, record, record.label);
+      this.nodes += 1;
+    } else {
+      if (last?.kind !== 'REL' || last.table !== record.type || last.from !== record.from.label || last.to !== record.to.label) {
+        this.kindOf(record.from.label, 'NODE', record.line);
+        this.kindOf(record.to.label, 'NODE', record.line);
+        this.kindOf(record.type, 'REL', record.line);
+        last = this.target(`${record.type}|${record.from.label}|${record.to.label}`, 'REL', record.line, {
+          table: record.type,
+          from: record.from.label,
+          to: record.to.label,
+        });
+      }
+      this.write(last, record.from.key, record.to.key, record, record.type);
+      this.relationships += 1;
+    }
+    this.last = last;
+  }
+
+  /**
+   * The fast lane's way in (csv-lines.ts): the open segment of the shape's
+   * target when it has exactly the shape's columns, stored or declared with
+   * the shape's types (a new segment when the target has none yet); null
+   * otherwise, and such rows go through add(). Throws what add() would for
+   * a record of that target (a name used as both kinds, too many targets).
+   */
+  laneFor(shape: LaneShape, line: number): Lane | null {
+    const columns = this.columns.get(shape.table);
+    for (let at = 0; at < shape.names.length; at += 1) {
+      const type = columns?.get(shape.names[at]!);
+      if (type !== undefined && type !== shape.types[at]) return null;
+    }
+    let target: Target;
+    if (shape.kind === 'NODE') {
+      this.kindOf(shape.table, 'NODE', line);
+      target = this.target(shape.table, 'NODE', line);
+    } else {
+      this.kindOf(shape.from!, 'NODE', line);
+      this.kindOf(shape.to!, 'NODE', line);
+      this.kindOf(shape.table, 'REL', line);
+      target = this.target(`${shape.table}|${shape.from}|${shape.to}`, 'REL', line, { table: shape.table, from: shape.from!, to: shape.to! });
+    }
+    const open = this.open.get(target);
+    if (open !== undefined) {
+      const { names } = open.segment;
+      return names.length === shape.names.length && names.every((name, at) => name === shape.names[at]) ? { target, open } : null;
+    }
+    let known = columns;
+    if (!known) this.columns.set(shape.table, (known = new Map<string, ColumnType>()));
+    for (let at = 0; at < shape.names.length; at += 1) if (!known.has(shape.names[at]!)) known.set(shape.names[at]!, shape.types[at]!);
+    return { target, open: this.openSegment(target, shape.names) };
+  }
+
+  /** one row already in COPY's CSV, line break included, into the lane's segment; false when that is no longer the target's open one */
+  append(lane: Lane, row: string): boolean {
+    if (this.open.get(lane.target) !== lane.open) return false;
+    lane.open.buffer += row;
+    lane.open.segment.rows += 1;
+    if (lane.target.kind === 'NODE') this.nodes += 1;
+    else this.relationships += 1;
+    return true;
+  }
+
   /** writes the buffers that filled up, and closes the segments a new column ended */
-  private async writeFilled(): Promise<void> {
+  async writeFilled(): Promise<void> {
     for (const open of this.open.values()) if (open.buffer.length >= FLUSH_BYTES) await this.flush(open);
     for (const open of this.ended.splice(0)) await this.close(open);
   }
@@ -138,11 +210,11 @@ export class ImportSpool {
     }
   }
 
-  private target(id: string, kind: 'NODE' | 'REL', line: number, rel?: ImportRecord & { kind: 'rel' }): Target {
+  private target(id: string, kind: 'NODE' | 'REL', line: number, rel?: { table: string; from: string; to: string }): Target {
     let target = this.targets.get(id);
     if (target) return target;
     if (this.targets.size >= MAX_TARGETS) throw lineError(line, `an import writes at most ${MAX_TARGETS} labels and relationship types`);
-    target = rel ? { kind, table: rel.type, from: rel.from.label, to: rel.to.label, segments: [] } : { kind, table: id, segments: [] };
+    target = rel ? { kind, segments: [], ...rel } : { kind, table: id, segments: [] };
     this.targets.set(id, target);
     return target;
   }
@@ -190,7 +262,10 @@ export class ImportSpool {
   /** a segment with the current one's columns plus `added` (the current one is closed at the end of the records being added) */
   private newSegment(target: Target, current: Open | undefined, added: string | null): Open {
     if (current) this.ended.push(current);
-    const names = [...(current?.segment.names ?? []), ...(added === null ? [] : [added])];
+    return this.openSegment(target, [...(current?.segment.names ?? []), ...(added === null ? [] : [added])]);
+  }
+
+  private openSegment(target: Target, names: readonly string[]): Open {
     const segment: Segment = { file: join(this.dir, `${(this.files += 1)}.csv`), names, rows: 0 };
     target.segments.push(segment);
     const open: Open = { segment, stream: createWriteStream(segment.file, { mode: PRIVATE_FILE_MODE }), buffer: '' };
