@@ -28,6 +28,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openConnection, openDatabase } from '../runtime/graph/kuzu/engine.js';
 import { KUZU_GRAPH_DEFAULTS } from '../runtime/graph/kuzu/store.js';
+import { compileService } from './compiled-service.js';
 import { peakRssMb, printSummary, QUICK, serviceUrlOf, startChild, stop } from './lib.js';
 
 const argument = (name: string): string | undefined => {
@@ -108,15 +109,18 @@ async function call(url: string, token: string, method: string, path: string, bo
   return parsed;
 }
 
-/** a POST of prepared JSON text; throws unless the answer is 2xx */
-async function post(url: string, token: string, path: string, body: string): Promise<void> {
+/** UTF-8 bytes of a prepared body */
+const utf8 = (text: string): Uint8Array<ArrayBuffer> => new TextEncoder().encode(text);
+
+/** a POST of a prepared JSON body; throws unless the answer is 2xx */
+async function post(url: string, token: string, path: string, body: Uint8Array<ArrayBuffer>): Promise<void> {
   const response = await fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body });
   const text = await response.text();
   if (!response.ok) throw new Error(`POST ${path}: ${response.status} ${text.slice(0, 300)}`);
 }
 
-/** the same rows as import bodies: CSV (a nodes file and a relationships file) or one NDJSON body */
-function importBodies(format: 'csv' | 'ndjson'): string[] {
+/** the same rows as import bodies, as bytes (a loader streams a file): CSV (a nodes file and a relationships file) or one NDJSON body */
+function importBodies(format: 'csv' | 'ndjson'): Uint8Array<ArrayBuffer>[] {
   if (format === 'ndjson') {
     const lines: string[] = [];
     for (let i = 0; i < NODES; i += 1) {
@@ -127,7 +131,7 @@ function importBodies(format: 'csv' | 'ndjson'): string[] {
       const rel = relOf(j);
       lines.push(JSON.stringify({ type: rel.type, _from: `Service:${rel.from_key}`, _to: `Service:${rel.to_key}`, weight: rel.properties.weight }));
     }
-    return [lines.join('\n') + '\n'];
+    return [utf8(lines.join('\n') + '\n')];
   }
   const nodes = ['label,_key,name,description,tier:int'];
   for (let i = 0; i < NODES; i += 1) {
@@ -139,7 +143,7 @@ function importBodies(format: 'csv' | 'ndjson'): string[] {
     const rel = relOf(j);
     rels.push(`DEPENDS_ON,Service:${rel.from_key},Service:${rel.to_key},${rel.properties.weight}`);
   }
-  return [nodes.join('\n') + '\n', rels.join('\n') + '\n'];
+  return [utf8(nodes.join('\n') + '\n'), utf8(rels.join('\n') + '\n')];
 }
 
 /** POST /graph/import of the same rows into a fresh realm (bodies built before the clock starts); seconds */
@@ -182,10 +186,10 @@ async function overHttp(url: string, serverCpu: () => number): Promise<HttpFigur
     body: JSON.stringify({ email: 'bench@example.test', password: 'bench password 123', organization_name: 'Bench' }),
   });
   const token = String(((await register.json()) as Record<string, unknown>)['token']);
-  // request bodies are built before the clock starts: the client's JSON encoding is not the server's upsert time
-  const batches = (total: number, field: string, record: (index: number) => unknown): string[] =>
+  // request bodies are built before the clock starts, as bytes: the client's JSON and UTF-8 encoding is not the server's upsert time
+  const batches = (total: number, field: string, record: (index: number) => unknown): Uint8Array<ArrayBuffer>[] =>
     Array.from({ length: Math.ceil(total / BATCH) }, (_, batch) =>
-      JSON.stringify({ [field]: Array.from({ length: Math.min(BATCH, total - batch * BATCH) }, (_, i) => record(batch * BATCH + i)) }),
+      utf8(JSON.stringify({ [field]: Array.from({ length: Math.min(BATCH, total - batch * BATCH) }, (_, i) => record(batch * BATCH + i)) })),
     );
   const nodeBodies = batches(NODES, 'nodes', nodeOf);
   const relBodies = batches(RELS, 'relationships', relOf);
@@ -313,8 +317,9 @@ async function run(): Promise<void> {
         .map((value) => value.toFixed(2))
         .join(' ')}`,
     );
+    // the service as `npm start` runs it: plain JavaScript, no tsx loader compiling modules as they are first imported
     const server = await startChild(
-      ['--import', 'tsx', 'main.ts'],
+      [compileService()],
       {
         DATA_DIR: join(dir, 'data'),
         PORT: '0',

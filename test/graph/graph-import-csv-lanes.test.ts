@@ -49,7 +49,7 @@ describe('CSV import: the fast lane and the general reader', () => {
   const ctx = useSuite(async (own) => {
     const server = own(await startTestServer());
     const alice = await server.register('Lanes Alice');
-    for (const name of ['lane', 'general', 'crlf', 'order', 'bad', 'shift']) {
+    for (const name of ['lane', 'general', 'crlf', 'order', 'bad', 'shift', 'long']) {
       expect((await server.request('POST', '/realms', { token: alice.token, body: { name } })).status).toBe(201);
     }
     return { server, alice };
@@ -110,6 +110,19 @@ describe('CSV import: the fast lane and the general reader', () => {
     expect(await rows('crlf', 'MATCH (a)-[r:LINKS]->(b) RETURN a._key AS src, b._key AS dst, r.weight AS w ORDER BY src')).toEqual([
       { src: 'a', dst: 'b', w: 5 },
       { src: 'b', dst: 'c', w: 6 },
+    ]);
+  });
+
+  it('reads lines longer than a piece of the body, multi-byte characters split anywhere', async () => {
+    const long = 'é€𝄞'.repeat(40_000);
+    const quoted = `a "quote", and\n${'ü'.repeat(70_000)}`;
+    const body = ['label,_key,name', `Host,long,${long}`, `Host,quoted,"${quoted.replaceAll('"', '""')}"`, 'Host,short,plain'].join('\n') + '\n';
+    const answer = await post('long', body);
+    expect(answer.status, answer.text).toBe(200);
+    expect(await rows('long', 'MATCH (n:Host) RETURN n._key AS k, n.name AS name ORDER BY k')).toEqual([
+      { k: 'long', name: long },
+      { k: 'quoted', name: quoted },
+      { k: 'short', name: 'plain' },
     ]);
   });
 

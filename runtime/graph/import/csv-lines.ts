@@ -20,6 +20,8 @@ import type { ImportSpool, Lane, LaneShape } from './spool.js';
 const LINES_PER_WRITE = 4096;
 /** a line holding one of these goes to the general reader: quotes, escapes, a carriage return mid-line, NUL */
 const NOT_PLAIN = /["\\\r\u0000]/;
+/** a line without its end this long is read as it comes (the reader bounds its cells) */
+const LONG_LINE = 64 * 1024;
 
 /** reads a CSV body into the spool; 400 naming the line of the first bad one */
 export async function spoolCsv(body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, spool: ImportSpool, options: ReadOptions): Promise<void> {
@@ -32,28 +34,42 @@ export async function spoolCsv(body: AsyncIterable<Uint8Array> | Iterable<Uint8A
       lane = new FastLane(header, spool, names);
     } else spool.addRecord(csvRecord(header, cells, line, names));
   });
+  // whole lines are decoded at once, as one flat string (a line break never falls inside a UTF-8 sequence);
+  // a line longer than LONG_LINE goes to the reader as it comes, through a decoder that keeps split sequences
   const decoder = new StringDecoder('utf8');
-  let rest = '';
+  let inLongLine = false;
+  let rest: Buffer = Buffer.alloc(0);
   let lines = 0;
   for await (const chunk of body) {
-    const text = rest + decoder.write(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+    let bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    if (inLongLine) {
+      const lineEnd = bytes.indexOf(0x0a);
+      reader.push(decoder.write(lineEnd === -1 ? bytes : bytes.subarray(0, lineEnd + 1)));
+      if (lineEnd === -1) continue;
+      inLongLine = false;
+      bytes = bytes.subarray(lineEnd + 1);
+    }
+    if (rest.length > 0) bytes = Buffer.concat([rest, bytes]);
+    const last = bytes.lastIndexOf(0x0a);
+    if (last === -1) {
+      inLongLine = bytes.length > LONG_LINE;
+      if (inLongLine) reader.push(decoder.write(bytes));
+      rest = inLongLine ? Buffer.alloc(0) : Buffer.from(bytes);
+      continue;
+    }
+    rest = Buffer.from(bytes.subarray(last + 1));
+    const text = bytes.toString('utf8', 0, last + 1);
     const clean = !NOT_PLAIN.test(text);
-    let at = 0;
-    for (let end = text.indexOf('\n'); end !== -1; end = text.indexOf('\n', at)) {
+    for (let at = 0; at < text.length;) {
+      const end = text.indexOf('\n', at);
       if (lane !== null && reader.atRecordStart && (lane as FastLane).take(text, at, end, reader.nextLine, clean)) reader.skipLine();
       else reader.push(text.slice(at, end + 1));
       at = end + 1;
       if ((lines += 1) % LINES_PER_WRITE === 0) await spool.writeFilled();
     }
-    rest = text.slice(at);
-    // a long line is read as it comes: the reader bounds its cells
-    if (rest.length > 64 * 1024) {
-      reader.push(rest);
-      rest = '';
-    }
     await spool.writeFilled();
   }
-  reader.push(rest + decoder.end());
+  reader.push(decoder.end() + rest.toString('utf8'));
   reader.end();
   if (header === null) throw lineError(1, 'the CSV has no header row');
 }
@@ -196,12 +212,18 @@ class FastLane {
   /** the valid label or type at `text[start, end)` (`slot`: which of the line's names it is), or null */
   private name(text: string, start: number, end: number, slot: number): string | null {
     const recent = this.recentNames[slot]!;
-    if (end > start && end - start === recent.length && text.startsWith(recent, start)) return recent;
+    if (end > start && end - start === recent.length && sameText(text, start, recent)) return recent;
     const name = text.slice(start, end);
     if (!this.nameCache.isLabel(name)) return null;
     this.recentNames[slot] = name;
     return name;
   }
+}
+
+/** whether `text` holds `name` at `start` (a loop: names are short, a native call per name costs more) */
+function sameText(text: string, start: number, name: string): boolean {
+  for (let at = 0; at < name.length; at += 1) if (text.charCodeAt(start + at) !== name.charCodeAt(at)) return false;
+  return true;
 }
 
 /**
