@@ -72,10 +72,13 @@ export interface IngestOutcome {
 /**
  * Statements that read a spilled body at the same time. DuckDB's JSON reader
  * takes a 32 MiB buffer per scan whatever the file size; unbounded, four
- * concurrent requests exhausted the engine's memory limit. Two keep both cores
- * busy (measured in bench/ingest.bench.ts).
+ * concurrent requests exhausted the engine's memory limit. One: DuckDB spreads
+ * a scan over its threads itself, and a second statement in flight only adds
+ * a caller polling for tasks (bench/ingest.bench.ts, 1M rows, two pairs on 2
+ * cores: one scan 24.8-26.5 server CPU-seconds and 0.69-0.73 of `read_json`
+ * into a file; two scans 28.1-28.2 and 0.68).
  */
-const CONCURRENT_SCANS = 2;
+const CONCURRENT_SCANS = 1;
 
 // wall clock: a record of when an ingest run finished, like the store's own stamps
 const finishedNow = (): string => new Date().toISOString();
