@@ -37,6 +37,12 @@ import type {
 
 // chat.ts names the run's approval setting from here
 const SHUTDOWN_DURING_RUN = { type: 'fail', params: { reason: 'shutdown', message: 'the service shut down during the run' } } as const;
+/** SHUTDOWN in a state waiting for something: the run fails, saying what it waited for */
+const shutDownWhileWaitingFor = (what: string) =>
+  ({
+    target: '#agentRun.failed',
+    actions: { type: 'fail', params: { reason: 'shutdown', message: `the service shut down while the run waited for ${what}` } },
+  }) as const;
 const resultOf = (step: ToolStepOutput): ToolOutcome => (step as Extract<ToolStepOutput, { kind: 'result' }>).outcome;
 const turnOutputOf = (event: Extract<AgentRunEvent, { type: 'DEFERRED_TURN' }>): TurnOutput => (event as { output: TurnOutput }).output;
 const handOverOf = (executed: ExecutedTool | TakenTurn): DeferredWait => (executed as { deferred: DeferredWait }).deferred;
@@ -251,10 +257,7 @@ export const agentRunMachine = agentRunSetup.createMachine({
               target: '#agentRun.cancelled',
               actions: ['requestCancel', { type: 'record', params: ({ context }) => decision(context, 'cancelled', null) }],
             },
-            SHUTDOWN: {
-              target: '#agentRun.failed',
-              actions: { type: 'fail', params: { reason: 'shutdown', message: 'the service shut down while the run waited for an approval' } },
-            },
+            SHUTDOWN: shutDownWhileWaitingFor('an approval'),
           },
         },
         /** the current call handed its result over (a media job): it comes as DEFERRED_RESULT, here or after the run was parked */
@@ -270,10 +273,7 @@ export const agentRunMachine = agentRunSetup.createMachine({
           on: {
             DEFERRED_RESULT: DEFERRED_RESULT,
             CANCEL: { target: '#agentRun.cancelled', actions: 'requestCancel' },
-            SHUTDOWN: {
-              target: '#agentRun.failed',
-              actions: { type: 'fail', params: { reason: 'shutdown', message: 'the service shut down while the run waited for a tool result' } },
-            },
+            SHUTDOWN: shutDownWhileWaitingFor('a tool result'),
           },
         },
         /** the model turn was handed over (a worker performs it): its result comes as DEFERRED_TURN, here or after the run was parked */
@@ -283,10 +283,7 @@ export const agentRunMachine = agentRunSetup.createMachine({
             DEFERRED_TURN: DEFERRED_TURN,
             // nobody is paying for a turn still queued; one a worker holds finishes there, unheard
             CANCEL: { target: '#agentRun.cancelled', actions: 'requestCancel' },
-            SHUTDOWN: {
-              target: '#agentRun.failed',
-              actions: { type: 'fail', params: { reason: 'shutdown', message: 'the service shut down while the run waited for a model turn' } },
-            },
+            SHUTDOWN: shutDownWhileWaitingFor('a model turn'),
           },
         },
         /** a parked run brought back (runtime/agent/parking.ts): the wait's entries ran before it was parked */
@@ -323,10 +320,7 @@ export const agentRunMachine = agentRunSetup.createMachine({
               },
               { target: '#agentRun.cancelled', actions: 'requestCancel' },
             ],
-            SHUTDOWN: {
-              target: '#agentRun.failed',
-              actions: { type: 'fail', params: { reason: 'shutdown', message: 'the service shut down while the run waited for an approval' } },
-            },
+            SHUTDOWN: shutDownWhileWaitingFor('an approval'),
           },
         },
       },
