@@ -16,7 +16,7 @@ import type { RuntimeClock } from '../../runtime/supervisor.js';
 import { simulatedClock } from '../helpers/clock.js';
 import { eventually, pause } from '../helpers/eventually.js';
 import { startServerProcess } from '../helpers/process.js';
-import { request, startTestServer, type Session, type TestServer } from '../helpers/server.js';
+import { request, signIn, startTestServer, type Session, type TestServer } from '../helpers/server.js';
 import { startFakeTemporal, type FakeTemporal, type StartedWorkflow } from '../fakes/temporal/server.js';
 import { createTask, runEnds } from '../tasks/helpers.js';
 import { createWorkflow, ON, runUntil, startRun, stepOf } from '../orchestrator/helpers.js';
@@ -63,11 +63,6 @@ describe('temporal dispatches across a restart', () => {
   /** the one workflow started, once the service has polled it (seen RUNNING) */
   const polledWorkflow = () =>
     eventually(() => [...temporal.workflows.values()].find((workflow) => workflow.describes >= 1), { what: 'the service to poll the running workflow' });
-
-  const login = async (server: TestServer, owner: Session): Promise<Session> => {
-    const answer = await server.request('POST', '/auth/login', { body: { email: owner.email, password: owner.password } });
-    return { ...owner, token: answer.body.token as string };
-  };
 
   const dispatchesOf = async (server: TestServer, owner: Session, gatewayId: string) =>
     (await server.request('GET', `/gateways/${gatewayId}/dispatches`, { token: owner.token })).body;
@@ -116,7 +111,7 @@ describe('temporal dispatches across a restart', () => {
     expect(workflow.describes).toBe(describesWhileDown);
     expect(logLines.filter((line) => JSON.parse(line).level >= 40)).toEqual([]);
     const second = await start();
-    const session = await login(second, owner);
+    const session = await signIn(second, owner);
     const run = await runEnds(second, session, task.id, runId);
     expect(run).toMatchObject({ status: 'succeeded', reason: null, error_message: null });
     expect(workflow.describes).toBeGreaterThan(describesWhileDown);
@@ -142,7 +137,7 @@ describe('temporal dispatches across a restart', () => {
     servers.splice(servers.indexOf(first), 1);
 
     const second = await start();
-    const session = await login(second, owner);
+    const session = await signIn(second, owner);
     // polled again, still RUNNING, before the worker gives up
     await eventually(() => (workflow.describes >= 2 ? true : undefined), { what: 'the new process to poll the workflow' });
     expect((await second.request('GET', `/tasks/${task.id as string}/runs/${runId}`, { token: session.token })).body.status).toBe('running');
@@ -174,7 +169,7 @@ describe('temporal dispatches across a restart', () => {
 
     temporal.finish(workflow.workflowId);
     const second = await start();
-    const session = await login(second, owner);
+    const session = await signIn(second, owner);
     const run = await runUntil(second, session, definition.id as string, started.id as string);
     expect(run.status).toBe('succeeded');
     expect(stepOf(run, 'remote')).toMatchObject({ status: 'succeeded', output: { ticket: 'T-77', triaged: true } });
@@ -224,7 +219,7 @@ describe('temporal dispatches across a restart', () => {
     const describesAtKill = workflow!.describes;
 
     const second = await start();
-    const session = await login(second, owner);
+    const session = await signIn(second, owner);
     await eventually(() => (workflow!.describes > describesAtKill ? true : undefined), { what: 'the new process to poll the workflow' });
     temporal.finish(workflow!.workflowId);
     expect(await runEnds(second, session, taskId, runId)).toMatchObject({ status: 'succeeded', error_message: null });
@@ -241,7 +236,7 @@ describe('temporal dispatches across a restart', () => {
     const { owner, taskId, runId } = await killedMidDispatch({ ...env, DATA_DIR: dataDir }, true);
 
     const second = await start();
-    const session = await login(second, owner);
+    const session = await signIn(second, owner);
     const [dispatch] = (
       await second.request('GET', '/gateways', { token: session.token }).then((list) => dispatchesOf(second, session, list.body.items[0].id as string))
     ).items;

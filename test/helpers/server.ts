@@ -51,6 +51,13 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
+/** the same user signed in again (a restarted server, or one whose token is wanted anew): the session with its new token */
+export async function signIn<S extends Session>(server: TestServer, session: S): Promise<S> {
+  const login = await server.request('POST', '/auth/login', { body: { email: session.email, password: session.password } });
+  if (login.status !== 200) throw new Error(`sign-in of ${session.email}: ${login.status} ${login.text}`);
+  return { ...session, token: login.body.token as string };
+}
+
 let counter = 0;
 
 export async function request<T = any>(baseUrl: string, method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {

@@ -6,24 +6,38 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FAKE_LLM_API_KEY, startFakeLlmServer } from '../fakes/llm/server.js';
 import { wireOrganization } from '../runtime/chat-helpers.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { signIn, startTestServer, type TestServer } from '../helpers/server.js';
 import { agentStep, createWorkflow, ON, runUntil, startRun, stepOf, userTexts } from './helpers.js';
 
-describe('workflow runs across a restart', () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'svc-orchestrator-restart-'));
-  // the same root secret: tokens and the organization's sealed LLM key stay readable
+/**
+ * Servers started one after another on one data folder with one root secret
+ * (tokens and the organization's sealed LLM key stay readable across them),
+ * all stopped and the folder removed after the suite.
+ */
+function restartable(prefix: string): { start: () => Promise<TestServer> } {
+  const dataDir = mkdtempSync(join(tmpdir(), prefix));
   const env = { ...ON, JWT_SECRET: randomBytes(32).toString('hex'), LLM_API_KEY: FAKE_LLM_API_KEY, SHUTDOWN_GRACE_SECS: '0' };
   const servers: TestServer[] = [];
   afterAll(async () => {
     for (const server of servers) await server.stop();
     rmSync(dataDir, { recursive: true, force: true });
   });
+  return {
+    start: async () => {
+      const server = await startTestServer(env, { dataDir });
+      servers.push(server);
+      return server;
+    },
+  };
+}
+
+describe('workflow runs across a restart', () => {
+  const servers = restartable('svc-orchestrator-restart-');
 
   it('a run stopped mid-step restarts the interrupted step and runs to completion', async () => {
     const llm = await startFakeLlmServer();
     try {
-      const first = await startTestServer(env, { dataDir });
-      servers.push(first);
+      const first = await servers.start();
       const org = await wireOrganization(first, llm);
       const owner = org.session;
       llm.script([{ text: 'first-done' }, { text: ['never', 'finished'], hold_after_chunks: 1 }]);
@@ -43,10 +57,8 @@ describe('workflow runs across a restart', () => {
       llm.release();
 
       llm.script([{ text: 'second-try' }, { text: 'third-done' }]);
-      const second = await startTestServer(env, { dataDir });
-      servers.push(second);
-      const login = await second.request('POST', '/auth/login', { body: { email: owner.email, password: owner.password } });
-      const session = { ...owner, token: login.body.token as string };
+      const second = await servers.start();
+      const session = await signIn(second, owner);
       const run = await runUntil(second, session, workflow.id, started.id);
       expect(run.status).toBe('succeeded');
       expect(stepOf(run, 'one')).toMatchObject({ status: 'succeeded', output: 'first-done', attempts: 1 });
@@ -65,19 +77,12 @@ describe('workflow runs across a restart', () => {
 });
 
 describe('a workflow run waiting at an approval step across a restart', () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'svc-orchestrator-approval-restart-'));
-  const env = { ...ON, JWT_SECRET: randomBytes(32).toString('hex'), LLM_API_KEY: FAKE_LLM_API_KEY, SHUTDOWN_GRACE_SECS: '0' };
-  const servers: TestServer[] = [];
-  afterAll(async () => {
-    for (const server of servers) await server.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  const servers = restartable('svc-orchestrator-approval-restart-');
 
   it('still waits after the restart; approved then, it runs the next step with the comment; a second run waiting is cancelled after it', async () => {
     const llm = await startFakeLlmServer();
     try {
-      const first = await startTestServer(env, { dataDir });
-      servers.push(first);
+      const first = await servers.start();
       const org = await wireOrganization(first, llm);
       const owner = org.session;
       const workflow = await createWorkflow(first, owner, {
@@ -90,10 +95,8 @@ describe('a workflow run waiting at an approval step across a restart', () => {
       await first.stop();
 
       llm.script([{ text: 'shipped' }]);
-      const second = await startTestServer(env, { dataDir });
-      servers.push(second);
-      const login = await second.request('POST', '/auth/login', { body: { email: owner.email, password: owner.password } });
-      const session = { ...owner, token: login.body.token as string };
+      const second = await servers.start();
+      const session = await signIn(second, owner);
       const path = (run: { id: string }) => `/orchestrator/workflows/${workflow.id}/runs/${run.id}`;
       const waiting = await second.request('GET', path(approving), { token: session.token });
       expect(waiting.body.status).toBe('waiting_approval');
@@ -127,19 +130,12 @@ describe('a workflow run waiting at an approval step across a restart', () => {
 });
 
 describe('a fanned-out workflow run across a restart', () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'svc-orchestrator-fanout-restart-'));
-  const env = { ...ON, JWT_SECRET: randomBytes(32).toString('hex'), LLM_API_KEY: FAKE_LLM_API_KEY, SHUTDOWN_GRACE_SECS: '0' };
-  const servers: TestServer[] = [];
-  afterAll(async () => {
-    for (const server of servers) await server.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  const servers = restartable('svc-orchestrator-fanout-restart-');
 
   it('keeps the branch that finished, runs the interrupted one again, and joins once', async () => {
     const llm = await startFakeLlmServer();
     try {
-      const first = await startTestServer(env, { dataDir });
-      servers.push(first);
+      const first = await servers.start();
       const org = await wireOrganization(first, llm);
       const owner = org.session;
       // A, then B and C at once (whichever asks first finishes, the other is held), then D joining both
@@ -169,10 +165,8 @@ describe('a fanned-out workflow run across a restart', () => {
       llm.release();
 
       llm.script([{ text: 'again-done' }, { text: 'joined' }]);
-      const second = await startTestServer(env, { dataDir });
-      servers.push(second);
-      const login = await second.request('POST', '/auth/login', { body: { email: owner.email, password: owner.password } });
-      const run = await runUntil(second, { ...owner, token: login.body.token as string }, workflow.id, started.id);
+      const second = await servers.start();
+      const run = await runUntil(second, await signIn(second, owner), workflow.id, started.id);
       expect(run.status).toBe('succeeded');
       expect(stepOf(run, 'a')).toMatchObject({ status: 'succeeded', attempts: 1 });
       expect(stepOf(run, doneId)).toMatchObject({ status: 'succeeded', output: 'branch-done', attempts: 1 });

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeGithub, type FakeGithub } from '../fakes/github/server.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { signIn, startTestServer, type TestServer } from '../helpers/server.js';
 import { GOOD_TOKEN, seedGithub } from '../fixtures/github/seed.js';
 import { syncToEnd } from './helpers.js';
 
@@ -51,8 +51,7 @@ describe('github re-sync across a restart', () => {
     await stop(first);
 
     const second = await start();
-    const login = await second.request('POST', '/auth/login', { body: { email: owner.email, password: owner.password } });
-    const token = login.body.token as string;
+    const { token } = await signIn(second, owner);
     // flip a boolean the sync writes, so the re-sync writes false over true and true over false
     const repo = fake.repos.find((candidate) => candidate.owner === 'acme')!;
     repo.private = !(repo.private ?? false);

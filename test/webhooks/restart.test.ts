@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { signIn, startTestServer, type TestServer } from '../helpers/server.js';
 import { startWebhookReceiver } from '../fakes/webhook-receiver/server.js';
 import { createWebhook, waitForDelivery } from './helpers.js';
 
@@ -37,9 +37,7 @@ describe('outbound deliveries across a restart', () => {
 
       const second = await startTestServer(env, { dataDir });
       servers.push(second);
-      const login = await second.request('POST', '/auth/login', { body: { email: owner.email, password: owner.password } });
-      expect(login.status).toBe(200);
-      const session = { ...owner, token: login.body.token as string };
+      const session = await signIn(second, owner);
       const delivery = await waitForDelivery(second, session, webhook.id, sent.body.id);
       expect(delivery.status).toBe('delivered');
       expect(delivery.attempts.map((attempt: any) => attempt.status)).toEqual([503, 200]);
@@ -76,8 +74,7 @@ describe('outbound deliveries across a restart', () => {
 
       const second = await startTestServer(env, { dataDir: cutDir });
       servers.push(second);
-      const login = await second.request('POST', '/auth/login', { body: { email: owner.email, password: owner.password } });
-      const session = { ...owner, token: login.body.token as string };
+      const session = await signIn(second, owner);
       const done = await waitForDelivery(second, session, webhook.id, delivery.id);
       // the cut attempt left no log entry; the resumed one is attempt 1
       expect(done.status).toBe('delivered');
