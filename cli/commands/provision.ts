@@ -33,8 +33,14 @@ interface Workspace {
   readonly input: EvaluationInput;
 }
 
-async function workspace(args: Args, env: NodeJS.ProcessEnv): Promise<Workspace> {
+/** the configuration folder (--dir, default .) and the state file (--state, default in that folder) */
+function folderAndState(args: Args): { folder: string; statePath: string } {
   const folder = resolve(args.string('dir') ?? '.');
+  return { folder, statePath: resolve(args.string('state') ?? join(folder, 'service.tfstate.json')) };
+}
+
+async function workspace(args: Args, env: NodeJS.ProcessEnv): Promise<Workspace> {
+  const { folder, statePath } = folderAndState(args);
   const variables = new Map<string, string>();
   for (const [key, value] of Object.entries(env)) if (key.startsWith('TF_VAR_') && value !== undefined) variables.set(key.slice(7), value);
   for (const item of args.list('var')) {
@@ -47,7 +53,7 @@ async function workspace(args: Args, env: NodeJS.ProcessEnv): Promise<Workspace>
   for (const name of [...variables.keys()])
     if (!config.variables.has(name) && !args.list('var').some((item) => item.startsWith(`${name}=`))) variables.delete(name);
   const replace = new Set(args.list('replace'));
-  return { folder, statePath: resolve(args.string('state') ?? join(folder, 'service.tfstate.json')), input: { config, variables, replace } };
+  return { folder, statePath, input: { config, variables, replace } };
 }
 
 /** plan then (for apply/destroy) carry it out, under the state lock */
@@ -158,9 +164,7 @@ export const provisionCommands: readonly Command[] = [
     positionals: { min: 1, max: 2 },
     offline: true,
     run: async ({ args, output }) => {
-      const folder = resolve(args.string('dir') ?? '.');
-      const statePath = resolve(args.string('state') ?? join(folder, 'service.tfstate.json'));
-      const state = readState(statePath, null);
+      const state = readState(folderAndState(args).statePath, null);
       const [verb, address] = args.positionals;
       if (verb === 'list') {
         const items = Object.entries(state.resources).map(([name, entry]) => ({ address: name, kind: entry.kind, id: entry.id }));
@@ -190,8 +194,7 @@ export const provisionCommands: readonly Command[] = [
     positionals: { min: 0, max: 1 },
     offline: true,
     run: async ({ args, output }) => {
-      const folder = resolve(args.string('dir') ?? '.');
-      const state = readState(resolve(args.string('state') ?? join(folder, 'service.tfstate.json')), null);
+      const state = readState(folderAndState(args).statePath, null);
       const outputs = state.outputs ?? {};
       const [name] = args.positionals;
       if (name === undefined) {
