@@ -32,6 +32,14 @@ describe('manual runs of a task on a gateway (workers on, none alive)', () => {
     return { gateway: gateway.body, task };
   };
 
+  /** a manual run is accepted (202) and ends succeeded */
+  const runsToSuccess = async (task: { id: string }) => {
+    const { server, owner } = ctx;
+    const fire = await server.request('POST', `/tasks/${task.id}/run`, { token: owner.token });
+    expectStatus(fire, 202);
+    expect(await runEnds(server, owner, task.id, fire.body.run_id)).toMatchObject({ status: 'succeeded' });
+  };
+
   it('runs on the engine: no agent worker is needed', async () => {
     const { server, owner, temporal } = ctx;
     temporal.behave(() => ({ complete: { remote: true } }));
@@ -40,9 +48,7 @@ describe('manual runs of a task on a gateway (workers on, none alive)', () => {
     const local = await createTask(server, owner, { name: 'local', trigger: { kind: 'webhook' }, input: { instruction: 'x' } });
     expectError(await server.request('POST', `/tasks/${local.id as string}/run`, { token: owner.token }), 503, 'worker_unavailable');
 
-    const fire = await server.request('POST', `/tasks/${task.id as string}/run`, { token: owner.token });
-    expectStatus(fire, 202);
-    expect(await runEnds(server, owner, task.id, fire.body.run_id)).toMatchObject({ status: 'succeeded' });
+    await runsToSuccess(task);
   });
 
   it('answers 503 sidecar_unavailable and creates no run while the gateway is down; runs again once it is back', async () => {
@@ -61,9 +67,7 @@ describe('manual runs of a task on a gateway (workers on, none alive)', () => {
     }
     // back up: the manual run probes again before refusing, and goes through
     temporal.behave(() => ({ complete: 'fine' }));
-    const fire = await server.request('POST', `/tasks/${task.id as string}/run`, { token: owner.token });
-    expectStatus(fire, 202);
-    expect(await runEnds(server, owner, task.id, fire.body.run_id)).toMatchObject({ status: 'succeeded' });
+    await runsToSuccess(task);
   });
 
   it('refuses a disabled task with 409 before asking its gateway or the workers', async () => {
