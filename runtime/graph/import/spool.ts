@@ -115,22 +115,12 @@ export class ImportSpool {
     // a file's records mostly share the previous one's target: its checks and lookup are not repeated
     let last = this.last;
     if (record.kind === 'node') {
-      if (last?.kind !== 'NODE' || last.table !== record.label) {
-        this.kindOf(record.label, 'NODE', record.line);
-        last = this.target(record.label, 'NODE', record.line);
-      }
+      if (last?.kind !== 'NODE' || last.table !== record.label) last = this.nodeTarget(record.label, record.line);
       this.write(last, record.key, null, record, record.label);
       this.nodes += 1;
     } else {
       if (last?.kind !== 'REL' || last.table !== record.type || last.from !== record.from.label || last.to !== record.to.label) {
-        this.kindOf(record.from.label, 'NODE', record.line);
-        this.kindOf(record.to.label, 'NODE', record.line);
-        this.kindOf(record.type, 'REL', record.line);
-        last = this.target(`${record.type}|${record.from.label}|${record.to.label}`, 'REL', record.line, {
-          table: record.type,
-          from: record.from.label,
-          to: record.to.label,
-        });
+        last = this.relTarget(record.type, record.from.label, record.to.label, record.line);
       }
       this.write(last, record.from.key, record.to.key, record, record.type);
       this.relationships += 1;
@@ -151,16 +141,7 @@ export class ImportSpool {
       const type = columns?.get(shape.names[at]!);
       if (type !== undefined && type !== shape.types[at]) return null;
     }
-    let target: Target;
-    if (shape.kind === 'NODE') {
-      this.kindOf(shape.table, 'NODE', line);
-      target = this.target(shape.table, 'NODE', line);
-    } else {
-      this.kindOf(shape.from!, 'NODE', line);
-      this.kindOf(shape.to!, 'NODE', line);
-      this.kindOf(shape.table, 'REL', line);
-      target = this.target(`${shape.table}|${shape.from}|${shape.to}`, 'REL', line, { table: shape.table, from: shape.from!, to: shape.to! });
-    }
+    const target = shape.kind === 'NODE' ? this.nodeTarget(shape.table, line) : this.relTarget(shape.table, shape.from!, shape.to!, line);
     const open = this.open.get(target);
     if (open !== undefined) {
       const { names } = open.segment;
@@ -197,6 +178,20 @@ export class ImportSpool {
   async remove(): Promise<void> {
     for (const open of [...this.open.values(), ...this.ended]) open.stream.destroy();
     await rm(this.dir, { recursive: true, force: true });
+  }
+
+  /** a node label's target (the name checked against its use as a relationship type) */
+  private nodeTarget(label: string, line: number): Target {
+    this.kindOf(label, 'NODE', line);
+    return this.target(label, 'NODE', line);
+  }
+
+  /** a relationship type's target between two labels (each name checked against its other use) */
+  private relTarget(type: string, from: string, to: string, line: number): Target {
+    this.kindOf(from, 'NODE', line);
+    this.kindOf(to, 'NODE', line);
+    this.kindOf(type, 'REL', line);
+    return this.target(`${type}|${from}|${to}`, 'REL', line, { table: type, from, to });
   }
 
   private kindOf(name: string, kind: 'NODE' | 'REL', line: number): void {
